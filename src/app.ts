@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto'
+import rateLimit from '@fastify/rate-limit'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Ajv } from 'ajv'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { Database } from './db/create-db.ts'
+import { emptyBody, rateLimited } from './lib/errors.ts'
+import { healthRoutes } from './modules/health/health.routes.ts'
+import { planOf } from './modules/plans/plan-of.ts'
+import type { Plans } from './modules/plans/plans.ts'
+import { statusRoutes } from './modules/statuses/statuses.routes.ts'
+import { userRoutes } from './modules/users/users.routes.ts'
+import { API_KEY_HEADER, authHook } from './plugins/auth.ts'
+import { BODY_LIMIT, errorHandlerPlugin, sendError } from './plugins/error-handler.ts'
+
+export interface AppDeps {
+  database: Database
+  plans: Plans
+  publicUrl?: string | null
+  /** Fastify's logger option; tests pass false. */
+  logger?: FastifyServerOptions['logger']
+}
+
+// Bodies are validated strictly: no coercion ("3" is not 3), no defaults filled in, nothing
+// removed, every error reported. Query strings arrive as text, so they alone are coerced.
+const ajvOptions = {
+  allErrors: true,
+  removeAdditional: false,
+  useDefaults: false,
+  strict: true,
+} as const
+const bodyAjv = new Ajv({ ...ajvOptions, coerceTypes: false })
+const queryAjv = new Ajv({ ...ajvOptions, coerceTypes: true })
+
+const REQUEST_ID = /^[\w.:-]{1,64}$/
+
+/** Builds the whole service as a Fastify instance that never listens (tests inject into it). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { database, plans } = deps
+  const publicUrl = deps.publicUrl ?? null
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: BODY_LIMIT,
+    requestTimeout: 30_000,
+    // an upstream proxy's request id is kept when it looks like one; otherwise a fresh one
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const upstream = req.headers['x-request-id']
+      return typeof upstream === 'string' && REQUEST_ID.test(upstream) ? upstream : randomUUID()
+    },
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      // longer than any valid key, so an over-long key gets 400 invalidStatusKey, not 404
+      maxParamLength: 512,
+    },
+    // errors raised before routing (malformed URL) get SPEC §5's body too
+    frameworkErrors: (err, request, reply) => sendError(err, request, reply),
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema),
+  )
+  // note: only JSON bodies; without this, text/plain would reach validation as a string
+  app.removeContentTypeParser('text/plain')
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+  // no body at all is the same mistake as `{}`: nothing to update
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && request.routeOptions.schema?.body) throw emptyBody()
+  })
+  app.addHook('onClose', () => database.close())
+
+  await app.register(errorHandlerPlugin)
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'statusd',
+        version: '1',
+        description: 'Short status entries, set over HTTP+JSON and seen live.',
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER },
+          bearer: { type: 'http', scheme: 'bearer' },
+        },
+      },
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger())
+
+  await app.register(healthRoutes, { ping: () => database.ping() })
+
+  // Everything under /v1 is authenticated, then rate limited per user and plan.
+  await app.register(async (v1) => {
+    v1.addHook('onRequest', authHook(database.db))
+    await v1.register(rateLimit, {
+      hook: 'preParsing',
+      timeWindow: 60_000,
+      keyGenerator: (request) => request.user.id,
+      allowList: (request) => planOf(plans, request.user.plan).requestsPerMinute === null,
+      max: (request) => planOf(plans, request.user.plan).requestsPerMinute ?? 0,
+      errorResponseBuilder: (_request, context) => rateLimited(Math.ceil(context.ttl / 1000)),
+    })
+    await v1.register(userRoutes)
+    await v1.register(statusRoutes, { deps: { db: database.db, plans }, publicUrl })
+  })
+
+  return app
+}

@@ -1,0 +1,70 @@
+import { parseArgs } from 'node:util'
+import type { Config } from '../config.ts'
+import { apiKeysOf, createApiKey, revokeKey } from '../modules/keys/keys.service.ts'
+import { resolveUser } from '../modules/users/users.service.ts'
+import { type Output, print, UsageError, withDb } from './context.ts'
+
+export const KEY_USAGE = `statusd key create --user <id|email> [--label LABEL] [--expires ISO-8601] [--json]
+statusd key list --user <id|email> [--json]
+statusd key revoke <keyId> [--json]`
+
+/** `statusd key …` */
+export async function keyCommand(args: string[], config: Config, output: Output): Promise<void> {
+  const [sub, ...rest] = args
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      user: { type: 'string' },
+      label: { type: 'string' },
+      expires: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  })
+  switch (sub) {
+    case 'create': {
+      const who = values.user
+      if (!who) throw new UsageError('key create needs --user')
+      const key = await withDb(config, async (db) =>
+        createApiKey(db, (await resolveUser(db, who)).id, {
+          ...(values.label !== undefined && { label: values.label }),
+          ...(values.expires !== undefined && { expiresAt: values.expires }),
+        }),
+      )
+      return print(output, key, () =>
+        [
+          `created key ${key.id} for user ${key.userId}${key.expiresAt ? `, expires ${key.expiresAt}` : ''}`,
+          'The key is shown only now; store it safely:',
+          '',
+          `    ${key.key}`,
+        ].join('\n'),
+      )
+    }
+    case 'list': {
+      const who = values.user
+      if (!who) throw new UsageError('key list needs --user')
+      const keys = await withDb(config, async (db) =>
+        apiKeysOf(db, (await resolveUser(db, who)).id),
+      )
+      return print(
+        output,
+        keys,
+        () =>
+          keys
+            .map(
+              (k) =>
+                `${k.id}  ${k.prefix}…  ${k.label ?? ''}  created ${k.createdAt}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}${k.expiresAt ? `  expires ${k.expiresAt}` : ''}`,
+            )
+            .join('\n') || '(no keys)',
+      )
+    }
+    case 'revoke': {
+      const keyId = positionals[0]
+      if (!keyId) throw new UsageError('key revoke needs a key id')
+      const key = await withDb(config, (db) => revokeKey(db, keyId))
+      return print(output, key, () => `revoked key ${key.id} (${key.prefix}…)`)
+    }
+    default:
+      throw new UsageError(`unknown command: key ${sub ?? ''}`.trim())
+  }
+}

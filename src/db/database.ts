@@ -1,0 +1,73 @@
+import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely'
+
+// Timestamps are RFC 3339 UTC text (`2026-11-22T10:00:00.000Z`) on every engine: they sort
+// as text and no driver turns them into something else. Booleans are 0/1 integers for the
+// same reason (better-sqlite3 cannot bind a JS boolean).
+
+export interface UsersTable {
+  id: string
+  name: string
+  email: string | null
+  plan: string
+  verified: number
+  created_at: string
+}
+
+export interface ApiKeysTable {
+  id: string
+  user_id: string
+  prefix: string
+  key_hash: string
+  label: string | null
+  created_at: string
+  expires_at: string | null
+  revoked_at: string | null
+}
+
+export interface StatusesTable {
+  id: string
+  share_id: string
+  owner_id: string
+  status_key: string | null
+  name: string
+  type: string
+  value: string | null
+  access_type: string
+  description: string
+  color_no: number
+  access_type_user_list: string
+  access_type_history: string
+  change_count: number
+  created_at: string
+  updated_at: string
+  value_updated_at: string | null
+}
+
+export interface StatusHistoryTable {
+  status_id: string
+  /** The status's change_count after this update: orders history and numbers events. */
+  change_no: number
+  value: string
+  at: string
+  by_user_id: string
+}
+
+export interface DB {
+  users: UsersTable
+  api_keys: ApiKeysTable
+  statuses: StatusesTable
+  status_history: StatusHistoryTable
+}
+
+export type User = Selectable<UsersTable>
+export type NewUser = Insertable<UsersTable>
+export type UserUpdate = Updateable<UsersTable>
+export type ApiKey = Selectable<ApiKeysTable>
+export type NewApiKey = Insertable<ApiKeysTable>
+export type StatusRow = Selectable<StatusesTable>
+export type NewStatusRow = Insertable<StatusesTable>
+export type StatusRowUpdate = Updateable<StatusesTable>
+export type NewHistoryRow = Insertable<StatusHistoryTable>
+
+/** What every repository function takes first: the database or a transaction on it. */
+export type Db = Kysely<DB> | Transaction<DB>

@@ -1,0 +1,85 @@
+/** Every error code the API can answer with (SPEC §5). A union, so a typo does not compile. */
+export type ErrorCode =
+  | 'invalidJson'
+  | 'emptyBody'
+  | 'validationError'
+  | 'invalidStatusKey'
+  | 'unauthorized'
+  | 'planFeatureUnavailable'
+  | 'planLimitReached'
+  | 'notVerified'
+  | 'forbidden'
+  | 'notFound'
+  | 'conflict'
+  | 'preconditionFailed'
+  | 'payloadTooLarge'
+  | 'unsupportedMediaType'
+  | 'idempotencyKeyReused'
+  | 'rateLimited'
+  | 'internalError'
+  | 'unavailable'
+
+export interface FieldError {
+  field: string
+  message: string
+}
+
+/** An error the API answers with: HTTP status, stable code, optional per-field details. */
+export class ApiError extends Error {
+  readonly statusCode: number
+  readonly errorCode: ErrorCode
+  readonly errors: FieldError[] | undefined
+  readonly headers: Record<string, string> | undefined
+
+  constructor(
+    statusCode: number,
+    errorCode: ErrorCode,
+    message: string,
+    errors?: FieldError[],
+    headers?: Record<string, string>,
+  ) {
+    super(message)
+    this.name = 'ApiError'
+    this.statusCode = statusCode
+    this.errorCode = errorCode
+    this.errors = errors
+    this.headers = headers
+  }
+}
+
+export const invalidJson = (detail = 'Request body is not valid JSON') =>
+  new ApiError(400, 'invalidJson', detail)
+export const emptyBody = () =>
+  new ApiError(400, 'emptyBody', 'Request body must contain at least one updatable property')
+export const validationError = (errors: FieldError[], message = 'Request is invalid') =>
+  new ApiError(400, 'validationError', message, errors)
+export const invalidStatusKey = () =>
+  new ApiError(
+    400,
+    'invalidStatusKey',
+    'Status key must be 1 to 100 characters from A-Z a-z 0-9 - . _ ~',
+  )
+export const unauthorized = (message = 'A valid API key is required') =>
+  new ApiError(401, 'unauthorized', message)
+export const planFeatureUnavailable = (feature: string, field: string) =>
+  new ApiError(402, 'planFeatureUnavailable', `Your plan does not include ${feature}`, [
+    { field, message: `requires a plan with ${feature}` },
+  ])
+export const planLimitReached = (limit: number) =>
+  new ApiError(402, 'planLimitReached', `Your plan allows at most ${limit} statuses`)
+export const notVerified = () =>
+  new ApiError(403, 'notVerified', 'This operation requires a verified user')
+export const forbidden = (message = 'You may not change this status') =>
+  new ApiError(403, 'forbidden', message)
+export const notFound = (message = 'Not found') => new ApiError(404, 'notFound', message)
+export const payloadTooLarge = (limit: number) =>
+  new ApiError(413, 'payloadTooLarge', `Request body is larger than ${limit} bytes`)
+export const unsupportedMediaType = () =>
+  new ApiError(415, 'unsupportedMediaType', 'Request body must be sent as application/json')
+export const rateLimited = (retryAfterSeconds: number) =>
+  new ApiError(429, 'rateLimited', 'Too many requests', undefined, {
+    'retry-after': String(retryAfterSeconds),
+  })
+export const unavailable = () =>
+  new ApiError(503, 'unavailable', 'Storage is unavailable, try again shortly')
+export const internalError = () => new ApiError(500, 'internalError', 'Internal Server Error')

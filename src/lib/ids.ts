@@ -1,0 +1,43 @@
+import { createHash, randomBytes } from 'node:crypto'
+
+const URL_SAFE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567'
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
+
+/** Random string over an alphabet, without modulo bias (rejection sampling). */
+function randomString(alphabet: string, length: number): string {
+  // note: masks to the next power of two and rejects bytes past the alphabet's end
+  const mask = (1 << Math.ceil(Math.log2(alphabet.length))) - 1
+  let out = ''
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      const index = byte & mask
+      if (index < alphabet.length) out += alphabet[index]
+      if (out.length === length) break
+    }
+  }
+  return out
+}
+
+/** 21-character URL-safe id (126 bits), unique across the service. */
+export const newId = (): string => randomString(URL_SAFE, 21)
+
+/** 8 lowercase base32 characters (40 bits): the public share id. */
+export const newShareId = (): string => randomString(BASE32, 8)
+
+export const API_KEY_PREFIX = 'sdk_'
+/** Characters of a key kept in the clear so a user can tell their keys apart. */
+const VISIBLE_KEY_CHARS = API_KEY_PREFIX.length + 8
+
+/** A new API key: `sdk_` + 40 base62 characters (≈238 bits); the secret is shown once. */
+export function newApiKey(): { secret: string; prefix: string; hash: string } {
+  const secret = API_KEY_PREFIX + randomString(BASE62, 40)
+  return { secret, prefix: secret.slice(0, VISIBLE_KEY_CHARS), hash: hashApiKey(secret) }
+}
+
+/**
+ * SHA-256 of a key. Keys carry ≥160 random bits, so a fast hash is enough (no stretching);
+ * looking keys up by hash also means no secret is ever compared byte by byte.
+ */
+export const hashApiKey = (secret: string): string =>
+  createHash('sha256').update(secret).digest('hex')

@@ -1,0 +1,77 @@
+import type { ApiKey, Db, NewApiKey, User } from '../../db/database.ts'
+
+export const insertApiKey = (db: Db, key: NewApiKey): Promise<ApiKey> =>
+  db.insertInto('api_keys').values(key).returningAll().executeTakeFirstOrThrow()
+
+/** The key with this hash and its user, if the key is neither revoked nor expired at `now`. */
+export async function findActiveKeyByHash(
+  db: Db,
+  hash: string,
+  now: string,
+): Promise<{ key: ApiKey; user: User } | undefined> {
+  const row = await db
+    .selectFrom('api_keys as k')
+    .innerJoin('users as u', 'u.id', 'k.user_id')
+    .select([
+      'k.id as k_id',
+      'k.user_id as k_user_id',
+      'k.prefix as k_prefix',
+      'k.key_hash as k_key_hash',
+      'k.label as k_label',
+      'k.created_at as k_created_at',
+      'k.expires_at as k_expires_at',
+      'k.revoked_at as k_revoked_at',
+      'u.id',
+      'u.name',
+      'u.email',
+      'u.plan',
+      'u.verified',
+      'u.created_at',
+    ])
+    .where('k.key_hash', '=', hash)
+    .where('k.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', now)]))
+    .executeTakeFirst()
+  if (!row) return undefined
+  return {
+    key: {
+      id: row.k_id,
+      user_id: row.k_user_id,
+      prefix: row.k_prefix,
+      key_hash: row.k_key_hash,
+      label: row.k_label,
+      created_at: row.k_created_at,
+      expires_at: row.k_expires_at,
+      revoked_at: row.k_revoked_at,
+    },
+    user: {
+      id: row.id,
+      name: row.name,
+      email: row.email,
+      plan: row.plan,
+      verified: row.verified,
+      created_at: row.created_at,
+    },
+  }
+}
+
+export const listApiKeys = (db: Db, userId: string): Promise<ApiKey[]> =>
+  db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+
+export const findApiKeyById = (db: Db, id: string): Promise<ApiKey | undefined> =>
+  db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst()
+
+/** Marks a key revoked; returns it, or undefined when there is no such key. */
+export const revokeApiKey = (db: Db, id: string, at: string): Promise<ApiKey | undefined> =>
+  db
+    .updateTable('api_keys')
+    .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(at)) }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst()

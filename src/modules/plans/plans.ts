@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs'
+import { type Static, Type } from 'typebox'
+import { Compile } from 'typebox/compile'
+
+const Limit = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])
+
+export const PlanSchema = Type.Object(
+  {
+    descriptionLinks: Type.Boolean(),
+    accessSettings: Type.Boolean(),
+    maxStatuses: Limit,
+    requestsPerMinute: Limit,
+    historyDays: Limit,
+  },
+  { additionalProperties: false },
+)
+export type Plan = Static<typeof PlanSchema>
+export type Plans = Record<string, Plan>
+
+const PlansFileSchema = Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }), PlanSchema)
+
+/** Built-in plan table (SPEC §4); `null` means unlimited. */
+export const DEFAULT_PLANS: Plans = {
+  free: {
+    descriptionLinks: false,
+    accessSettings: false,
+    maxStatuses: 25,
+    requestsPerMinute: 60,
+    historyDays: 7,
+  },
+  pro: {
+    descriptionLinks: true,
+    accessSettings: true,
+    maxStatuses: 10_000,
+    requestsPerMinute: 1_200,
+    historyDays: 365,
+  },
+}
+
+/** Reads and validates an operator's plans file; it replaces the built-in table. */
+export function loadPlansFile(path: string): Plans {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'))
+  } catch (err) {
+    throw new Error(`PLANS_FILE ${path}: ${(err as Error).message}`)
+  }
+  const validator = Compile(PlansFileSchema)
+  if (!validator.Check(parsed)) {
+    const first = [...validator.Errors(parsed)][0]
+    throw new Error(
+      `PLANS_FILE ${path}: ${first ? `${first.instancePath || '/'} ${first.message}` : 'invalid'}`,
+    )
+  }
+  const plans = parsed as Plans
+  if (Object.keys(plans).length === 0) throw new Error(`PLANS_FILE ${path}: defines no plan`)
+  return plans
+}
+
+const rank = (limit: number | null): number => (limit === null ? Number.POSITIVE_INFINITY : limit)
+
+/** The plan with the most features and the highest limits: given to the first user. */
+export function mostCapablePlan(plans: Plans): string {
+  const score = (p: Plan) => [
+    Number(p.descriptionLinks) + Number(p.accessSettings),
+    rank(p.maxStatuses),
+    rank(p.requestsPerMinute),
+    rank(p.historyDays),
+  ]
+  const names = Object.keys(plans)
+  names.sort((a, b) => {
+    const [sa, sb] = [score(plans[a] as Plan), score(plans[b] as Plan)]
+    for (let i = 0; i < sa.length; i++) {
+      const d = (sb[i] as number) - (sa[i] as number)
+      if (d !== 0 && !Number.isNaN(d)) return d
+    }
+    return a.localeCompare(b)
+  })
+  return names[0] as string
+}

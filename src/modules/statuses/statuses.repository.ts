@@ -1,0 +1,106 @@
+import type {
+  Db,
+  NewHistoryRow,
+  NewStatusRow,
+  StatusRow,
+  StatusRowUpdate,
+} from '../../db/database.ts'
+
+export const findStatusById = (db: Db, id: string): Promise<StatusRow | undefined> =>
+  db.selectFrom('statuses').selectAll().where('id', '=', id).executeTakeFirst()
+
+export const findStatusByKey = (
+  db: Db,
+  ownerId: string,
+  key: string,
+): Promise<StatusRow | undefined> =>
+  db
+    .selectFrom('statuses')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .where('status_key', '=', key)
+    .executeTakeFirst()
+
+/**
+ * Inserts a status unless a unique column clashes: the owner's key (a concurrent create won)
+ * or, rarely, the random share id. Returns the new row, or undefined when nothing was inserted.
+ */
+export const insertStatusUnlessKeyTaken = (
+  db: Db,
+  row: NewStatusRow,
+): Promise<StatusRow | undefined> =>
+  db
+    .insertInto('statuses')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .returningAll()
+    .executeTakeFirst()
+
+/**
+ * Applies changes to a status; with `countValueChange` the change counter moves in the same
+ * statement, so concurrent updates are all counted on every engine.
+ */
+export const updateStatusRow = (
+  db: Db,
+  id: string,
+  changes: StatusRowUpdate,
+  countValueChange: boolean,
+): Promise<StatusRow | undefined> =>
+  db
+    .updateTable('statuses')
+    .set((eb) =>
+      countValueChange ? { ...changes, change_count: eb('change_count', '+', 1) } : changes,
+    )
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst()
+
+export const insertHistory = async (db: Db, row: NewHistoryRow): Promise<void> => {
+  await db.insertInto('status_history').values(row).execute()
+}
+
+export async function deleteStatusRow(db: Db, id: string): Promise<boolean> {
+  await db.deleteFrom('status_history').where('status_id', '=', id).execute()
+  const result = await db.deleteFrom('statuses').where('id', '=', id).executeTakeFirst()
+  return Number(result.numDeletedRows) > 0
+}
+
+export async function countOwnedStatuses(db: Db, ownerId: string): Promise<number> {
+  const row = await db
+    .selectFrom('statuses')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('owner_id', '=', ownerId)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+export interface OwnedPage {
+  limit?: number
+  /** Creation position to continue after, from the previous page's last row. */
+  after?: { createdAt: string; id: string }
+}
+
+export type OwnedListRow = Pick<StatusRow, 'id' | 'status_key' | 'share_id' | 'name' | 'created_at'>
+
+/** The owner's statuses in creation order (id breaks ties within a millisecond). */
+export function listOwnedStatuses(
+  db: Db,
+  ownerId: string,
+  page: OwnedPage,
+): Promise<OwnedListRow[]> {
+  let query = db
+    .selectFrom('statuses')
+    .select(['id', 'status_key', 'share_id', 'name', 'created_at'])
+    .where('owner_id', '=', ownerId)
+  const after = page.after
+  if (after)
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_at', '>', after.createdAt),
+        eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)]),
+      ]),
+    )
+  query = query.orderBy('created_at').orderBy('id')
+  if (page.limit !== undefined) query = query.limit(page.limit)
+  return query.execute()
+}

@@ -1,0 +1,101 @@
+import { type Static, Type } from 'typebox'
+import { StringEnum, Timestamp } from '../../lib/schema.ts'
+
+export const ACCESS_TYPES = ['public', 'private'] as const
+export const ACCESS_LEVELS = ['public', 'private', 'owner'] as const
+export type AccessType = (typeof ACCESS_TYPES)[number]
+export type AccessLevel = (typeof ACCESS_LEVELS)[number]
+
+// note: lengths count code points (Ajv's default), so "80%" is 3 and "🟢" is 1.
+// A visible character somewhere, and no control or lone-surrogate characters.
+const SINGLE_LINE = '^(?=.*\\S)[^\\p{Cc}\\p{Cs}]*$'
+// Descriptions may hold tabs and line breaks, but no other control characters.
+const MULTI_LINE = '^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F\\p{Cs}]*$'
+
+/** Messages for `pattern` failures, which Ajv would otherwise answer with the raw regex. */
+export const PATTERN_MESSAGES: Record<string, string> = {
+  name: 'must contain a visible character and no control characters',
+  value: 'must contain a visible character and no control characters',
+  description: 'must not contain control characters other than tab and line breaks',
+}
+
+/** Properties a client may set, with their limits (seed: Status table; SPEC §1). */
+export const StatusInputSchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 3, maxLength: 42, pattern: SINGLE_LINE })),
+    type: Type.Optional(StringEnum(['text'])),
+    value: Type.Optional(Type.String({ minLength: 1, maxLength: 10, pattern: SINGLE_LINE })),
+    accessType: Type.Optional(StringEnum(ACCESS_TYPES)),
+    description: Type.Optional(Type.String({ maxLength: 400, pattern: MULTI_LINE })),
+    colorNo: Type.Optional(Type.Integer({ minimum: 1, maximum: 12 })),
+    // "owners" is the seed sample response's spelling; accepted, answered as "owner"
+    accessTypeUserList: Type.Optional(StringEnum([...ACCESS_LEVELS, 'owners'])),
+    accessTypeHistory: Type.Optional(StringEnum(ACCESS_LEVELS)),
+  },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description: 'Any of the updatable properties; at least one.',
+  },
+)
+export type StatusInput = Static<typeof StatusInputSchema>
+
+/** Fields a client can read but never set: sending one is rejected as read-only. */
+export const READ_ONLY_FIELDS = new Set([
+  'id',
+  'shareId',
+  'shareID',
+  'statusKey',
+  'changeCount',
+  'createdAt',
+  'updatedAt',
+  'valueUpdatedAt',
+])
+
+export const StatusSchema = Type.Object(
+  {
+    id: Type.String({ description: '21-character status id' }),
+    shareId: Type.String({ description: 'Public share id (8 lowercase base32 characters)' }),
+    statusKey: Type.Union([Type.String(), Type.Null()]),
+    name: Type.String(),
+    type: StringEnum(['text']),
+    value: Type.Union([Type.String(), Type.Null()]),
+    accessType: StringEnum(ACCESS_TYPES),
+    description: Type.String(),
+    colorNo: Type.Integer({ minimum: 1, maximum: 12 }),
+    accessTypeUserList: StringEnum(ACCESS_LEVELS),
+    accessTypeHistory: StringEnum(ACCESS_LEVELS),
+    changeCount: Type.Integer({ minimum: 0 }),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+    valueUpdatedAt: Type.Union([Timestamp(), Type.Null()]),
+  },
+  { $id: 'Status', additionalProperties: false },
+)
+export type Status = Static<typeof StatusSchema>
+
+export const StatusListEntrySchema = Type.Object(
+  {
+    statusId: Type.String(),
+    statusKey: Type.Union([Type.String(), Type.Null()]),
+    shareId: Type.String(),
+    name: Type.String(),
+  },
+  { $id: 'StatusListEntry', additionalProperties: false },
+)
+export type StatusListEntry = Static<typeof StatusListEntrySchema>
+
+export const StatusIdParamsSchema = Type.Object({ statusId: Type.String() })
+export const StatusKeyParamsSchema = Type.Object({ statusKey: Type.String() })
+
+export const MAX_PAGE_SIZE = 1000
+export const ListQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE })),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  // unknown query parameters (cache busters and the like) are ignored, not refused
+)
+
+/** Status key format (SPEC §1): URL-unreserved characters, 1 to 100 of them. */
+export const STATUS_KEY_PATTERN = /^[A-Za-z0-9\-._~]{1,100}$/

@@ -1,0 +1,321 @@
+import type { Kysely } from 'kysely'
+import type { DB, Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
+import { invalidStatusKey, notFound, validationError } from '../../lib/errors.ts'
+import { newId, newShareId } from '../../lib/ids.ts'
+import { nowIso } from '../../lib/time.ts'
+import { planOf } from '../plans/plan-of.ts'
+import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
+import type { Plans } from '../plans/plans.ts'
+import { assertMayChange, assertVisible, roleOn } from './statuses.access.ts'
+import {
+  countOwnedStatuses,
+  deleteStatusRow,
+  findStatusById,
+  findStatusByKey,
+  insertHistory,
+  insertStatusUnlessKeyTaken,
+  listOwnedStatuses,
+  updateStatusRow,
+} from './statuses.repository.ts'
+import {
+  type AccessLevel,
+  type AccessType,
+  STATUS_KEY_PATTERN,
+  type Status,
+  type StatusInput,
+  type StatusListEntry,
+} from './statuses.schemas.ts'
+
+export interface StatusDeps {
+  db: Kysely<DB>
+  plans: Plans
+}
+
+/** The authenticated user a request acts for. */
+export interface Caller {
+  userId: string
+  plan: string
+}
+
+/** Defaults of a status created by key (SPEC §1). */
+export const STATUS_DEFAULTS = {
+  type: 'text',
+  accessType: 'private',
+  description: '',
+  colorNo: 1,
+  accessTypeUserList: 'owner',
+  accessTypeHistory: 'private',
+} as const
+
+/** Maps a stored row to the API's Status object; the one place names change case. */
+export function toStatus(row: StatusRow): Status {
+  return {
+    id: row.id,
+    shareId: row.share_id,
+    statusKey: row.status_key,
+    name: row.name,
+    type: row.type as 'text',
+    value: row.value,
+    accessType: row.access_type as AccessType,
+    description: row.description,
+    colorNo: row.color_no,
+    accessTypeUserList: row.access_type_user_list as AccessLevel,
+    accessTypeHistory: row.access_type_history as AccessLevel,
+    changeCount: Number(row.change_count),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    valueUpdatedAt: row.value_updated_at,
+  }
+}
+
+const normaliseLevel = (level: string): string => (level === 'owners' ? 'owner' : level)
+
+function toRowChanges(input: StatusInput, now: string): StatusRowUpdate {
+  const changes: StatusRowUpdate = { updated_at: now }
+  if (input.name !== undefined) changes.name = input.name
+  if (input.type !== undefined) changes.type = input.type
+  if (input.value !== undefined) {
+    changes.value = input.value
+    changes.value_updated_at = now
+  }
+  if (input.accessType !== undefined) changes.access_type = input.accessType
+  if (input.description !== undefined) changes.description = input.description
+  if (input.colorNo !== undefined) changes.color_no = input.colorNo
+  if (input.accessTypeUserList !== undefined)
+    changes.access_type_user_list = normaliseLevel(input.accessTypeUserList)
+  if (input.accessTypeHistory !== undefined) changes.access_type_history = input.accessTypeHistory
+  return changes
+}
+
+/** Normalised input: the alias `owners` is `owner` before any rule looks at it. */
+function normaliseInput(input: StatusInput): StatusInput {
+  return input.accessTypeUserList === 'owners' ? { ...input, accessTypeUserList: 'owner' } : input
+}
+
+/**
+ * Applies an update to a status the caller may change. A value equal to the stored one is
+ * still an update: the counter moves and a history row is written, in one transaction.
+ */
+async function applyUpdate(
+  tx: Db,
+  plans: Plans,
+  caller: Caller,
+  status: StatusRow,
+  input: StatusInput,
+): Promise<StatusRow> {
+  const role = await roleOn(tx, status, caller.userId)
+  assertVisible(status, role)
+  assertMayChange(role, input)
+  assertPlanAllows(planOf(plans, caller.plan), input, {
+    accessTypeUserList: status.access_type_user_list,
+    accessTypeHistory: status.access_type_history,
+  })
+  const now = nowIso()
+  const valueChanged = input.value !== undefined
+  const updated = await updateStatusRow(tx, status.id, toRowChanges(input, now), valueChanged)
+  // a concurrent delete between our read and write: the status is gone
+  if (!updated) throw notFound('Status not found')
+  if (valueChanged)
+    await insertHistory(tx, {
+      status_id: updated.id,
+      change_no: Number(updated.change_count),
+      value: updated.value as string,
+      at: now,
+      by_user_id: caller.userId,
+    })
+  return updated
+}
+
+/** PATCH /v1/status/:statusId — partial update by the service's id. */
+export async function updateStatusById(
+  deps: StatusDeps,
+  caller: Caller,
+  statusId: string,
+  rawInput: StatusInput,
+): Promise<Status> {
+  const input = normaliseInput(rawInput)
+  return deps.db.transaction().execute(async (tx) => {
+    const status = await findStatusById(tx, statusId)
+    if (!status) throw notFound('Status not found')
+    return toStatus(await applyUpdate(tx, deps.plans, caller, status, input))
+  })
+}
+
+/** Throws 400 invalidStatusKey unless the key has the documented format. */
+export function assertStatusKey(key: string): void {
+  if (!STATUS_KEY_PATTERN.test(key)) throw invalidStatusKey()
+}
+
+const codePoints = (text: string): number => [...text].length
+
+/** A status key doubles as the default name when it fits a name's length. */
+function defaultName(key: string): string {
+  const length = codePoints(key)
+  if (length >= 3 && length <= 42) return key
+  throw validationError([
+    { field: 'name', message: 'is required when the status key is not 3 to 42 characters long' },
+  ])
+}
+
+// Share ids have 40 bits: a clash is rare but possible, so creation retries a few times.
+const CREATE_ATTEMPTS = 5
+
+/**
+ * POST /v1/status-keys/:statusKey — updates the caller's status with this key, or creates
+ * it. Concurrent creates of one key yield one status: the losers update it.
+ */
+export async function setStatusByKey(
+  deps: StatusDeps,
+  caller: Caller,
+  key: string,
+  rawInput: StatusInput,
+): Promise<{ status: Status; created: boolean }> {
+  assertStatusKey(key)
+  const input = normaliseInput(rawInput)
+  return deps.db.transaction().execute(async (tx) => {
+    for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
+      const existing = await findStatusByKey(tx, caller.userId, key)
+      if (existing)
+        return {
+          status: toStatus(await applyUpdate(tx, deps.plans, caller, existing, input)),
+          created: false,
+        }
+      const plan = planOf(deps.plans, caller.plan)
+      const name = input.name ?? defaultName(key)
+      assertPlanAllows(plan, input)
+      assertUnderStatusLimit(plan, await countOwnedStatuses(tx, caller.userId))
+      const inserted = await insertStatusUnlessKeyTaken(tx, newStatusRow(caller, key, name, input))
+      if (!inserted) continue // the key was taken meanwhile, or the share id clashed: look again
+      if (inserted.value !== null)
+        await insertHistory(tx, {
+          status_id: inserted.id,
+          change_no: 1,
+          value: inserted.value,
+          at: inserted.created_at,
+          by_user_id: caller.userId,
+        })
+      return { status: toStatus(inserted), created: true }
+    }
+    throw new Error(`could not create status after ${CREATE_ATTEMPTS} attempts`)
+  })
+}
+
+function newStatusRow(caller: Caller, key: string, name: string, input: StatusInput): StatusRow {
+  const now = nowIso()
+  const hasValue = input.value !== undefined
+  return {
+    id: newId(),
+    share_id: newShareId(),
+    owner_id: caller.userId,
+    status_key: key,
+    name,
+    type: input.type ?? STATUS_DEFAULTS.type,
+    value: input.value ?? null,
+    access_type: input.accessType ?? STATUS_DEFAULTS.accessType,
+    description: input.description ?? STATUS_DEFAULTS.description,
+    color_no: input.colorNo ?? STATUS_DEFAULTS.colorNo,
+    access_type_user_list: input.accessTypeUserList ?? STATUS_DEFAULTS.accessTypeUserList,
+    access_type_history: input.accessTypeHistory ?? STATUS_DEFAULTS.accessTypeHistory,
+    change_count: hasValue ? 1 : 0,
+    created_at: now,
+    updated_at: now,
+    value_updated_at: hasValue ? now : null,
+  }
+}
+
+/** GET /v1/status/:statusId — anyone who may see the status. */
+export async function getStatusById(
+  deps: StatusDeps,
+  caller: Caller,
+  statusId: string,
+): Promise<Status> {
+  const status = await findStatusById(deps.db, statusId)
+  const role = status ? await roleOn(deps.db, status, caller.userId) : null
+  return toStatus(assertVisible(status, role))
+}
+
+/** GET /v1/status-keys/:statusKey — the caller's own status with this key. */
+export async function getStatusByKey(
+  deps: StatusDeps,
+  caller: Caller,
+  key: string,
+): Promise<Status> {
+  assertStatusKey(key)
+  const status = await findStatusByKey(deps.db, caller.userId, key)
+  if (!status) throw notFound('Status not found')
+  return toStatus(status)
+}
+
+/** DELETE /v1/status/:statusId — owner only; the status and its history go. */
+export async function deleteStatusById(
+  deps: StatusDeps,
+  caller: Caller,
+  statusId: string,
+): Promise<void> {
+  await deps.db.transaction().execute(async (tx) => {
+    const status = await findStatusById(tx, statusId)
+    const role = status ? await roleOn(tx, status, caller.userId) : null
+    assertVisible(status, role)
+    assertMayChange(role, 'delete')
+    if (!(await deleteStatusRow(tx, statusId))) throw notFound('Status not found')
+  })
+}
+
+/** DELETE /v1/status-keys/:statusKey — the caller's own status with this key. */
+export async function deleteStatusByKey(
+  deps: StatusDeps,
+  caller: Caller,
+  key: string,
+): Promise<void> {
+  assertStatusKey(key)
+  await deps.db.transaction().execute(async (tx) => {
+    const status = await findStatusByKey(tx, caller.userId, key)
+    if (!status || !(await deleteStatusRow(tx, status.id))) throw notFound('Status not found')
+  })
+}
+
+const encodeCursor = (row: { created_at: string; id: string }): string =>
+  Buffer.from(JSON.stringify([row.created_at, row.id])).toString('base64url')
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
+    if (
+      Array.isArray(parsed) &&
+      parsed.length === 2 &&
+      typeof parsed[0] === 'string' &&
+      typeof parsed[1] === 'string'
+    )
+      return { createdAt: parsed[0], id: parsed[1] }
+  } catch {
+    // falls through to the validation error
+  }
+  throw validationError([{ field: 'cursor', message: 'is not a cursor this service issued' }])
+}
+
+/**
+ * GET /v1/user/status — the caller's statuses in creation order; all of them, or a page
+ * with the cursor of the next one (null on the last page).
+ */
+export async function listOwned(
+  deps: StatusDeps,
+  caller: Caller,
+  page: { limit?: number; cursor?: string },
+): Promise<{ items: StatusListEntry[]; nextCursor: string | null }> {
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
+  // one row more than asked tells whether another page follows
+  const limit = page.limit === undefined ? undefined : page.limit + 1
+  const rows = await listOwnedStatuses(deps.db, caller.userId, { limit, after })
+  const more = page.limit !== undefined && rows.length > page.limit
+  const pageRows = more ? rows.slice(0, page.limit) : rows
+  const last = pageRows[pageRows.length - 1]
+  return {
+    items: pageRows.map((r) => ({
+      statusId: r.id,
+      statusKey: r.status_key,
+      shareId: r.share_id,
+      name: r.name,
+    })),
+    nextCursor: more && last ? encodeCursor(last) : null,
+  }
+}

@@ -1,0 +1,26 @@
+import type { Kysely } from 'kysely'
+import type { DB } from '../../db/database.ts'
+import { createApiKey } from '../keys/keys.service.ts'
+import { mostCapablePlan, type Plans } from '../plans/plans.ts'
+import { countUsers } from './users.repository.ts'
+import { createUser, type UserView } from './users.service.ts'
+
+/**
+ * On an empty database, creates a verified user on the most capable plan and a key for it,
+ * so that `curl` works right away. Returns them (the key shown once), or null when users exist.
+ */
+export async function ensureFirstUser(
+  db: Kysely<DB>,
+  plans: Plans,
+): Promise<{ user: UserView; key: string } | null> {
+  return db.transaction().execute(async (tx) => {
+    if ((await countUsers(tx)) > 0) return null
+    const user = await createUser(tx, plans, {
+      name: 'admin',
+      plan: mostCapablePlan(plans),
+      verified: true,
+    })
+    const key = await createApiKey(tx, user.id, { label: 'first start' })
+    return { user, key: key.key }
+  })
+}

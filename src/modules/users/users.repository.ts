@@ -1,0 +1,24 @@
+import type { Db, NewUser, User, UserUpdate } from '../../db/database.ts'
+
+export const insertUser = (db: Db, user: NewUser): Promise<User> =>
+  db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow()
+
+export const findUserById = (db: Db, id: string): Promise<User | undefined> =>
+  db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
+
+export const findUserByEmail = (db: Db, email: string): Promise<User | undefined> =>
+  db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst()
+
+export const listUsers = (db: Db): Promise<User[]> =>
+  db.selectFrom('users').selectAll().orderBy('created_at').orderBy('id').execute()
+
+export const updateUser = (db: Db, id: string, changes: UserUpdate): Promise<User | undefined> =>
+  db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
+
+export async function countUsers(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}

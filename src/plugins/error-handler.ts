@@ -1,0 +1,168 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { isStorageUnavailable } from '../db/create-db.ts'
+import {
+  ApiError,
+  emptyBody,
+  type FieldError,
+  internalError,
+  invalidJson,
+  notFound,
+  payloadTooLarge,
+  unavailable,
+  unsupportedMediaType,
+  validationError,
+} from '../lib/errors.ts'
+import { PATTERN_MESSAGES, READ_ONLY_FIELDS } from '../modules/statuses/statuses.schemas.ts'
+
+export const BODY_LIMIT = 16 * 1024
+
+interface AjvError {
+  instancePath: string
+  keyword: string
+  params: Record<string, unknown>
+  message?: string
+}
+
+const TYPE_WORDS: Record<string, string> = {
+  object: 'a JSON object',
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'a boolean',
+  array: 'an array',
+}
+
+const fieldOf = (e: AjvError): string =>
+  e.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.')
+
+/** One readable message per Ajv error, naming the property. */
+function toFieldError(e: AjvError, part: string): FieldError {
+  const field = fieldOf(e)
+  const p = e.params
+  switch (e.keyword) {
+    case 'additionalProperties': {
+      const name = String(p.additionalProperty)
+      const where = field ? `${field}.${name}` : name
+      return READ_ONLY_FIELDS.has(name) && part === 'body'
+        ? { field: where, message: 'is read-only' }
+        : { field: where, message: 'is not a known property' }
+    }
+    case 'required':
+      return { field: String(p.missingProperty), message: 'is required' }
+    case 'type':
+      return field
+        ? {
+            field,
+            message: `must be ${TYPE_WORDS[String(p.type)] ?? p.type} (no null, no conversion)`,
+          }
+        : { field: part, message: `must be ${TYPE_WORDS[String(p.type)] ?? p.type}` }
+    case 'minLength':
+      return { field, message: `must be at least ${p.limit} characters` }
+    case 'maxLength':
+      return { field, message: `must be at most ${p.limit} characters` }
+    case 'minimum':
+      return { field, message: `must be at least ${p.limit}` }
+    case 'maximum':
+      return { field, message: `must be at most ${p.limit}` }
+    case 'enum':
+      return {
+        field,
+        message: `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}`,
+      }
+    case 'pattern':
+      return { field, message: PATTERN_MESSAGES[field] ?? 'has an invalid format' }
+    default:
+      return { field: field || part, message: e.message ?? 'is invalid' }
+  }
+}
+
+/** Turns a Fastify validation failure into SPEC §5's 400 (emptyBody or validationError). */
+function fromValidation(err: FastifyError): ApiError {
+  const part = err.validationContext ?? 'body'
+  const errors = (err.validation ?? []) as AjvError[]
+  if (part === 'body' && errors.length > 0 && errors.every((e) => e.keyword === 'minProperties'))
+    return emptyBody()
+  const seen = new Set<string>()
+  const fields: FieldError[] = []
+  for (const e of errors) {
+    if (e.keyword === 'minProperties') continue
+    const fe = toFieldError(e, part)
+    const id = `${fe.field}\0${fe.message}`
+    if (!seen.has(id)) fields.push(fe)
+    seen.add(id)
+  }
+  return validationError(
+    fields,
+    part === 'body' ? 'Request body is invalid' : `Request ${part} is invalid`,
+  )
+}
+
+/** Maps any thrown error to the ApiError the client sees. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err
+  const e = err as FastifyError
+  if (e?.validation) return fromValidation(e)
+  switch (e?.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return unsupportedMediaType()
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return payloadTooLarge(BODY_LIMIT)
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return emptyBody()
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return invalidJson()
+    case 'FST_ERR_BAD_URL':
+      return new ApiError(400, 'validationError', 'Request URL is malformed')
+  }
+  if (e instanceof SyntaxError || e?.name === 'SyntaxError')
+    return invalidJson(
+      /prototype/i.test(e.message)
+        ? 'Request body holds a forbidden prototype property'
+        : 'Request body is not valid JSON',
+    )
+  if (isStorageUnavailable(err)) return unavailable()
+  const status = typeof e?.statusCode === 'number' ? e.statusCode : 500
+  if (status === 404) return notFound()
+  if (status === 413) return payloadTooLarge(BODY_LIMIT)
+  if (status === 415) return unsupportedMediaType()
+  if (status >= 400 && status < 500)
+    return new ApiError(status, 'validationError', 'Request is invalid')
+  return internalError()
+}
+
+/** Sends an error in SPEC §5's shape; logs server-side failures with their details. */
+export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const apiError = toApiError(err)
+  if (apiError.statusCode >= 500) {
+    if (apiError.errorCode === 'unavailable') request.log.warn({ err }, 'storage unavailable')
+    else request.log.error({ err }, 'request failed')
+  }
+  if (apiError.headers) reply.headers(apiError.headers)
+  reply
+    .code(apiError.statusCode)
+    .type('application/json; charset=utf-8')
+    .send({
+      message: apiError.message,
+      errorCode: apiError.errorCode,
+      ...(apiError.errors && { errors: apiError.errors }),
+      requestId: request.id,
+    })
+}
+
+/** The one error handler and not-found handler of the API. */
+export const errorHandlerPlugin = fp(async (app: FastifyInstance) => {
+  app.setErrorHandler((err, request, reply) => sendError(err, request, reply))
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      notFound(`No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}`),
+      request,
+      reply,
+    ),
+  )
+})

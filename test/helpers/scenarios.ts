@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict'
+import { afterEach, beforeEach, describe, it } from 'node:test'
+import type { InjectOptions } from 'fastify'
+import type { TestApp, TestUser } from './app.ts'
+
+/** What a scenario table runs against: a fresh app, named users and named values. */
+export interface ScenarioContext {
+  t: TestApp
+  users: Record<string, TestUser | null>
+  /** Substituted for `{name}` in urls and string bodies. */
+  vars: Record<string, string>
+}
+
+/** One row of an endpoint scenario table (after PocketBase's ApiScenario). */
+export interface Scenario {
+  /** The SPEC rule the scenario proves: the test's name. */
+  name: string
+  /** A key of `users`; `null` sends no key. Default `owner`. */
+  as?: string | null
+  method: InjectOptions['method']
+  url: string
+  /** JSON-encoded unless a string (sent raw). */
+  body?: unknown
+  headers?: Record<string, string>
+  expectStatus: number
+  expectErrorCode?: string
+  /** Extra checks on the parsed body (and the context, to read state back). */
+  expect?: (
+    body: any,
+    ctx: ScenarioContext,
+    res: { headers: Record<string, unknown> },
+  ) => void | Promise<void>
+}
+
+const fill = (text: string, vars: Record<string, string>) =>
+  text.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = vars[name]
+    if (value === undefined) throw new Error(`scenario variable {${name}} is not set`)
+    return value
+  })
+
+/** Runs each scenario as its own test on a freshly set-up context. */
+export function runScenarios(
+  title: string,
+  setup: () => Promise<ScenarioContext>,
+  scenarios: Scenario[],
+): void {
+  describe(title, () => {
+    let ctx: ScenarioContext
+    beforeEach(async () => {
+      ctx = await setup()
+    })
+    afterEach(() => ctx.t.close())
+    for (const s of scenarios) {
+      it(s.name, async () => {
+        const as = s.as === undefined ? 'owner' : s.as
+        const user = as === null ? null : ctx.users[as]
+        if (as !== null && user === undefined) throw new Error(`scenario user ${as} is not set`)
+        const body = typeof s.body === 'string' ? fill(s.body, ctx.vars) : s.body
+        const res = await ctx.t.request(
+          user ?? null,
+          s.method,
+          fill(s.url, ctx.vars),
+          body,
+          s.headers,
+        )
+        const parsed =
+          res.body.length > 0 && /json/.test(String(res.headers['content-type']))
+            ? res.json()
+            : undefined
+        assert.equal(res.statusCode, s.expectStatus, `status (body: ${res.body.slice(0, 400)})`)
+        if (s.expectStatus >= 400) {
+          assert.equal(typeof parsed?.message, 'string', 'error body has a message')
+          assert.equal(typeof parsed?.requestId, 'string', 'error body has a requestId')
+          if (s.expectErrorCode) assert.equal(parsed?.errorCode, s.expectErrorCode)
+        }
+        await s.expect?.(parsed, ctx, res)
+      })
+    }
+  })
+}
