@@ -4,10 +4,12 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Ajv } from 'ajv'
+import addFormats from 'ajv-formats'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Database } from './db/create-db.ts'
-import { emptyBody, rateLimited } from './lib/errors.ts'
+import { rateLimited } from './lib/errors.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
+import { apiKeyRoutes } from './modules/keys/keys.routes.ts'
 import { planOf } from './modules/plans/plan-of.ts'
 import type { Plans } from './modules/plans/plans.ts'
 import { statusRoutes } from './modules/statuses/statuses.routes.ts'
@@ -31,8 +33,8 @@ const ajvOptions = {
   useDefaults: false,
   strict: true,
 } as const
-const bodyAjv = new Ajv({ ...ajvOptions, coerceTypes: false })
-const queryAjv = new Ajv({ ...ajvOptions, coerceTypes: true })
+const bodyAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: false }))
+const queryAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: true }))
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/
 
@@ -66,10 +68,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain')
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
-  })
-  // no body at all is the same mistake as `{}`: nothing to update
-  app.addHook('preValidation', async (request) => {
-    if (request.body === undefined && request.routeOptions.schema?.body) throw emptyBody()
   })
   app.addHook('onClose', () => database.close())
 
@@ -107,6 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       errorResponseBuilder: (_request, context) => rateLimited(Math.ceil(context.ttl / 1000)),
     })
     await v1.register(userRoutes)
+    await v1.register(apiKeyRoutes, { db: database.db })
     await v1.register(statusRoutes, { deps: { db: database.db, plans }, publicUrl })
   })
 

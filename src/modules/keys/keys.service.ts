@@ -1,9 +1,16 @@
 import type { Kysely } from 'kysely'
 import type { ApiKey, DB, User } from '../../db/database.ts'
+import { notFound } from '../../lib/errors.ts'
 import { hashApiKey, newApiKey, newId } from '../../lib/ids.ts'
 import { nowIso } from '../../lib/time.ts'
 import { UserInputError } from '../users/users.service.ts'
-import { findActiveKeyByHash, insertApiKey, listApiKeys, revokeApiKey } from './keys.repository.ts'
+import {
+  findActiveKeyByHash,
+  findApiKeyById,
+  insertApiKey,
+  listApiKeys,
+  revokeApiKey,
+} from './keys.repository.ts'
 
 /** A key as listed: never the secret, never its hash. */
 export interface ApiKeyView {
@@ -69,4 +76,15 @@ export async function authenticate(
 ): Promise<{ user: User; keyId: string } | null> {
   const found = await findActiveKeyByHash(db, hashApiKey(secret), nowIso())
   return found ? { user: found.user, keyId: found.key.id } : null
+}
+
+/** Revokes one of the user's own keys; someone else's key is "not found", like a missing one. */
+export async function revokeOwnKey(
+  db: Kysely<DB>,
+  userId: string,
+  keyId: string,
+): Promise<ApiKeyView> {
+  const key = await findApiKeyById(db, keyId)
+  if (!key || key.user_id !== userId) throw notFound('API key not found')
+  return revokeKey(db, keyId)
 }

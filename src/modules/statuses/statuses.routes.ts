@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import { emptyBody } from '../../lib/errors.ts'
 import {
   ListQuerySchema,
   StatusIdParamsSchema,
@@ -29,6 +30,11 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
   publicUrl: string | null
 }> = async (app, { deps, publicUrl }) => {
   const caller = (user: { id: string; plan: string }) => ({ userId: user.id, plan: user.plan })
+
+  // no body at all is the same mistake as `{}`: nothing to update
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && request.routeOptions.schema?.body) throw emptyBody()
+  })
 
   app.patch(
     '/v1/status/:statusId',

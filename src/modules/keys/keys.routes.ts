@@ -1,0 +1,103 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Kysely } from 'kysely'
+import { Type } from 'typebox'
+import type { DB } from '../../db/database.ts'
+import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import { validationError } from '../../lib/errors.ts'
+import { Timestamp } from '../../lib/schema.ts'
+import { UserInputError } from '../users/users.service.ts'
+import { apiKeysOf, createApiKey, revokeOwnKey } from './keys.service.ts'
+
+const ApiKeySchema = Type.Object({
+  id: Type.String(),
+  prefix: Type.String({ description: 'The first characters of the key, to tell keys apart' }),
+  label: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Timestamp(),
+  expiresAt: Type.Union([Timestamp(), Type.Null()]),
+  revokedAt: Type.Union([Timestamp(), Type.Null()]),
+})
+
+const NewApiKeySchema = Type.Object({
+  ...ApiKeySchema.properties,
+  key: Type.String({ description: 'The secret: shown in this response only, never again' }),
+})
+
+const CreateApiKeyBodySchema = Type.Object(
+  {
+    label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    expiresAt: Type.Optional(Timestamp({ description: 'When the key stops working (future)' })),
+  },
+  { additionalProperties: false },
+)
+
+const tags = ['api keys']
+const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }]
+// managing one's own keys does not need a verified user
+const config = { authLevel: 'authenticated' as const }
+
+/** A user's own API keys (SPEC §3): list (never the secret), create (shown once), revoke. */
+export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ db: Kysely<DB> }> = async (app, { db }) => {
+  app.get(
+    '/v1/user/api-keys',
+    {
+      config,
+      schema: {
+        summary: 'List your API keys (prefix only, never the secret)',
+        tags,
+        security,
+        response: { 200: Type.Array(ApiKeySchema), ...ERROR_RESPONSES },
+      },
+    },
+    (request) => apiKeysOf(db, request.user.id),
+  )
+
+  app.post(
+    '/v1/user/api-keys',
+    {
+      config,
+      // every property is optional, so no body at all means "no options"
+      preValidation: async (request) => {
+        request.body ??= {}
+      },
+      schema: {
+        summary: 'Create an API key; the secret is in this response only',
+        tags,
+        security,
+        body: CreateApiKeyBodySchema,
+        response: { 201: NewApiKeySchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body
+      try {
+        const { userId: _userId, ...key } = await createApiKey(db, request.user.id, {
+          ...(body.label !== undefined && { label: body.label }),
+          ...(body.expiresAt !== undefined && { expiresAt: body.expiresAt }),
+        })
+        return reply.code(201).header('location', `/v1/user/api-keys/${key.id}`).send(key)
+      } catch (err) {
+        if (err instanceof UserInputError)
+          throw validationError([{ field: 'expiresAt', message: err.message }])
+        throw err
+      }
+    },
+  )
+
+  app.delete(
+    '/v1/user/api-keys/:keyId',
+    {
+      config,
+      schema: {
+        summary: 'Revoke one of your API keys (it stops working at once)',
+        tags,
+        security,
+        params: Type.Object({ keyId: Type.String() }),
+        response: { 204: Type.Null(), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      await revokeOwnKey(db, request.user.id, request.params.keyId)
+      return reply.code(204).send(null)
+    },
+  )
+}
