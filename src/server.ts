@@ -3,7 +3,10 @@ import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
 import { createDatabase } from './db/create-db.ts'
 import { migrateToLatest } from './db/migrate.ts'
+import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.service.ts'
 import { ensureFirstUser } from './modules/users/first-user.ts'
+
+const HOUSEKEEPING_INTERVAL_MS = 60 * 60 * 1000
 
 /** Redacted request fields: API keys never reach a log line. */
 const REDACT = ['req.headers["service-api-key"]', 'req.headers.authorization']
@@ -28,6 +31,15 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     logger: { level: config.logLevel, redact: REDACT },
   })
   if (first) printFirstKey(first.user.id, first.user.plan, first.key, config)
+
+  // housekeeping: stored idempotent responses are kept for their 24 h window only
+  const prune = () =>
+    pruneIdempotencyRecords(database.db).catch((err) =>
+      app.log.warn({ err }, 'pruning idempotency records failed'),
+    )
+  const housekeeping = setInterval(prune, HOUSEKEEPING_INTERVAL_MS)
+  housekeeping.unref()
+  app.addHook('onClose', async () => clearInterval(housekeeping))
 
   const shutdown = (signal: string) => {
     app.log.info({ signal }, 'shutting down: draining requests')

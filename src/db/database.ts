@@ -52,11 +52,22 @@ export interface StatusHistoryTable {
   by_user_id: string
 }
 
+export interface IdempotencyKeysTable {
+  user_id: string
+  key: string
+  fingerprint: string
+  status_code: number
+  location: string | null
+  body: string
+  created_at: string
+}
+
 export interface DB {
   users: UsersTable
   api_keys: ApiKeysTable
   statuses: StatusesTable
   status_history: StatusHistoryTable
+  idempotency_keys: IdempotencyKeysTable
 }
 
 export type User = Selectable<UsersTable>
@@ -68,6 +79,7 @@ export type StatusRow = Selectable<StatusesTable>
 export type NewStatusRow = Insertable<StatusesTable>
 export type StatusRowUpdate = Updateable<StatusesTable>
 export type NewHistoryRow = Insertable<StatusHistoryTable>
+export type IdempotencyRecord = Selectable<IdempotencyKeysTable>
 
 /** What every repository function takes first: the database or a transaction on it. */
 export type Db = Kysely<DB> | Transaction<DB>

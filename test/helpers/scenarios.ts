@@ -7,7 +7,7 @@ import type { TestApp, TestUser } from './app.ts'
 export interface ScenarioContext {
   t: TestApp
   users: Record<string, TestUser | null>
-  /** Substituted for `{name}` in urls and string bodies. */
+  /** Substituted for `{name}` in urls, header values and string bodies. */
   vars: Record<string, string>
 }
 
@@ -57,12 +57,15 @@ export function runScenarios(
         const user = as === null ? null : ctx.users[as]
         if (as !== null && user === undefined) throw new Error(`scenario user ${as} is not set`)
         const body = typeof s.body === 'string' ? fill(s.body, ctx.vars) : s.body
+        const headers = s.headers
+          ? Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, fill(v, ctx.vars)]))
+          : undefined
         const res = await ctx.t.request(
           user ?? null,
           s.method,
           fill(s.url, ctx.vars),
           body,
-          s.headers,
+          headers,
         )
         const parsed =
           res.body.length > 0 && /json/.test(String(res.headers['content-type']))

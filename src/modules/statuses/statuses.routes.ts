@@ -1,9 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { emptyBody } from '../../lib/errors.ts'
+import { etagMatches, etagOf } from '../../lib/etag.ts'
+import {
+  parseIdempotencyKey,
+  requestFingerprint,
+  runIdempotent,
+  type StoredResponse,
+} from '../idempotency/idempotency.service.ts'
 import {
   ListQuerySchema,
+  type Status,
   StatusIdParamsSchema,
   StatusInputSchema,
   StatusKeyParamsSchema,
@@ -36,6 +45,39 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
     if (request.body === undefined && request.routeOptions.schema?.body) throw emptyBody()
   })
 
+  /** Sends a single-status response with its ETag (and Location / replay marker). */
+  const sendStatus = (
+    reply: FastifyReply,
+    response: StoredResponse & { replayed?: boolean },
+  ): FastifyReply => {
+    reply.code(response.statusCode).header('etag', etagOf(response.body))
+    if (response.location) reply.header('location', response.location)
+    if (response.replayed) reply.header('idempotent-replayed', 'true')
+    return reply.send(response.body)
+  }
+
+  /** A GET of one status: 304 when the client's If-None-Match still matches. */
+  const sendRead = (request: FastifyRequest, reply: FastifyReply, status: Status) => {
+    const tag = etagOf(status)
+    const ifNoneMatch = request.headers['if-none-match']
+    if (ifNoneMatch !== undefined && etagMatches(ifNoneMatch, tag, true))
+      return reply.code(304).header('etag', tag).send()
+    return reply.header('etag', tag).send(status)
+  }
+
+  const conditions = (request: FastifyRequest) => ({
+    ...(request.headers['if-match'] !== undefined && { ifMatch: request.headers['if-match'] }),
+    ...(request.headers['if-none-match'] !== undefined && {
+      ifNoneMatch: request.headers['if-none-match'],
+    }),
+  })
+
+  const idempotencyScope = (request: FastifyRequest) => ({
+    userId: request.user.id,
+    key: parseIdempotencyKey(request.headers['idempotency-key']),
+    fingerprint: requestFingerprint(request.method, request.url.split('?')[0] ?? '', request.body),
+  })
+
   app.patch(
     '/v1/status/:statusId',
     {
@@ -48,8 +90,25 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: StatusSchema, ...ERROR_RESPONSES },
       },
     },
-    (request) =>
-      updateStatusById(deps, caller(request.user), request.params.statusId, request.body),
+    async (request, reply) => {
+      const response = await runIdempotent(deps.db, idempotencyScope(request), async (record) => {
+        const status = await updateStatusById(
+          deps,
+          caller(request.user),
+          request.params.statusId,
+          request.body,
+          {
+            ...conditions(request),
+            ...(record && {
+              onWrite: (tx, result) =>
+                record(tx, { statusCode: 200, location: null, body: result.status }),
+            }),
+          },
+        )
+        return { statusCode: 200, location: null, body: status }
+      })
+      return sendStatus(reply, response)
+    },
   )
 
   app.post(
@@ -65,14 +124,23 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const { status, created } = await setStatusByKey(
-        deps,
-        caller(request.user),
-        request.params.statusKey,
-        request.body,
+      const asResponse = (result: { status: Status; created: boolean }): StoredResponse =>
+        result.created
+          ? {
+              statusCode: 201,
+              location: `${publicUrl ?? ''}/v1/status/${result.status.id}`,
+              body: result.status,
+            }
+          : { statusCode: 200, location: null, body: result.status }
+      const response = await runIdempotent(deps.db, idempotencyScope(request), async (record) =>
+        asResponse(
+          await setStatusByKey(deps, caller(request.user), request.params.statusKey, request.body, {
+            ...conditions(request),
+            ...(record && { onWrite: (tx, result) => record(tx, asResponse(result)) }),
+          }),
+        ),
       )
-      if (created) reply.code(201).header('location', `${publicUrl ?? ''}/v1/status/${status.id}`)
-      return status
+      return sendStatus(reply, response)
     },
   )
 
@@ -112,7 +180,12 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: StatusSchema, ...ERROR_RESPONSES },
       },
     },
-    (request) => getStatusById(deps, caller(request.user), request.params.statusId),
+    async (request, reply) =>
+      sendRead(
+        request,
+        reply,
+        await getStatusById(deps, caller(request.user), request.params.statusId),
+      ),
   )
 
   app.get(
@@ -126,7 +199,12 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: StatusSchema, ...ERROR_RESPONSES },
       },
     },
-    (request) => getStatusByKey(deps, caller(request.user), request.params.statusKey),
+    async (request, reply) =>
+      sendRead(
+        request,
+        reply,
+        await getStatusByKey(deps, caller(request.user), request.params.statusKey),
+      ),
   )
 
   app.delete(
@@ -141,7 +219,12 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      await deleteStatusById(deps, caller(request.user), request.params.statusId)
+      await deleteStatusById(
+        deps,
+        caller(request.user),
+        request.params.statusId,
+        conditions(request),
+      )
       return reply.code(204).send(null)
     },
   )
@@ -158,7 +241,12 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      await deleteStatusByKey(deps, caller(request.user), request.params.statusKey)
+      await deleteStatusByKey(
+        deps,
+        caller(request.user),
+        request.params.statusKey,
+        conditions(request),
+      )
       return reply.code(204).send(null)
     },
   )

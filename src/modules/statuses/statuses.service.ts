@@ -1,6 +1,12 @@
 import type { Kysely } from 'kysely'
 import type { DB, Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
-import { invalidStatusKey, notFound, validationError } from '../../lib/errors.ts'
+import {
+  invalidStatusKey,
+  notFound,
+  preconditionFailed,
+  validationError,
+} from '../../lib/errors.ts'
+import { etagMatches, etagOf } from '../../lib/etag.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
 import { nowIso } from '../../lib/time.ts'
 import { planOf } from '../plans/plan-of.ts'
@@ -35,6 +41,25 @@ export interface StatusDeps {
 export interface Caller {
   userId: string
   plan: string
+}
+
+/** Conditions and hooks of a write (SPEC §7). */
+export interface WriteOptions {
+  /** `If-Match`: the write happens only if the status's current ETag matches. */
+  ifMatch?: string
+  /** `If-None-Match`: `*` makes create-or-update create-only. */
+  ifNoneMatch?: string
+  /** Runs inside the write's transaction before it commits (e.g. to store an idempotent response). */
+  onWrite?: (tx: Db, result: { status: Status; created: boolean }) => Promise<void>
+}
+
+/** Throws 412 unless the preconditions hold for the current state (null: no status yet). */
+function assertPreconditions(current: Status | null, options: WriteOptions): void {
+  const tag = current === null ? null : etagOf(current)
+  if (options.ifMatch !== undefined && !etagMatches(options.ifMatch, tag))
+    throw preconditionFailed()
+  if (options.ifNoneMatch !== undefined && etagMatches(options.ifNoneMatch, tag, true))
+    throw preconditionFailed()
 }
 
 /** Defaults of a status created by key (SPEC §1). */
@@ -102,10 +127,12 @@ async function applyUpdate(
   caller: Caller,
   status: StatusRow,
   input: StatusInput,
-): Promise<StatusRow> {
+  options: WriteOptions,
+): Promise<Status> {
   const role = await roleOn(tx, status, caller.userId)
   assertVisible(status, role)
   assertMayChange(role, input)
+  assertPreconditions(toStatus(status), options)
   assertPlanAllows(planOf(plans, caller.plan), input, {
     accessTypeUserList: status.access_type_user_list,
     accessTypeHistory: status.access_type_history,
@@ -123,7 +150,9 @@ async function applyUpdate(
       at: now,
       by_user_id: caller.userId,
     })
-  return updated
+  const result = toStatus(updated)
+  await options.onWrite?.(tx, { status: result, created: false })
+  return result
 }
 
 /** PATCH /v1/status/:statusId — partial update by the service's id. */
@@ -132,12 +161,13 @@ export async function updateStatusById(
   caller: Caller,
   statusId: string,
   rawInput: StatusInput,
+  options: WriteOptions = {},
 ): Promise<Status> {
   const input = normaliseInput(rawInput)
   return deps.db.transaction().execute(async (tx) => {
     const status = await findStatusById(tx, statusId)
     if (!status) throw notFound('Status not found')
-    return toStatus(await applyUpdate(tx, deps.plans, caller, status, input))
+    return applyUpdate(tx, deps.plans, caller, status, input, options)
   })
 }
 
@@ -169,6 +199,7 @@ export async function setStatusByKey(
   caller: Caller,
   key: string,
   rawInput: StatusInput,
+  options: WriteOptions = {},
 ): Promise<{ status: Status; created: boolean }> {
   assertStatusKey(key)
   const input = normaliseInput(rawInput)
@@ -177,9 +208,10 @@ export async function setStatusByKey(
       const existing = await findStatusByKey(tx, caller.userId, key)
       if (existing)
         return {
-          status: toStatus(await applyUpdate(tx, deps.plans, caller, existing, input)),
+          status: await applyUpdate(tx, deps.plans, caller, existing, input, options),
           created: false,
         }
+      assertPreconditions(null, options)
       const plan = planOf(deps.plans, caller.plan)
       const name = input.name ?? defaultName(key)
       assertPlanAllows(plan, input)
@@ -194,7 +226,9 @@ export async function setStatusByKey(
           at: inserted.created_at,
           by_user_id: caller.userId,
         })
-      return { status: toStatus(inserted), created: true }
+      const result = { status: toStatus(inserted), created: true }
+      await options.onWrite?.(tx, result)
+      return result
     }
     throw new Error(`could not create status after ${CREATE_ATTEMPTS} attempts`)
   })
@@ -251,12 +285,14 @@ export async function deleteStatusById(
   deps: StatusDeps,
   caller: Caller,
   statusId: string,
+  options: Pick<WriteOptions, 'ifMatch'> = {},
 ): Promise<void> {
   await deps.db.transaction().execute(async (tx) => {
     const status = await findStatusById(tx, statusId)
     const role = status ? await roleOn(tx, status, caller.userId) : null
-    assertVisible(status, role)
+    const visible = assertVisible(status, role)
     assertMayChange(role, 'delete')
+    assertPreconditions(toStatus(visible), options)
     if (!(await deleteStatusRow(tx, statusId))) throw notFound('Status not found')
   })
 }
@@ -266,11 +302,14 @@ export async function deleteStatusByKey(
   deps: StatusDeps,
   caller: Caller,
   key: string,
+  options: Pick<WriteOptions, 'ifMatch'> = {},
 ): Promise<void> {
   assertStatusKey(key)
   await deps.db.transaction().execute(async (tx) => {
     const status = await findStatusByKey(tx, caller.userId, key)
-    if (!status || !(await deleteStatusRow(tx, status.id))) throw notFound('Status not found')
+    if (!status) throw notFound('Status not found')
+    assertPreconditions(toStatus(status), options)
+    if (!(await deleteStatusRow(tx, status.id))) throw notFound('Status not found')
   })
 }
 

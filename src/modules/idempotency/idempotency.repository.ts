@@ -1,0 +1,28 @@
+import type { Db, IdempotencyRecord } from '../../db/database.ts'
+
+export const findIdempotencyRecord = (
+  db: Db,
+  userId: string,
+  key: string,
+): Promise<IdempotencyRecord | undefined> =>
+  db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('key', '=', key)
+    .executeTakeFirst()
+
+/** Stores a response under its key; false when the key is already taken (a concurrent retry). */
+export async function insertIdempotencyRecord(db: Db, record: IdempotencyRecord): Promise<boolean> {
+  const inserted = await db
+    .insertInto('idempotency_keys')
+    .values(record)
+    .onConflict((oc) => oc.doNothing())
+    .returning('key')
+    .executeTakeFirst()
+  return inserted !== undefined
+}
+
+export async function deleteIdempotencyRecordsBefore(db: Db, before: string): Promise<void> {
+  await db.deleteFrom('idempotency_keys').where('created_at', '<', before).execute()
+}

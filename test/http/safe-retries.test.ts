@@ -1,0 +1,249 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { makeApp } from '../helpers/app.ts'
+import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
+
+async function withOneStatus(): Promise<ScenarioContext> {
+  const t = await makeApp()
+  const owner = await t.user()
+  const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'OCCUPIED' })
+  const other = await t.user()
+  return {
+    t,
+    users: { owner, other },
+    vars: { statusId: created.json().id, etag: String(created.headers.etag) },
+  }
+}
+
+const readBack = async (ctx: ScenarioContext) =>
+  (await ctx.t.request(ctx.users.owner ?? null, 'GET', `/v1/status/${ctx.vars.statusId}`)).json()
+
+const sendTwice = async (
+  ctx: ScenarioContext,
+  method: 'PATCH' | 'POST',
+  url: string,
+  body: unknown,
+  key: string,
+) => {
+  const first = await ctx.t.request(ctx.users.owner ?? null, method, url, body, {
+    'idempotency-key': key,
+  })
+  const second = await ctx.t.request(ctx.users.owner ?? null, method, url, body, {
+    'idempotency-key': key,
+  })
+  return { first, second }
+}
+
+runScenarios('SPEC §7 ETag and If-Match', withOneStatus, [
+  {
+    name: 'every single-status response carries an ETag',
+    method: 'GET',
+    url: '/v1/status/{statusId}',
+    expectStatus: 200,
+    expect: (_body, ctx, res) => assert.equal(res.headers.etag, ctx.vars.etag),
+  },
+  {
+    name: 'If-Match with the current ETag lets the PATCH through',
+    method: 'PATCH',
+    url: '/v1/status/{statusId}',
+    body: { value: 'FREE' },
+    headers: { 'if-match': '{etag}' },
+    expectStatus: 200,
+    expect: (_body, ctx, res) => assert.notEqual(res.headers.etag, ctx.vars.etag),
+  },
+  {
+    name: 'If-Match with a stale ETag is 412 preconditionFailed and changes nothing',
+    method: 'PATCH',
+    url: '/v1/status/{statusId}',
+    body: { value: 'FREE' },
+    headers: { 'if-match': '"stale"' },
+    expectStatus: 412,
+    expectErrorCode: 'preconditionFailed',
+    expect: async (_body, ctx) => assert.equal((await readBack(ctx)).changeCount, 1),
+  },
+  {
+    name: 'If-Match is honoured on POST by key',
+    method: 'POST',
+    url: '/v1/status-keys/room-4',
+    body: { value: 'FREE' },
+    headers: { 'if-match': '"stale"' },
+    expectStatus: 412,
+    expectErrorCode: 'preconditionFailed',
+  },
+  {
+    name: 'If-Match on POST for a key that does not exist yet is 412 (nothing to match)',
+    method: 'POST',
+    url: '/v1/status-keys/new-key',
+    body: { value: 'ON' },
+    headers: { 'if-match': '*' },
+    expectStatus: 412,
+    expectErrorCode: 'preconditionFailed',
+  },
+  {
+    name: 'If-None-Match: * makes POST by key create-only',
+    method: 'POST',
+    url: '/v1/status-keys/room-4',
+    body: { value: 'FREE' },
+    headers: { 'if-none-match': '*' },
+    expectStatus: 412,
+    expectErrorCode: 'preconditionFailed',
+  },
+  {
+    name: 'If-Match is honoured on DELETE',
+    method: 'DELETE',
+    url: '/v1/status/{statusId}',
+    headers: { 'if-match': '"stale"' },
+    expectStatus: 412,
+    expectErrorCode: 'preconditionFailed',
+    expect: async (_body, ctx) => assert.equal((await readBack(ctx)).value, 'OCCUPIED'),
+  },
+  {
+    name: 'a GET with a matching If-None-Match answers 304',
+    method: 'GET',
+    url: '/v1/status/{statusId}',
+    headers: { 'if-none-match': '{etag}' },
+    expectStatus: 304,
+  },
+])
+
+runScenarios('SPEC §7 Idempotency-Key', withOneStatus, [
+  {
+    name: 'an Idempotency-Key longer than 255 characters is a validationError',
+    method: 'PATCH',
+    url: '/v1/status/{statusId}',
+    body: { value: 'X' },
+    headers: { 'idempotency-key': 'k'.repeat(256) },
+    expectStatus: 400,
+    expectErrorCode: 'validationError',
+  },
+])
+
+test('SPEC §7 a PATCH retried with the same key and body is replayed, not applied twice', async () => {
+  const ctx = await withOneStatus()
+  try {
+    const url = `/v1/status/${ctx.vars.statusId}`
+    const { first, second } = await sendTwice(ctx, 'PATCH', url, { value: 'OCCUPIED' }, 'retry-1')
+    assert.equal(first.statusCode, 200)
+    assert.equal(second.statusCode, 200)
+    assert.equal(second.headers['idempotent-replayed'], 'true')
+    assert.deepEqual(second.json(), first.json())
+    assert.equal((await readBack(ctx)).changeCount, 2, 'one update, although the value repeats')
+  } finally {
+    await ctx.t.close()
+  }
+})
+
+test('SPEC §7 a create-by-key retried with its key replays the 201 with its Location', async () => {
+  const ctx = await withOneStatus()
+  try {
+    const { first, second } = await sendTwice(
+      ctx,
+      'POST',
+      '/v1/status-keys/build-main',
+      { value: 'PASSING' },
+      'create-1',
+    )
+    assert.equal(first.statusCode, 201)
+    assert.equal(second.statusCode, 201)
+    assert.equal(second.headers.location, first.headers.location)
+    assert.equal(second.json().changeCount, 1)
+    const list = (await ctx.t.request(ctx.users.owner ?? null, 'GET', '/v1/user/status')).json()
+    assert.equal(list.length, 2)
+  } finally {
+    await ctx.t.close()
+  }
+})
+
+test('SPEC §7 the same key with a different body is 422 idempotencyKeyReused', async () => {
+  const ctx = await withOneStatus()
+  try {
+    const url = `/v1/status/${ctx.vars.statusId}`
+    const headers = { 'idempotency-key': 'retry-2' }
+    const owner = ctx.users.owner ?? null
+    assert.equal(
+      (await ctx.t.request(owner, 'PATCH', url, { value: 'A' }, headers)).statusCode,
+      200,
+    )
+    const reused = await ctx.t.request(owner, 'PATCH', url, { value: 'B' }, headers)
+    assert.equal(reused.statusCode, 422)
+    assert.equal(reused.json().errorCode, 'idempotencyKeyReused')
+    assert.equal((await readBack(ctx)).value, 'A')
+    // the same body with its keys in another order is the same request
+    const reordered = await ctx.t.request(owner, 'PATCH', url, { value: 'A' }, headers)
+    assert.equal(reordered.statusCode, 200)
+  } finally {
+    await ctx.t.close()
+  }
+})
+
+test('SPEC §7 keys are per user: another user may use the same key', async () => {
+  const ctx = await withOneStatus()
+  try {
+    const headers = { 'idempotency-key': 'shared' }
+    const a = await ctx.t.request(
+      ctx.users.owner ?? null,
+      'POST',
+      '/v1/status-keys/k-1',
+      { value: 'A' },
+      headers,
+    )
+    const b = await ctx.t.request(
+      ctx.users.other ?? null,
+      'POST',
+      '/v1/status-keys/k-1',
+      { value: 'A' },
+      headers,
+    )
+    assert.equal(a.statusCode, 201)
+    assert.equal(b.statusCode, 201)
+    assert.notEqual(a.json().id, b.json().id)
+  } finally {
+    await ctx.t.close()
+  }
+})
+
+test('SPEC §7 a failed request stores nothing: the retry with the key is executed', async () => {
+  const ctx = await withOneStatus()
+  try {
+    const url = `/v1/status/${ctx.vars.statusId}`
+    const headers = { 'idempotency-key': 'after-412', 'if-match': '"stale"' }
+    const owner = ctx.users.owner ?? null
+    assert.equal(
+      (await ctx.t.request(owner, 'PATCH', url, { value: 'A' }, headers)).statusCode,
+      412,
+    )
+    const retry = await ctx.t.request(
+      owner,
+      'PATCH',
+      url,
+      { value: 'A' },
+      { 'idempotency-key': 'after-412' },
+    )
+    assert.equal(retry.statusCode, 200)
+    assert.equal(retry.json().changeCount, 2)
+  } finally {
+    await ctx.t.close()
+  }
+})
+
+test('SPEC §7 concurrent retries with one key apply the update once', async () => {
+  const ctx = await withOneStatus()
+  try {
+    const url = `/v1/status/${ctx.vars.statusId}`
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        ctx.t.request(
+          ctx.users.owner ?? null,
+          'PATCH',
+          url,
+          { value: 'BUSY' },
+          { 'idempotency-key': 'burst' },
+        ),
+      ),
+    )
+    assert.deepEqual(new Set(responses.map((r) => r.statusCode)), new Set([200]))
+    assert.equal((await readBack(ctx)).changeCount, 2)
+  } finally {
+    await ctx.t.close()
+  }
+})
