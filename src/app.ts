@@ -16,6 +16,7 @@ import { statusRoutes } from './modules/statuses/statuses.routes.ts'
 import { userRoutes } from './modules/users/users.routes.ts'
 import { API_KEY_HEADER, authHook } from './plugins/auth.ts'
 import { BODY_LIMIT, errorHandlerPlugin, sendError } from './plugins/error-handler.ts'
+import { metricsPlugin } from './plugins/metrics.ts'
 
 export interface AppDeps {
   database: Database
@@ -92,6 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger())
 
   await app.register(healthRoutes, { ping: () => database.ping() })
+  await app.register(metricsPlugin)
 
   // Everything under /v1 is authenticated, then rate limited per user and plan.
   await app.register(async (v1) => {

@@ -1,0 +1,43 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+
+/**
+ * Prometheus metrics at GET /metrics: process metrics plus request counts and latencies by
+ * route pattern (never the raw URL, so ids do not explode the label set).
+ */
+export const metricsPlugin = fp(async (app: FastifyInstance) => {
+  // one registry per app, so several apps in one process (tests) never share counters
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const labelNames = ['method', 'route', 'status_code'] as const
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered',
+    labelNames,
+    registers: [registry],
+  })
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from request to response',
+    labelNames,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  })
+
+  app.addHook('onResponse', async (request, reply) => {
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status_code: String(reply.statusCode),
+    }
+    requests.inc(labels)
+    duration.observe(labels, reply.elapsedTime / 1000)
+  })
+
+  app.get(
+    '/metrics',
+    { schema: { summary: 'Prometheus metrics', tags: ['operations'] } },
+    async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
+  )
+})

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { makeApp } from '../helpers/app.ts'
+
+test('SPEC §8 GET /healthz answers 200 while the process is up', async () => {
+  const t = await makeApp()
+  try {
+    const res = await t.request(null, 'GET', '/healthz')
+    assert.equal(res.statusCode, 200)
+    assert.deepEqual(res.json(), { status: 'ok' })
+  } finally {
+    await t.close()
+  }
+})
+
+test('SPEC §8 GET /readyz answers 200 when storage is reachable', async () => {
+  const t = await makeApp()
+  try {
+    assert.equal((await t.request(null, 'GET', '/readyz')).statusCode, 200)
+  } finally {
+    await t.close()
+  }
+})
+
+test('SPEC §8 GET /metrics exposes Prometheus metrics by route pattern', async () => {
+  const t = await makeApp()
+  try {
+    const owner = await t.user()
+    const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
+    await t.request(owner, 'PATCH', `/v1/status/${created.json().id}`, { value: 'OFF' })
+    const res = await t.request(null, 'GET', '/metrics')
+    assert.equal(res.statusCode, 200)
+    assert.match(String(res.headers['content-type']), /^text\/plain/)
+    assert.match(
+      res.body,
+      /http_requests_total\{method="PATCH",route="\/v1\/status\/:statusId",status_code="200"\} 1/,
+    )
+    assert.match(res.body, /process_cpu_seconds_total/)
+    assert.ok(!res.body.includes(created.json().id), 'ids never become label values')
+  } finally {
+    await t.close()
+  }
+})
+
+test('SPEC §8 GET /openapi.json is OpenAPI 3.1 generated from the validating schemas', async () => {
+  const t = await makeApp()
+  try {
+    const doc = (await t.request(null, 'GET', '/openapi.json')).json()
+    assert.match(doc.openapi, /^3\.1/)
+    const patch = doc.paths['/v1/status/{statusId}'].patch
+    const body = patch.requestBody.content['application/json'].schema
+    assert.equal(body.properties.value.maxLength, 10)
+    assert.equal(body.additionalProperties, false)
+    assert.ok(doc.components.securitySchemes.apiKey)
+  } finally {
+    await t.close()
+  }
+})
