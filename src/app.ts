@@ -39,6 +39,13 @@ const queryAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: true }
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/
 
+const API_RESPONSE_HEADERS = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'referrer-policy': 'no-referrer',
+}
+
 /** Builds the whole service as a Fastify instance that never listens (tests inject into it). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { database, plans } = deps
@@ -98,6 +105,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Everything under /v1 is authenticated, then rate limited per user and plan.
   await app.register(async (v1) => {
     v1.addHook('onRequest', authHook(database.db))
+    // per-user data: never cached by intermediaries, never sniffed or framed by a browser
+    v1.addHook('onSend', async (_request, reply) => {
+      reply.headers(API_RESPONSE_HEADERS)
+    })
     await v1.register(rateLimit, {
       hook: 'preParsing',
       timeWindow: 60_000,

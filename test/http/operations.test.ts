@@ -56,3 +56,20 @@ test('SPEC §8 GET /openapi.json is OpenAPI 3.1 generated from the validating sc
     await t.close()
   }
 })
+
+test('API responses are marked no-store, nosniff and unframeable', async () => {
+  const t = await makeApp()
+  try {
+    const owner = await t.user()
+    for (const res of [
+      await t.request(owner, 'GET', '/v1/user/status'),
+      await t.request(null, 'GET', '/v1/user/status'),
+    ]) {
+      assert.equal(res.headers['cache-control'], 'no-store')
+      assert.equal(res.headers['x-content-type-options'], 'nosniff')
+      assert.match(String(res.headers['content-security-policy']), /frame-ancestors 'none'/)
+    }
+  } finally {
+    await t.close()
+  }
+})
