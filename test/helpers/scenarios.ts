@@ -7,7 +7,7 @@ import type { TestApp, TestUser } from './app.ts'
 export interface ScenarioContext {
   t: TestApp
   users: Record<string, TestUser | null>
-  /** Substituted for `{name}` in urls and string bodies. */
+  /** Substituted for `{name}` in urls, string bodies and header values. */
   vars: Record<string, string>
 }
 
@@ -62,7 +62,8 @@ export function runScenarios(
           s.method,
           fill(s.url, ctx.vars),
           body,
-          s.headers,
+          s.headers &&
+            Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, fill(v, ctx.vars)])),
         )
         const parsed =
           res.body.length > 0 && /json/.test(String(res.headers['content-type']))
