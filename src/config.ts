@@ -19,10 +19,11 @@ export class ConfigError extends Error {
 
 /** Reads the environment into one validated Config (SPEC §8). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = Number(env.PORT ?? '8080')
+  // note: an empty variable means unset, as for the others; Number('') is 0, a random port
+  const port = Number(env.PORT || '8080')
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${env.PORT}"`)
-  const logLevel = env.LOG_LEVEL ?? 'info'
+  const logLevel = env.LOG_LEVEL || 'info'
   if (!LOG_LEVELS.includes(logLevel))
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
   let publicUrl: string | null = null
