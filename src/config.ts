@@ -28,11 +28,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
   let publicUrl: string | null = null
   if (env.PUBLIC_URL) {
-    try {
-      publicUrl = new URL(env.PUBLIC_URL).href.replace(/\/$/, '')
-    } catch {
-      throw new ConfigError(`PUBLIC_URL must be an absolute URL, got "${env.PUBLIC_URL}"`)
-    }
+    // note: paths are appended to it (Location, Link), so a scheme other than http(s), a
+    // query or a fragment would make every link it builds wrong
+    const url = URL.parse(env.PUBLIC_URL)
+    if (!url || !['http:', 'https:'].includes(url.protocol) || /[?#]/.test(env.PUBLIC_URL))
+      throw new ConfigError(
+        `PUBLIC_URL must be an absolute http(s) URL without query or fragment, got "${env.PUBLIC_URL}"`,
+      )
+    publicUrl = url.href.replace(/\/$/, '')
   }
   let plans = DEFAULT_PLANS
   if (env.PLANS_FILE) {
