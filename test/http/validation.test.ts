@@ -4,7 +4,8 @@ import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/sc
 
 // SPEC §1 (Status fields, lengths and text) and §2 (strict validation), rule by rule.
 // Every rejected body is sent three ways — PATCH by id, POST to the existing key, POST to a
-// new key — and afterwards the stored data must be exactly as before.
+// new key — and afterwards the stored data must be exactly as before. Every accepted one is
+// sent by PATCH and by POST to a new key, and read back.
 
 const READ_ONLY = [
   'id',
@@ -59,67 +60,61 @@ function assertFieldError(body: { errors?: { field: string; message: string }[] 
   return hit
 }
 
-/** The three requests that must all reject `body`, naming `field`, and change nothing. */
-function rejected(
-  rule: string,
-  body: unknown,
-  field: string,
-  message?: RegExp,
-  expectErrorCode = 'validationError',
-): Scenario[] {
-  const check = async (
-    res: { errors?: { field: string; message: string }[] },
-    ctx: ScenarioContext,
-  ) => {
+/**
+ * `body` is rejected by PATCH by id (the scenario's own request), then by POST to the
+ * existing key and POST to a new key; each names `field`, and nothing changes.
+ */
+function rejected(rule: string, body: unknown, field: string, message?: RegExp): Scenario[] {
+  const check = (res: { errors?: { field: string; message: string }[] }, via: string) => {
     const hit = assertFieldError(res, field)
-    if (message) assert.match(hit.message, message)
-    await assertUnchanged(ctx)
-  }
-  return [
-    { method: 'PATCH', url: '/v1/status/{statusId}', via: 'PATCH by id' },
-    { method: 'POST', url: '/v1/status-keys/room-4', via: 'POST, existing key' },
-    { method: 'POST', url: '/v1/status-keys/new-key', via: 'POST, new key' },
-  ].map(({ method, url, via }) => ({
-    name: `${rule} [${via}]`,
-    method: method as 'PATCH' | 'POST',
-    url,
-    body,
-    expectStatus: 400,
-    expectErrorCode,
-    expect: check,
-  }))
-}
-
-/** PATCH `body`; the response and the stored status both hold `expected`. */
-function accepted(rule: string, body: unknown, expected: Record<string, unknown>): Scenario[] {
-  const check = async (res: Record<string, unknown>, ctx: ScenarioContext) => {
-    const stored = await readBack(ctx)
-    for (const [field, value] of Object.entries(expected)) {
-      assert.deepEqual(res[field], value, `response ${field}`)
-      assert.deepEqual(stored[field], value, `stored ${field}`)
-    }
+    if (message) assert.match(hit.message, message, via)
   }
   return [
     {
-      name: `${rule} [PATCH by id]`,
+      name: rule,
+      method: 'PATCH',
+      url: '/v1/status/{statusId}',
+      body,
+      expectStatus: 400,
+      expectErrorCode: 'validationError',
+      expect: async (res, ctx) => {
+        check(res, 'PATCH by id')
+        await assertUnchanged(ctx)
+        for (const key of ['room-4', 'new-key']) {
+          const via = `POST /v1/status-keys/${key}`
+          const post = await ctx.t.request(ctx.users.owner ?? null, 'POST', via.slice(5), body)
+          assert.equal(post.statusCode, 400, `${via}: ${post.body}`)
+          assert.equal(post.json().errorCode, 'validationError', via)
+          check(post.json(), via)
+          await assertUnchanged(ctx)
+        }
+      },
+    },
+  ]
+}
+
+/** PATCH `body`, then POST it to a new key; responses and stored statuses hold `expected`. */
+function accepted(rule: string, body: unknown, expected: Record<string, unknown>): Scenario[] {
+  const holds = (status: Record<string, unknown>, what: string) => {
+    for (const [field, value] of Object.entries(expected))
+      assert.deepEqual(status[field], value, `${what} ${field}`)
+  }
+  return [
+    {
+      name: rule,
       method: 'PATCH',
       url: '/v1/status/{statusId}',
       body,
       expectStatus: 200,
-      expect: check,
-    },
-    {
-      name: `${rule} [POST, new key]`,
-      method: 'POST',
-      url: '/v1/status-keys/new-key',
-      body,
-      expectStatus: 201,
-      expect: async (res: Record<string, unknown>, ctx) => {
-        for (const [field, value] of Object.entries(expected))
-          assert.deepEqual(res[field], value, `response ${field}`)
-        const again = await ctx.t.request(ctx.users.owner ?? null, 'GET', `/v1/status/${res.id}`)
-        for (const [field, value] of Object.entries(expected))
-          assert.deepEqual(again.json()[field], value, `stored ${field}`)
+      expect: async (res, ctx) => {
+        const owner = ctx.users.owner ?? null
+        holds(res, 'PATCH response')
+        holds(await readBack(ctx), 'stored after PATCH')
+        const created = await ctx.t.request(owner, 'POST', '/v1/status-keys/new-key', body)
+        assert.equal(created.statusCode, 201, created.body)
+        holds(created.json(), 'POST response')
+        const again = await ctx.t.request(owner, 'GET', `/v1/status/${created.json().id}`)
+        holds(again.json(), 'stored after POST')
       },
     },
   ]
