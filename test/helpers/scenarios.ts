@@ -26,6 +26,7 @@ export interface Scenario {
   expectErrorCode?: string
   /** Extra checks on the parsed body (and the context, to read state back). */
   expect?: (
+    // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON body of whatever shape the route answers
     body: any,
     ctx: ScenarioContext,
     res: { headers: Record<string, unknown> },
