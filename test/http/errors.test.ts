@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
+import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
 import { makeApp } from '../helpers/app.ts'
 import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/scenarios.ts'
@@ -361,5 +365,30 @@ test('SPEC §5 a storage failure is 500 internalError without SQL or stack', asy
     assert.doesNotMatch(res.body, /status_history|drop|table/i)
   } finally {
     await t.close()
+  }
+})
+
+test('SPEC §5 storage that cannot take a write is 503 unavailable, and the service recovers', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'statusd-busy-'))
+  const file = join(dir, 'statusd.db')
+  const t = await makeApp({ databaseUrl: `sqlite:${file}` })
+  const other = new SQLite(file)
+  try {
+    const owner = await t.user()
+    // note: no waiting for the lock, so the write fails at once instead of after 5 s
+    await sql`pragma busy_timeout = 0`.execute(t.database.db)
+    other.exec('BEGIN IMMEDIATE') // another process holds the write lock
+    const res = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
+    assert.equal(res.statusCode, 503, res.body)
+    assert.equal(res.json().errorCode, 'unavailable')
+    assertErrorShape(res.json(), res)
+    other.exec('ROLLBACK')
+    const again = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
+    assert.equal(again.statusCode, 201, 'the failed transaction left nothing behind')
+    assert.equal(again.json().changeCount, 1)
+  } finally {
+    other.close()
+    await t.close()
+    rmSync(dir, { recursive: true, force: true })
   }
 })
