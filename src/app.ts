@@ -65,8 +65,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // longer than any valid key, so an over-long key gets 400 invalidStatusKey, not 404
       maxParamLength: 512,
     },
-    // errors raised before routing (malformed URL) get SPEC §5's body too
-    frameworkErrors: (err, request, reply) => sendError(err, request, reply),
+    // errors raised before routing (malformed URL) get SPEC §5's body too; note: they skip
+    // the onSend hooks, so the request id header is set here
+    frameworkErrors: (err, request, reply) => {
+      reply.header('x-request-id', request.id)
+      sendError(err, request, reply)
+    },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setValidatorCompiler(({ schema, httpPart }) =>

@@ -19,19 +19,23 @@ export class ConfigError extends Error {
 
 /** Reads the environment into one validated Config (SPEC §8). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = Number(env.PORT ?? '8080')
+  // note: an empty variable means unset, as for the others; Number('') is 0, a random port
+  const port = Number(env.PORT || '8080')
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${env.PORT}"`)
-  const logLevel = env.LOG_LEVEL ?? 'info'
+  const logLevel = env.LOG_LEVEL || 'info'
   if (!LOG_LEVELS.includes(logLevel))
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
   let publicUrl: string | null = null
   if (env.PUBLIC_URL) {
-    try {
-      publicUrl = new URL(env.PUBLIC_URL).href.replace(/\/$/, '')
-    } catch {
-      throw new ConfigError(`PUBLIC_URL must be an absolute URL, got "${env.PUBLIC_URL}"`)
-    }
+    // note: paths are appended to it (Location, Link), so a scheme other than http(s), a
+    // query or a fragment would make every link it builds wrong
+    const url = URL.parse(env.PUBLIC_URL)
+    if (!url || !['http:', 'https:'].includes(url.protocol) || /[?#]/.test(env.PUBLIC_URL))
+      throw new ConfigError(
+        `PUBLIC_URL must be an absolute http(s) URL without query or fragment, got "${env.PUBLIC_URL}"`,
+      )
+    publicUrl = url.href.replace(/\/$/, '')
   }
   let plans = DEFAULT_PLANS
   if (env.PLANS_FILE) {

@@ -7,7 +7,7 @@ import type { TestApp, TestUser } from './app.ts'
 export interface ScenarioContext {
   t: TestApp
   users: Record<string, TestUser | null>
-  /** Substituted for `{name}` in urls, header values and string bodies. */
+  /** Substituted for `{name}` in urls, string bodies and header values. */
   vars: Record<string, string>
 }
 
@@ -26,6 +26,7 @@ export interface Scenario {
   expectErrorCode?: string
   /** Extra checks on the parsed body (and the context, to read state back). */
   expect?: (
+    // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON body of whatever shape the route answers
     body: any,
     ctx: ScenarioContext,
     res: { headers: Record<string, unknown> },
@@ -57,15 +58,13 @@ export function runScenarios(
         const user = as === null ? null : ctx.users[as]
         if (as !== null && user === undefined) throw new Error(`scenario user ${as} is not set`)
         const body = typeof s.body === 'string' ? fill(s.body, ctx.vars) : s.body
-        const headers = s.headers
-          ? Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, fill(v, ctx.vars)]))
-          : undefined
         const res = await ctx.t.request(
           user ?? null,
           s.method,
           fill(s.url, ctx.vars),
           body,
-          headers,
+          s.headers &&
+            Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, fill(v, ctx.vars)])),
         )
         const parsed =
           res.body.length > 0 && /json/.test(String(res.headers['content-type']))

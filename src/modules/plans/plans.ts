@@ -17,7 +17,28 @@ export const PlanSchema = Type.Object(
 export type Plan = Static<typeof PlanSchema>
 export type Plans = Record<string, Plan>
 
-const PlansFileSchema = Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }), PlanSchema)
+const PlansFileSchema = Type.Record(
+  Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }),
+  PlanSchema,
+  // note: a Record is patternProperties; without this, names missing the pattern go unchecked
+  { additionalProperties: false },
+)
+
+/** The first thing wrong with a plans file, in words an operator can act on. */
+function describeError(e: {
+  keyword: string
+  schemaPath: string
+  instancePath: string
+  message: string
+}): string {
+  const where = e.instancePath || '/'
+  // a property the schema forbids: a badly spelt plan name, or an unknown plan property
+  if (e.keyword === 'boolean' && e.schemaPath.endsWith('/additionalProperties'))
+    return e.instancePath.split('/').length === 2
+      ? `${where} is not a valid plan name (a lowercase letter, then up to 31 of a-z 0-9 _ -)`
+      : `${where} is not a known plan property`
+  return `${where} ${e.message}`
+}
 
 /** Built-in plan table (SPEC §4); `null` means unlimited. */
 export const DEFAULT_PLANS: Plans = {
@@ -48,9 +69,7 @@ export function loadPlansFile(path: string): Plans {
   const validator = Compile(PlansFileSchema)
   if (!validator.Check(parsed)) {
     const first = [...validator.Errors(parsed)][0]
-    throw new Error(
-      `PLANS_FILE ${path}: ${first ? `${first.instancePath || '/'} ${first.message}` : 'invalid'}`,
-    )
+    throw new Error(`PLANS_FILE ${path}: ${first ? describeError(first) : 'invalid'}`)
   }
   const plans = parsed as Plans
   if (Object.keys(plans).length === 0) throw new Error(`PLANS_FILE ${path}: defines no plan`)

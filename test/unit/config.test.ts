@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import { ConfigError, loadConfig } from '../../src/config.ts'
+import { DEFAULT_PLANS } from '../../src/modules/plans/plans.ts'
+
+// SPEC §8: DATABASE_URL, PORT (8080), HOST (127.0.0.1), PUBLIC_URL, LOG_LEVEL, PLANS_FILE —
+// read into one validated Config; a mistake is a ConfigError with a one-line message.
+
+/** loadConfig(env) fails with a ConfigError whose message matches every pattern. */
+function refuses(env: NodeJS.ProcessEnv, ...patterns: RegExp[]): void {
+  assert.throws(
+    () => loadConfig(env),
+    (err: Error) => {
+      assert.ok(err instanceof ConfigError, `a ConfigError, got ${err}`)
+      assert.equal(err.name, 'ConfigError')
+      for (const p of patterns) assert.match(err.message, p)
+      assert.ok(!err.message.includes('\n'), 'one line')
+      return true
+    },
+  )
+}
+
+describe('loadConfig (SPEC §8)', () => {
+  it('defaults: sqlite:./data/statusd.db, 127.0.0.1:8080, info, no PUBLIC_URL, built-in plans', () =>
+    assert.deepEqual(loadConfig({}), {
+      databaseUrl: 'sqlite:./data/statusd.db',
+      port: 8080,
+      host: '127.0.0.1',
+      publicUrl: null,
+      logLevel: 'info',
+      plans: DEFAULT_PLANS,
+    }))
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'sqlite::memory:',
+      PORT: '3000',
+      HOST: '0.0.0.0',
+      PUBLIC_URL: 'https://status.example.com',
+      LOG_LEVEL: 'debug',
+    })
+    assert.equal(config.databaseUrl, 'sqlite::memory:')
+    assert.equal(config.port, 3000)
+    assert.equal(config.host, '0.0.0.0')
+    assert.equal(config.publicUrl, 'https://status.example.com')
+    assert.equal(config.logLevel, 'debug')
+  })
+
+  it('does not read process.env when given an env', () => {
+    const saved = process.env.PORT
+    process.env.PORT = 'not a port'
+    try {
+      assert.equal(loadConfig({}).port, 8080)
+    } finally {
+      if (saved === undefined) delete process.env.PORT
+      else process.env.PORT = saved
+    }
+  })
+
+  it('PORT 0 (any free port) and 65535 are valid', () => {
+    assert.equal(loadConfig({ PORT: '0' }).port, 0)
+    assert.equal(loadConfig({ PORT: '65535' }).port, 65535)
+  })
+
+  for (const port of ['abc', '-1', '65536', '80.5', '8080abc', 'eighty'])
+    it(`PORT ${JSON.stringify(port)} is a ConfigError naming PORT`, () =>
+      refuses({ PORT: port }, /PORT/, new RegExp(port.replace('.', '\\.'))))
+
+  it('an empty PORT means the default, like the other variables (not a random port)', () =>
+    assert.equal(loadConfig({ PORT: '' }).port, 8080))
+
+  for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    it(`LOG_LEVEL ${level} is valid`, () =>
+      assert.equal(loadConfig({ LOG_LEVEL: level }).logLevel, level))
+
+  for (const level of ['verbose', 'warning', 'INFO', '5'])
+    it(`LOG_LEVEL ${JSON.stringify(level)} is a ConfigError listing the levels`, () =>
+      refuses({ LOG_LEVEL: level }, /LOG_LEVEL/, /debug/, new RegExp(level)))
+
+  it('an empty LOG_LEVEL means the default', () =>
+    assert.equal(loadConfig({ LOG_LEVEL: '' }).logLevel, 'info'))
+
+  it('PUBLIC_URL loses its trailing slash', () =>
+    assert.equal(
+      loadConfig({ PUBLIC_URL: 'https://status.example.com/' }).publicUrl,
+      'https://status.example.com',
+    ))
+
+  it('PUBLIC_URL may have a path prefix', () =>
+    assert.equal(
+      loadConfig({ PUBLIC_URL: 'http://example.com:8080/statusd/' }).publicUrl,
+      'http://example.com:8080/statusd',
+    ))
+
+  it('an empty PUBLIC_URL is none', () =>
+    assert.equal(loadConfig({ PUBLIC_URL: '' }).publicUrl, null))
+
+  for (const url of [
+    'not a url',
+    'example.com',
+    '/relative/path',
+    'ftp://example.com',
+    'javascript:alert(1)',
+    'mailto:ops@example.com',
+    'https://example.com/?page=1',
+    'https://example.com/#top',
+  ])
+    it(`PUBLIC_URL ${JSON.stringify(url)} is a ConfigError naming PUBLIC_URL`, () =>
+      refuses({ PUBLIC_URL: url }, /PUBLIC_URL/))
+
+  it('an empty DATABASE_URL or HOST means the default', () => {
+    const config = loadConfig({ DATABASE_URL: '', HOST: '' })
+    assert.equal(config.databaseUrl, 'sqlite:./data/statusd.db')
+    assert.equal(config.host, '127.0.0.1')
+  })
+
+  describe('PLANS_FILE', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'statusd-config-'))
+    after(() => rmSync(dir, { recursive: true, force: true }))
+
+    it('replaces the built-in plans', () => {
+      const plans = {
+        solo: {
+          descriptionLinks: true,
+          accessSettings: false,
+          maxStatuses: 3,
+          requestsPerMinute: null,
+          historyDays: 1,
+        },
+      }
+      const path = join(dir, 'plans.json')
+      writeFileSync(path, JSON.stringify(plans))
+      assert.deepEqual(loadConfig({ PLANS_FILE: path }).plans, plans)
+    })
+
+    it('a bad plans file is a ConfigError naming the file and the problem', () => {
+      const path = join(dir, 'bad.json')
+      writeFileSync(path, JSON.stringify({ free: { descriptionLinks: 'no' } }))
+      refuses({ PLANS_FILE: path }, /PLANS_FILE/, new RegExp(path), /\/free/)
+    })
+
+    it('a missing plans file is a ConfigError', () =>
+      refuses({ PLANS_FILE: join(dir, 'missing.json') }, /PLANS_FILE/, /missing\.json/))
+  })
+})
