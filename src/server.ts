@@ -43,8 +43,9 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   process.once('SIGTERM', shutdown)
   process.once('SIGINT', shutdown)
 
-  await app.listen({ port: config.port, host: config.host })
-  app.log.info({ storage: database.describe }, 'statusd ready')
+  // note: the bound address, not config.port: with PORT=0 this line is where the port is read
+  const address = await app.listen({ port: config.port, host: config.host })
+  app.log.info({ address, storage: database.describe }, 'statusd ready')
   return app
 }
 
