@@ -1,12 +1,24 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
 import { createDatabase } from './db/create-db.ts'
 import { migrateToLatest } from './db/migrate.ts'
+import { redactUrl } from './lib/redact.ts'
 import { ensureFirstUser } from './modules/users/first-user.ts'
 
 /** Redacted request fields: API keys never reach a log line. */
 const REDACT = ['req.headers["service-api-key"]', 'req.headers.authorization']
+
+/** Fastify's request serializer, with the URL redacted (a key sent in the query string). */
+const serializeRequest = (req: FastifyRequest) => ({
+  method: req.method,
+  url: redactUrl(req.url),
+  version:
+    typeof req.headers['accept-version'] === 'string' ? req.headers['accept-version'] : undefined,
+  host: req.host,
+  remoteAddress: req.ip,
+  remotePort: req.socket?.remotePort,
+})
 
 /**
  * Process entry: config → database → migrations → first user → app → listen.
@@ -25,7 +37,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     database,
     plans: config.plans,
     publicUrl: config.publicUrl,
-    logger: { level: config.logLevel, redact: REDACT },
+    logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
   })
   if (first) printFirstKey(first.user.id, first.user.plan, first.key, config)
 
