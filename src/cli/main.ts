@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '../config.ts'
+import { isStorageUnavailable } from '../db/create-db.ts'
 import { migrateToLatest } from '../db/migrate.ts'
 import { UserInputError } from '../modules/users/users.service.ts'
 import { serve } from '../server.ts'
@@ -51,6 +52,13 @@ export async function main(
   }
 }
 
+/**
+ * An error of the machine, not of statusd (port taken, address not ours, file not readable):
+ * its message says it all, a stack trace would only bury it.
+ */
+const isSystemError = (error: unknown): error is NodeJS.ErrnoException =>
+  error instanceof Error && typeof (error as NodeJS.ErrnoException).syscall === 'string'
+
 /** Prints a failed command's error to `err` and returns its exit code (2 usage, 1 otherwise). */
 function report(error: unknown, json: boolean, err: (text: string) => void): number {
   const usage =
@@ -58,7 +66,11 @@ function report(error: unknown, json: boolean, err: (text: string) => void): num
   const known = usage || error instanceof UserInputError || error instanceof ConfigError
   const message = known
     ? (error as Error).message
-    : `unexpected error: ${(error as Error)?.stack ?? error}`
+    : isSystemError(error)
+      ? error.message
+      : isStorageUnavailable(error)
+        ? `cannot use the database: ${(error as Error).message}`
+        : `unexpected error: ${(error as Error)?.stack ?? error}`
   if (json) err(`${JSON.stringify({ error: (error as Error).message })}\n`)
   // one line: the usage is one `statusd help` away (not `--help`: `npx statusd --help` is npm's help)
   else err(`statusd: ${message}${usage ? ' (see: statusd help)' : ''}\n`)
