@@ -28,6 +28,10 @@ for (const [name, version] of Object.entries(biome?.optionalDependencies ?? {}))
   added += 1
 }
 // keep the packages map in npm's sorted order so diffs stay small
-lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))))
+lock.packages = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) =>
+    a === '' ? -1 : b === '' ? 1 : a.localeCompare(b),
+  ),
+)
 writeFileSync(path, `${JSON.stringify(lock, null, 2)}\n`)
 console.log(`complete-lockfile: added ${added} entr${added === 1 ? 'y' : 'ies'}`)

@@ -37,6 +37,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       )
     publicUrl = url.href.replace(/\/$/, '')
   }
+  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/statusd.db'
+  checkDatabaseUrl(databaseUrl)
   let plans = DEFAULT_PLANS
   if (env.PLANS_FILE) {
     try {
@@ -46,11 +48,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   return {
-    databaseUrl: env.DATABASE_URL || 'sqlite:./data/statusd.db',
+    databaseUrl,
     port,
     host: env.HOST || '127.0.0.1',
     publicUrl,
     logLevel,
     plans,
   }
+}
+
+/** The storage URL's shape only; the engine reports what it cannot open. */
+function checkDatabaseUrl(url: string): void {
+  if (url === 'sqlite:')
+    throw new ConfigError('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/statusd.db')
+  if (url.startsWith('sqlite:') || /^postgres(ql)?:\/\//.test(url)) return
+  // note: only the scheme is echoed: the rest of a URL may hold a password
+  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0]
+  throw new ConfigError(
+    `DATABASE_URL must be sqlite:<path> or postgres://…, got ${scheme ? `a "${scheme}" URL` : 'no scheme'}`,
+  )
 }

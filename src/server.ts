@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
 import { createDatabase } from './db/create-db.ts'
 import { migrateToLatest } from './db/migrate.ts'
+import { redactUrl } from './lib/redact.ts'
 import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.service.ts'
 import { ensureFirstUser } from './modules/users/first-user.ts'
 
@@ -10,6 +11,17 @@ const HOUSEKEEPING_INTERVAL_MS = 60 * 60 * 1000
 
 /** Redacted request fields: API keys never reach a log line. */
 const REDACT = ['req.headers["service-api-key"]', 'req.headers.authorization']
+
+/** Fastify's request serializer, with the URL redacted (a key sent in the query string). */
+const serializeRequest = (req: FastifyRequest) => ({
+  method: req.method,
+  url: redactUrl(req.url),
+  version:
+    typeof req.headers['accept-version'] === 'string' ? req.headers['accept-version'] : undefined,
+  host: req.host,
+  remoteAddress: req.ip,
+  remotePort: req.socket?.remotePort,
+})
 
 /**
  * Process entry: config → database → migrations → first user → app → listen.
@@ -28,7 +40,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     database,
     plans: config.plans,
     publicUrl: config.publicUrl,
-    logger: { level: config.logLevel, redact: REDACT },
+    logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
   })
   if (first) printFirstKey(first.user.id, first.user.plan, first.key, config)
 
@@ -55,8 +67,9 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   process.once('SIGTERM', shutdown)
   process.once('SIGINT', shutdown)
 
-  await app.listen({ port: config.port, host: config.host })
-  app.log.info({ storage: database.describe }, 'statusd ready')
+  // note: the bound address, not config.port: with PORT=0 this line is where the port is read
+  const address = await app.listen({ port: config.port, host: config.host })
+  app.log.info({ address, storage: database.describe }, 'statusd ready')
   return app
 }
 

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '../config.ts'
+import { isStorageUnavailable } from '../db/create-db.ts'
 import { migrateToLatest } from '../db/migrate.ts'
 import { UserInputError } from '../modules/users/users.service.ts'
 import { serve } from '../server.ts'
@@ -12,10 +13,11 @@ statusd migrate [--json]           apply pending schema migrations and exit
 ${USER_USAGE}
 ${KEY_USAGE}`
 
-/** Runs one `statusd` command; returns the process exit code. */
+/** Runs one `statusd` command; returns the process exit code. `out`/`err` default to stdout/stderr. */
 export async function main(
   argv: string[],
-  out = (t: string) => process.stdout.write(t),
+  out: (text: string) => void = (t) => process.stdout.write(t),
+  err: (text: string) => void = (t) => process.stderr.write(t),
 ): Promise<number> {
   const [command, ...args] = argv
   const output: Output = { json: args.includes('--json'), out }
@@ -45,19 +47,32 @@ export async function main(
       default:
         throw new UsageError(`unknown command: ${command}`)
     }
-  } catch (err) {
-    return report(err, output)
+  } catch (error) {
+    return report(error, output.json, err)
   }
 }
 
-function report(err: unknown, output: Output): number {
+/**
+ * An error of the machine, not of statusd (port taken, address not ours, file not readable):
+ * its message says it all, a stack trace would only bury it.
+ */
+const isSystemError = (error: unknown): error is NodeJS.ErrnoException =>
+  error instanceof Error && typeof (error as NodeJS.ErrnoException).syscall === 'string'
+
+/** Prints a failed command's error to `err` and returns its exit code (2 usage, 1 otherwise). */
+function report(error: unknown, json: boolean, err: (text: string) => void): number {
   const usage =
-    err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
-  const known = usage || err instanceof UserInputError || err instanceof ConfigError
+    error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+  const known = usage || error instanceof UserInputError || error instanceof ConfigError
   const message = known
-    ? (err as Error).message
-    : `unexpected error: ${(err as Error)?.stack ?? err}`
-  if (output.json) process.stderr.write(`${JSON.stringify({ error: (err as Error).message })}\n`)
-  else process.stderr.write(`statusd: ${message}\n${usage ? `\n${USAGE}\n` : ''}`)
+    ? (error as Error).message
+    : isSystemError(error)
+      ? error.message
+      : isStorageUnavailable(error)
+        ? `cannot use the database: ${(error as Error).message}`
+        : `unexpected error: ${(error as Error)?.stack ?? error}`
+  if (json) err(`${JSON.stringify({ error: (error as Error).message })}\n`)
+  // one line: the usage is one `statusd help` away (not `--help`: `npx statusd --help` is npm's help)
+  else err(`statusd: ${message}${usage ? ' (see: statusd help)' : ''}\n`)
   return usage ? 2 : 1
 }

@@ -19,8 +19,12 @@ function randomString(alphabet: string, length: number): string {
   return out
 }
 
-/** 21-character URL-safe id (126 bits), unique across the service. */
-export const newId = (): string => randomString(URL_SAFE, 21)
+/**
+ * 21-character URL-safe id (≈126 bits), unique across the service.
+ * note: the first character is a letter or digit, never '-': the admin CLI takes ids as
+ * arguments (`key revoke <keyId>`, `--user <id>`), where a leading '-' reads as an option.
+ */
+export const newId = (): string => randomString(BASE62, 1) + randomString(URL_SAFE, 20)
 
 /** 8 lowercase base32 characters (40 bits): the public share id. */
 export const newShareId = (): string => randomString(BASE32, 8)

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { ApiKey, DB, User } from '../../db/database.ts'
 import { notFound } from '../../lib/errors.ts'
 import { hashApiKey, newApiKey, newId } from '../../lib/ids.ts'
-import { nowIso } from '../../lib/time.ts'
+import { nowIso, parseIsoInstant } from '../../lib/time.ts'
 import { UserInputError } from '../users/users.service.ts'
 import {
   findActiveKeyByHash,
@@ -39,9 +39,11 @@ export async function createApiKey(
 ): Promise<ApiKeyView & { key: string; userId: string }> {
   let expiresAt: string | null = null
   if (options.expiresAt !== undefined) {
-    const at = new Date(options.expiresAt)
-    if (Number.isNaN(at.getTime()))
-      throw new UserInputError(`expiry "${options.expiresAt}" is not an ISO 8601 date`)
+    const at = parseIsoInstant(options.expiresAt)
+    if (at === null)
+      throw new UserInputError(
+        `expiry "${options.expiresAt}" is not an ISO 8601 date (e.g. 2030-12-31 or 2030-12-31T23:59:59Z)`,
+      )
     if (at.getTime() <= Date.now()) throw new UserInputError('expiry must be in the future')
     expiresAt = at.toISOString()
   }

@@ -1,0 +1,365 @@
+import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { buildApp } from '../../src/app.ts'
+import { main } from '../../src/cli/main.ts'
+import { createDatabase } from '../../src/db/create-db.ts'
+import { DEFAULT_PLANS } from '../../src/modules/plans/plans.ts'
+
+// SPEC §8 admin CLI, run in-process through `main(argv, out, err)` exactly as bin/statusd.js
+// runs it, on a temp SQLite file named by DATABASE_URL (loadConfig reads process.env). Each
+// key the CLI prints is then tried against the API (buildApp on the same file, inject).
+
+interface Run {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+const saved = { DATABASE_URL: process.env.DATABASE_URL, PLANS_FILE: process.env.PLANS_FILE }
+let dir: string
+
+before(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'statusd-cli-'))
+  process.env.DATABASE_URL = `sqlite:${path.join(dir, 'statusd.db')}`
+  delete process.env.PLANS_FILE
+})
+
+after(() => {
+  for (const [name, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[name]
+    else process.env[name] = value
+  }
+  fs.rmSync(dir, { recursive: true, force: true })
+})
+
+async function run(...argv: string[]): Promise<Run> {
+  let stdout = ''
+  let stderr = ''
+  const code = await main(
+    argv,
+    (t) => {
+      stdout += t
+    },
+    (t) => {
+      stderr += t
+    },
+  )
+  return { code, stdout, stderr }
+}
+
+/** Runs a command with --json that must succeed; returns its parsed output. */
+// biome-ignore lint/suspicious/noExplicitAny: parsed CLI output, every use is checked by an assertion
+async function json(...argv: string[]): Promise<any> {
+  const r = await run(...argv, '--json')
+  assert.equal(r.code, 0, `statusd ${argv.join(' ')} failed: ${r.stderr}`)
+  assert.equal(r.stderr, '', 'a successful command writes nothing to stderr')
+  return JSON.parse(r.stdout)
+}
+
+/** Sends one request to the API on the CLI's database, with `key` in the seed's header. */
+async function api(key: string, method: 'GET' | 'POST', url: string, body?: unknown) {
+  const database = createDatabase(process.env.DATABASE_URL as string)
+  const app = await buildApp({ database, plans: DEFAULT_PLANS })
+  try {
+    const res = await app.inject({
+      method,
+      url,
+      headers: {
+        'service-api-key': key,
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
+      ...(body !== undefined && { payload: JSON.stringify(body) }),
+    })
+    return { status: res.statusCode, body: res.json() }
+  } finally {
+    await app.close()
+  }
+}
+
+describe('statusd user …', () => {
+  it('user add --json prints the new user with its id; defaults: plan free, verified', async () => {
+    const user = await json('user', 'add', '--name', 'Alice', '--email', 'alice@example.com')
+    assert.match(user.id, /^[\w-]{21}$/)
+    assert.equal(user.name, 'Alice')
+    assert.equal(user.email, 'alice@example.com')
+    assert.equal(user.plan, 'free')
+    assert.equal(user.authLevel, 'verified')
+  })
+
+  it('user add --plan P --unverified creates an unverified user on that plan', async () => {
+    const user = await json('user', 'add', '--name', 'Bob', '--plan', 'pro', '--unverified')
+    assert.equal(user.plan, 'pro')
+    assert.equal(user.authLevel, 'authenticated')
+    assert.equal(user.email, null)
+  })
+
+  it('user add without --json prints one human-readable line naming the id', async () => {
+    const r = await run('user', 'add', '--name', 'Carol')
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stdout, /^created user [\w-]{21} {2}Carol {2}plan=free {2}verified\n$/)
+  })
+
+  it('user list --json lists every user in creation order', async () => {
+    const users = await json('user', 'list')
+    assert.deepEqual(
+      users.map((u: { name: string }) => u.name),
+      ['Alice', 'Bob', 'Carol'],
+    )
+    for (const u of users)
+      assert.deepEqual(Object.keys(u).sort(), [
+        'authLevel',
+        'createdAt',
+        'email',
+        'id',
+        'name',
+        'plan',
+      ])
+  })
+
+  it('user set <email> --plan P changes the plan; user set <id> --plan P too', async () => {
+    const byEmail = await json('user', 'set', 'alice@example.com', '--plan', 'pro')
+    assert.equal(byEmail.plan, 'pro')
+    const byId = await json('user', 'set', byEmail.id, '--plan', 'free')
+    assert.equal(byId.plan, 'free')
+    assert.equal(byId.id, byEmail.id)
+  })
+
+  it("user set --unverified / --verified change what the user's key may do", async () => {
+    const user = await json('user', 'add', '--name', 'Dave', '--email', 'dave@example.com')
+    const { key } = await json('key', 'create', '--user', user.id)
+
+    const down = await json('user', 'set', 'dave@example.com', '--unverified')
+    assert.equal(down.authLevel, 'authenticated')
+    let res = await api(key, 'POST', '/v1/status-keys/dave-1', { value: 'A' })
+    assert.equal(res.status, 403)
+    assert.equal(res.body.errorCode, 'notVerified')
+    res = await api(key, 'GET', '/v1/checkAuth')
+    assert.equal(res.status, 200, 'checkAuth works at either level')
+    assert.equal(res.body.authLevel, 'authenticated')
+
+    const up = await json('user', 'set', user.id, '--verified')
+    assert.equal(up.authLevel, 'verified')
+    res = await api(key, 'POST', '/v1/status-keys/dave-1', { value: 'A' })
+    assert.equal(res.status, 201)
+  })
+})
+
+describe('statusd key …', () => {
+  let user: { id: string }
+  let created: { id: string; key: string; [k: string]: unknown }
+
+  before(async () => {
+    user = await json('user', 'add', '--name', 'Erin', '--email', 'erin@example.com')
+  })
+
+  it('key create --user <email> --json prints { id, key } and the key works against the API', async () => {
+    created = await json('key', 'create', '--user', 'erin@example.com', '--label', 'ci')
+    assert.match(created.id, /^[\w-]{21}$/)
+    assert.match(created.key, /^sdk_[A-Za-z0-9]{40}$/)
+    assert.equal(created.label, 'ci')
+    assert.equal(created.expiresAt, null)
+    const res = await api(created.key, 'GET', '/v1/checkAuth')
+    assert.equal(res.status, 200)
+    assert.equal(res.body.userId, user.id)
+    const write = await api(created.key, 'POST', '/v1/status-keys/room-4', { value: 'OCCUPIED' })
+    assert.equal(write.status, 201)
+  })
+
+  it('key create --user <id> --expires ISO stores the expiry (UTC) and the key works', async () => {
+    const k = await json(
+      'key',
+      'create',
+      '--user',
+      user.id,
+      '--expires',
+      '2099-06-30T12:00:00+02:00',
+    )
+    assert.equal(k.expiresAt, '2099-06-30T10:00:00.000Z')
+    const day = await json('key', 'create', '--user', user.id, '--expires', '2099-12-31')
+    assert.equal(day.expiresAt, '2099-12-31T00:00:00.000Z')
+    assert.equal((await api(k.key, 'GET', '/v1/checkAuth')).status, 200)
+  })
+
+  it('key create without --json prints the key once, with a warning to store it', async () => {
+    const r = await run('key', 'create', '--user', user.id)
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stdout, /shown only now/)
+    assert.match(r.stdout, /^ {4}sdk_[A-Za-z0-9]{40}$/m)
+  })
+
+  it('key list --json lists the keys without the secret or its hash', async () => {
+    const r = await run('key', 'list', '--user', 'erin@example.com', '--json')
+    assert.equal(r.code, 0, r.stderr)
+    const keys = JSON.parse(r.stdout)
+    assert.equal(keys.length, 4)
+    const hash = createHash('sha256').update(created.key).digest('hex')
+    assert.ok(!r.stdout.includes(created.key), 'the secret is not listed')
+    assert.ok(!r.stdout.includes(hash), 'the hash is not listed')
+    for (const k of keys) {
+      assert.deepEqual(Object.keys(k).sort(), [
+        'createdAt',
+        'expiresAt',
+        'id',
+        'label',
+        'prefix',
+        'revokedAt',
+      ])
+      assert.match(k.prefix, /^sdk_[A-Za-z0-9]{8}$/)
+    }
+    assert.ok(created.key.startsWith(keys[0].prefix), 'the prefix tells the keys apart')
+    const human = await run('key', 'list', '--user', user.id)
+    assert.ok(!human.stdout.includes(created.key) && !human.stdout.includes(hash))
+  })
+
+  it('key revoke <keyId> makes the key stop working (401) and key list shows it revoked', async () => {
+    const revoked = await json('key', 'revoke', created.id)
+    assert.equal(revoked.id, created.id)
+    assert.equal(typeof revoked.revokedAt, 'string')
+    assert.equal(revoked.key, undefined, 'revoking does not show the secret again')
+    const res = await api(created.key, 'GET', '/v1/checkAuth')
+    assert.equal(res.status, 401)
+    assert.equal(res.body.errorCode, 'unauthorized')
+    const keys = await json('key', 'list', '--user', user.id)
+    const listed = keys.find((k: { id: string }) => k.id === created.id)
+    assert.equal(listed.revokedAt, revoked.revokedAt)
+  })
+})
+
+describe('statusd errors: non-zero exit, one clear line on stderr (JSON with --json)', () => {
+  const cases: { name: string; argv: string[]; code: number; message: RegExp }[] = [
+    {
+      name: 'unknown plan on user add',
+      argv: ['user', 'add', '--name', 'Zed', '--plan', 'gold'],
+      code: 1,
+      message: /unknown plan "gold" \(plans: free, pro\)/,
+    },
+    {
+      name: 'unknown plan on user set',
+      argv: ['user', 'set', 'alice@example.com', '--plan', 'gold'],
+      code: 1,
+      message: /unknown plan "gold"/,
+    },
+    {
+      name: 'unknown user (e-mail) on key create',
+      argv: ['key', 'create', '--user', 'nobody@example.com'],
+      code: 1,
+      message: /no user nobody@example\.com/,
+    },
+    {
+      name: 'unknown user (id) on user set',
+      argv: ['user', 'set', 'no-such-user-id', '--verified'],
+      code: 1,
+      message: /no user no-such-user-id/,
+    },
+    {
+      name: 'unknown user on key list',
+      argv: ['key', 'list', '--user', 'nobody@example.com'],
+      code: 1,
+      message: /no user nobody@example\.com/,
+    },
+    {
+      name: 'unknown key on key revoke',
+      argv: ['key', 'revoke', 'no-such-key-id'],
+      code: 1,
+      message: /no key no-such-key-id/,
+    },
+    {
+      name: 'bad expiry: not a date',
+      argv: ['key', 'create', '--user', 'erin@example.com', '--expires', 'tomorrow'],
+      code: 1,
+      message: /expiry "tomorrow" is not an ISO 8601 date/,
+    },
+    {
+      name: 'bad expiry: a date, but not ISO 8601',
+      argv: ['key', 'create', '--user', 'erin@example.com', '--expires', 'Dec 31 2099'],
+      code: 1,
+      message: /expiry "Dec 31 2099" is not an ISO 8601 date/,
+    },
+    {
+      name: 'bad expiry: a day that does not exist (no silent roll-over to March)',
+      argv: ['key', 'create', '--user', 'erin@example.com', '--expires', '2099-02-30'],
+      code: 1,
+      message: /expiry "2099-02-30" is not an ISO 8601 date/,
+    },
+    {
+      name: 'bad expiry: a date-time without a zone (ambiguous)',
+      argv: ['key', 'create', '--user', 'erin@example.com', '--expires', '2099-12-31T23:59:59'],
+      code: 1,
+      message: /expiry "2099-12-31T23:59:59" is not an ISO 8601 date \(e\.g\. 2030-12-31 or/,
+    },
+    {
+      name: 'bad expiry: in the past',
+      argv: ['key', 'create', '--user', 'erin@example.com', '--expires', '2001-01-01T00:00:00Z'],
+      code: 1,
+      message: /expiry must be in the future/,
+    },
+    {
+      name: 'unknown command',
+      argv: ['frobnicate'],
+      code: 2,
+      message: /unknown command: frobnicate/,
+    },
+    {
+      name: 'unknown user subcommand',
+      argv: ['user', 'frobnicate'],
+      code: 2,
+      message: /unknown command: user frobnicate/,
+    },
+    {
+      name: 'unknown key subcommand',
+      argv: ['key', 'frobnicate'],
+      code: 2,
+      message: /unknown command: key frobnicate/,
+    },
+    {
+      name: 'unknown option',
+      argv: ['user', 'add', '--name', 'Zed', '--colour', 'red'],
+      code: 2,
+      message: /Unknown option '--colour'/,
+    },
+    {
+      name: 'missing --name',
+      argv: ['user', 'add'],
+      code: 2,
+      message: /user add needs --name/,
+    },
+    {
+      name: 'user set with nothing to set',
+      argv: ['user', 'set', 'alice@example.com'],
+      code: 2,
+      message: /user set needs --plan, --verified or --unverified/,
+    },
+  ]
+
+  for (const c of cases) {
+    it(`${c.name}: exit ${c.code}, one line`, async () => {
+      const usersBefore = await json('user', 'list')
+      const r = await run(...c.argv)
+      assert.equal(r.code, c.code, `stderr: ${r.stderr}`)
+      assert.equal(r.stdout, '', 'nothing on stdout')
+      assert.match(r.stderr, /^statusd: [^\n]+\n$/, 'exactly one line on stderr')
+      assert.match(r.stderr, c.message)
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace')
+      assert.deepEqual(await json('user', 'list'), usersBefore, 'a failed command changes nothing')
+    })
+    it(`${c.name} with --json: the error is one JSON line`, async () => {
+      const r = await run(...c.argv, '--json')
+      assert.equal(r.code, c.code, `stderr: ${r.stderr}`)
+      assert.equal(r.stdout, '')
+      assert.match(r.stderr, /^[^\n]+\n$/, 'exactly one line on stderr')
+      const body = JSON.parse(r.stderr)
+      assert.equal(typeof body.error, 'string')
+      assert.match(body.error, c.message)
+    })
+  }
+
+  it('a failed key create writes no key', async () => {
+    const before = await json('key', 'list', '--user', 'erin@example.com')
+    await run('key', 'create', '--user', 'erin@example.com', '--expires', 'Dec 31 2099')
+    assert.deepEqual(await json('key', 'list', '--user', 'erin@example.com'), before)
+  })
+})

@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict'
+import { createHash, randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { after, afterEach, before, it } from 'node:test'
+import { BIN, killAll, runToEnd, statusdEnv } from '../helpers/processes.ts'
+import { asLogLine, type LogLine, type Server, startServer } from '../helpers/server-process.ts'
+
+// SPEC §8: structured JSON logs with a request id; API keys never appear in logs. The one
+// place a key is printed is the first-start banner, which is plain text, not a log line.
+
+let dir: string
+
+before(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'statusd-e2e-logs-'))
+})
+afterEach(() => killAll())
+after(() => {
+  killAll()
+  fs.rmSync(dir, { recursive: true, force: true })
+})
+
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
+/** A key in the real format that no server issued. */
+const unknownKey = () =>
+  `sdk_${Array.from(randomBytes(40), (b) => BASE62[b % BASE62.length]).join('')}`
+
+interface Sent {
+  reqId: string
+  status: number
+}
+
+/**
+ * Sends a mix of requests carrying keys every way a client might — right and wrong, in either
+ * header, in the query string (refused), on errors — each with its own x-request-id.
+ */
+async function exercise(server: Server, key: string, wrongKey: string): Promise<Sent[]> {
+  const sent: Sent[] = []
+  let n = 0
+  const send = async (url: string, init: RequestInit = {}) => {
+    n += 1
+    const reqId = `logs-test-${n}`
+    const res = await fetch(`${server.url}${url}`, {
+      ...init,
+      headers: { 'x-request-id': reqId, ...(init.headers as Record<string, string>) },
+    })
+    await res.arrayBuffer()
+    assert.equal(res.headers.get('x-request-id'), reqId)
+    sent.push({ reqId, status: res.status })
+    return res.status
+  }
+  const json = { 'content-type': 'application/json' }
+  const byHeader = { 'service-api-key': key }
+  const byBearer = { authorization: `Bearer ${key}` }
+
+  assert.equal(
+    await send('/v1/status-keys/room-4', {
+      method: 'POST',
+      headers: { ...byHeader, ...json },
+      body: '{"value":"OCCUPIED"}',
+    }),
+    201,
+  )
+  assert.equal(await send('/v1/user/status', { headers: byHeader }), 200)
+  assert.equal(await send('/v1/user/status', { headers: byBearer }), 200)
+  assert.equal(
+    await send('/v1/status-keys/room-4', {
+      method: 'POST',
+      headers: { ...byBearer, ...json },
+      body: '{"value":"FREE"}',
+    }),
+    200,
+  )
+  assert.equal(await send('/v1/checkAuth', { headers: { 'service-api-key': wrongKey } }), 401)
+  assert.equal(
+    await send('/v1/checkAuth', { headers: { authorization: `Bearer ${wrongKey}` } }),
+    401,
+  )
+  assert.equal(await send('/v1/checkAuth', { headers: { authorization: `Basic ${key}` } }), 401)
+  // never accepted in the query string (SPEC §3), and not logged from there either
+  assert.equal(await send(`/v1/checkAuth?service-api-key=${key}`), 401)
+  assert.equal(await send(`/v1/user/status?api_key=${wrongKey}`), 401)
+  // client mistakes and unknown routes, with a good key attached
+  assert.equal(
+    await send('/v1/status-keys/room-4', {
+      method: 'POST',
+      headers: { ...byHeader, ...json },
+      body: '{"value":',
+    }),
+    400,
+  )
+  assert.equal(await send('/v1/nowhere', { headers: byBearer }), 404)
+  assert.equal(await send('/healthz', { headers: byHeader }), 200)
+  return sent
+}
+
+function assertNoSecrets(lines: string[], secrets: string[]): void {
+  for (const line of lines)
+    for (const secret of secrets)
+      assert.ok(
+        !line.includes(secret),
+        `a log line holds a secret (${secret.slice(0, 8)}…): ${line}`,
+      )
+}
+
+function assertRequestLines(logs: LogLine[], sent: Sent[]): void {
+  for (const log of logs)
+    if ('req' in log || 'res' in log || 'responseTime' in log || 'err' in log)
+      assert.equal(
+        typeof log.reqId,
+        'string',
+        `a request's log line carries reqId: ${JSON.stringify(log)}`,
+      )
+  for (const { reqId, status } of sent) {
+    const mine = logs.filter((l) => l.reqId === reqId)
+    assert.ok(
+      mine.some((l) => l.msg === 'incoming request'),
+      `request ${reqId} is logged as it comes in`,
+    )
+    const done = mine.find((l) => l.msg === 'request completed')
+    assert.ok(done, `request ${reqId} is logged as it completes`)
+    assert.deepEqual(done.res, { statusCode: status })
+  }
+}
+
+for (const level of ['trace', 'debug', 'info']) {
+  it(`LOG_LEVEL=${level}: no API key in any log line; every request's lines carry reqId`, async () => {
+    const dbFile = path.join(dir, level, 'statusd.db')
+    const server = await startServer(dbFile, { LOG_LEVEL: level })
+    const key = server.firstKey as string
+    assert.ok(key, `the first start prints a key\n${server.output()}`)
+    const wrongKey = unknownKey()
+    const sent = await exercise(server, key, wrongKey)
+    assert.equal((await server.stop('SIGTERM')).code, 0, server.output())
+
+    const secrets = [key, wrongKey, createHash('sha256').update(key).digest('hex')]
+    const jsonLines = [...server.stdout, ...server.stderr].filter((l) => asLogLine(l) !== null)
+    assert.ok(jsonLines.length > sent.length, 'the requests were logged')
+    assertNoSecrets(jsonLines, secrets)
+    // the banner is the one place the first key appears; nothing else outside the log lines
+    const otherLines = [...server.stdout, ...server.stderr].filter((l) => asLogLine(l) === null)
+    assertNoSecrets(
+      otherLines.filter((l) => !l.includes('shown only now') && !/^\s+(sdk_|Try:)/.test(l)),
+      secrets,
+    )
+    assert.deepEqual(
+      server.stderr.filter((l) => l.trim() !== ''),
+      [],
+      'nothing on stderr',
+    )
+    assertRequestLines(server.logs(), sent)
+  })
+}
+
+it('with a key made by the CLI (not the banner), no log line holds it either', async () => {
+  const dbFile = path.join(dir, 'cli-key', 'statusd.db')
+  // the first start creates the first user; the key under test is a second one
+  const first = await startServer(dbFile, { LOG_LEVEL: 'trace' })
+  const bannerKey = first.firstKey as string
+  assert.equal((await first.stop('SIGTERM')).code, 0)
+  const env = statusdEnv({ DATABASE_URL: `sqlite:${dbFile}` })
+  const users = await runToEnd(process.execPath, [BIN, 'user', 'list', '--json'], env)
+  const userId = JSON.parse(users.stdout)[0].id
+  const made = await runToEnd(
+    process.execPath,
+    [BIN, 'key', 'create', '--user', userId, '--json'],
+    env,
+  )
+  assert.equal(made.code, 0, made.stderr)
+  const key = JSON.parse(made.stdout).key as string
+
+  const server = await startServer(dbFile, { LOG_LEVEL: 'trace' })
+  assert.equal(server.firstKey, null)
+  const wrongKey = unknownKey()
+  const sent = await exercise(server, key, wrongKey)
+  assert.equal((await server.stop('SIGTERM')).code, 0)
+  assertNoSecrets([...server.stdout, ...server.stderr], [key, wrongKey, bannerKey])
+  assertRequestLines(server.logs(), sent)
+})

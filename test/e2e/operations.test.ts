@@ -1,0 +1,166 @@
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { BIN, killAll, runToEnd, statusdEnv } from '../helpers/processes.ts'
+import { type Json, type Server, startServer } from '../helpers/server-process.ts'
+
+// SPEC §8 "Operating it": probes, OpenAPI 3.1 and the docs page on a running server, and
+// configuration mistakes that stop `statusd serve` with one line instead of a stack trace.
+
+let dir: string
+
+before(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'statusd-e2e-ops-'))
+})
+after(() => {
+  killAll()
+  fs.rmSync(dir, { recursive: true, force: true })
+})
+
+describe('probes and API description on a running server', () => {
+  let server: Server
+
+  before(async () => {
+    server = await startServer(path.join(dir, 'probes', 'statusd.db'))
+  })
+  after(async () => {
+    if (server) assert.equal((await server.stop('SIGTERM')).code, 0, server.output())
+  })
+
+  it('GET /healthz → 200 (the process is up)', async () => {
+    const res = await fetch(`${server.url}/healthz`)
+    assert.equal(res.status, 200)
+    assert.deepEqual(await res.json(), { status: 'ok' })
+  })
+
+  it('GET /readyz → 200 (storage answers)', async () => {
+    const res = await fetch(`${server.url}/readyz`)
+    assert.equal(res.status, 200)
+    assert.deepEqual(await res.json(), { status: 'ready' })
+  })
+
+  it('GET /openapi.json is OpenAPI 3.1 and lists the seed operations and checkAuth', async () => {
+    const res = await fetch(`${server.url}/openapi.json`)
+    assert.equal(res.status, 200)
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/)
+    const doc = (await res.json()) as Json
+    assert.match(doc.openapi, /^3\.1/)
+    for (const [route, method] of [
+      ['/v1/status/{statusId}', 'patch'],
+      ['/v1/status-keys/{statusKey}', 'post'],
+      ['/v1/user/status', 'get'],
+      ['/v1/checkAuth', 'get'],
+    ] as const) {
+      assert.ok(doc.paths[route], `${route} is listed`)
+      assert.ok(doc.paths[route][method], `${method.toUpperCase()} ${route} is listed`)
+    }
+  })
+
+  it('GET /docs serves an HTML page whose scripts load', async () => {
+    const res = await fetch(`${server.url}/docs`)
+    assert.equal(res.status, 200)
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
+    const html = await res.text()
+    assert.match(html, /<html/i)
+    const scripts = [...html.matchAll(/<script[^>]*\ssrc="([^"]+)"/g)].map((m) => m[1] as string)
+    assert.ok(scripts.length > 0, 'the page loads scripts')
+    for (const src of scripts) {
+      const asset = await fetch(new URL(src, res.url))
+      assert.equal(asset.status, 200, `${src} loads`)
+      await asset.arrayBuffer()
+    }
+  })
+})
+
+describe('a configuration mistake: non-zero exit, one line on stderr, no stack trace', () => {
+  /** Runs `statusd serve` to its end with these variables over a default, valid setup. */
+  const serve = (name: string, vars: Record<string, string>) =>
+    runToEnd(
+      process.execPath,
+      [BIN, 'serve'],
+      statusdEnv({
+        DATABASE_URL: `sqlite:${path.join(dir, name, 'statusd.db')}`,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        ...vars,
+      }),
+    )
+
+  function assertOneLine(r: { code: number | null; stderr: string }, message: RegExp): void {
+    assert.notEqual(r.code, 0, 'exits non-zero')
+    assert.ok(r.code !== null, 'exits by itself, not by a signal')
+    const lines = r.stderr.split('\n').filter((l) => l.trim() !== '')
+    assert.equal(lines.length, 1, `exactly one line on stderr:\n${r.stderr}`)
+    assert.match(lines[0] as string, /^statusd: /)
+    assert.match(lines[0] as string, message)
+    assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace')
+  }
+
+  const cases: { name: string; vars: Record<string, string>; message: RegExp }[] = [
+    { name: 'port-abc', vars: { PORT: 'abc' }, message: /PORT must be an integer .*"abc"/ },
+    { name: 'port-big', vars: { PORT: '70000' }, message: /PORT must be an integer/ },
+    { name: 'log-level', vars: { LOG_LEVEL: 'loud' }, message: /LOG_LEVEL must be one of/ },
+    { name: 'public-url', vars: { PUBLIC_URL: 'not a url' }, message: /PUBLIC_URL/ },
+    {
+      name: 'plans-file',
+      vars: { PLANS_FILE: path.join(os.tmpdir(), 'statusd-no-such-plans.json') },
+      message: /PLANS_FILE/,
+    },
+    {
+      name: 'db-scheme',
+      vars: { DATABASE_URL: 'mysql://admin:hunter2@db.example/statusd' },
+      message: /DATABASE_URL/,
+    },
+    { name: 'db-empty-path', vars: { DATABASE_URL: 'sqlite:' }, message: /DATABASE_URL/ },
+  ]
+
+  for (const c of cases) {
+    it(`${Object.entries(c.vars)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`, async () => {
+      const r = await serve(c.name, c.vars)
+      assertOneLine(r, c.message)
+      assert.equal(r.stdout.trim(), '', 'nothing on stdout')
+      assert.doesNotMatch(r.stderr, /hunter2/, 'a password in DATABASE_URL is not echoed')
+      assert.ok(
+        !fs.existsSync(path.join(dir, c.name, 'statusd.db')),
+        'a configuration mistake is caught before storage is touched',
+      )
+    })
+  }
+
+  it('the port is taken: one line naming the address', async () => {
+    const blocker = net.createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = (blocker.address() as net.AddressInfo).port
+      const r = await serve('port-taken', { PORT: String(port) })
+      assertOneLine(r, new RegExp(`EADDRINUSE.*127\\.0\\.0\\.1:${port}`))
+      const wal = path.join(dir, 'port-taken', 'statusd.db-wal')
+      assert.ok(
+        !fs.existsSync(wal) || fs.statSync(wal).size === 0,
+        'storage was closed cleanly before exiting',
+      )
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve))
+    }
+  })
+
+  it('HOST is not an address of this machine: one line', async () => {
+    const r = await serve('host', { HOST: '192.0.2.1' })
+    assertOneLine(r, /EADDRNOTAVAIL/)
+  })
+
+  it('the database file is not a database: one line', async () => {
+    const file = path.join(dir, 'garbage.db')
+    fs.writeFileSync(
+      file,
+      'this is not a SQLite database, just text long enough to be read\n'.repeat(20),
+    )
+    const r = await serve('garbage', { DATABASE_URL: `sqlite:${file}` })
+    assertOneLine(r, /not a database/)
+  })
+})
