@@ -8,6 +8,7 @@ import addFormats from 'ajv-formats'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Database } from './db/create-db.ts'
 import { rateLimited } from './lib/errors.ts'
+import { API_KEY_PREFIX } from './lib/ids.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
 import { apiKeyRoutes } from './modules/keys/keys.routes.ts'
 import { planOf } from './modules/plans/plan-of.ts'
@@ -58,7 +59,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: (req) => {
       const upstream = req.headers['x-request-id']
-      return typeof upstream === 'string' && REQUEST_ID.test(upstream) ? upstream : randomUUID()
+      // note: never echo (and log) something shaped like an API key as a request id
+      return typeof upstream === 'string' &&
+        REQUEST_ID.test(upstream) &&
+        !upstream.startsWith(API_KEY_PREFIX)
+        ? upstream
+        : randomUUID()
     },
     routerOptions: {
       ignoreTrailingSlash: true,

@@ -42,7 +42,6 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     publicUrl: config.publicUrl,
     logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
   })
-  if (first) printFirstKey(first.user.id, first.user.plan, first.key, config)
 
   // housekeeping: stored idempotent responses are kept for their 24 h window only
   const prune = () =>
@@ -70,14 +69,12 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   // note: the bound address, not config.port: with PORT=0 this line is where the port is read
   const address = await app.listen({ port: config.port, host: config.host })
   app.log.info({ address, storage: database.describe }, 'statusd ready')
+  if (first) printFirstKey(first.user.id, first.user.plan, first.key, config.publicUrl ?? address)
   return app
 }
 
 /** The first user's key goes to the terminal once, never into the JSON log. */
-function printFirstKey(userId: string, plan: string, key: string, config: Config): void {
-  const base =
-    config.publicUrl ??
-    `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`
+function printFirstKey(userId: string, plan: string, key: string, base: string): void {
   process.stdout.write(
     [
       '',

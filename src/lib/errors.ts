@@ -60,7 +60,10 @@ export const invalidStatusKey = () =>
     'Status key must be 1 to 100 characters from A-Z a-z 0-9 - . _ ~',
   )
 export const unauthorized = (message = 'A valid API key is required') =>
-  new ApiError(401, 'unauthorized', message)
+  // RFC 9110 §11.6.1: a 401 names the scheme that would succeed
+  new ApiError(401, 'unauthorized', message, undefined, {
+    'www-authenticate': 'Bearer realm="statusd"',
+  })
 export const planFeatureUnavailable = (feature: string, field: string) =>
   new ApiError(402, 'planFeatureUnavailable', `Your plan does not include ${feature}`, [
     { field, message: `requires a plan with ${feature}` },
@@ -83,5 +86,7 @@ export const rateLimited = (retryAfterSeconds: number) =>
     'retry-after': String(retryAfterSeconds),
   })
 export const unavailable = () =>
-  new ApiError(503, 'unavailable', 'Storage is unavailable, try again shortly')
+  new ApiError(503, 'unavailable', 'Storage is unavailable, try again shortly', undefined, {
+    'retry-after': '5',
+  })
 export const internalError = () => new ApiError(500, 'internalError', 'Internal Server Error')

@@ -120,12 +120,8 @@ export function toApiError(err: unknown): ApiError {
     case 'FST_ERR_BAD_URL':
       return new ApiError(400, 'validationError', 'Request URL is malformed')
   }
-  if (e instanceof SyntaxError || e?.name === 'SyntaxError')
-    return invalidJson(
-      /prototype/i.test(e.message)
-        ? 'Request body holds a forbidden prototype property'
-        : 'Request body is not valid JSON',
-    )
+  // note: Fastify reports a `__proto__` key as a SyntaxError too; both are invalidJson
+  if (e instanceof SyntaxError || e?.name === 'SyntaxError') return invalidJson()
   if (isStorageUnavailable(err)) return unavailable()
   const status = typeof e?.statusCode === 'number' ? e.statusCode : 500
   if (status === 404) return notFound()

@@ -369,3 +369,14 @@ test('SPEC §3 keys are stored only as a hash', async () => {
     await t.close()
   }
 })
+
+test('SPEC §3 a 401 names the scheme that would succeed (WWW-Authenticate, RFC 9110)', async () => {
+  const t = await makeApp()
+  try {
+    const res = await t.request(null, 'GET', '/v1/user/status')
+    assert.equal(res.statusCode, 401)
+    assert.equal(res.headers['www-authenticate'], 'Bearer realm="statusd"')
+  } finally {
+    await t.close()
+  }
+})

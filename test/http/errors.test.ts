@@ -392,3 +392,17 @@ test('SPEC §5 storage that cannot take a write is 503 unavailable, and the serv
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('SPEC §5 an upstream x-request-id shaped like an API key is replaced, never echoed', async () => {
+  const t = await makeApp()
+  try {
+    const owner = await t.user()
+    const res = await t.request(null, 'GET', '/v1/user/status', undefined, {
+      'x-request-id': owner.key,
+    })
+    assert.notEqual(res.headers['x-request-id'], owner.key)
+    assert.ok(!res.body.includes(owner.key))
+  } finally {
+    await t.close()
+  }
+})
