@@ -1,0 +1,31 @@
+-- wrk script: PATCH {"value":"80%"} by id, or POST by key, rotating over the seeded statuses.
+-- BENCH_MODE=patch|post, BENCH_IDS=<file of ids or keys, one a line>, BENCH_KEY=<api key>
+local mode = os.getenv("BENCH_MODE") or "patch"
+local key = os.getenv("BENCH_KEY")
+local targets = {}
+for line in io.lines(os.getenv("BENCH_IDS")) do targets[#targets + 1] = line end
+local headers = { ["service-api-key"] = key, ["content-type"] = "application/json" }
+local body = '{"value":"80%"}'
+local i = 0
+
+function init(args)
+  -- each wrk thread starts at its own offset so threads do not walk in step
+  i = math.random(#targets)
+end
+
+function request()
+  i = i + 1
+  local target = targets[(i % #targets) + 1]
+  if mode == "post" then
+    return wrk.format("POST", "/v1/status-keys/" .. target, headers, body)
+  end
+  return wrk.format("PATCH", "/v1/status/" .. target, headers, body)
+end
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'BENCH_RESULT {"requests":%d,"duration_us":%d,"socket_errors":%d,"non2xx":%d,"p50_us":%d,"p99_us":%d}\n',
+    summary.requests, summary.duration, e.connect + e.read + e.write + e.timeout, e.status,
+    latency:percentile(50), latency:percentile(99)))
+end
