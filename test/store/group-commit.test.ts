@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict'
+import { afterEach, beforeEach, test } from 'node:test'
+import { type Kysely, sql } from 'kysely'
+import { createDatabase, type Database } from '../../src/db/create-db.ts'
+import type { DB } from '../../src/db/database.ts'
+import { groupCommitWriter } from '../../src/db/group-commit.ts'
+import { migrateToLatest } from '../../src/db/migrate.ts'
+
+// Issue 5: durable group commit — writes arriving together share one transaction (one
+// fsync), each keeps its own outcome, and each settles only after the shared commit.
+
+let database: Database
+beforeEach(async () => {
+  database = createDatabase('sqlite::memory:')
+  await migrateToLatest(database.db)
+})
+afterEach(() => database.close())
+
+/** The database, counting the transactions begun on it. */
+function counting(db: Kysely<DB>) {
+  const counter = { transactions: 0 }
+  const proxy = new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop === 'transaction')
+        return () => {
+          counter.transactions += 1
+          return target.transaction()
+        }
+      return Reflect.get(target, prop, receiver)
+    },
+  })
+  return { db: proxy, counter }
+}
+
+const insertUser = (id: string) => async (tx: Kysely<DB>) => {
+  await tx
+    .insertInto('users')
+    .values({
+      id,
+      name: id,
+      email: null,
+      plan: 'free',
+      verified: 1,
+      created_at: '2026-01-01T00:00:00.000Z',
+    })
+    .execute()
+  return id
+}
+
+const userIds = async () =>
+  (await database.db.selectFrom('users').select('id').orderBy('id').execute()).map((r) => r.id)
+
+test('group commit: writes that arrive together share one transaction, each gets its result', async () => {
+  const { db, counter } = counting(database.db)
+  const writer = groupCommitWriter(db)
+  const results = await Promise.all(['a', 'b', 'c', 'd'].map((id) => writer.run(insertUser(id))))
+  assert.deepEqual(results, ['a', 'b', 'c', 'd'])
+  assert.equal(counter.transactions, 1)
+  assert.deepEqual(await userIds(), ['a', 'b', 'c', 'd'])
+})
+
+test('group commit: a failing write is rolled back alone and never fails its neighbours', async () => {
+  const writer = groupCommitWriter(database.db)
+  const outcomes = await Promise.allSettled([
+    writer.run(insertUser('a')),
+    writer.run(async (tx) => {
+      await insertUser('b')(tx)
+      throw new Error('bad request')
+    }),
+    writer.run(insertUser('a')), // duplicate key: a constraint error, rolled back alone
+    writer.run(insertUser('c')),
+  ])
+  assert.deepEqual(
+    outcomes.map((o) => o.status),
+    ['fulfilled', 'rejected', 'rejected', 'fulfilled'],
+  )
+  assert.match(String((outcomes[1] as PromiseRejectedResult).reason), /bad request/)
+  assert.deepEqual(await userIds(), ['a', 'c'])
+})
+
+test('group commit: when the shared commit fails, every write of the batch fails and none persists', async () => {
+  const writer = groupCommitWriter(database.db)
+  const outcomes = await Promise.allSettled([
+    writer.run(insertUser('a')),
+    writer.run(async (tx) => {
+      // a foreign key checked only at commit: the commit of the whole batch fails
+      await sql`pragma defer_foreign_keys = on`.execute(tx)
+      await tx
+        .insertInto('api_keys')
+        .values({
+          id: 'k',
+          user_id: 'nobody',
+          prefix: 'sdk_x',
+          key_hash: 'h',
+          label: null,
+          created_at: '2026-01-01T00:00:00.000Z',
+          expires_at: null,
+          revoked_at: null,
+        })
+        .execute()
+    }),
+    writer.run(insertUser('b')),
+  ])
+  assert.deepEqual(
+    outcomes.map((o) => o.status),
+    ['rejected', 'rejected', 'rejected'],
+  )
+  assert.deepEqual(await userIds(), [])
+  // the writer recovers: the next batch commits
+  await writer.run(insertUser('z'))
+  assert.deepEqual(await userIds(), ['z'])
+})
+
+test('group commit: writes queued while a batch commits form the next batch', async () => {
+  const { db, counter } = counting(database.db)
+  const writer = groupCommitWriter(db, 2)
+  await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => writer.run(insertUser(id))))
+  assert.equal(counter.transactions, 3, 'batches of at most 2')
+  assert.deepEqual(await userIds(), ['a', 'b', 'c', 'd', 'e'])
+})
