@@ -68,8 +68,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     routerOptions: {
       ignoreTrailingSlash: true,
-      // longer than any valid key, so an over-long key gets 400 invalidStatusKey, not 404
-      maxParamLength: 512,
+      // as long as a URL can be (Node caps headers at 16 KiB): an over-long key gets
+      // 400 invalidStatusKey from its own check, never a router 414
+      maxParamLength: 16_384,
     },
     // errors raised before routing (malformed URL) get SPEC §5's body too; note: they skip
     // the onSend hooks, so the request id header is set here
@@ -122,6 +123,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(rateLimit, {
       hook: 'preParsing',
       timeWindow: 60_000,
+      // counters of this many users at once (LRU); the default 5 000 would forget the
+      // counts of the least recent users on a busy instance and under-enforce
+      cache: 100_000,
       keyGenerator: (request) => request.user.id,
       allowList: (request) => planOf(plans, request.user.plan).requestsPerMinute === null,
       max: (request) => planOf(plans, request.user.plan).requestsPerMinute ?? 0,

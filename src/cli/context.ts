@@ -19,11 +19,18 @@ export function print(output: Output, value: unknown, human: () => string): void
   output.out(output.json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`)
 }
 
-/** Opens (and migrates) the configured database for one admin command, then closes it. */
-export async function withDb<T>(config: Config, run: (db: Kysely<DB>) => Promise<T>): Promise<T> {
+/**
+ * Opens the configured database for one admin command, then closes it. It is migrated
+ * first unless `migrate: false` (the `migrate` command reports what it applies itself).
+ */
+export async function withDb<T>(
+  config: Config,
+  run: (db: Kysely<DB>) => Promise<T>,
+  { migrate = true } = {},
+): Promise<T> {
   const database = createDatabase(config.databaseUrl)
   try {
-    await migrateToLatest(database.db)
+    if (migrate) await migrateToLatest(database.db)
     return await run(database.db)
   } finally {
     await database.close()

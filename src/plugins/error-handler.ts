@@ -55,12 +55,12 @@ function toFieldError(e: AjvError, part: string): FieldError {
     case 'required':
       return { field: String(p.missingProperty), message: 'is required' }
     case 'type':
-      return field
-        ? {
-            field,
-            message: `must be ${TYPE_WORDS[String(p.type)] ?? p.type} (no null, no conversion)`,
-          }
-        : { field: part, message: `must be ${TYPE_WORDS[String(p.type)] ?? p.type}` }
+      if (!field) return { field: part, message: `must be ${TYPE_WORDS[String(p.type)] ?? p.type}` }
+      // bodies are never converted; query strings are, so the note would mislead there
+      return {
+        field,
+        message: `must be ${TYPE_WORDS[String(p.type)] ?? p.type}${part === 'body' ? ' (no null, no conversion)' : ''}`,
+      }
     case 'minLength':
       return { field, message: `must be at least ${p.limit} characters` }
     case 'maxLength':

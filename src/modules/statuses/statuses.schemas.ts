@@ -7,10 +7,13 @@ export type AccessType = (typeof ACCESS_TYPES)[number]
 export type AccessLevel = (typeof ACCESS_LEVELS)[number]
 
 // note: lengths count code points (Ajv's default), so "80%" is 3 and "🟢" is 1.
-// A visible character somewhere, and no control or lone-surrogate characters.
-const SINGLE_LINE = '^(?=.*\\S)[^\\p{Cc}\\p{Cs}]*$'
-// Descriptions may hold tabs and line breaks, but no other control characters.
-const MULTI_LINE = '^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F\\p{Cs}]*$'
+// Single-line text: at least one visible character (not whitespace, not an invisible format
+// character such as U+200B), and no control, lone-surrogate or line/paragraph-separator
+// characters. Zero-width joiners inside emoji sequences stay allowed.
+const SINGLE_LINE =
+  '^(?=[^]*?[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Zl}\\p{Zp}])[^\\p{Cc}\\p{Cs}\\p{Zl}\\p{Zp}]*$'
+// Descriptions may hold tabs and line breaks, but no other control characters (C0 or C1).
+const MULTI_LINE = '^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F-\\x9F\\p{Cs}]*$'
 
 /** Messages for `pattern` failures, which Ajv would otherwise answer with the raw regex. */
 export const PATTERN_MESSAGES: Record<string, string> = {
@@ -97,5 +100,8 @@ export const ListQuerySchema = Type.Object(
   // unknown query parameters (cache busters and the like) are ignored, not refused
 )
 
-/** Status key format (SPEC §1): URL-unreserved characters, 1 to 100 of them. */
-export const STATUS_KEY_PATTERN = /^[A-Za-z0-9\-._~]{1,100}$/
+/**
+ * Status key format (SPEC §1): URL-unreserved characters, 1 to 100 of them. `.` and `..`
+ * alone are refused: clients and proxies rewrite them out of a URL as path segments.
+ */
+export const STATUS_KEY_PATTERN = /^(?!\.\.?$)[A-Za-z0-9\-._~]{1,100}$/

@@ -182,9 +182,10 @@ const codePoints = (text: string): number => [...text].length
 function defaultName(key: string): string {
   const length = codePoints(key)
   if (length >= 3 && length <= 42) return key
-  throw validationError([
-    { field: 'name', message: 'is required when the status key is not 3 to 42 characters long' },
-  ])
+  throw validationError(
+    [{ field: 'name', message: 'is required when the status key is not 3 to 42 characters long' }],
+    'Request body is invalid',
+  )
 }
 
 // Share ids have 40 bits: a clash is rare but possible, so creation retries a few times.

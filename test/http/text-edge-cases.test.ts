@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict'
+import { request } from 'node:http'
+import { test } from 'node:test'
+import { makeApp } from '../helpers/app.ts'
+import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
+
+// SPEC §1 "Lengths and text": names and values need a visible character and hold no control
+// characters; descriptions may hold line breaks. These are the Unicode corners of that rule.
+
+async function withOneStatus(): Promise<ScenarioContext> {
+  const t = await makeApp()
+  const owner = await t.user()
+  const res = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'OCCUPIED' })
+  return { t, users: { owner }, vars: { statusId: res.json().id } }
+}
+
+const rejected = (name: string, body: Record<string, string>, field: string) => ({
+  name,
+  method: 'PATCH' as const,
+  url: '/v1/status/{statusId}',
+  body,
+  expectStatus: 400,
+  expectErrorCode: 'validationError',
+  expect: (res: { errors: { field: string }[] }) =>
+    assert.ok(res.errors.some((e) => e.field === field)),
+})
+
+runScenarios('SPEC §1 text rules at the Unicode edges', withOneStatus, [
+  rejected(
+    'a value of only zero-width spaces has no visible character',
+    { value: '\u200b\u200b' },
+    'value',
+  ),
+  rejected(
+    'a line separator (U+2028) is a line break, not allowed in a name',
+    { name: 'A\u2028B name' },
+    'name',
+  ),
+  rejected(
+    'a paragraph separator (U+2029) is not allowed in a value',
+    { value: 'A\u2029B' },
+    'value',
+  ),
+  rejected(
+    'a C1 control character (U+0085) is not allowed in a description',
+    { description: 'a\u0085b' },
+    'description',
+  ),
+  {
+    name: 'an emoji sequence with zero-width joiners is a fine value',
+    method: 'PATCH',
+    url: '/v1/status/{statusId}',
+    body: { value: '👨\u200d👩\u200d👧' },
+    expectStatus: 200,
+    expect: (body) => assert.equal(body.value, '👨\u200d👩\u200d👧'),
+  },
+  {
+    name: 'a description may hold tabs and line breaks',
+    method: 'PATCH',
+    url: '/v1/status/{statusId}',
+    body: { description: 'line 1\r\n\tline 2' },
+    expectStatus: 200,
+  },
+  {
+    name: 'a status key of 600 characters is 400 invalidStatusKey, not a router error',
+    method: 'POST',
+    url: `/v1/status-keys/${'k'.repeat(600)}`,
+    body: { value: 'ON', name: 'Long' },
+    expectStatus: 400,
+    expectErrorCode: 'invalidStatusKey',
+  },
+])
+
+// note: over a real socket, since inject normalises `%2E` segments away before routing
+test('SPEC §1 status keys "." and ".." are refused (clients rewrite them out of URLs)', async () => {
+  const t = await makeApp()
+  try {
+    const owner = await t.user()
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = t.app.server.address() as { port: number }
+    for (const key of ['%2E', '%2E%2E']) {
+      const body = JSON.stringify({ value: 'ON', name: 'Dots' })
+      const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: `/v1/status-keys/${key}`,
+            headers: { 'service-api-key': owner.key, 'content-type': 'application/json' },
+          },
+          (res) => {
+            let data = ''
+            res.on('data', (d) => (data += d))
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }))
+          },
+        )
+        req.on('error', reject)
+        req.end(body)
+      })
+      assert.equal(res.status, 400, res.body)
+      assert.equal(JSON.parse(res.body).errorCode, 'invalidStatusKey')
+    }
+  } finally {
+    await t.close()
+  }
+})
