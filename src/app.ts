@@ -10,6 +10,7 @@ import type { Database } from './db/create-db.ts'
 import { rateLimited } from './lib/errors.ts'
 import { API_KEY_PREFIX } from './lib/ids.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
+import { KeyCache } from './modules/keys/key-cache.ts'
 import { apiKeyRoutes } from './modules/keys/keys.routes.ts'
 import { planOf } from './modules/plans/plan-of.ts'
 import type { Plans } from './modules/plans/plans.ts'
@@ -23,6 +24,8 @@ export interface AppDeps {
   database: Database
   plans: Plans
   publicUrl?: string | null
+  /** How long an authenticated key is trusted without a lookup (0 disables the cache). */
+  keyCacheTtlMs?: number
   /** Fastify's logger option; tests pass false. */
   logger?: FastifyServerOptions['logger']
 }
@@ -51,6 +54,7 @@ const API_RESPONSE_HEADERS = {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { database, plans } = deps
   const publicUrl = deps.publicUrl ?? null
+  const keyCache = new KeyCache({ ttlMs: deps.keyCacheTtlMs ?? 5_000 })
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: BODY_LIMIT,
@@ -115,7 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Everything under /v1 is authenticated, then rate limited per user and plan.
   await app.register(async (v1) => {
-    v1.addHook('onRequest', authHook(database.db))
+    v1.addHook('onRequest', authHook(database.db, keyCache))
     // per-user data: never cached by intermediaries, never sniffed or framed by a browser
     v1.addHook('onSend', async (_request, reply) => {
       reply.headers(API_RESPONSE_HEADERS)
@@ -132,7 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       errorResponseBuilder: (_request, context) => rateLimited(Math.ceil(context.ttl / 1000)),
     })
     await v1.register(userRoutes)
-    await v1.register(apiKeyRoutes, { db: database.db })
+    await v1.register(apiKeyRoutes, { db: database.db, keyCache })
     await v1.register(statusRoutes, { deps: { db: database.db, plans }, publicUrl })
   })
 

@@ -7,6 +7,8 @@ export interface Config {
   /** Base URL clients reach the service at, for absolute links; null when not set. */
   publicUrl: string | null
   logLevel: string
+  /** How long an authenticated API key is trusted without a lookup; 0 disables the cache. */
+  authCacheSeconds: number
   plans: Plans
 }
 
@@ -37,6 +39,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       )
     publicUrl = url.href.replace(/\/$/, '')
   }
+  const authCacheSeconds = Number(env.AUTH_CACHE_SECONDS || '5')
+  if (!/^\d+$/.test(env.AUTH_CACHE_SECONDS || '5') || authCacheSeconds > 3600)
+    throw new ConfigError(
+      `AUTH_CACHE_SECONDS must be a whole number of seconds from 0 to 3600, got "${env.AUTH_CACHE_SECONDS}"`,
+    )
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/statusd.db'
   checkDatabaseUrl(databaseUrl)
   let plans = DEFAULT_PLANS
@@ -53,6 +60,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST || '127.0.0.1',
     publicUrl,
     logLevel,
+    authCacheSeconds,
     plans,
   }
 }

@@ -40,6 +40,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     database,
     plans: config.plans,
     publicUrl: config.publicUrl,
+    keyCacheTtlMs: config.authCacheSeconds * 1000,
     logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
   })
 

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB, User } from '../db/database.ts'
 import { notVerified, unauthorized } from '../lib/errors.ts'
+import type { KeyCache } from '../modules/keys/key-cache.ts'
 import { authenticate } from '../modules/keys/keys.service.ts'
 import { type AuthLevel, authLevelOf } from '../modules/users/users.service.ts'
 
@@ -33,12 +34,12 @@ export function presentedKey(request: FastifyRequest): string | undefined {
 const MAX_KEY_LENGTH = 256
 
 /** onRequest hook: authenticates the caller and enforces the route's authorization level. */
-export function authHook(db: Kysely<DB>) {
+export function authHook(db: Kysely<DB>, cache?: KeyCache) {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const secret = presentedKey(request)
     if (secret === undefined) throw unauthorized()
     if (secret.length > MAX_KEY_LENGTH) throw unauthorized('API key is not valid')
-    const found = await authenticate(db, secret)
+    const found = await authenticate(db, secret, cache)
     if (!found) throw unauthorized('API key is not valid, revoked or expired')
     request.user = found.user
     const needed = request.routeOptions.config.authLevel ?? 'verified'

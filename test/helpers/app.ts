@@ -44,12 +44,14 @@ export interface TestApp {
  * `databaseUrl` lets a suite run the same app on another engine.
  */
 export async function makeApp(
-  options: { plans?: Plans; databaseUrl?: string } = {},
+  options: { plans?: Plans; databaseUrl?: string; keyCacheTtlMs?: number } = {},
 ): Promise<TestApp> {
   const plans = options.plans ?? TEST_PLANS
   const database = createDatabase(options.databaseUrl ?? 'sqlite::memory:')
   await migrateToLatest(database.db)
-  const app = await buildApp({ database, plans })
+  // note: no key cache unless a test asks for one, so that changes made behind the app's
+  // back (revocation through a service, a user unverified) show on the very next request
+  const app = await buildApp({ database, plans, keyCacheTtlMs: options.keyCacheTtlMs ?? 0 })
   await app.ready()
   let counter = 0
   return {

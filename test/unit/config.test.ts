@@ -31,8 +31,16 @@ describe('loadConfig (SPEC §8)', () => {
       host: '127.0.0.1',
       publicUrl: null,
       logLevel: 'info',
+      authCacheSeconds: 5,
       plans: DEFAULT_PLANS,
     }))
+
+  it('AUTH_CACHE_SECONDS: whole seconds 0..3600 (0 disables the key cache)', () => {
+    assert.equal(loadConfig({ AUTH_CACHE_SECONDS: '0' }).authCacheSeconds, 0)
+    assert.equal(loadConfig({ AUTH_CACHE_SECONDS: '30' }).authCacheSeconds, 30)
+    for (const bad of ['-1', '1.5', 'abc', '3601'])
+      refuses({ AUTH_CACHE_SECONDS: bad }, /AUTH_CACHE_SECONDS/)
+  })
 
   it('reads every variable', () => {
     const config = loadConfig({

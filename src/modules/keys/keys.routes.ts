@@ -6,6 +6,7 @@ import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { validationError } from '../../lib/errors.ts'
 import { Timestamp } from '../../lib/schema.ts'
 import { UserInputError } from '../users/users.service.ts'
+import type { KeyCache } from './key-cache.ts'
 import { apiKeysOf, createApiKey, revokeOwnKey } from './keys.service.ts'
 
 const ApiKeySchema = Type.Object({
@@ -36,7 +37,10 @@ const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }]
 const config = { authLevel: 'authenticated' as const }
 
 /** A user's own API keys (SPEC §3): list (never the secret), create (shown once), revoke. */
-export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ db: Kysely<DB> }> = async (app, { db }) => {
+export const apiKeyRoutes: FastifyPluginAsyncTypebox<{
+  db: Kysely<DB>
+  keyCache: KeyCache
+}> = async (app, { db, keyCache }) => {
   app.get(
     '/v1/user/api-keys',
     {
@@ -97,6 +101,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ db: Kysely<DB> }> = async
     },
     async (request, reply) => {
       await revokeOwnKey(db, request.user.id, request.params.keyId)
+      keyCache.forgetKey(request.params.keyId)
       return reply.code(204).send(null)
     },
   )

@@ -4,6 +4,7 @@ import { notFound } from '../../lib/errors.ts'
 import { hashApiKey, newApiKey, newId } from '../../lib/ids.ts'
 import { nowIso, parseIsoInstant } from '../../lib/time.ts'
 import { UserInputError } from '../users/users.service.ts'
+import type { KeyCache } from './key-cache.ts'
 import {
   findActiveKeyByHash,
   findApiKeyById,
@@ -75,9 +76,19 @@ export async function revokeKey(db: Kysely<DB>, keyId: string): Promise<ApiKeyVi
 export async function authenticate(
   db: Kysely<DB>,
   secret: string,
+  cache?: KeyCache,
 ): Promise<{ user: User; keyId: string } | null> {
-  const found = await findActiveKeyByHash(db, hashApiKey(secret), nowIso())
-  return found ? { user: found.user, keyId: found.key.id } : null
+  const hash = hashApiKey(secret)
+  const cached = cache?.get(hash)
+  if (cached) return { user: cached.user, keyId: cached.keyId }
+  const found = await findActiveKeyByHash(db, hash, nowIso())
+  if (!found) return null
+  cache?.set(hash, {
+    user: found.user,
+    keyId: found.key.id,
+    expiresAt: found.key.expires_at === null ? null : Date.parse(found.key.expires_at),
+  })
+  return { user: found.user, keyId: found.key.id }
 }
 
 /** Revokes one of the user's own keys; someone else's key is "not found", like a missing one. */

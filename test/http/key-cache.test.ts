@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { KeyCache } from '../../src/modules/keys/key-cache.ts'
+import { revokeKey } from '../../src/modules/keys/keys.service.ts'
+import { makeApp } from '../helpers/app.ts'
+
+// Issue 5: authenticated keys are cached on the hot path; revocation through the API
+// invalidates at once, a change made elsewhere shows within the cache's TTL.
+
+test('key cache: a key revoked through the API stops working on the next request', async () => {
+  const t = await makeApp({ keyCacheTtlMs: 60_000 })
+  try {
+    const owner = await t.user()
+    const spare = (await t.request(owner, 'POST', '/v1/user/api-keys', { label: 'spare' })).json()
+    const asSpare = { id: owner.id, key: spare.key }
+    assert.equal((await t.request(asSpare, 'GET', '/v1/checkAuth')).statusCode, 200) // now cached
+    const revoked = await t.request(owner, 'DELETE', `/v1/user/api-keys/${spare.id}`)
+    assert.equal(revoked.statusCode, 204)
+    assert.equal((await t.request(asSpare, 'GET', '/v1/checkAuth')).statusCode, 401)
+  } finally {
+    await t.close()
+  }
+})
+
+test('key cache: a revocation made elsewhere (the CLI) shows once the TTL has passed', async () => {
+  const t = await makeApp({ keyCacheTtlMs: 60_000 })
+  try {
+    const owner = await t.user()
+    const keyId = (await t.request(owner, 'GET', '/v1/user/api-keys')).json()[0].id
+    await revokeKey(t.database.db, keyId) // behind the app's back, like the CLI
+    // within the TTL the cached key still works: that is the documented trade-off
+    assert.equal((await t.request(owner, 'GET', '/v1/checkAuth')).statusCode, 200)
+  } finally {
+    await t.close()
+  }
+  const fresh = await makeApp({ keyCacheTtlMs: 1 })
+  try {
+    const owner = await fresh.user()
+    const keyId = (await fresh.request(owner, 'GET', '/v1/user/api-keys')).json()[0].id
+    await revokeKey(fresh.database.db, keyId)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    assert.equal((await fresh.request(owner, 'GET', '/v1/checkAuth')).statusCode, 401)
+  } finally {
+    await fresh.close()
+  }
+})
+
+test('key cache: entries expire with the TTL and with the key itself; the size is bounded', () => {
+  const cache = new KeyCache({ ttlMs: 1000, max: 2 })
+  const user = { id: 'u', name: 'u', email: null, plan: 'free', verified: 1, created_at: '' }
+  cache.set('h1', { user, keyId: 'k1', expiresAt: null }, 0)
+  assert.ok(cache.get('h1', 999))
+  assert.equal(cache.get('h1', 1000), undefined, 'past the TTL')
+  cache.set('h2', { user, keyId: 'k2', expiresAt: 500 }, 0)
+  assert.equal(cache.get('h2', 500), undefined, 'past the key expiry')
+  cache.set('a', { user, keyId: 'a', expiresAt: null }, 0)
+  cache.set('b', { user, keyId: 'b', expiresAt: null }, 0)
+  cache.set('c', { user, keyId: 'c', expiresAt: null }, 0)
+  assert.equal(cache.get('a', 1), undefined, 'the oldest entry made room')
+  assert.ok(cache.get('c', 1))
+  cache.forgetKey('c')
+  assert.equal(cache.get('c', 1), undefined)
+})
