@@ -1,7 +1,9 @@
 import type { Migration } from 'kysely/migration'
 import * as initial from './2026-11-22T000000-initial.ts'
+import * as sharing from './2026-11-23T000000-sharing.ts'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
   '2026-11-22T000000-initial': initial,
+  '2026-11-23T000000-sharing': sharing,
 }

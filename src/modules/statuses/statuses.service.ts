@@ -220,6 +220,7 @@ function newStatusRow(caller: Caller, key: string, name: string, input: StatusIn
     created_at: now,
     updated_at: now,
     value_updated_at: hasValue ? now : null,
+    version: 1,
   }
 }
 
