@@ -9,9 +9,12 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Database } from './db/create-db.ts'
 import { rateLimited } from './lib/errors.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
+import { historyRoutes } from './modules/history/history.routes.ts'
 import { apiKeyRoutes } from './modules/keys/keys.routes.ts'
 import { planOf } from './modules/plans/plan-of.ts'
 import type { Plans } from './modules/plans/plans.ts'
+import { shareRoutes } from './modules/sharing/share.routes.ts'
+import { sharingRoutes } from './modules/sharing/sharing.routes.ts'
 import { statusRoutes } from './modules/statuses/statuses.routes.ts'
 import { userRoutes } from './modules/users/users.routes.ts'
 import { API_KEY_HEADER, authHook } from './plugins/auth.ts'
@@ -107,7 +110,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(userRoutes)
     await v1.register(apiKeyRoutes, { db: database.db })
     await v1.register(statusRoutes, { deps: { db: database.db, plans }, publicUrl })
+    await v1.register(sharingRoutes, { deps: { db: database.db, plans }, publicUrl })
+    await v1.register(historyRoutes, { deps: { db: database.db, plans }, publicUrl })
   })
+
+  // Public views of public statuses: outside the /v1 scope above, so no API key is asked for.
+  await app.register(shareRoutes, { deps: { db: database.db, plans }, publicUrl })
 
   return app
 }

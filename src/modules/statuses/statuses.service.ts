@@ -3,6 +3,7 @@ import type { DB, Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
 import { invalidStatusKey, notFound, validationError } from '../../lib/errors.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
 import { nowIso } from '../../lib/time.ts'
+import { pruneExpiredHistory } from '../history/history.service.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
 import type { Plans } from '../plans/plans.ts'
@@ -115,7 +116,7 @@ async function applyUpdate(
   const updated = await updateStatusRow(tx, status.id, toRowChanges(input, now), valueChanged)
   // a concurrent delete between our read and write: the status is gone
   if (!updated) throw notFound('Status not found')
-  if (valueChanged)
+  if (valueChanged) {
     await insertHistory(tx, {
       status_id: updated.id,
       change_no: Number(updated.change_count),
@@ -123,6 +124,9 @@ async function applyUpdate(
       at: now,
       by_user_id: caller.userId,
     })
+    // retention follows the owner's plan; an updater's plan does not matter
+    await pruneExpiredHistory(tx, plans, updated, role === 'owner' ? caller.plan : undefined)
+  }
   return updated
 }
 
