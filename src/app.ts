@@ -8,6 +8,10 @@ import addFormats from 'ajv-formats'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Database } from './db/create-db.ts'
 import { rateLimited } from './lib/errors.ts'
+import { type EventBus, InProcessEventBus } from './modules/events/event-bus.ts'
+import { shareEventsRoutes, statusEventsRoutes } from './modules/events/events.routes.ts'
+import { DEFAULT_SSE_OPTIONS, type SseOptions } from './modules/events/sse.ts'
+import { StatusFeeds } from './modules/events/status-feeds.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
 import { historyRoutes } from './modules/history/history.routes.ts'
 import { apiKeyRoutes } from './modules/keys/keys.routes.ts'
@@ -26,6 +30,13 @@ export interface AppDeps {
   publicUrl?: string | null
   /** Fastify's logger option; tests pass false. */
   logger?: FastifyServerOptions['logger']
+  /**
+   * Where committed writes are announced for live updates; the app owns it and closes it.
+   * Default: in-process (one instance). Several instances need a shared bus (PostgreSQL).
+   */
+  events?: EventBus
+  /** Server-Sent Events tuning (heartbeat, per-client buffer bound). */
+  sse?: Partial<SseOptions>
 }
 
 // Bodies are validated strictly: no coercion ("3" is not 3), no defaults filled in, nothing
@@ -74,6 +85,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.addHook('onClose', () => database.close())
 
+  const events = deps.events ?? new InProcessEventBus()
+  const sse: SseOptions = { ...DEFAULT_SSE_OPTIONS, ...deps.sse }
+  const feeds = new StatusFeeds({ db: database.db, plans, events, log: app.log })
+  // note: open event streams would keep close() waiting for ever; end them first
+  app.addHook('preClose', async () => feeds.closeAll())
+  app.addHook('onClose', () => events.close())
+  const services = { db: database.db, plans, events }
+
   await app.register(errorHandlerPlugin)
   await app.register(swagger, {
     openapi: {
@@ -109,13 +128,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     })
     await v1.register(userRoutes)
     await v1.register(apiKeyRoutes, { db: database.db })
-    await v1.register(statusRoutes, { deps: { db: database.db, plans }, publicUrl })
-    await v1.register(sharingRoutes, { deps: { db: database.db, plans }, publicUrl })
-    await v1.register(historyRoutes, { deps: { db: database.db, plans }, publicUrl })
+    await v1.register(statusRoutes, { deps: services, publicUrl })
+    await v1.register(sharingRoutes, { deps: services, publicUrl })
+    await v1.register(historyRoutes, { deps: services, publicUrl })
+    await v1.register(statusEventsRoutes, { db: database.db, feeds, sse })
   })
 
   // Public views of public statuses: outside the /v1 scope above, so no API key is asked for.
-  await app.register(shareRoutes, { deps: { db: database.db, plans }, publicUrl })
+  await app.register(shareRoutes, { deps: services, publicUrl })
+  await app.register(shareEventsRoutes, { db: database.db, feeds, sse })
 
   return app
 }

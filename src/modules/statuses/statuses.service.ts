@@ -3,6 +3,7 @@ import type { DB, Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
 import { invalidStatusKey, notFound, validationError } from '../../lib/errors.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
 import { nowIso } from '../../lib/time.ts'
+import { announce, type EventBus } from '../events/event-bus.ts'
 import { pruneExpiredHistory } from '../history/history.service.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
@@ -30,6 +31,8 @@ import {
 export interface StatusDeps {
   db: Kysely<DB>
   plans: Plans
+  /** Told about every committed write (live updates); none in the CLI. */
+  events?: EventBus
 }
 
 /** The authenticated user a request acts for. */
@@ -138,12 +141,22 @@ export async function updateStatusById(
   rawInput: StatusInput,
 ): Promise<Status> {
   const input = normaliseInput(rawInput)
-  return deps.db.transaction().execute(async (tx) => {
+  const updated = await deps.db.transaction().execute(async (tx) => {
     const status = await findStatusById(tx, statusId)
     if (!status) throw notFound('Status not found')
-    return toStatus(await applyUpdate(tx, deps.plans, caller, status, input))
+    return applyUpdate(tx, deps.plans, caller, status, input)
   })
+  await announceWrite(deps, updated)
+  return toStatus(updated)
 }
+
+/** After the commit: live streams hear of the write (never before: they would read old rows). */
+const announceWrite = (deps: StatusDeps, row: StatusRow) =>
+  announce(deps.events, { statusId: row.id, version: Number(row.version), kind: 'status' })
+
+/** After the commit of a delete; the version moves once more, so the event id still grows. */
+const announceDelete = (deps: StatusDeps, row: StatusRow) =>
+  announce(deps.events, { statusId: row.id, version: Number(row.version) + 1, kind: 'deleted' })
 
 /** Throws 400 invalidStatusKey unless the key has the documented format. */
 export function assertStatusKey(key: string): void {
@@ -176,14 +189,11 @@ export async function setStatusByKey(
 ): Promise<{ status: Status; created: boolean }> {
   assertStatusKey(key)
   const input = normaliseInput(rawInput)
-  return deps.db.transaction().execute(async (tx) => {
+  const { row, created } = await deps.db.transaction().execute(async (tx) => {
     for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
       const existing = await findStatusByKey(tx, caller.userId, key)
       if (existing)
-        return {
-          status: toStatus(await applyUpdate(tx, deps.plans, caller, existing, input)),
-          created: false,
-        }
+        return { row: await applyUpdate(tx, deps.plans, caller, existing, input), created: false }
       const plan = planOf(deps.plans, caller.plan)
       const name = input.name ?? defaultName(key)
       assertPlanAllows(plan, input)
@@ -198,10 +208,12 @@ export async function setStatusByKey(
           at: inserted.created_at,
           by_user_id: caller.userId,
         })
-      return { status: toStatus(inserted), created: true }
+      return { row: inserted, created: true }
     }
     throw new Error(`could not create status after ${CREATE_ATTEMPTS} attempts`)
   })
+  await announceWrite(deps, row)
+  return { status: toStatus(row), created }
 }
 
 function newStatusRow(caller: Caller, key: string, name: string, input: StatusInput): StatusRow {
@@ -257,13 +269,15 @@ export async function deleteStatusById(
   caller: Caller,
   statusId: string,
 ): Promise<void> {
-  await deps.db.transaction().execute(async (tx) => {
+  const deleted = await deps.db.transaction().execute(async (tx) => {
     const status = await findStatusById(tx, statusId)
     const role = status ? await roleOn(tx, status, caller.userId) : null
-    assertVisible(status, role)
+    const visible = assertVisible(status, role)
     assertMayChange(role, 'delete')
     if (!(await deleteStatusRow(tx, statusId))) throw notFound('Status not found')
+    return visible
   })
+  await announceDelete(deps, deleted)
 }
 
 /** DELETE /v1/status-keys/:statusKey — the caller's own status with this key. */
@@ -273,10 +287,12 @@ export async function deleteStatusByKey(
   key: string,
 ): Promise<void> {
   assertStatusKey(key)
-  await deps.db.transaction().execute(async (tx) => {
+  const deleted = await deps.db.transaction().execute(async (tx) => {
     const status = await findStatusByKey(tx, caller.userId, key)
     if (!status || !(await deleteStatusRow(tx, status.id))) throw notFound('Status not found')
+    return status
   })
+  await announceDelete(deps, deleted)
 }
 
 const encodeCursor = (row: { created_at: string; id: string }): string =>
