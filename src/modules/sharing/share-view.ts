@@ -4,8 +4,9 @@ import type { StatusRow } from '../../db/database.ts'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
 import type { Plan } from '../plans/plans.ts'
 
-// note: the same detector (and defaults) as the plan rule that gates links in descriptions
-const linkify = new LinkifyIt()
+// note: the same detector and options as the plan rule that gates links in descriptions
+// (linkify-it 6 needs fuzzyLink switched on to find bare domains like example.com)
+const linkify = new LinkifyIt({ fuzzyLink: true })
 
 /** Only these become clickable; anything else a detector might find stays text. */
 const SAFE_HREF = /^(https?:\/\/|mailto:)/i
