@@ -23,6 +23,7 @@ import { statusRoutes } from './modules/statuses/statuses.routes.ts'
 import { userRoutes } from './modules/users/users.routes.ts'
 import { API_KEY_HEADER, authHook } from './plugins/auth.ts'
 import { BODY_LIMIT, errorHandlerPlugin, sendError } from './plugins/error-handler.ts'
+import { webRoutes } from './web/web.routes.ts'
 
 export interface AppDeps {
   database: Database
@@ -137,6 +138,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Public views of public statuses: outside the /v1 scope above, so no API key is asked for.
   await app.register(shareRoutes, { deps: services, publicUrl })
   await app.register(shareEventsRoutes, { db: database.db, feeds, sse })
+  // the share page and badge: HTML/SVG, with their own not-found and error pages
+  await app.register(webRoutes, { prefix: '/s', db: database.db, plans })
 
   return app
 }
