@@ -86,9 +86,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.addHook('onClose', () => database.close())
 
-  const events = deps.events ?? new InProcessEventBus()
+  const events: EventBus = deps.events ?? new InProcessEventBus()
   const sse: SseOptions = { ...DEFAULT_SSE_OPTIONS, ...deps.sse }
   const feeds = new StatusFeeds({ db: database.db, plans, events, log: app.log })
+  events.onResync?.(() => feeds.refreshAll())
   // note: open event streams would keep close() waiting for ever; end them first
   app.addHook('preClose', async () => feeds.closeAll())
   app.addHook('onClose', () => events.close())

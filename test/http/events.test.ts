@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
-import { InProcessEventBus } from '../../src/modules/events/event-bus.ts'
+import {
+  type EventBus,
+  InProcessEventBus,
+  type StatusChange,
+} from '../../src/modules/events/event-bus.ts'
 import { makeApp, type TestApp } from '../helpers/app.ts'
 import { createStatus, grant, makeCast } from '../helpers/sharing.ts'
-import { SseTestClient, waitUntil } from '../helpers/sse.ts'
+import { type SseItem, SseTestClient, waitUntil } from '../helpers/sse.ts'
 
 /** An app listening on 127.0.0.1 (a random port), with a bus the test can inspect. */
 async function liveApp(): Promise<{ t: TestApp; bus: InProcessEventBus; base: string }> {
@@ -67,7 +71,8 @@ describe('SPEC §6 Server-Sent Events over a real socket', () => {
       )
 
       const upToDate = await SseTestClient.connect(url, { ...auth, 'last-event-id': '4' })
-      await upToDate.nextComment() // a heartbeat: the stream is open and has said nothing else
+      const firstItem = await upToDate.next((i): i is SseItem => true)
+      assert.equal(firstItem.type, 'comment', 'a heartbeat first: no state was re-sent')
       await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })
       e = statusEvent(await upToDate.nextEvent())
       assert.equal(e.id, 5, 'up to date: nothing is re-sent, the next change comes')
@@ -194,6 +199,49 @@ describe('SPEC §6 Server-Sent Events over a real socket', () => {
       const again = await SseTestClient.connect(`${base}/v1/share/${s.shareId}/events`)
       assert.equal(again.status, 404, 'a private status has no public stream')
       assert.equal(JSON.parse(await again.text()).errorCode, 'notFound')
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('after a gap in delivery (a bus resync), streams catch up with the current state', async () => {
+    // a bus that loses changes, like a LISTEN connection that dropped for a while
+    class LossyBus implements EventBus {
+      readonly inner = new InProcessEventBus()
+      losing = false
+      resync: (() => void) | undefined
+      async publish(change: StatusChange) {
+        if (!this.losing) await this.inner.publish(change)
+      }
+      subscribe(statusId: string, listener: (change: StatusChange) => void) {
+        return this.inner.subscribe(statusId, listener)
+      }
+      onResync(listener: () => void) {
+        this.resync = listener
+      }
+      close() {
+        return this.inner.close()
+      }
+    }
+    const bus = new LossyBus()
+    const t = await makeApp({ deps: { events: bus } })
+    try {
+      await t.app.listen({ port: 0, host: '127.0.0.1' })
+      const { port } = t.app.server.address() as AddressInfo
+      const { owner } = await makeCast(t)
+      const s = await createStatus(t, owner, 'lamp', { value: 'ON', accessType: 'public' })
+      const client = await SseTestClient.connect(
+        `http://127.0.0.1:${port}/v1/share/${s.shareId}/events`,
+      )
+      assert.equal(statusEvent(await client.nextEvent()).id, 1)
+      bus.losing = true
+      await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'OFF' })
+      await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'DIM' })
+      bus.losing = false
+      bus.resync?.()
+      const e = statusEvent(await client.nextEvent())
+      assert.deepEqual([e.id, e.body.value], [3, 'DIM'])
+      client.close()
     } finally {
       await t.close()
     }

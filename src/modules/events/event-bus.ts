@@ -27,6 +27,11 @@ export interface EventBus {
   publish(change: StatusChange): Promise<void>
   /** Calls `listener` for every change of the status until the returned function is called. */
   subscribe(statusId: string, listener: ChangeListener): () => void
+  /**
+   * Optional: registers a callback for after a gap in delivery (a LISTEN connection that
+   * dropped and came back). Changes in the gap were lost, so live streams re-read their status.
+   */
+  onResync?(listener: () => void): void
   /** Stops delivering and releases resources (a LISTEN connection, say). */
   close(): Promise<void>
 }

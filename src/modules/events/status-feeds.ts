@@ -219,6 +219,11 @@ export class StatusFeeds {
     }
   }
 
+  /** Every feed re-reads its status (after the bus lost changes, e.g. on a reconnect). */
+  refreshAll(): void {
+    for (const feed of this.#feeds.values()) feed.refresh()
+  }
+
   /** Ends every stream (at shutdown: open streams would otherwise hold the server open). */
   closeAll(): void {
     this.#closed = true
