@@ -7,6 +7,7 @@ import { html, type SafeHtml } from './html.ts'
 export interface AssetUrls {
   css: string
   js: string
+  icon: string
 }
 
 /** Server-side time text; the script replaces it with the viewer's local time. */
@@ -39,6 +40,7 @@ function page(title: string, assets: AssetUrls, bodyAttrs: SafeHtml, main: SafeH
 <meta name="robots" content="noindex">
 <meta name="color-scheme" content="light dark">
 <title>${title}</title>
+<link rel="icon" href="${assets.icon}" type="image/svg+xml">
 <link rel="stylesheet" href="${assets.css}">
 <script src="${assets.js}" defer></script>
 </head>

@@ -50,10 +50,16 @@ const ASSETS: Record<string, Asset> = {
     'text/javascript; charset=utf-8',
     readFileSync(new URL('./assets/share.js', import.meta.url), 'utf8'),
   ),
+  'favicon.svg': asset(
+    'favicon.svg',
+    'image/svg+xml; charset=utf-8',
+    readFileSync(new URL('./assets/favicon.svg', import.meta.url), 'utf8'),
+  ),
 }
 const ASSET_URLS: AssetUrls = {
   css: (ASSETS['share.css'] as Asset).url,
   js: (ASSETS['share.js'] as Asset).url,
+  icon: (ASSETS['favicon.svg'] as Asset).url,
 }
 
 function sendHtml(reply: FastifyReply, status: number, body: string): FastifyReply {
