@@ -2,8 +2,9 @@ import { LinkifyIt } from 'linkify-it'
 import { planFeatureUnavailable, planLimitReached } from '../../lib/errors.ts'
 import type { Plan } from './plans.ts'
 
-// note: linkify-it 6 has fuzzyLink (bare domains like example.com) off by default, so it is
-// switched on; fuzzyEmail is on by default, and an e-mail address is a link a reader can follow.
+// note: fuzzyLink (bare domains like example.com) is off by default in linkify-it 6, so
+// it is switched on here; fuzzyEmail is on by default, and an e-mail address is a link a
+// reader can follow, so it counts.
 const linkify = new LinkifyIt({ fuzzyLink: true })
 
 /** True when the text holds a URL, a bare domain or an e-mail address. */
