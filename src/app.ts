@@ -86,7 +86,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.addHook('onClose', () => database.close())
 
-  const events: EventBus = deps.events ?? new InProcessEventBus()
+  const events: EventBus =
+    deps.events ??
+    new InProcessEventBus({
+      onListenerError: (err) => app.log.error({ err }, 'a live-update listener failed'),
+    })
   const sse: SseOptions = { ...DEFAULT_SSE_OPTIONS, ...deps.sse }
   const feeds = new StatusFeeds({ db: database.db, plans, events, log: app.log })
   events.onResync?.(() => feeds.refreshAll())
