@@ -9,16 +9,24 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Database } from './db/create-db.ts'
 import { rateLimited } from './lib/errors.ts'
 import { API_KEY_PREFIX } from './lib/ids.ts'
+import { type EventBus, InProcessEventBus } from './modules/events/event-bus.ts'
+import { shareEventsRoutes, statusEventsRoutes } from './modules/events/events.routes.ts'
+import { DEFAULT_SSE_OPTIONS, type SseOptions } from './modules/events/sse.ts'
+import { StatusFeeds } from './modules/events/status-feeds.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
+import { historyRoutes } from './modules/history/history.routes.ts'
 import { KeyCache } from './modules/keys/key-cache.ts'
 import { apiKeyRoutes } from './modules/keys/keys.routes.ts'
 import { planOf } from './modules/plans/plan-of.ts'
 import type { Plans } from './modules/plans/plans.ts'
+import { shareRoutes } from './modules/sharing/share.routes.ts'
+import { sharingRoutes } from './modules/sharing/sharing.routes.ts'
 import { statusRoutes } from './modules/statuses/statuses.routes.ts'
 import { userRoutes } from './modules/users/users.routes.ts'
 import { API_KEY_HEADER, authHook } from './plugins/auth.ts'
 import { BODY_LIMIT, errorHandlerPlugin, sendError } from './plugins/error-handler.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
+import { webRoutes } from './web/web.routes.ts'
 
 export interface AppDeps {
   database: Database
@@ -28,6 +36,13 @@ export interface AppDeps {
   keyCacheTtlMs?: number
   /** Fastify's logger option; tests pass false. */
   logger?: FastifyServerOptions['logger']
+  /**
+   * Where committed writes are announced for live updates; the app owns it and closes it.
+   * Default: in-process (one instance). Several instances need a shared bus (PostgreSQL).
+   */
+  events?: EventBus
+  /** Server-Sent Events tuning (heartbeat, per-client buffer bound). */
+  sse?: Partial<SseOptions>
 }
 
 // Bodies are validated strictly: no coercion ("3" is not 3), no defaults filled in, nothing
@@ -94,6 +109,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.addHook('onClose', () => database.close())
 
+  const events: EventBus =
+    deps.events ??
+    new InProcessEventBus({
+      onListenerError: (err) => app.log.error({ err }, 'a live-update listener failed'),
+    })
+  const sse: SseOptions = { ...DEFAULT_SSE_OPTIONS, ...deps.sse }
+  const feeds = new StatusFeeds({ db: database.db, plans, events, log: app.log })
+  events.onResync?.(() => feeds.refreshAll())
+  // note: open event streams would keep close() waiting for ever; end them first
+  app.addHook('preClose', async () => feeds.closeAll())
+  app.addHook('onClose', () => events.close())
+  const services = { db: database.db, plans, events }
+
   await app.register(errorHandlerPlugin)
   await app.register(swagger, {
     openapi: {
@@ -137,8 +165,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     })
     await v1.register(userRoutes)
     await v1.register(apiKeyRoutes, { db: database.db, keyCache })
-    await v1.register(statusRoutes, { deps: { db: database.db, plans }, publicUrl })
+    await v1.register(statusRoutes, { deps: services, publicUrl })
+    await v1.register(sharingRoutes, { deps: services, publicUrl })
+    await v1.register(historyRoutes, { deps: services, publicUrl })
+    await v1.register(statusEventsRoutes, { db: database.db, feeds, sse })
   })
+
+  // Public views of public statuses: outside the /v1 scope above, so no API key is asked for.
+  await app.register(shareRoutes, { deps: services, publicUrl })
+  await app.register(shareEventsRoutes, { db: database.db, feeds, sse })
+  // the share page and badge: HTML/SVG, with their own not-found and error pages
+  await app.register(webRoutes, { prefix: '/s', db: database.db, plans })
 
   return app
 }

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely'
+import type { Generated, Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely'
 
 // Timestamps are RFC 3339 UTC text (`2026-11-22T10:00:00.000Z`) on every engine: they sort
 // as text and no driver turns them into something else. Booleans are 0/1 integers for the
@@ -41,6 +41,8 @@ export interface StatusesTable {
   created_at: string
   updated_at: string
   value_updated_at: string | null
+  /** Moves by one on every write (value, setting, delete): numbers the status's events. */
+  version: Generated<number>
 }
 
 export interface StatusHistoryTable {
@@ -62,12 +64,21 @@ export interface IdempotencyKeysTable {
   created_at: string
 }
 
+export interface StatusRolesTable {
+  status_id: string
+  user_id: string
+  /** `updater` or `subscriber`; the owner is statuses.owner_id, never a row here. */
+  role: string
+  created_at: string
+}
+
 export interface DB {
   users: UsersTable
   api_keys: ApiKeysTable
   statuses: StatusesTable
   status_history: StatusHistoryTable
   idempotency_keys: IdempotencyKeysTable
+  status_roles: StatusRolesTable
 }
 
 export type User = Selectable<UsersTable>
@@ -80,6 +91,7 @@ export type NewStatusRow = Insertable<StatusesTable>
 export type StatusRowUpdate = Updateable<StatusesTable>
 export type NewHistoryRow = Insertable<StatusHistoryTable>
 export type IdempotencyRecord = Selectable<IdempotencyKeysTable>
+export type RoleRow = Selectable<StatusRolesTable>
 
 /** What every repository function takes first: the database or a transaction on it. */
 export type Db = Kysely<DB> | Transaction<DB>

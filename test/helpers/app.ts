@@ -1,5 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import { buildApp } from '../../src/app.ts'
+import { type AppDeps, buildApp } from '../../src/app.ts'
 import { createDatabase, type Database } from '../../src/db/create-db.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 import { createApiKey } from '../../src/modules/keys/keys.service.ts'
@@ -44,14 +44,25 @@ export interface TestApp {
  * `databaseUrl` lets a suite run the same app on another engine.
  */
 export async function makeApp(
-  options: { plans?: Plans; databaseUrl?: string; keyCacheTtlMs?: number } = {},
+  options: {
+    plans?: Plans
+    databaseUrl?: string
+    keyCacheTtlMs?: number
+    /** More of buildApp's dependencies (an event bus, SSE tuning). */
+    deps?: Omit<Partial<AppDeps>, 'database' | 'plans'>
+  } = {},
 ): Promise<TestApp> {
   const plans = options.plans ?? TEST_PLANS
   const database = createDatabase(options.databaseUrl ?? 'sqlite::memory:')
   await migrateToLatest(database.db)
   // note: no key cache unless a test asks for one, so that changes made behind the app's
   // back (revocation through a service, a user unverified) show on the very next request
-  const app = await buildApp({ database, plans, keyCacheTtlMs: options.keyCacheTtlMs ?? 0 })
+  const app = await buildApp({
+    keyCacheTtlMs: options.keyCacheTtlMs ?? 0,
+    ...options.deps,
+    database,
+    plans,
+  })
   await app.ready()
   let counter = 0
   return {

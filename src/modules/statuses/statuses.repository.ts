@@ -38,7 +38,8 @@ export const insertStatusUnlessKeyTaken = (
 
 /**
  * Applies changes to a status; with `countValueChange` the change counter moves in the same
- * statement, so concurrent updates are all counted on every engine.
+ * statement, so concurrent updates are all counted on every engine. The version moves on
+ * every update, value or not (it numbers the status's events).
  */
 export const updateStatusRow = (
   db: Db,
@@ -48,9 +49,11 @@ export const updateStatusRow = (
 ): Promise<StatusRow | undefined> =>
   db
     .updateTable('statuses')
-    .set((eb) =>
-      countValueChange ? { ...changes, change_count: eb('change_count', '+', 1) } : changes,
-    )
+    .set((eb) => ({
+      ...changes,
+      version: eb('version', '+', 1),
+      ...(countValueChange && { change_count: eb('change_count', '+', 1) }),
+    }))
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirst()

@@ -9,6 +9,8 @@ import {
 import { etagMatches, etagOf } from '../../lib/etag.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
 import { nowIso } from '../../lib/time.ts'
+import { announce, type EventBus } from '../events/event-bus.ts'
+import { pruneExpiredHistory } from '../history/history.service.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
 import type { Plans } from '../plans/plans.ts'
@@ -35,6 +37,8 @@ import {
 export interface StatusDeps {
   db: Kysely<DB>
   plans: Plans
+  /** Told about every committed write (live updates); none in the CLI. */
+  events?: EventBus
 }
 
 /** The authenticated user a request acts for. */
@@ -128,7 +132,7 @@ async function applyUpdate(
   status: StatusRow,
   input: StatusInput,
   options: WriteOptions,
-): Promise<Status> {
+): Promise<StatusRow> {
   const role = await roleOn(tx, status, caller.userId)
   assertVisible(status, role)
   assertMayChange(role, input)
@@ -142,7 +146,7 @@ async function applyUpdate(
   const updated = await updateStatusRow(tx, status.id, toRowChanges(input, now), valueChanged)
   // a concurrent delete between our read and write: the status is gone
   if (!updated) throw notFound('Status not found')
-  if (valueChanged)
+  if (valueChanged) {
     await insertHistory(tx, {
       status_id: updated.id,
       change_no: Number(updated.change_count),
@@ -150,9 +154,11 @@ async function applyUpdate(
       at: now,
       by_user_id: caller.userId,
     })
-  const result = toStatus(updated)
-  await options.onWrite?.(tx, { status: result, created: false })
-  return result
+    // retention follows the owner's plan; an updater's plan does not matter
+    await pruneExpiredHistory(tx, plans, updated, role === 'owner' ? caller.plan : undefined)
+  }
+  await options.onWrite?.(tx, { status: toStatus(updated), created: false })
+  return updated
 }
 
 /** PATCH /v1/status/:statusId — partial update by the service's id. */
@@ -164,12 +170,22 @@ export async function updateStatusById(
   options: WriteOptions = {},
 ): Promise<Status> {
   const input = normaliseInput(rawInput)
-  return deps.db.transaction().execute(async (tx) => {
+  const updated = await deps.db.transaction().execute(async (tx) => {
     const status = await findStatusById(tx, statusId)
     if (!status) throw notFound('Status not found')
     return applyUpdate(tx, deps.plans, caller, status, input, options)
   })
+  await announceWrite(deps, updated)
+  return toStatus(updated)
 }
+
+/** After the commit: live streams hear of the write (never before: they would read old rows). */
+const announceWrite = (deps: StatusDeps, row: StatusRow) =>
+  announce(deps.events, { statusId: row.id, version: Number(row.version), kind: 'status' })
+
+/** After the commit of a delete; the version moves once more, so the event id still grows. */
+const announceDelete = (deps: StatusDeps, row: StatusRow) =>
+  announce(deps.events, { statusId: row.id, version: Number(row.version) + 1, kind: 'deleted' })
 
 /** Throws 400 invalidStatusKey unless the key has the documented format. */
 export function assertStatusKey(key: string): void {
@@ -204,12 +220,12 @@ export async function setStatusByKey(
 ): Promise<{ status: Status; created: boolean }> {
   assertStatusKey(key)
   const input = normaliseInput(rawInput)
-  return deps.db.transaction().execute(async (tx) => {
+  const { row, created } = await deps.db.transaction().execute(async (tx) => {
     for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
       const existing = await findStatusByKey(tx, caller.userId, key)
       if (existing)
         return {
-          status: await applyUpdate(tx, deps.plans, caller, existing, input, options),
+          row: await applyUpdate(tx, deps.plans, caller, existing, input, options),
           created: false,
         }
       assertPreconditions(null, options)
@@ -227,12 +243,13 @@ export async function setStatusByKey(
           at: inserted.created_at,
           by_user_id: caller.userId,
         })
-      const result = { status: toStatus(inserted), created: true }
-      await options.onWrite?.(tx, result)
-      return result
+      await options.onWrite?.(tx, { status: toStatus(inserted), created: true })
+      return { row: inserted, created: true }
     }
     throw new Error(`could not create status after ${CREATE_ATTEMPTS} attempts`)
   })
+  await announceWrite(deps, row)
+  return { status: toStatus(row), created }
 }
 
 function newStatusRow(caller: Caller, key: string, name: string, input: StatusInput): StatusRow {
@@ -255,6 +272,7 @@ function newStatusRow(caller: Caller, key: string, name: string, input: StatusIn
     created_at: now,
     updated_at: now,
     value_updated_at: hasValue ? now : null,
+    version: 1,
   }
 }
 
@@ -288,14 +306,16 @@ export async function deleteStatusById(
   statusId: string,
   options: Pick<WriteOptions, 'ifMatch'> = {},
 ): Promise<void> {
-  await deps.db.transaction().execute(async (tx) => {
+  const deleted = await deps.db.transaction().execute(async (tx) => {
     const status = await findStatusById(tx, statusId)
     const role = status ? await roleOn(tx, status, caller.userId) : null
     const visible = assertVisible(status, role)
     assertMayChange(role, 'delete')
     assertPreconditions(toStatus(visible), options)
     if (!(await deleteStatusRow(tx, statusId))) throw notFound('Status not found')
+    return visible
   })
+  await announceDelete(deps, deleted)
 }
 
 /** DELETE /v1/status-keys/:statusKey — the caller's own status with this key. */
@@ -306,12 +326,14 @@ export async function deleteStatusByKey(
   options: Pick<WriteOptions, 'ifMatch'> = {},
 ): Promise<void> {
   assertStatusKey(key)
-  await deps.db.transaction().execute(async (tx) => {
+  const deleted = await deps.db.transaction().execute(async (tx) => {
     const status = await findStatusByKey(tx, caller.userId, key)
     if (!status) throw notFound('Status not found')
     assertPreconditions(toStatus(status), options)
     if (!(await deleteStatusRow(tx, status.id))) throw notFound('Status not found')
+    return status
   })
+  await announceDelete(deps, deleted)
 }
 
 const encodeCursor = (row: { created_at: string; id: string }): string =>

@@ -1,0 +1,57 @@
+import { validationError } from './errors.ts'
+
+/**
+ * An opaque page cursor: a tuple of strings, base64url-encoded JSON (the same encoding as
+ * `GET /v1/user/status`'s cursors).
+ */
+export const encodeCursor = (parts: readonly string[]): string =>
+  Buffer.from(JSON.stringify(parts)).toString('base64url')
+
+/** Decodes a cursor of `length` strings; anything else is a 400 validationError on `cursor`. */
+export function decodeCursor(cursor: string, length: number): string[] {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
+    if (
+      Array.isArray(parsed) &&
+      parsed.length === length &&
+      parsed.every((p) => typeof p === 'string')
+    )
+      return parsed
+  } catch {
+    // falls through to the validation error
+  }
+  throw validationError([{ field: 'cursor', message: 'is not a cursor this service issued' }])
+}
+
+/** One page of a list, with the cursor of the next page (null on the last). */
+export interface Page<T> {
+  items: T[]
+  nextCursor: string | null
+}
+
+/**
+ * Cuts a page from rows fetched with one row more than the limit (that extra row tells
+ * whether another page follows); `position` names the cursor of a row.
+ */
+export function toPage<R, T>(
+  rows: R[],
+  limit: number | undefined,
+  position: (row: R) => string[],
+  map: (row: R) => T,
+): Page<T> {
+  const more = limit !== undefined && rows.length > limit
+  const pageRows = more ? rows.slice(0, limit) : rows
+  const last = pageRows[pageRows.length - 1]
+  return {
+    items: pageRows.map(map),
+    nextCursor: more && last !== undefined ? encodeCursor(position(last)) : null,
+  }
+}
+
+/** The `Link: <…>; rel="next"` header value for a paged list (as `GET /v1/user/status`). */
+export const nextLink = (
+  publicUrl: string | null,
+  path: string,
+  limit: number,
+  cursor: string,
+): string => `<${publicUrl ?? ''}${path}?limit=${limit}&cursor=${cursor}>; rel="next"`

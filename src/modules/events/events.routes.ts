@@ -1,0 +1,111 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { DB } from '../../db/database.ts'
+import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import { publicStatus } from '../sharing/share.routes.ts'
+import { ShareIdParamsSchema } from '../sharing/sharing.schemas.ts'
+import { accessById } from '../sharing/sharing.service.ts'
+import { StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
+import { parseLastEventId, SSE_HEADERS, type SseOptions, SseStream } from './sse.ts'
+import type { StatusFeeds, Viewer } from './status-feeds.ts'
+
+export interface EventsRouteOptions {
+  db: Kysely<DB>
+  feeds: StatusFeeds
+  sse: SseOptions
+}
+
+const EVENT_STREAM_RESPONSE = {
+  200: {
+    description:
+      'An event stream: `event: status` (`id:` the version, `data:` the JSON), `event: unavailable` before the server ends a stream whose status was deleted or hidden, and `: ping` comments as heartbeats.',
+    content: { 'text/event-stream': { schema: { type: 'string' } } },
+  },
+  ...ERROR_RESPONSES,
+}
+
+/** Takes the response over from Fastify and opens an event stream on it. */
+function openStream(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  sse: SseOptions,
+  extraHeaders: Record<string, string> = {},
+): SseStream {
+  reply.hijack()
+  const raw = reply.raw
+  raw.writeHead(200, { ...SSE_HEADERS, 'x-request-id': request.id, ...extraHeaders })
+  // events are small and should leave at once; keep-alive probes find vanished peers
+  request.raw.socket.setNoDelay(true)
+  request.raw.socket.setKeepAlive(true, 30_000)
+  const stream = new SseStream(raw, sse)
+  stream.start()
+  return stream
+}
+
+/** `GET /v1/status/:statusId/events` — authenticated; whoever may GET the status (SPEC §6). */
+export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = async (
+  app,
+  { db, feeds, sse },
+) => {
+  app.get(
+    '/v1/status/:statusId/events',
+    {
+      schema: {
+        summary: 'Live updates of a status you may see (Server-Sent Events)',
+        description:
+          'Starts with the current state unless `Last-Event-ID` names the current version; then one `status` event per write (value, setting). Event ids are the status version: they grow with every write.',
+        tags: ['live updates'],
+        security: [{ apiKey: [] }, { bearer: [] }],
+        params: StatusIdParamsSchema,
+        response: EVENT_STREAM_RESPONSE,
+      },
+    },
+    async (request, reply) => {
+      const caller = { userId: request.user.id, plan: request.user.plan }
+      // access errors are ordinary JSON errors: the stream opens only after this check
+      const { status } = await accessById(db, caller, request.params.statusId)
+      const viewer: Viewer = { kind: 'user', userId: caller.userId }
+      const stream = openStream(request, reply, sse)
+      await feeds.attach(
+        status.id,
+        stream,
+        viewer,
+        parseLastEventId(request.headers['last-event-id']),
+      )
+      return reply
+    },
+  )
+}
+
+/** `GET /v1/share/:shareId/events` — anonymous; public statuses only (SPEC §6). */
+export const shareEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = async (
+  app,
+  { db, feeds, sse },
+) => {
+  app.get(
+    '/v1/share/:shareId/events',
+    {
+      schema: {
+        summary: 'Live updates of a public status (Server-Sent Events, no API key)',
+        description:
+          'As `/v1/status/:statusId/events`, with the public share view as data. The stream ends (after `event: unavailable`) when the status is deleted or made private.',
+        tags: ['public'],
+        security: [],
+        params: ShareIdParamsSchema,
+        response: EVENT_STREAM_RESPONSE,
+      },
+    },
+    async (request, reply) => {
+      const status = await publicStatus(db, request.params.shareId)
+      const stream = openStream(request, reply, sse, { 'access-control-allow-origin': '*' })
+      await feeds.attach(
+        status.id,
+        stream,
+        { kind: 'share' },
+        parseLastEventId(request.headers['last-event-id']),
+      )
+      return reply
+    },
+  )
+}

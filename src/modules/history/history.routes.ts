@@ -1,0 +1,46 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { nextLink } from '../../lib/cursor.ts'
+import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import { accessById } from '../sharing/sharing.service.ts'
+import { ListQuerySchema, StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
+import { HistoryEntrySchema } from './history.schemas.ts'
+import { type HistoryDeps, listStatusHistory } from './history.service.ts'
+
+/** GET /v1/status/:statusId/history (SPEC §6). */
+export const historyRoutes: FastifyPluginAsyncTypebox<{
+  deps: HistoryDeps
+  publicUrl: string | null
+}> = async (app, { deps, publicUrl }) => {
+  app.get(
+    '/v1/status/:statusId/history',
+    {
+      schema: {
+        summary: 'Value updates of a status, newest first (per accessTypeHistory)',
+        description:
+          'The value given at creation is the oldest entry. Entries older than the owner\'s plan retention (`historyDays`) are gone, except the one that set the current value. Without `limit`, every entry; with `limit`, one page and a `Link: <…>; rel="next"` header.',
+        tags: ['sharing'],
+        security: [{ apiKey: [] }, { bearer: [] }],
+        params: StatusIdParamsSchema,
+        querystring: ListQuerySchema,
+        response: { 200: Type.Array(HistoryEntrySchema), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const { limit, cursor } = request.query
+      const { statusId } = request.params
+      const access = await accessById(
+        deps.db,
+        { userId: request.user.id, plan: request.user.plan },
+        statusId,
+      )
+      const page = await listStatusHistory(deps, access, { limit, cursor })
+      if (page.nextCursor !== null && limit !== undefined)
+        reply.header(
+          'link',
+          nextLink(publicUrl, `/v1/status/${statusId}/history`, limit, page.nextCursor),
+        )
+      return page.items
+    },
+  )
+}

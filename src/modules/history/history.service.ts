@@ -1,0 +1,98 @@
+import type { Kysely } from 'kysely'
+import type { DB, Db, StatusRow } from '../../db/database.ts'
+import { decodeCursor, type Page, toPage } from '../../lib/cursor.ts'
+import { validationError } from '../../lib/errors.ts'
+import { planOf } from '../plans/plan-of.ts'
+import type { Plan, Plans } from '../plans/plans.ts'
+import { assertMayReadDetail, mayReadDetail, type Role } from '../statuses/statuses.access.ts'
+import type { AccessLevel } from '../statuses/statuses.schemas.ts'
+import { findUserById } from '../users/users.repository.ts'
+import { type HistoryRow, listHistory, pruneHistory } from './history.repository.ts'
+import type { HistoryEntry } from './history.schemas.ts'
+
+const DAY_MS = 24 * 60 * 60 * 1000
+
+/** The oldest moment a plan keeps history for (RFC 3339), or null when it keeps it forever. */
+export function retentionCutoff(plan: Plan, now: Date = new Date()): string | null {
+  if (plan.historyDays === null) return null
+  return new Date(now.getTime() - plan.historyDays * DAY_MS).toISOString()
+}
+
+/** The plan of the status's owner: retention and description links follow the owner. */
+export async function ownerPlanOf(db: Db, plans: Plans, status: StatusRow): Promise<Plan> {
+  const owner = await findUserById(db, status.owner_id)
+  return planOf(plans, owner?.plan ?? '')
+}
+
+/**
+ * Deletes the status's history past the owner's retention; called on every value update,
+ * inside its transaction. The entry that set the current value always stays, so the history
+ * never disagrees with the status.
+ */
+export async function pruneExpiredHistory(
+  db: Db,
+  plans: Plans,
+  status: StatusRow,
+  ownerPlan?: string,
+): Promise<void> {
+  const plan =
+    ownerPlan === undefined ? await ownerPlanOf(db, plans, status) : planOf(plans, ownerPlan)
+  const cutoff = retentionCutoff(plan)
+  if (cutoff !== null) await pruneHistory(db, status.id, cutoff, Number(status.change_count))
+}
+
+export interface HistoryDeps {
+  db: Kysely<DB>
+  plans: Plans
+}
+
+/** Who asks: their role on the status (null: none, or anonymous). */
+export interface HistoryAccess {
+  status: StatusRow
+  role: Role | null
+}
+
+function beforeOf(cursor: string | undefined): number | undefined {
+  if (cursor === undefined) return undefined
+  const [changeNo] = decodeCursor(cursor, 1) as [string]
+  const n = Number(changeNo)
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw validationError([{ field: 'cursor', message: 'is not a cursor this service issued' }])
+  return n
+}
+
+/**
+ * GET …/history — value updates, newest first, within the owner's retention; visible per
+ * `accessTypeHistory` (403 when the caller sees the status but not its history). `by` is
+ * null for a caller who may not see the user list: history must not reveal who has a role.
+ */
+export async function listStatusHistory(
+  deps: HistoryDeps,
+  access: HistoryAccess,
+  page: { limit?: number; cursor?: string },
+): Promise<Page<HistoryEntry>> {
+  const status = assertMayReadDetail(
+    access.status,
+    access.role,
+    (s) => s.access_type_history as AccessLevel,
+    'history',
+  )
+  const showBy = mayReadDetail(status.access_type_user_list as AccessLevel, status, access.role)
+  const plan = await ownerPlanOf(deps.db, deps.plans, status)
+  const rows = await listHistory(deps.db, status.id, {
+    cutoff: retentionCutoff(plan),
+    keepChangeNo: Number(status.change_count),
+    before: beforeOf(page.cursor),
+    limit: page.limit === undefined ? undefined : page.limit + 1,
+  })
+  return toPage(
+    rows,
+    page.limit,
+    (r) => [String(r.change_no)],
+    (r: HistoryRow): HistoryEntry => ({
+      value: r.value,
+      at: r.at,
+      by: showBy ? { userId: r.by_user_id, name: r.by_name ?? '(deleted user)' } : null,
+    }),
+  )
+}

@@ -1,0 +1,81 @@
+import { LinkifyIt } from 'linkify-it'
+import { type Static, Type } from 'typebox'
+import type { StatusRow } from '../../db/database.ts'
+import { StringEnum, Timestamp } from '../../lib/schema.ts'
+import type { Plan } from '../plans/plans.ts'
+
+// note: the same detector and options as the plan rule that gates links in descriptions
+// (linkify-it 6 needs fuzzyLink switched on to find bare domains like example.com)
+const linkify = new LinkifyIt({ fuzzyLink: true })
+
+/** Only these become clickable; anything else a detector might find stays text. */
+const SAFE_HREF = /^(https?:\/\/|mailto:)/i
+
+export const DescriptionPartSchema = Type.Object(
+  {
+    text: Type.String(),
+    href: Type.Optional(Type.String({ description: 'Present when this part is a link' })),
+  },
+  { additionalProperties: false },
+)
+export type DescriptionPart = Static<typeof DescriptionPartSchema>
+
+/**
+ * The description cut into text and links, for clients that render it (the share page does,
+ * server-side and live). Links only when the owner's plan has `descriptionLinks`; only
+ * http(s) and mailto targets, so a `javascript:` text can never become a link.
+ */
+export function descriptionParts(text: string, linksAllowed: boolean): DescriptionPart[] {
+  if (text === '') return []
+  const matches = linksAllowed ? (linkify.match(text) ?? []) : []
+  const parts: DescriptionPart[] = []
+  let at = 0
+  for (const m of matches) {
+    if (!SAFE_HREF.test(m.url)) continue
+    if (m.index > at) parts.push({ text: text.slice(at, m.index) })
+    parts.push({ text: m.text, href: m.url })
+    at = m.lastIndex
+  }
+  if (at < text.length) parts.push({ text: text.slice(at) })
+  return parts
+}
+
+/**
+ * The anonymous view of a public status (`GET /v1/share/:shareId`, the share page and its
+ * event stream): what a viewer sees. Left out as the owner's business: the status id (the
+ * API handle for changes), the owner's status key, and the access settings.
+ */
+export const ShareViewSchema = Type.Object(
+  {
+    shareId: Type.String(),
+    name: Type.String(),
+    type: StringEnum(['text']),
+    value: Type.Union([Type.String(), Type.Null()]),
+    description: Type.String(),
+    descriptionParts: Type.Array(DescriptionPartSchema),
+    colorNo: Type.Integer({ minimum: 1, maximum: 12 }),
+    changeCount: Type.Integer({ minimum: 0 }),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+    valueUpdatedAt: Type.Union([Timestamp(), Type.Null()]),
+  },
+  { additionalProperties: false, description: 'Public view of a status' },
+)
+export type ShareView = Static<typeof ShareViewSchema>
+
+/** Maps a (public) status row to its share view; links follow the owner's plan. */
+export function toShareView(row: StatusRow, ownerPlan: Plan): ShareView {
+  return {
+    shareId: row.share_id,
+    name: row.name,
+    type: row.type as 'text',
+    value: row.value,
+    description: row.description,
+    descriptionParts: descriptionParts(row.description, ownerPlan.descriptionLinks),
+    colorNo: row.color_no,
+    changeCount: Number(row.change_count),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    valueUpdatedAt: row.value_updated_at,
+  }
+}

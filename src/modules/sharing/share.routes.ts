@@ -1,0 +1,107 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { Db, StatusRow } from '../../db/database.ts'
+import { nextLink } from '../../lib/cursor.ts'
+import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import { notFound } from '../../lib/errors.ts'
+import { HistoryEntrySchema } from '../history/history.schemas.ts'
+import { listStatusHistory, ownerPlanOf } from '../history/history.service.ts'
+import { ListQuerySchema } from '../statuses/statuses.schemas.ts'
+import { ShareViewSchema, toShareView } from './share-view.ts'
+import { findStatusByShareId } from './sharing.repository.ts'
+import { ShareIdParamsSchema, StatusUserSchema } from './sharing.schemas.ts'
+import { listStatusUsers, type SharingDeps } from './sharing.service.ts'
+
+/** The public status with this share id; private and unknown are the same 404. */
+export async function publicStatus(db: Db, shareId: string): Promise<StatusRow> {
+  const status = await findStatusByShareId(db, shareId)
+  // 404 for private too: a share id must not reveal that a private status exists
+  if (status?.access_type !== 'public') throw notFound('Status not found')
+  return status
+}
+
+const tags = ['public']
+
+/**
+ * Anonymous views of public statuses (SPEC §6): no API key, no per-user rate limit. A key, if
+ * sent, is ignored: these answer what anyone on the internet sees.
+ */
+export const shareRoutes: FastifyPluginAsyncTypebox<{
+  deps: SharingDeps
+  publicUrl: string | null
+}> = async (app, { deps, publicUrl }) => {
+  // public data for any page to embed (no credentials are involved), and always revalidated
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('access-control-allow-origin', '*')
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-cache')
+  })
+
+  app.get(
+    '/v1/share/:shareId',
+    {
+      schema: {
+        summary: 'Public view of a public status (no API key)',
+        tags,
+        security: [],
+        params: ShareIdParamsSchema,
+        response: { 200: ShareViewSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const status = await publicStatus(deps.db, request.params.shareId)
+      return toShareView(status, await ownerPlanOf(deps.db, deps.plans, status))
+    },
+  )
+
+  app.get(
+    '/v1/share/:shareId/history',
+    {
+      schema: {
+        summary: 'History of a public status, when its accessTypeHistory is public',
+        tags,
+        security: [],
+        params: ShareIdParamsSchema,
+        querystring: ListQuerySchema,
+        response: { 200: Type.Array(HistoryEntrySchema), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const { limit, cursor } = request.query
+      const { shareId } = request.params
+      const status = await publicStatus(deps.db, shareId)
+      const page = await listStatusHistory(deps, { status, role: null }, { limit, cursor })
+      if (page.nextCursor !== null && limit !== undefined)
+        reply.header(
+          'link',
+          nextLink(publicUrl, `/v1/share/${shareId}/history`, limit, page.nextCursor),
+        )
+      return page.items
+    },
+  )
+
+  app.get(
+    '/v1/share/:shareId/users',
+    {
+      schema: {
+        summary: 'User list of a public status, when its accessTypeUserList is public',
+        tags,
+        security: [],
+        params: ShareIdParamsSchema,
+        querystring: ListQuerySchema,
+        response: { 200: Type.Array(StatusUserSchema), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const { limit, cursor } = request.query
+      const { shareId } = request.params
+      const status = await publicStatus(deps.db, shareId)
+      const page = await listStatusUsers(deps, { status, role: null }, { limit, cursor })
+      if (page.nextCursor !== null && limit !== undefined)
+        reply.header(
+          'link',
+          nextLink(publicUrl, `/v1/share/${shareId}/users`, limit, page.nextCursor),
+        )
+      return page.items
+    },
+  )
+}

@@ -1,0 +1,165 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { nextLink } from '../../lib/cursor.ts'
+import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import { ListQuerySchema, StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
+import {
+  GrantBodySchema,
+  StatusUserParamsSchema,
+  StatusUserSchema,
+  SubscriptionSchema,
+} from './sharing.schemas.ts'
+import {
+  accessById,
+  grantRole,
+  listStatusUsers,
+  listSubscriptions,
+  revokeRole,
+  type SharingDeps,
+  subscribe,
+  unsubscribe,
+} from './sharing.service.ts'
+
+const tags = ['sharing']
+const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }]
+const PAGING =
+  'Without `limit`, every entry. With `limit`, one page; a `Link: <…>; rel="next"` header names the next.'
+
+/** Roles on a status (SPEC §3, §6): grant, revoke, subscribe, leave, and the lists. */
+export const sharingRoutes: FastifyPluginAsyncTypebox<{
+  deps: SharingDeps
+  publicUrl: string | null
+}> = async (app, { deps, publicUrl }) => {
+  const caller = (user: { id: string; plan: string }) => ({ userId: user.id, plan: user.plan })
+
+  app.put(
+    '/v1/status/:statusId/users/:userId',
+    {
+      schema: {
+        summary: 'Grant a user the updater or subscriber role (owner only)',
+        description:
+          '201 when the user had no role, 200 when their role changed. The owner cannot be given a role (409 conflict).',
+        tags,
+        security,
+        params: StatusUserParamsSchema,
+        body: GrantBodySchema,
+        response: { 200: StatusUserSchema, 201: StatusUserSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const { statusId, userId } = request.params
+      const { user, created } = await grantRole(
+        deps,
+        caller(request.user),
+        statusId,
+        userId,
+        request.body.role,
+      )
+      return reply.code(created ? 201 : 200).send(user)
+    },
+  )
+
+  app.delete(
+    '/v1/status/:statusId/users/:userId',
+    {
+      schema: {
+        summary: "Revoke a user's role (owner only)",
+        tags,
+        security,
+        params: StatusUserParamsSchema,
+        response: { 204: Type.Null(), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const { statusId, userId } = request.params
+      await revokeRole(deps, caller(request.user), statusId, userId)
+      return reply.code(204).send(null)
+    },
+  )
+
+  app.get(
+    '/v1/status/:statusId/users',
+    {
+      schema: {
+        summary: 'Everyone with a role on the status, the owner first (per accessTypeUserList)',
+        description: PAGING,
+        tags,
+        security,
+        params: StatusIdParamsSchema,
+        querystring: ListQuerySchema,
+        response: { 200: Type.Array(StatusUserSchema), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const { limit, cursor } = request.query
+      const { statusId } = request.params
+      const access = await accessById(deps.db, caller(request.user), statusId)
+      const page = await listStatusUsers(deps, access, { limit, cursor })
+      if (page.nextCursor !== null && limit !== undefined)
+        reply.header(
+          'link',
+          nextLink(publicUrl, `/v1/status/${statusId}/users`, limit, page.nextCursor),
+        )
+      return page.items
+    },
+  )
+
+  app.post(
+    '/v1/status/:statusId/subscription',
+    {
+      schema: {
+        summary: 'Subscribe to a status you can see (201; 200 when you have a role already)',
+        tags,
+        security,
+        params: StatusIdParamsSchema,
+        response: { 200: SubscriptionSchema, 201: SubscriptionSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const { subscription, created } = await subscribe(
+        deps,
+        caller(request.user),
+        request.params.statusId,
+      )
+      return reply.code(created ? 201 : 200).send(subscription)
+    },
+  )
+
+  app.delete(
+    '/v1/status/:statusId/subscription',
+    {
+      schema: {
+        summary: 'Leave a status: removes your own role on it',
+        tags,
+        security,
+        params: StatusIdParamsSchema,
+        response: { 204: Type.Null(), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      await unsubscribe(deps, caller(request.user), request.params.statusId)
+      return reply.code(204).send(null)
+    },
+  )
+
+  app.get(
+    '/v1/user/subscriptions',
+    {
+      schema: {
+        summary: 'Statuses you have a role on but do not own, in the order you got the role',
+        description: PAGING,
+        tags,
+        security,
+        querystring: ListQuerySchema,
+        response: { 200: Type.Array(SubscriptionSchema), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const { limit, cursor } = request.query
+      const page = await listSubscriptions(deps, caller(request.user), { limit, cursor })
+      if (page.nextCursor !== null && limit !== undefined)
+        reply.header('link', nextLink(publicUrl, '/v1/user/subscriptions', limit, page.nextCursor))
+      return page.items
+    },
+  )
+}

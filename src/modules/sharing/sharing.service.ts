@@ -1,0 +1,244 @@
+import type { Kysely } from 'kysely'
+import type { DB, Db, StatusRow } from '../../db/database.ts'
+import { decodeCursor, type Page, toPage } from '../../lib/cursor.ts'
+import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
+import { nowIso } from '../../lib/time.ts'
+import { announce, type EventBus } from '../events/event-bus.ts'
+import type { Plans } from '../plans/plans.ts'
+import {
+  assertMayReadDetail,
+  assertVisible,
+  type Role,
+  roleOn,
+} from '../statuses/statuses.access.ts'
+import { findStatusById } from '../statuses/statuses.repository.ts'
+import type { AccessLevel } from '../statuses/statuses.schemas.ts'
+import type { Caller } from '../statuses/statuses.service.ts'
+import { findUserById } from '../users/users.repository.ts'
+import {
+  deleteRole,
+  findRole,
+  type GrantedRole,
+  insertRoleUnlessPresent,
+  listRoleHolders,
+  listSubscribedStatuses,
+  type SubscriptionRow,
+  upsertRole,
+} from './sharing.repository.ts'
+import type { StatusUser, Subscription } from './sharing.schemas.ts'
+
+export interface SharingDeps {
+  db: Kysely<DB>
+  plans: Plans
+  events?: EventBus
+}
+
+/** A status together with what the caller is to it (null: no role, or anonymous). */
+export interface StatusAccess {
+  status: StatusRow
+  role: Role | null
+}
+
+// note: 409, not 400: the request is well-formed; it clashes with who owns the status
+const ownerConflict = (message: string) => new ApiError(409, 'conflict', message)
+
+/** The status by id as the caller sees it: 404 when it does not exist or is hidden from them. */
+export async function accessById(
+  db: Db,
+  caller: Caller | null,
+  statusId: string,
+): Promise<StatusAccess> {
+  const status = await findStatusById(db, statusId)
+  const role = status ? await roleOn(db, status, caller?.userId ?? null) : null
+  return { status: assertVisible(status, role), role }
+}
+
+/** Throws unless the caller owns the status: 403 when they can see it, 404 when they cannot. */
+async function ownedStatus(db: Db, caller: Caller, statusId: string): Promise<StatusRow> {
+  const { status, role } = await accessById(db, caller, statusId)
+  if (role !== 'owner') throw forbidden('Only the owner may share this status')
+  return status
+}
+
+const toSubscription = (row: SubscriptionRow): Subscription => ({
+  statusId: row.id,
+  statusKey: row.status_key,
+  shareId: row.share_id,
+  name: row.name,
+  role: row.role as GrantedRole,
+})
+
+const subscriptionOf = (status: StatusRow, role: GrantedRole): Subscription => ({
+  statusId: status.id,
+  statusKey: status.status_key,
+  shareId: status.share_id,
+  name: status.name,
+  role,
+})
+
+/**
+ * PUT /v1/status/:statusId/users/:userId — the owner grants `updater` or `subscriber`,
+ * replacing the user's previous role. `created` tells a new grant from a changed one.
+ */
+export async function grantRole(
+  deps: SharingDeps,
+  caller: Caller,
+  statusId: string,
+  userId: string,
+  role: GrantedRole,
+): Promise<{ user: StatusUser; created: boolean }> {
+  return deps.db.transaction().execute(async (tx) => {
+    const status = await ownedStatus(tx, caller, statusId)
+    const user = await findUserById(tx, userId)
+    if (!user) throw notFound('User not found')
+    if (user.id === status.owner_id)
+      throw ownerConflict('The owner has every right on their status; the role cannot change')
+    const before = await findRole(tx, status.id, user.id)
+    await upsertRole(tx, { status_id: status.id, user_id: user.id, role, created_at: nowIso() })
+    return { user: { userId: user.id, name: user.name, role }, created: !before }
+  })
+}
+
+/** DELETE /v1/status/:statusId/users/:userId — the owner revokes a granted role. */
+export async function revokeRole(
+  deps: SharingDeps,
+  caller: Caller,
+  statusId: string,
+  userId: string,
+): Promise<void> {
+  const status = await deps.db.transaction().execute(async (tx) => {
+    const status = await ownedStatus(tx, caller, statusId)
+    if (userId === status.owner_id) throw ownerConflict('The owner cannot be removed')
+    if (!(await deleteRole(tx, status.id, userId)))
+      throw notFound('That user has no role on this status')
+    return status
+  })
+  // live streams of the user re-check whether they may still see the status
+  await announce(deps.events, {
+    statusId: status.id,
+    version: Number(status.version),
+    kind: 'access',
+  })
+}
+
+/**
+ * POST /v1/status/:statusId/subscription — follow a status you can see. A public status
+ * makes you a subscriber (created); a role you hold already is kept as it is.
+ */
+export async function subscribe(
+  deps: SharingDeps,
+  caller: Caller,
+  statusId: string,
+): Promise<{ subscription: Subscription; created: boolean }> {
+  return deps.db.transaction().execute(async (tx) => {
+    const { status, role } = await accessById(tx, caller, statusId)
+    if (role === 'owner') throw ownerConflict('You own this status')
+    if (role !== null) return { subscription: subscriptionOf(status, role), created: false }
+    const inserted = await insertRoleUnlessPresent(tx, {
+      status_id: status.id,
+      user_id: caller.userId,
+      role: 'subscriber',
+      created_at: nowIso(),
+    })
+    if (inserted) return { subscription: subscriptionOf(status, 'subscriber'), created: true }
+    // a concurrent request of the same user subscribed first
+    const now = await findRole(tx, status.id, caller.userId)
+    return {
+      subscription: subscriptionOf(status, (now?.role ?? 'subscriber') as GrantedRole),
+      created: false,
+    }
+  })
+}
+
+/**
+ * DELETE /v1/status/:statusId/subscription — leave a status: removes the caller's own
+ * role, subscriber or updater. The owner cannot leave (409).
+ */
+export async function unsubscribe(
+  deps: SharingDeps,
+  caller: Caller,
+  statusId: string,
+): Promise<void> {
+  const status = await deps.db.transaction().execute(async (tx) => {
+    const { status, role } = await accessById(tx, caller, statusId)
+    if (role === 'owner') throw ownerConflict('You own this status')
+    if (role === null || !(await deleteRole(tx, status.id, caller.userId)))
+      throw notFound('You do not follow this status')
+    return status
+  })
+  await announce(deps.events, {
+    statusId: status.id,
+    version: Number(status.version),
+    kind: 'access',
+  })
+}
+
+export interface PageRequest {
+  limit?: number
+  cursor?: string
+}
+
+const positionOf = (cursor: string | undefined) => {
+  if (cursor === undefined) return undefined
+  const [createdAt, id] = decodeCursor(cursor, 2) as [string, string]
+  return { createdAt, id }
+}
+
+/** GET /v1/user/subscriptions — statuses the caller has a role on but does not own. */
+export async function listSubscriptions(
+  deps: SharingDeps,
+  caller: Caller,
+  page: PageRequest,
+): Promise<Page<Subscription>> {
+  const rows = await listSubscribedStatuses(deps.db, caller.userId, {
+    after: positionOf(page.cursor),
+    limit: page.limit === undefined ? undefined : page.limit + 1,
+  })
+  return toPage(rows, page.limit, (r) => [r.role_created_at, r.id], toSubscription)
+}
+
+// The owner comes first in a user list; its cursor sorts before every granted role's.
+const OWNER_POSITION = ['', '']
+
+/**
+ * GET …/users — everyone with a role on the status, the owner first, then grants in order;
+ * visible per `accessTypeUserList` (403 when the caller sees the status but not the list).
+ */
+export async function listStatusUsers(
+  deps: SharingDeps,
+  access: StatusAccess,
+  page: PageRequest,
+): Promise<Page<StatusUser>> {
+  const status = assertMayReadDetail(
+    access.status,
+    access.role,
+    (s) => s.access_type_user_list as AccessLevel,
+    'user list',
+  )
+  const after = positionOf(page.cursor)
+  const entries: { user: StatusUser; position: string[] }[] = []
+  if (!after) {
+    const owner = await findUserById(deps.db, status.owner_id)
+    if (owner)
+      entries.push({
+        user: { userId: owner.id, name: owner.name, role: 'owner' },
+        position: OWNER_POSITION,
+      })
+  }
+  const granted = await listRoleHolders(deps.db, status.id, {
+    // an owner-position cursor means "every granted role": it sorts before all of them
+    after: after && (after.createdAt !== '' || after.id !== '') ? after : undefined,
+    limit: page.limit === undefined ? undefined : page.limit + 1,
+  })
+  for (const r of granted)
+    entries.push({
+      user: { userId: r.user_id, name: r.name, role: r.role as GrantedRole },
+      position: [r.created_at, r.user_id],
+    })
+  return toPage(
+    entries,
+    page.limit,
+    (e) => e.position,
+    (e) => e.user,
+  )
+}

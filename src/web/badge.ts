@@ -1,0 +1,41 @@
+import { html, type SafeHtml } from './html.ts'
+import { colorOf } from './palette.ts'
+
+const LABEL_COLOR = '#555555'
+const HEIGHT = 20
+const PADDING = 6
+
+/**
+ * Approximate width of text in 11px Verdana (what badges use). Exact metrics do not matter:
+ * the text is drawn with `textLength`, so it always fills the box it is given.
+ */
+export function textWidth(text: string): number {
+  let width = 0
+  for (const ch of text) {
+    const code = ch.codePointAt(0) ?? 0
+    if (code > 0x2e80)
+      width += 11 // CJK, emoji: full width
+    else if ("il.,:;|!'`Ijt()[]{} ".includes(ch)) width += 4
+    else if ('mwMW@%'.includes(ch)) width += 10
+    else if (ch >= 'A' && ch <= 'Z') width += 7.5
+    else width += 6.5
+  }
+  return Math.ceil(width)
+}
+
+function segment(text: string, x: number, width: number): SafeHtml {
+  const middle = x + width / 2
+  const length = Math.max(width - 2 * PADDING, 1)
+  // the shadow line first, then the text (the usual badge look)
+  return html`<text x="${middle}" y="15" fill="#010101" fill-opacity=".3" textLength="${length}" lengthAdjust="spacingAndGlyphs">${text}</text><text x="${middle}" y="14" textLength="${length}" lengthAdjust="spacingAndGlyphs">${text}</text>`
+}
+
+/** A README badge "name | value", the value in the status colour. Every text is escaped. */
+export function renderBadge(label: string, value: string, colorNo: number): string {
+  const left = textWidth(label) + 2 * PADDING
+  const right = textWidth(value) + 2 * PADDING
+  const width = left + right
+  const color = colorOf(colorNo)
+  return html`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${HEIGHT}" role="img" aria-label="${`${label}: ${value}`}"><title>${`${label}: ${value}`}</title><linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/><stop offset="1" stop-opacity=".1"/></linearGradient><clipPath id="r"><rect width="${width}" height="${HEIGHT}" rx="3" fill="#fff"/></clipPath><g clip-path="url(#r)"><rect width="${left}" height="${HEIGHT}" fill="${LABEL_COLOR}"/><rect x="${left}" width="${right}" height="${HEIGHT}" fill="${color}"/><rect width="${width}" height="${HEIGHT}" fill="url(#s)"/></g><g fill="#fff" text-anchor="middle" font-family="Verdana,Geneva,DejaVu Sans,sans-serif" font-size="11">${segment(label, 0, left)}${segment(value, left, right)}</g></svg>`
+    .value
+}

@@ -1,0 +1,118 @@
+import type { HistoryEntry } from '../modules/history/history.schemas.ts'
+import type { DescriptionPart, ShareView } from '../modules/sharing/share-view.ts'
+import type { StatusUser } from '../modules/sharing/sharing.schemas.ts'
+import { html, type SafeHtml } from './html.ts'
+
+/** URLs of the page's stylesheet and script (content-hashed, so they cache for good). */
+export interface AssetUrls {
+  css: string
+  js: string
+  icon: string
+}
+
+/** Server-side time text; the script replaces it with the viewer's local time. */
+export function formatUtc(iso: string): string {
+  const at = new Date(iso)
+  if (Number.isNaN(at.getTime())) return iso
+  return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`
+}
+
+const time = (iso: string) => html`<time datetime="${iso}">${formatUtc(iso)}</time>`
+
+const SAFE_HREF = /^(https?:\/\/|mailto:)/i
+
+/** The description: text escaped, links (already restricted to the plan and to http(s)/mailto). */
+export const descriptionHtml = (parts: DescriptionPart[]): SafeHtml =>
+  html`${parts.map((p) =>
+    p.href !== undefined && SAFE_HREF.test(p.href)
+      ? html`<a href="${p.href}" rel="nofollow noopener ugc">${p.text}</a>`
+      : p.text,
+  )}`
+
+const ROLE_NAMES = { owner: 'Owner', updater: 'Updater', subscriber: 'Subscriber' } as const
+
+function page(title: string, assets: AssetUrls, bodyAttrs: SafeHtml, main: SafeHtml): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<meta name="color-scheme" content="light dark">
+<title>${title}</title>
+<link rel="icon" href="${assets.icon}" type="image/svg+xml">
+<link rel="stylesheet" href="${assets.css}">
+<script src="${assets.js}" defer></script>
+</head>
+<body${bodyAttrs}>
+${main}
+<footer>Shared with statusd</footer>
+</body>
+</html>
+`.value
+}
+
+export interface SharePageInput {
+  view: ShareView
+  /** Newest first; null when the history is not public. */
+  history: HistoryEntry[] | null
+  /** Null when the user list is not public. */
+  users: StatusUser[] | null
+  assets: AssetUrls
+  /** Where the page's script listens and reads, relative to the page's origin. */
+  eventsUrl: string
+  historyUrl: string
+}
+
+/** The share page of a public status (SPEC §6): everything escaped, no inline script or style. */
+export function renderSharePage(input: SharePageInput): string {
+  const { view, history, users } = input
+  const title = view.value === null ? view.name : `${view.name}: ${view.value}`
+  const attrs = html` data-events="${input.eventsUrl}" data-history="${input.historyUrl}" data-change-count="${view.changeCount}"`
+  const main = html`<main>
+<div class="top"><span>Status</span><span class="live" id="live" data-state="connecting">Connecting…</span></div>
+<h1 id="name">${view.name}</h1>
+<p id="value" class="value c${view.colorNo}${view.value === null ? ' empty' : ''}" aria-live="polite">${view.value ?? '—'}</p>
+<p class="meta" id="changed">${view.valueUpdatedAt === null ? 'No value yet' : html`Changed ${time(view.valueUpdatedAt)}`}</p>
+<p class="gone-note" id="gone" hidden>This status is no longer shared. The last value seen is shown above.</p>
+<p class="description" id="description"${view.descriptionParts.length === 0 ? html` hidden` : ''}>${descriptionHtml(view.descriptionParts)}</p>
+${
+  history === null
+    ? ''
+    : html`<section aria-labelledby="history-title">
+<h2 id="history-title">History</h2>
+<p class="item-side" id="history-empty"${history.length > 0 ? html` hidden` : ''}>No value yet.</p>
+<ol id="history-list">${history.map(
+        (e) =>
+          html`<li><span class="item-main">${e.value}</span><span class="item-side">${time(e.at)}${e.by ? html` · ${e.by.name}` : ''}</span></li>`,
+      )}</ol>
+</section>`
+}
+${
+  users === null
+    ? ''
+    : html`<section aria-labelledby="people-title">
+<h2 id="people-title">People</h2>
+<ul>${users.map(
+        (u) =>
+          html`<li><span class="item-main">${u.name}</span><span class="item-side">${ROLE_NAMES[u.role]}</span></li>`,
+      )}</ul>
+</section>`
+}
+</main>`
+  return page(title, input.assets, attrs, main)
+}
+
+/** The page for a share id that names no public status (and for other failures). */
+export function renderMessagePage(assets: AssetUrls, heading: string, text: string): string {
+  return page(
+    heading,
+    assets,
+    html``,
+    html`<main>
+<div class="top"><span>Status</span></div>
+<h1>${heading}</h1>
+<p>${text}</p>
+</main>`,
+  )
+}

@@ -1,0 +1,198 @@
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
+import type { Kysely } from 'kysely'
+import { Type } from 'typebox'
+import type { DB } from '../db/database.ts'
+import { listStatusHistory, ownerPlanOf } from '../modules/history/history.service.ts'
+import type { Plans } from '../modules/plans/plans.ts'
+import { toShareView } from '../modules/sharing/share-view.ts'
+import { findStatusByShareId } from '../modules/sharing/sharing.repository.ts'
+import { ShareIdParamsSchema } from '../modules/sharing/sharing.schemas.ts'
+import { listStatusUsers } from '../modules/sharing/sharing.service.ts'
+import { toApiError } from '../plugins/error-handler.ts'
+import { renderBadge } from './badge.ts'
+import { paletteCss } from './palette.ts'
+import { type AssetUrls, renderMessagePage, renderSharePage } from './share-page.ts'
+
+/** Entries of history shown on the page (the API pages through the rest). */
+const PAGE_HISTORY = 20
+const PAGE_USERS = 50
+
+// note: strict: scripts, styles and connections only from this origin, no inline anything,
+// no plugins, no forms. Framing is allowed on purpose: status pages are put on dashboards,
+// and the page has nothing to click that acts for the viewer.
+export const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'"
+// an SVG opened on its own must not run anything either
+const BADGE_CSP = "default-src 'none'; style-src 'unsafe-inline'"
+
+interface Asset {
+  body: string
+  type: string
+  url: string
+}
+
+function asset(name: string, type: string, body: string): Asset {
+  const hash = createHash('sha256').update(body).digest('hex').slice(0, 12)
+  return { body, type, url: `/s/assets/${name}?v=${hash}` }
+}
+
+const ASSETS: Record<string, Asset> = {
+  'share.css': asset(
+    'share.css',
+    'text/css; charset=utf-8',
+    `${readFileSync(new URL('./assets/share.css', import.meta.url), 'utf8')}\n${paletteCss()}\n`,
+  ),
+  'share.js': asset(
+    'share.js',
+    'text/javascript; charset=utf-8',
+    readFileSync(new URL('./assets/share.js', import.meta.url), 'utf8'),
+  ),
+  'favicon.svg': asset(
+    'favicon.svg',
+    'image/svg+xml; charset=utf-8',
+    readFileSync(new URL('./assets/favicon.svg', import.meta.url), 'utf8'),
+  ),
+}
+const ASSET_URLS: AssetUrls = {
+  css: (ASSETS['share.css'] as Asset).url,
+  js: (ASSETS['share.js'] as Asset).url,
+  icon: (ASSETS['favicon.svg'] as Asset).url,
+}
+
+function sendHtml(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply
+    .code(status)
+    .headers({
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': PAGE_CSP,
+      'x-content-type-options': 'nosniff',
+      // links in descriptions must not learn the share URL
+      'referrer-policy': 'no-referrer',
+      'cache-control': 'no-cache',
+    })
+    .send(body)
+}
+
+const notFoundPage = () =>
+  renderMessagePage(
+    ASSET_URLS,
+    'Status not found',
+    'There is no public status at this address. It may have been deleted or made private.',
+  )
+
+function sendBadge(reply: FastifyReply, status: number, svg: string): FastifyReply {
+  return reply
+    .code(status)
+    .headers({
+      'content-type': 'image/svg+xml; charset=utf-8',
+      'content-security-policy': BADGE_CSP,
+      'x-content-type-options': 'nosniff',
+      // README renderers and image proxies revalidate every time: the badge stays current
+      'cache-control': 'no-cache, max-age=0',
+    })
+    .send(svg)
+}
+
+/**
+ * The share page `GET /s/:shareId`, its badge and assets: public, outside the API-key scope,
+ * with their own HTML not-found and error pages (never a JSON body).
+ */
+export const webRoutes: FastifyPluginAsyncTypebox<{ db: Kysely<DB>; plans: Plans }> = async (
+  app,
+  { db, plans },
+) => {
+  app.setNotFoundHandler((_request, reply) => sendHtml(reply, 404, notFoundPage()))
+  app.setErrorHandler((err, request, reply) => {
+    const apiError = toApiError(err)
+    if (apiError.statusCode >= 500) request.log.error({ err }, 'share page failed')
+    if (apiError.statusCode === 404) return sendHtml(reply, 404, notFoundPage())
+    return sendHtml(
+      reply,
+      apiError.statusCode,
+      renderMessagePage(ASSET_URLS, 'Something went wrong', apiError.message),
+    )
+  })
+
+  app.get(
+    '/assets/:name',
+    { schema: { hide: true, params: Type.Object({ name: Type.String() }) } },
+    async (request, reply) => {
+      const found = Object.hasOwn(ASSETS, request.params.name)
+        ? ASSETS[request.params.name]
+        : undefined
+      if (!found) return sendHtml(reply, 404, notFoundPage())
+      return reply
+        .headers({
+          'content-type': found.type,
+          'x-content-type-options': 'nosniff',
+          // the URL carries a content hash: a new version is a new URL
+          'cache-control': 'public, max-age=31536000, immutable',
+        })
+        .send(found.body)
+    },
+  )
+
+  const publicRow = async (shareId: string) => {
+    const status = await findStatusByShareId(db, shareId)
+    return status?.access_type === 'public' ? status : undefined
+  }
+
+  app.get(
+    '/:shareId',
+    {
+      schema: {
+        summary: 'Share page of a public status (HTML, updates live)',
+        tags: ['public'],
+        security: [],
+        params: ShareIdParamsSchema,
+      },
+    },
+    async (request, reply) => {
+      const status = await publicRow(request.params.shareId)
+      if (!status) return sendHtml(reply, 404, notFoundPage())
+      const plan = await ownerPlanOf(db, plans, status)
+      const deps = { db, plans }
+      const history =
+        status.access_type_history === 'public'
+          ? (await listStatusHistory(deps, { status, role: null }, { limit: PAGE_HISTORY })).items
+          : null
+      const users =
+        status.access_type_user_list === 'public'
+          ? (await listStatusUsers(deps, { status, role: null }, { limit: PAGE_USERS })).items
+          : null
+      const shareId = status.share_id
+      return sendHtml(
+        reply,
+        200,
+        renderSharePage({
+          view: toShareView(status, plan),
+          history,
+          users,
+          assets: ASSET_URLS,
+          eventsUrl: `/v1/share/${shareId}/events`,
+          historyUrl: `/v1/share/${shareId}/history?limit=${PAGE_HISTORY}`,
+        }),
+      )
+    },
+  )
+
+  app.get(
+    '/:shareId/badge.svg',
+    {
+      schema: {
+        summary: 'README badge "name | value" of a public status (SVG)',
+        tags: ['public'],
+        security: [],
+        params: ShareIdParamsSchema,
+      },
+    },
+    async (request, reply) => {
+      const status = await publicRow(request.params.shareId)
+      if (!status) return sendBadge(reply, 404, renderBadge('status', 'not found', 11))
+      return sendBadge(reply, 200, renderBadge(status.name, status.value ?? '—', status.color_no))
+    },
+  )
+}

@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict'
+import type { TestApp, TestUser } from './app.ts'
+
+export const ACCESS_TYPES = ['public', 'private'] as const
+export const LEVELS = ['public', 'private', 'owner'] as const
+export type AccessType = (typeof ACCESS_TYPES)[number]
+export type Level = (typeof LEVELS)[number]
+
+/** The cast of SPEC §3: an owner, a granted updater and subscriber, and a stranger. */
+export interface Cast {
+  owner: TestUser
+  updater: TestUser
+  subscriber: TestUser
+  stranger: TestUser
+}
+
+export async function makeCast(t: TestApp): Promise<Cast> {
+  return {
+    owner: await t.user({ name: 'Olivia Owner' }),
+    updater: await t.user({ name: 'Uma Updater' }),
+    subscriber: await t.user({ name: 'Sam Subscriber' }),
+    stranger: await t.user({ name: 'Stan Stranger' }),
+  }
+}
+
+/** Creates a status by key as the owner; returns the Status body. */
+export async function createStatus(
+  t: TestApp,
+  owner: TestUser,
+  key: string,
+  body: Record<string, unknown>,
+): Promise<{ id: string; shareId: string } & Record<string, unknown>> {
+  const res = await t.request(owner, 'POST', `/v1/status-keys/${key}`, body)
+  assert.equal(res.statusCode, 201, res.body)
+  return res.json()
+}
+
+/** The owner grants a role; asserts it worked. */
+export async function grant(
+  t: TestApp,
+  owner: TestUser,
+  statusId: string,
+  user: TestUser,
+  role: 'updater' | 'subscriber',
+): Promise<void> {
+  const res = await t.request(owner, 'PUT', `/v1/status/${statusId}/users/${user.id}`, { role })
+  assert.ok(res.statusCode === 201 || res.statusCode === 200, res.body)
+}

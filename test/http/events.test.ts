@@ -1,0 +1,259 @@
+import assert from 'node:assert/strict'
+import type { AddressInfo } from 'node:net'
+import { describe, it } from 'node:test'
+import {
+  type EventBus,
+  InProcessEventBus,
+  type StatusChange,
+} from '../../src/modules/events/event-bus.ts'
+import { makeApp, type TestApp } from '../helpers/app.ts'
+import { createStatus, grant, makeCast } from '../helpers/sharing.ts'
+import { type SseItem, SseTestClient, waitUntil } from '../helpers/sse.ts'
+
+/** An app listening on 127.0.0.1 (a random port), with a bus the test can inspect. */
+async function liveApp(): Promise<{ t: TestApp; bus: InProcessEventBus; base: string }> {
+  const bus = new InProcessEventBus()
+  const t = await makeApp({ deps: { events: bus, sse: { heartbeatMs: 50 } } })
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = t.app.server.address() as AddressInfo
+  return { t, bus, base: `http://127.0.0.1:${port}` }
+}
+
+const statusEvent = (e: { event: string; id: string | undefined; data: string }) => {
+  assert.equal(e.event, 'status')
+  return { id: Number(e.id), body: JSON.parse(e.data) }
+}
+
+describe('SPEC §6 Server-Sent Events over a real socket', () => {
+  it('GET /v1/status/:statusId/events: current state, one event per write, Last-Event-ID resume, cleanup', async () => {
+    const { t, bus, base } = await liveApp()
+    try {
+      const { owner } = await makeCast(t)
+      const s = await createStatus(t, owner, 'room-4', { value: 'FREE' })
+      const url = `${base}/v1/status/${s.id}/events`
+      const auth = { 'service-api-key': owner.key }
+
+      const first = await SseTestClient.connect(url, auth)
+      assert.equal(first.status, 200)
+      assert.match(String(first.response.headers['content-type']), /^text\/event-stream/)
+      assert.match(String(first.response.headers['cache-control']), /no-cache/)
+      let e = statusEvent(await first.nextEvent())
+      assert.deepEqual(
+        [e.id, e.body.value, e.body.id],
+        [1, 'FREE', s.id],
+        'the current state first',
+      )
+      assert.equal(e.body.statusKey, 'room-4', 'the authenticated stream carries the Status JSON')
+
+      await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })
+      e = statusEvent(await first.nextEvent())
+      assert.deepEqual([e.id, e.body.value, e.body.changeCount], [2, 'BUSY', 2])
+
+      await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { colorNo: 4 })
+      e = statusEvent(await first.nextEvent())
+      assert.deepEqual(
+        [e.id, e.body.colorNo, e.body.changeCount],
+        [3, 4, 2],
+        'a setting change is an event too, and moves the id',
+      )
+
+      // a vanished client: its socket goes, and so does everything the server kept for it
+      first.close()
+      await waitUntil(() => bus.listenerCount(s.id) === 0, 'the stream is cleaned up')
+
+      await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'FREE' }) // version 4, unseen
+      const behind = await SseTestClient.connect(url, { ...auth, 'last-event-id': '3' })
+      e = statusEvent(await behind.nextEvent())
+      assert.deepEqual(
+        [e.id, e.body.value, e.body.colorNo],
+        [4, 'FREE', 4],
+        'behind: the current state',
+      )
+
+      const upToDate = await SseTestClient.connect(url, { ...auth, 'last-event-id': '4' })
+      const firstItem = await upToDate.next((i): i is SseItem => true)
+      assert.equal(firstItem.type, 'comment', 'a heartbeat first: no state was re-sent')
+      await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })
+      e = statusEvent(await upToDate.nextEvent())
+      assert.equal(e.id, 5, 'up to date: nothing is re-sent, the next change comes')
+      assert.equal(statusEvent(await behind.nextEvent()).id, 5)
+
+      // a delete ends every stream, with a last event saying why
+      await t.request(owner, 'DELETE', `/v1/status/${s.id}`)
+      for (const client of [behind, upToDate]) {
+        const last = await client.nextEvent()
+        assert.equal(last.event, 'unavailable')
+        assert.equal(last.id, '6')
+        assert.deepEqual(JSON.parse(last.data), { reason: 'deleted' })
+        await client.ended
+      }
+      await waitUntil(() => bus.listenerCount(s.id) === 0, 'the deleted status has no listeners')
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('ids only grow: a burst of concurrent writes arrives in order, ending at the last version', async () => {
+    const { t, base } = await liveApp()
+    try {
+      const { owner } = await makeCast(t)
+      const s = await createStatus(t, owner, 'counter', { value: 'v0' })
+      const client = await SseTestClient.connect(`${base}/v1/status/${s.id}/events`, {
+        'service-api-key': owner.key,
+      })
+      assert.equal(statusEvent(await client.nextEvent()).id, 1)
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: `v${i + 1}` }),
+        ),
+      )
+      const ids: number[] = []
+      for (;;) {
+        const { id, body } = statusEvent(await client.nextEvent())
+        ids.push(id)
+        if (id === 21) {
+          assert.equal(body.changeCount, 21)
+          break
+        }
+      }
+      for (let i = 1; i < ids.length; i++)
+        assert.ok((ids[i - 1] as number) < (ids[i] as number), `increasing: ${ids}`)
+      client.close()
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('visibility as GET status: 401 without a key, 404 for a stranger on a private status', async () => {
+    const { t, base } = await liveApp()
+    try {
+      const { owner, stranger } = await makeCast(t)
+      const s = await createStatus(t, owner, 'secret', { value: 'X' })
+      const anonymous = await SseTestClient.connect(`${base}/v1/status/${s.id}/events`)
+      assert.equal(anonymous.status, 401)
+      assert.equal(JSON.parse(await anonymous.text()).errorCode, 'unauthorized')
+      const theirs = await SseTestClient.connect(`${base}/v1/status/${s.id}/events`, {
+        'service-api-key': stranger.key,
+      })
+      assert.equal(theirs.status, 404)
+      assert.equal(JSON.parse(await theirs.text()).errorCode, 'notFound')
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('a revoked role ends the stream of a private status (event: unavailable, notVisible)', async () => {
+    const { t, bus, base } = await liveApp()
+    try {
+      const { owner, updater } = await makeCast(t)
+      const s = await createStatus(t, owner, 'secret', { value: 'X' })
+      await grant(t, owner, s.id, updater, 'updater')
+      const client = await SseTestClient.connect(`${base}/v1/status/${s.id}/events`, {
+        'service-api-key': updater.key,
+      })
+      assert.equal(statusEvent(await client.nextEvent()).body.value, 'X')
+      await t.request(owner, 'DELETE', `/v1/status/${s.id}/users/${updater.id}`)
+      const last = await client.nextEvent()
+      assert.equal(last.event, 'unavailable')
+      assert.deepEqual(JSON.parse(last.data), { reason: 'notVisible' })
+      await client.ended
+      await waitUntil(() => bus.listenerCount(s.id) === 0, 'the stream is cleaned up')
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('GET /v1/share/:shareId/events: anonymous, the share view, ends when made private', async () => {
+    const { t, base } = await liveApp()
+    try {
+      const { owner } = await makeCast(t)
+      const s = await createStatus(t, owner, 'build', {
+        value: 'PASSING',
+        accessType: 'public',
+        description: 'See https://ci.example.com now',
+      })
+      const client = await SseTestClient.connect(`${base}/v1/share/${s.shareId}/events`)
+      assert.equal(client.status, 200)
+      assert.equal(client.response.headers['access-control-allow-origin'], '*')
+      let e = statusEvent(await client.nextEvent())
+      assert.equal(e.body.value, 'PASSING')
+      assert.equal(e.body.shareId, s.shareId)
+      assert.equal(e.body.id, undefined, 'the share view leaves the status id out')
+      assert.equal(e.body.statusKey, undefined, "and the owner's key")
+      assert.deepEqual(e.body.descriptionParts, [
+        { text: 'See ' },
+        { text: 'https://ci.example.com', href: 'https://ci.example.com' },
+        { text: ' now' },
+      ])
+
+      await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'FAILING' })
+      e = statusEvent(await client.nextEvent())
+      assert.deepEqual([e.id, e.body.value], [2, 'FAILING'])
+
+      await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { accessType: 'private' })
+      const last = await client.nextEvent()
+      assert.equal(last.event, 'unavailable')
+      assert.deepEqual(JSON.parse(last.data), { reason: 'notVisible' })
+      await client.ended
+
+      const again = await SseTestClient.connect(`${base}/v1/share/${s.shareId}/events`)
+      assert.equal(again.status, 404, 'a private status has no public stream')
+      assert.equal(JSON.parse(await again.text()).errorCode, 'notFound')
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('after a gap in delivery (a bus resync), streams catch up with the current state', async () => {
+    // a bus that loses changes, like a LISTEN connection that dropped for a while
+    class LossyBus implements EventBus {
+      readonly inner = new InProcessEventBus()
+      losing = false
+      resync: (() => void) | undefined
+      async publish(change: StatusChange) {
+        if (!this.losing) await this.inner.publish(change)
+      }
+      subscribe(statusId: string, listener: (change: StatusChange) => void) {
+        return this.inner.subscribe(statusId, listener)
+      }
+      onResync(listener: () => void) {
+        this.resync = listener
+      }
+      close() {
+        return this.inner.close()
+      }
+    }
+    const bus = new LossyBus()
+    const t = await makeApp({ deps: { events: bus } })
+    try {
+      await t.app.listen({ port: 0, host: '127.0.0.1' })
+      const { port } = t.app.server.address() as AddressInfo
+      const { owner } = await makeCast(t)
+      const s = await createStatus(t, owner, 'lamp', { value: 'ON', accessType: 'public' })
+      const client = await SseTestClient.connect(
+        `http://127.0.0.1:${port}/v1/share/${s.shareId}/events`,
+      )
+      assert.equal(statusEvent(await client.nextEvent()).id, 1)
+      bus.losing = true
+      await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'OFF' })
+      await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'DIM' })
+      bus.losing = false
+      bus.resync?.()
+      const e = statusEvent(await client.nextEvent())
+      assert.deepEqual([e.id, e.body.value], [3, 'DIM'])
+      client.close()
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('app.close() ends open streams, so a graceful shutdown does not hang', async () => {
+    const { t, base } = await liveApp()
+    const { owner } = await makeCast(t)
+    const s = await createStatus(t, owner, 'lamp', { value: 'ON', accessType: 'public' })
+    const client = await SseTestClient.connect(`${base}/v1/share/${s.shareId}/events`)
+    await client.nextEvent()
+    await t.close()
+    await client.ended
+  })
+})

@@ -1,0 +1,284 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { setUser } from '../../src/modules/users/users.service.ts'
+import { contrastRatio, PALETTE, TEXT_ON_COLOR } from '../../src/web/palette.ts'
+import { makeApp, TEST_PLANS } from '../helpers/app.ts'
+import { createStatus, grant, makeCast } from '../helpers/sharing.ts'
+
+const get = (t: Awaited<ReturnType<typeof makeApp>>, url: string) =>
+  t.app.inject({ method: 'GET', url })
+
+/** Every href in a page: only http(s), mailto, or our own assets may appear. */
+const hrefs = (page: string) => [...page.matchAll(/\bhref="([^"]*)"/g)].map((m) => m[1] as string)
+
+const HOSTILE = {
+  name: '<script>alert(1)</script>',
+  value: '<b>x</b>',
+  description: [
+    '"><img src=x onerror=alert(1)>',
+    "'><svg onload=alert(2)>",
+    'javascript:alert(3)',
+    '<a href="javascript:alert(4)">click</a>',
+    'ok: https://safe.example.com/?q=1&y=2',
+  ].join('\n'),
+}
+
+/** Checks that a page or badge carries no markup from the data, only from our templates. */
+function assertInert(body: string, what: string) {
+  assert.ok(!body.includes('<script>alert'), `${what}: no injected script element`)
+  assert.ok(!/<img/i.test(body), `${what}: no injected img element`)
+  assert.ok(!/<svg onload/i.test(body), `${what}: no injected svg element`)
+  // attribute values are escaped (no raw quote inside), so dropping them leaves the tags bare
+  const bare = body.replace(/"[^"]*"/g, '""')
+  assert.ok(!/<[^>]*\son[a-z]+\s*=/i.test(bare), `${what}: no event-handler attribute in any tag`)
+  assert.ok(!/<b>x<\/b>/.test(body), `${what}: the value is text`)
+  for (const href of hrefs(body))
+    assert.match(href, /^(https?:\/\/|mailto:|\/s\/assets\/)/, `${what}: href ${href}`)
+}
+
+describe('SPEC §6 share page GET /s/:shareId', () => {
+  it('renders a public status: name, value in its colour, description, last change; strict CSP', async () => {
+    const t = await makeApp()
+    try {
+      const { owner } = await makeCast(t)
+      const s = await createStatus(t, owner, 'room-4', {
+        name: 'Meeting room 4',
+        value: 'OCCUPIED',
+        colorNo: 2,
+        accessType: 'public',
+        description: 'Book at https://rooms.example.com\nor call 123',
+      })
+      const res = await get(t, `/s/${s.shareId}`)
+      assert.equal(res.statusCode, 200)
+      assert.match(String(res.headers['content-type']), /^text\/html; charset=utf-8/)
+      const csp = String(res.headers['content-security-policy'])
+      assert.match(csp, /default-src 'none'/)
+      assert.match(csp, /script-src 'self'(;|$)/, 'no inline scripts')
+      assert.match(csp, /style-src 'self'(;|$)/, 'no inline styles')
+      assert.equal(res.headers['x-content-type-options'], 'nosniff')
+      const page = res.body
+      assert.match(page, /<h1 id="name">Meeting room 4<\/h1>/)
+      assert.match(page, /<p id="value" class="value c2" aria-live="polite">OCCUPIED<\/p>/)
+      assert.match(page, new RegExp(`<time datetime="${s.valueUpdatedAt}">`))
+      assert.match(
+        page,
+        /Book at <a href="https:\/\/rooms\.example\.com" rel="nofollow noopener ugc">https:\/\/rooms\.example\.com<\/a>\nor call 123/,
+      )
+      assert.ok(!/<script>/.test(page) && !/<style/.test(page), 'no inline script or style')
+      assert.match(page, new RegExp(`data-events="/v1/share/${s.shareId}/events"`))
+      assert.ok(!page.includes('History'), 'history is private by default: not on the page')
+      assert.ok(!page.includes('People'), 'the user list is owner-only by default')
+      const css = await get(t, /href="(\/s\/assets\/share\.css[^"]*)"/.exec(page)?.[1] as string)
+      assert.equal(css.statusCode, 200)
+      assert.match(css.body, /\.c2\{--status-color:#b91c1c\}/)
+      const js = await get(t, /src="(\/s\/assets\/share\.js[^"]*)"/.exec(page)?.[1] as string)
+      assert.equal(js.statusCode, 200)
+      assert.match(String(js.headers['content-type']), /javascript/)
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('shows history and people when their access types are public', async () => {
+    const t = await makeApp()
+    try {
+      const { owner, updater } = await makeCast(t)
+      const s = await createStatus(t, owner, 'build', {
+        value: 'PASSING',
+        accessType: 'public',
+        accessTypeHistory: 'public',
+        accessTypeUserList: 'public',
+      })
+      await grant(t, owner, s.id, updater, 'updater')
+      await t.request(updater, 'PATCH', `/v1/status/${s.id}`, { value: 'FAILING' })
+      const page = (await get(t, `/s/${s.shareId}`)).body
+      const history = /<ol id="history-list">(.*?)<\/ol>/s.exec(page)?.[1] ?? ''
+      assert.deepEqual(
+        [...history.matchAll(/<span class="item-main">([^<]*)<\/span>/g)].map((m) => m[1]),
+        ['FAILING', 'PASSING'],
+      )
+      assert.match(history, / · Uma Updater/, 'the user list is public: who is shown')
+      assert.match(
+        page,
+        /<span class="item-main">Olivia Owner<\/span><span class="item-side">Owner<\/span>/,
+      )
+      assert.match(
+        page,
+        /<span class="item-main">Uma Updater<\/span><span class="item-side">Updater<\/span>/,
+      )
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('a private or unknown share id is a 404 HTML page (not JSON), the badge a 404 SVG', async () => {
+    const t = await makeApp()
+    try {
+      const { owner } = await makeCast(t)
+      const s = await createStatus(t, owner, 'secret', { value: 'HIDDEN', name: 'Secret thing' })
+      for (const url of [`/s/${s.shareId}`, '/s/zzzzzzzz', '/s/zzzzzzzz/nothing-here']) {
+        const res = await get(t, url)
+        assert.equal(res.statusCode, 404, url)
+        assert.match(String(res.headers['content-type']), /^text\/html/, url)
+        assert.match(res.body, /Status not found/)
+        assert.ok(!res.body.includes('HIDDEN') && !res.body.includes('Secret thing'))
+      }
+      const badge = await get(t, `/s/${s.shareId}/badge.svg`)
+      assert.equal(badge.statusCode, 404)
+      assert.match(String(badge.headers['content-type']), /^image\/svg\+xml/)
+      assert.ok(!badge.body.includes('HIDDEN'))
+    } finally {
+      await t.close()
+    }
+  })
+
+  it("links are clickable only while the owner's plan has descriptionLinks", async () => {
+    const t = await makeApp()
+    try {
+      const owner = await t.user({ plan: 'pro' })
+      const s = await createStatus(t, owner, 'docs', {
+        value: 'UP',
+        accessType: 'public',
+        description: 'See example.com and mail ops@example.com',
+      })
+      const before = (await get(t, `/s/${s.shareId}`)).body
+      assert.match(
+        before,
+        /<a href="http:\/\/example\.com" rel="nofollow noopener ugc">example\.com<\/a>/,
+      )
+      assert.match(before, /<a href="mailto:ops@example\.com" rel="nofollow noopener ugc">/)
+      await setUser(t.database.db, TEST_PLANS, owner.id, { plan: 'free' })
+      const after = (await get(t, `/s/${s.shareId}`)).body
+      assert.ok(!after.includes('<a '), 'no link on a plan without links')
+      assert.match(after, /See example\.com and mail ops@example\.com/)
+      const json = (await get(t, `/v1/share/${s.shareId}`)).json()
+      assert.deepEqual(json.descriptionParts, [
+        { text: 'See example.com and mail ops@example.com' },
+      ])
+    } finally {
+      await t.close()
+    }
+  })
+})
+
+describe('XSS: hostile names, values and descriptions stay text', () => {
+  for (const plan of ['pro', 'free'] as const)
+    it(`the share page escapes everything (${plan} plan)`, async () => {
+      const t = await makeApp()
+      try {
+        const owner = await t.user({ plan })
+        const description =
+          plan === 'pro' ? HOSTILE.description : HOSTILE.description.replace(/https:\S+/, '')
+        const s = await createStatus(t, owner, 'hostile', {
+          name: HOSTILE.name,
+          value: HOSTILE.value,
+          accessType: 'public',
+          description,
+        })
+        const page = (await get(t, `/s/${s.shareId}`)).body
+        assertInert(page, 'page')
+        assert.match(
+          page,
+          /<title>&lt;script&gt;alert\(1\)&lt;\/script&gt;: &lt;b&gt;x&lt;\/b&gt;<\/title>/,
+        )
+        assert.match(page, /<h1 id="name">&lt;script&gt;alert\(1\)&lt;\/script&gt;<\/h1>/)
+        assert.match(page, /&quot;&gt;&lt;img src=x onerror=alert\(1\)&gt;/)
+        assert.match(page, /&lt;a href=&quot;javascript:alert\(4\)&quot;&gt;click&lt;\/a&gt;/)
+        const links = [...page.matchAll(/<a [^>]*>/g)].map((m) => m[0])
+        if (plan === 'pro')
+          assert.deepEqual(links, [
+            '<a href="https://safe.example.com/?q=1&amp;y=2" rel="nofollow noopener ugc">',
+          ])
+        else assert.deepEqual(links, [])
+      } finally {
+        await t.close()
+      }
+    })
+
+  it('the badge escapes the name and the value', async () => {
+    const t = await makeApp()
+    try {
+      const { owner } = await makeCast(t)
+      const s = await createStatus(t, owner, 'hostile', {
+        name: '"><img src=x onerror=alert(1)>',
+        value: '<b>x</b>',
+        accessType: 'public',
+      })
+      const res = await get(t, `/s/${s.shareId}/badge.svg`)
+      assert.equal(res.statusCode, 200)
+      assert.match(String(res.headers['content-type']), /^image\/svg\+xml/)
+      assert.match(String(res.headers['cache-control']), /no-cache/)
+      assert.match(String(res.headers['content-security-policy']), /default-src 'none'/)
+      assertInert(res.body, 'badge')
+      assert.match(
+        res.body,
+        /aria-label="&quot;&gt;&lt;img src=x onerror=alert\(1\)&gt;: &lt;b&gt;x&lt;\/b&gt;"/,
+      )
+      assert.equal((res.body.match(/<text /g) ?? []).length, 4, 'only our own text elements')
+    } finally {
+      await t.close()
+    }
+  })
+})
+
+describe('the badge', () => {
+  it('is "name | value" in the status colour', async () => {
+    const t = await makeApp()
+    try {
+      const { owner } = await makeCast(t)
+      const s = await createStatus(t, owner, 'build', {
+        name: 'Build main',
+        value: 'PASSING',
+        colorNo: 3,
+        accessType: 'public',
+      })
+      const svg = (await get(t, `/s/${s.shareId}/badge.svg`)).body
+      assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/)
+      assert.match(svg, /fill="#15803d"/, 'colour 3 (green)')
+      assert.match(svg, />Build main<\/text>/)
+      assert.match(svg, />PASSING<\/text>/)
+    } finally {
+      await t.close()
+    }
+  })
+})
+
+describe('the palette', () => {
+  it('has 12 distinct colours, each readable with white text (WCAG AA, ≥ 4.5:1)', () => {
+    assert.deepEqual(
+      PALETTE.map((c) => c.colorNo),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+    )
+    assert.equal(new Set(PALETTE.map((c) => c.hex)).size, 12)
+    for (const c of PALETTE)
+      assert.ok(contrastRatio(c.hex, TEXT_ON_COLOR) >= 4.5, `${c.name} ${c.hex}`)
+  })
+})
+
+describe('link detection (SPEC §4, shared by the plan rule and the page)', () => {
+  it('a bare domain is a link: 402 on a plan without links, clickable on one with them', async () => {
+    const t = await makeApp()
+    try {
+      const free = await t.user({ plan: 'free' })
+      const refused = await t.request(free, 'POST', '/v1/status-keys/docs', {
+        value: 'UP',
+        description: 'Docs at example.com',
+      })
+      assert.equal(refused.statusCode, 402)
+      assert.equal(refused.json().errorCode, 'planFeatureUnavailable')
+      const pro = await t.user({ plan: 'pro' })
+      const s = await createStatus(t, pro, 'docs', {
+        value: 'UP',
+        accessType: 'public',
+        description: 'Docs at example.com',
+      })
+      const json = (await get(t, `/v1/share/${s.shareId}`)).json()
+      assert.deepEqual(json.descriptionParts, [
+        { text: 'Docs at ' },
+        { text: 'example.com', href: 'http://example.com' },
+      ])
+    } finally {
+      await t.close()
+    }
+  })
+})
