@@ -3,6 +3,7 @@ import { migrateToLatest } from '../db/migrate.ts'
 import { UserInputError } from '../modules/users/users.service.ts'
 import { serve } from '../server.ts'
 import { type Output, print, UsageError, withDb } from './context.ts'
+import { COPY_USAGE, copyCommand } from './copy-command.ts'
 import { KEY_USAGE, keyCommand } from './key-commands.ts'
 import { USER_USAGE, userCommand } from './user-commands.ts'
 
@@ -10,7 +11,8 @@ const USAGE = `Usage:
 statusd serve                      run the service (PORT, HOST, DATABASE_URL, … from the environment)
 statusd migrate [--json]           apply pending schema migrations and exit
 ${USER_USAGE}
-${KEY_USAGE}`
+${KEY_USAGE}
+${COPY_USAGE}`
 
 /** Runs one `statusd` command; returns the process exit code. */
 export async function main(
@@ -41,6 +43,9 @@ export async function main(
         return 0
       case 'key':
         await keyCommand(args, config, output)
+        return 0
+      case 'copy':
+        await copyCommand(args, output)
         return 0
       default:
         throw new UsageError(`unknown command: ${command}`)

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createDatabase } from '../../src/db/create-db.ts'
+import type { Plan } from '../../src/modules/plans/plans.ts'
 import {
   type StatusDeps,
   setStatusByKey,
@@ -95,7 +96,7 @@ describe(onEngine('concurrent service calls'), () => {
   it("concurrent creates of different keys stop at the plan's status limit", async () => {
     const store = await openStore({ poolSize: 10 })
     try {
-      const plans = { ...TEST_PLANS, tiny: { ...TEST_PLANS.unlimited!, maxStatuses: 5 } }
+      const plans = { ...TEST_PLANS, tiny: { ...(TEST_PLANS.unlimited as Plan), maxStatuses: 5 } }
       const deps: StatusDeps = { db: store.db, plans }
       const user = await createUser(store.db, plans, { name: 'u', plan: 'tiny', verified: true })
       const caller = { userId: user.id, plan: user.plan }
