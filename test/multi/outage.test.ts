@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { postgresOnly } from '../helpers/engine.ts'
 import { type Cluster, clusterUnavailable, startCluster } from '../helpers/pg-cluster.ts'
-import { type ServerProcess, startServer } from '../helpers/server-process.ts'
+import { type ServerProcess, startServer } from '../helpers/statusd-instance.ts'
 
 // SPEC §5/§8 / issue 3: with PostgreSQL down, statusd answers 503 `unavailable` quickly
 // (no 500, no hang, no crash) and recovers by itself when the server returns. The test

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createDatabase } from '../../src/db/create-db.ts'
 import { freshDatabase, postgresOnly } from '../helpers/engine.ts'
-import { type ServerProcess, startServer } from '../helpers/server-process.ts'
+import { type ServerProcess, startServer } from '../helpers/statusd-instance.ts'
 
 // SPEC §8 / issue 3: stateless instances scale out on one PostgreSQL database. Two real
 // server processes start at once on an empty database and serve the same data.

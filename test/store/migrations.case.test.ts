@@ -9,7 +9,14 @@ import { freshDatabase, TEST_ENGINE } from '../helpers/engine.ts'
 import { onEngine } from '../helpers/store.ts'
 
 const ALL = Object.keys(migrations).sort()
-const TABLES = ['api_keys', 'status_history', 'statuses', 'users']
+// statusd's first tables; later migrations add more, which the checks below allow for
+const CORE_TABLES = ['api_keys', 'status_history', 'statuses', 'users']
+const hasCoreTables = (tables: string[]) =>
+  assert.deepEqual(
+    CORE_TABLES.filter((t) => tables.includes(t)),
+    CORE_TABLES,
+    `tables: ${tables.join(', ')}`,
+  )
 
 /** statusd's tables in this database (on PostgreSQL: in the schema the URL selects). */
 async function tablesOf(db: Kysely<DB>): Promise<string[]> {
@@ -42,7 +49,7 @@ describe(onEngine('migrations'), () => {
       assert.deepEqual(await migrateToLatest(database.db), ALL)
       assert.deepEqual(await pendingMigrations(database.db), [])
       assert.deepEqual(await migrateToLatest(database.db), [])
-      assert.deepEqual(await tablesOf(database.db), TABLES)
+      hasCoreTables(await tablesOf(database.db))
     } finally {
       await database.close()
       await fresh.drop()
@@ -78,7 +85,7 @@ describe(onEngine('migrations'), () => {
     try {
       const applied = await Promise.all(instances.map((d) => migrateToLatest(d.db)))
       assert.deepEqual(applied.flat().sort(), ALL, 'each migration applied exactly once')
-      assert.deepEqual(await userTables(fresh.url), TABLES)
+      hasCoreTables(await userTables(fresh.url))
     } finally {
       for (const d of instances) await d.close()
       await fresh.drop()
@@ -94,7 +101,7 @@ describe(onEngine('migrations'), () => {
     try {
       assert.deepEqual(await migrateToLatest(da.db), ALL)
       assert.deepEqual(await migrateToLatest(db.db), ALL, 'the second schema is migrated too')
-      assert.deepEqual(await userTables(b.url), TABLES)
+      hasCoreTables(await userTables(b.url))
     } finally {
       await da.close()
       await db.close()
