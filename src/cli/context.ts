@@ -20,10 +20,14 @@ export function print(output: Output, value: unknown, human: () => string): void
 }
 
 /** Opens (and migrates) the configured database for one admin command, then closes it. */
-export async function withDb<T>(config: Config, run: (db: Kysely<DB>) => Promise<T>): Promise<T> {
+export async function withDb<T>(
+  config: Config,
+  run: (db: Kysely<DB>) => Promise<T>,
+  options: { migrate?: boolean } = {},
+): Promise<T> {
   const database = createDatabase(config.databaseUrl, { poolSize: config.databasePoolSize })
   try {
-    await migrateToLatest(database.db)
+    if (options.migrate !== false) await migrateToLatest(database.db)
     return await run(database.db)
   } finally {
     await database.close()

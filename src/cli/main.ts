@@ -32,7 +32,8 @@ export async function main(
         await serve(config)
         return 0
       case 'migrate': {
-        const applied = await withDb(config, (db) => migrateToLatest(db))
+        // note: not migrated on opening, or there would be nothing left to report
+        const applied = await withDb(config, (db) => migrateToLatest(db), { migrate: false })
         print(output, { applied }, () =>
           applied.length ? `applied ${applied.join(', ')}` : 'schema is up to date',
         )
