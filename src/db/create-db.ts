@@ -30,6 +30,8 @@ export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.te
 export interface DatabaseOptions {
   /** Most connections a PostgreSQL pool opens (`DATABASE_POOL_SIZE`); SQLite ignores it. */
   poolSize?: number
+  /** How long a query waits for a PostgreSQL connection before it fails (503). */
+  connectTimeoutMs?: number
 }
 
 /** Connections per instance when `DATABASE_POOL_SIZE` is not set. */
@@ -39,7 +41,12 @@ export const DEFAULT_POOL_SIZE = 10
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
   const path = sqlitePath(url)
   if (path !== null) return openSqlite(path)
-  if (isPostgresUrl(url)) return openPostgres(url, options.poolSize ?? DEFAULT_POOL_SIZE)
+  if (isPostgresUrl(url))
+    return openPostgres(
+      url,
+      options.poolSize ?? DEFAULT_POOL_SIZE,
+      options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    )
   throw new Error(
     `DATABASE_URL ${url.split(':')[0]}: unsupported scheme (use sqlite:<path>, sqlite::memory: or postgres://…)`,
   )
@@ -90,7 +97,7 @@ function openSqlite(path: string): Database {
 const CONNECT_TIMEOUT_MS = 5_000
 const PING_TIMEOUT_MS = 2_000
 
-function openPostgres(url: string, poolSize: number): Database {
+function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): Database {
   if (!Number.isInteger(poolSize) || poolSize < 1)
     throw new Error(`database pool size must be a positive integer, got ${poolSize}`)
   let parsed: URL | undefined
@@ -102,7 +109,7 @@ function openPostgres(url: string, poolSize: number): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
     // shows in pg_stat_activity; a URL's own application_name wins

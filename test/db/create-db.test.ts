@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict'
-import { describe, it } from 'node:test'
+import { describe, it, test } from 'node:test'
+import { sql } from 'kysely'
 import {
   createDatabase,
   isPostgresUrl,
   isStorageUnavailable,
   redactUrl,
 } from '../../src/db/create-db.ts'
+import { freshDatabase, postgresOnly } from '../helpers/engine.ts'
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code })
 
@@ -88,4 +90,35 @@ describe('DATABASE_URL', () => {
   it('a pool size below 1 is refused', () => {
     assert.throws(() => createDatabase('postgres://u@127.0.0.1/db', { poolSize: 0 }), /pool size/)
   })
+})
+
+test('a request that cannot get a pooled connection in time fails as unavailable, not a hang', {
+  skip: postgresOnly,
+}, async () => {
+  const fresh = await freshDatabase()
+  const database = createDatabase(fresh.url, { poolSize: 1, connectTimeoutMs: 300 })
+  try {
+    let release = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    // the pool's one connection is busy for as long as this holds it
+    const holder = database.db.connection().execute(async (conn) => {
+      await sql`select 1`.execute(conn)
+      await held
+    })
+    await new Promise((r) => setTimeout(r, 50))
+    const started = Date.now()
+    await assert.rejects(database.db.selectFrom('users').selectAll().execute(), (err) =>
+      isStorageUnavailable(err),
+    )
+    assert.ok(Date.now() - started < 2000, 'fails after the connect timeout')
+    assert.equal(await database.ping(), false, 'and /readyz reports it')
+    release()
+    await holder
+    assert.equal(await database.ping(), true, 'a free connection: ready again')
+  } finally {
+    await database.close()
+    await fresh.drop()
+  }
 })
