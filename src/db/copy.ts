@@ -69,9 +69,16 @@ export async function countRows(db: Kysely<DB>): Promise<TableCounts> {
 
 const total = (counts: TableCounts) => COPY_TABLES.reduce((sum, t) => sum + counts[t], 0)
 
-/** "3 users, 1 api_keys row, …" for messages. */
+const NOUNS: Record<CopyTable, [string, string]> = {
+  users: ['user', 'users'],
+  api_keys: ['API key', 'API keys'],
+  statuses: ['status', 'statuses'],
+  status_history: ['history row', 'history rows'],
+}
+
+/** "3 users, 1 API key, …" for messages. */
 export const describeCounts = (counts: TableCounts): string =>
-  COPY_TABLES.map((t) => `${counts[t]} ${t}`).join(', ')
+  COPY_TABLES.map((t) => `${counts[t]} ${NOUNS[t][counts[t] === 1 ? 0 : 1]}`).join(', ')
 
 /**
  * Copies every statusd row from `source` to `target` (any engine to any engine): the

@@ -169,7 +169,10 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
     const before = await targetDump()
     const { code, err } = await statusd('copy', '--from', sourceUrl, '--to', target.url)
     assert.equal(code, 1)
-    assert.match(err, /target is not empty \(2 users, 3 api_keys, .*\); pass --force/)
+    assert.match(
+      err,
+      /target is not empty \(2 users, 3 API keys, 8 statuses, \d+ history rows\); pass --force/,
+    )
     assert.deepEqual(await targetDump(), before)
   })
 
