@@ -4,12 +4,17 @@ import { fileURLToPath } from 'node:url'
 
 const BIN = fileURLToPath(new URL('../../bin/statusd.js', import.meta.url))
 
+// note: the banner may come before or after the "listening" line, so it is read lazily
+const firstKey = (out: string) => /^\s+(sdk_[A-Za-z0-9]{40})\s*$/m.exec(out)?.[1]
+
 /** A real `statusd serve` process on a free loopback port. */
 export interface ServerProcess {
   url: string
   process: ChildProcess
-  /** The first user's API key, when this process created that user. */
-  firstKey: string | undefined
+  /** The first user's API key from the first-start banner, once printed; else undefined. */
+  firstKey(): string | undefined
+  /** Waits up to `timeoutMs` for the banner's key; undefined when none is printed. */
+  waitForFirstKey(timeoutMs?: number): Promise<string | undefined>
   /** Everything it printed so far (stdout and stderr). */
   output(): string
   /** True while the process runs. */
@@ -57,7 +62,12 @@ export async function startServer(
   return {
     url,
     process: child,
-    firstKey: /^\s+(sdk_[A-Za-z0-9]{40})\s*$/m.exec(out)?.[1],
+    firstKey: () => firstKey(out),
+    async waitForFirstKey(timeoutMs = 5_000) {
+      const deadline = Date.now() + timeoutMs
+      while (!firstKey(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+      return firstKey(out)
+    },
     output: () => out,
     alive: () => child.exitCode === null && child.signalCode === null,
     async stop() {

@@ -44,7 +44,7 @@ test('PostgreSQL outage: 503 unavailable while it is down, recovery when it retu
   t.after(() => cluster.destroy())
   const server = await startServer({ DATABASE_URL: cluster.url })
   t.after(() => server.stop())
-  const key = server.firstKey as string
+  const key = (await server.waitForFirstKey()) as string
   assert.ok(key, 'the first start printed a key')
 
   const created = await timed(server, key, 'POST', '/v1/status-keys/room-4', { value: 'OCCUPIED' })

@@ -36,7 +36,10 @@ test('two instances on one PostgreSQL database', { skip: postgresOnly }, async (
     for (const s of servers) await s.stop()
     await fresh.drop()
   })
-  const keys = servers.map((s) => s.firstKey).filter((k) => k !== undefined)
+  // whichever instance created the first user prints its key; give the other time to (not) do so
+  await Promise.race(servers.map((s) => s.waitForFirstKey(10_000)))
+  await new Promise((r) => setTimeout(r, 300))
+  const keys = servers.map((s) => s.firstKey()).filter((k) => k !== undefined)
   const key = keys[0] as string
   const through = (i: number) => (i % 2 === 0 ? a : b)
 
