@@ -1,7 +1,10 @@
+import { DEFAULT_POOL_SIZE } from './db/create-db.ts'
 import { DEFAULT_PLANS, loadPlansFile, type Plans } from './modules/plans/plans.ts'
 
 export interface Config {
   databaseUrl: string
+  /** Most PostgreSQL connections one instance opens (`DATABASE_POOL_SIZE`). */
+  databasePoolSize: number
   port: number
   host: string
   /** Base URL clients reach the service at, for absolute links; null when not set. */
@@ -25,6 +28,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(env.PORT || '8080')
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${env.PORT}"`)
+  const poolSize = Number(env.DATABASE_POOL_SIZE || DEFAULT_POOL_SIZE)
+  if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000)
+    throw new ConfigError(
+      `DATABASE_POOL_SIZE must be an integer from 1 to 1000, got "${env.DATABASE_POOL_SIZE}"`,
+    )
   const logLevel = env.LOG_LEVEL || 'info'
   if (!LOG_LEVELS.includes(logLevel))
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
@@ -56,6 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     databaseUrl,
+    databasePoolSize: poolSize,
     port,
     host: env.HOST || '127.0.0.1',
     publicUrl,

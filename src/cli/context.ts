@@ -28,7 +28,7 @@ export async function withDb<T>(
   run: (db: Kysely<DB>) => Promise<T>,
   { migrate = true } = {},
 ): Promise<T> {
-  const database = createDatabase(config.databaseUrl)
+  const database = createDatabase(config.databaseUrl, { poolSize: config.databasePoolSize })
   try {
     if (migrate) await migrateToLatest(database.db)
     return await run(database.db)

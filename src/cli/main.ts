@@ -4,6 +4,7 @@ import { migrateToLatest } from '../db/migrate.ts'
 import { UserInputError } from '../modules/users/users.service.ts'
 import { serve } from '../server.ts'
 import { type Output, print, UsageError, withDb } from './context.ts'
+import { COPY_USAGE, copyCommand } from './copy-command.ts'
 import { KEY_USAGE, keyCommand } from './key-commands.ts'
 import { USER_USAGE, userCommand } from './user-commands.ts'
 
@@ -11,7 +12,8 @@ const USAGE = `Usage:
 statusd serve                      run the service (PORT, HOST, DATABASE_URL, … from the environment)
 statusd migrate [--json]           apply pending schema migrations and exit
 ${USER_USAGE}
-${KEY_USAGE}`
+${KEY_USAGE}
+${COPY_USAGE}`
 
 /** Runs one `statusd` command; returns the process exit code. `out`/`err` default to stdout/stderr. */
 export async function main(
@@ -32,6 +34,7 @@ export async function main(
         await serve(config)
         return 0
       case 'migrate': {
+        // note: not migrated on opening, or there would be nothing left to report
         const applied = await withDb(config, (db) => migrateToLatest(db), { migrate: false })
         print(output, { applied }, () =>
           applied.length ? `applied ${applied.join(', ')}` : 'schema is up to date',
@@ -43,6 +46,9 @@ export async function main(
         return 0
       case 'key':
         await keyCommand(args, config, output)
+        return 0
+      case 'copy':
+        await copyCommand(args, output)
         return 0
       default:
         throw new UsageError(`unknown command: ${command}`)

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
 import type { DB } from './database.ts'
 
 export type Engine = 'sqlite' | 'postgres'
@@ -23,13 +24,44 @@ export function sqlitePath(url: string): string | null {
   return rest === ':memory:' ? ':memory:' : rest.replace(/^\/\/(?=\/)/, '')
 }
 
+/** True for `postgres://…` and `postgresql://…` URLs. */
+export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url)
+
+export interface DatabaseOptions {
+  /** Most connections a PostgreSQL pool opens (`DATABASE_POOL_SIZE`); SQLite ignores it. */
+  poolSize?: number
+  /** How long a query waits for a PostgreSQL connection before it fails (503). */
+  connectTimeoutMs?: number
+}
+
+/** Connections per instance when `DATABASE_POOL_SIZE` is not set. */
+export const DEFAULT_POOL_SIZE = 10
+
 /** Opens the database named by a `DATABASE_URL`. */
-export function createDatabase(url: string): Database {
+export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
   const path = sqlitePath(url)
   if (path !== null) return openSqlite(path)
+  if (isPostgresUrl(url))
+    return openPostgres(
+      url,
+      options.poolSize ?? DEFAULT_POOL_SIZE,
+      options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    )
   throw new Error(
-    `DATABASE_URL ${url.split(':')[0]}: unsupported scheme (use sqlite:<path> or sqlite::memory:)`,
+    `DATABASE_URL ${url.split(':')[0]}: unsupported scheme (use sqlite:<path>, sqlite::memory: or postgres://…)`,
   )
+}
+
+/** A URL without its password: safe to log and print. */
+export function redactUrl(url: string): string {
+  if (!isPostgresUrl(url)) return url
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    return u.href
+  } catch {
+    return `${url.split(':')[0]}://…`
+  }
 }
 
 function openSqlite(path: string): Database {
@@ -60,6 +92,59 @@ function openSqlite(path: string): Database {
   }
 }
 
+// How long a request waits for a pooled connection (a new one, or a busy pool's next free
+// one) before it fails with 503; and how long /readyz waits for its probe.
+const CONNECT_TIMEOUT_MS = 5_000
+const PING_TIMEOUT_MS = 2_000
+
+function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): Database {
+  if (!Number.isInteger(poolSize) || poolSize < 1)
+    throw new Error(`database pool size must be a positive integer, got ${poolSize}`)
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(url)
+  } catch {
+    // an unparsable URL fails on first connect with pg's own message
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: connectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    // shows in pg_stat_activity; a URL's own application_name wins
+    application_name: parsed?.searchParams.get('application_name') ?? 'statusd',
+  })
+  // note: an idle pooled connection that dies (server restart, admin shutdown) emits 'error'
+  // on the pool; unhandled, that would crash the process. The pool has already dropped it and
+  // the next query opens a fresh one, so there is nothing to do here.
+  pool.on('error', () => {})
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  return {
+    db,
+    engine: 'postgres',
+    describe: parsed
+      ? `postgres ${parsed.hostname || 'localhost'}${parsed.port ? `:${parsed.port}` : ''}${parsed.pathname}`
+      : 'postgres',
+    async ping() {
+      let timer: NodeJS.Timeout | undefined
+      const probe = pool.query('select 1').then(
+        () => true,
+        () => false,
+      )
+      const timeout = new Promise<boolean>((done) => {
+        timer = setTimeout(() => done(false), PING_TIMEOUT_MS)
+      })
+      try {
+        return await Promise.race([probe, timeout])
+      } finally {
+        clearTimeout(timer)
+      }
+    },
+    close: () => db.destroy(),
+  }
+}
+
 const UNAVAILABLE_SQLITE = new Set([
   'SQLITE_BUSY',
   'SQLITE_LOCKED',
@@ -71,9 +156,50 @@ const UNAVAILABLE_SQLITE = new Set([
   'SQLITE_CORRUPT',
 ])
 
+// Socket-level failures reaching a PostgreSQL server (Node's error codes).
+const UNAVAILABLE_NETWORK = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+])
+
+// PostgreSQL SQLSTATEs meaning "the server cannot serve now": class 08 (connection
+// exception) is matched by prefix; 53300 too many connections, 53xxx out of resources;
+// 57P01..57P03 admin/crash shutdown and "cannot connect now" (starting up, shutting down).
+const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|53[0-9A-Z]{3}|57P0[1-3])$/
+
+// pg raises these without a code: a connection lost mid-query, a pool that could not hand
+// out a connection in time, a client whose connection already failed.
+const UNAVAILABLE_MESSAGE =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Query read timeout)/
+
+function isUnavailableOne(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null
+  if (!e || typeof e !== 'object') return false
+  if (typeof e.code === 'string') {
+    if (UNAVAILABLE_SQLITE.has(e.code.replace(/^(SQLITE_[A-Z]+).*$/, '$1'))) return true
+    if (UNAVAILABLE_NETWORK.has(e.code) || UNAVAILABLE_SQLSTATE.test(e.code)) return true
+  }
+  return typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)
+}
+
 /** True when an error means storage cannot serve right now (→ 503), not a bug (→ 500). */
 export function isStorageUnavailable(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code
-  if (typeof code !== 'string') return false
-  return UNAVAILABLE_SQLITE.has(code.replace(/^(SQLITE_[A-Z]+).*$/, '$1'))
+  // note: a connect to several addresses (localhost → ::1 and 127.0.0.1) fails with an
+  // AggregateError; a wrapped error keeps the original as its cause
+  for (let e = err, depth = 0; e && depth < 5; depth++) {
+    if (isUnavailableOne(e)) return true
+    const nested = (e as { errors?: unknown }).errors
+    if (Array.isArray(nested) && nested.some(isUnavailableOne)) return true
+    e = (e as { cause?: unknown }).cause
+  }
+  return false
 }

@@ -1,5 +1,15 @@
-/** Current time as RFC 3339 UTC with milliseconds; stored as text so it sorts the same on every engine. */
-export const nowIso = (): string => new Date().toISOString()
+let lastMs = 0
+
+/**
+ * Current time as RFC 3339 UTC with milliseconds; stored as text so it sorts the same on
+ * every engine. Strictly increasing within the process: two statuses created in the same
+ * millisecond still list in creation order (a burst borrows a millisecond or two).
+ */
+export function nowIso(): string {
+  const now = Date.now()
+  lastMs = now > lastMs ? now : lastMs + 1
+  return new Date(lastMs).toISOString()
+}
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/
 const ISO_DATE_TIME =

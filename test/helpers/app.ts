@@ -5,6 +5,7 @@ import { migrateToLatest } from '../../src/db/migrate.ts'
 import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { DEFAULT_PLANS, type Plans } from '../../src/modules/plans/plans.ts'
 import { createUser } from '../../src/modules/users/users.service.ts'
+import { freshDatabase } from './engine.ts'
 
 /** Plans for tests: the built-ins plus an unlimited one, so rate limits never interfere. */
 export const TEST_PLANS: Plans = {
@@ -40,8 +41,9 @@ export interface TestApp {
 }
 
 /**
- * A fresh app on its own migrated in-memory database (DESIGN: no shared seeded database).
- * `databaseUrl` lets a suite run the same app on another engine.
+ * A fresh app on its own migrated database (DESIGN: no shared seeded database): in-memory
+ * SQLite, or on the PostgreSQL run (TEST_ENGINE=postgres) a schema of its own, dropped on
+ * close. `databaseUrl` puts the app on a database the caller manages instead.
  */
 export async function makeApp(
   options: {
@@ -53,7 +55,8 @@ export async function makeApp(
   } = {},
 ): Promise<TestApp> {
   const plans = options.plans ?? TEST_PLANS
-  const database = createDatabase(options.databaseUrl ?? 'sqlite::memory:')
+  const fresh = options.databaseUrl === undefined ? await freshDatabase() : undefined
+  const database = createDatabase(options.databaseUrl ?? (fresh?.url as string), { poolSize: 5 })
   await migrateToLatest(database.db)
   // note: no key cache unless a test asks for one, so that changes made behind the app's
   // back (revocation through a service, a user unverified) show on the very next request
@@ -92,6 +95,9 @@ export async function makeApp(
         }),
       })
     },
-    close: () => app.close(),
+    async close() {
+      await app.close()
+      await fresh?.drop()
+    },
   }
 }

@@ -32,6 +32,7 @@ describe('loadConfig (SPEC §8)', () => {
       publicUrl: null,
       logLevel: 'info',
       authCacheSeconds: 5,
+      databasePoolSize: 10,
       plans: DEFAULT_PLANS,
     }))
 

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { DB, Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
+import { lockForTransaction } from '../../db/locks.ts'
 import {
   invalidStatusKey,
   notFound,
@@ -232,6 +233,8 @@ export async function setStatusByKey(
       const plan = planOf(deps.plans, caller.plan)
       const name = input.name ?? defaultName(key)
       assertPlanAllows(plan, input)
+      // one owner's creates take turns, so concurrent ones cannot all pass the plan's limit
+      await lockForTransaction(tx, `statusd:create:${caller.userId}`)
       assertUnderStatusLimit(plan, await countOwnedStatuses(tx, caller.userId))
       const inserted = await insertStatusUnlessKeyTaken(tx, newStatusRow(caller, key, name, input))
       if (!inserted) continue // the key was taken meanwhile, or the share id clashed: look again

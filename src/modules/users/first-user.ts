@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/database.ts'
+import { lockForTransaction } from '../../db/locks.ts'
 import { createApiKey } from '../keys/keys.service.ts'
 import { mostCapablePlan, type Plans } from '../plans/plans.ts'
 import { countUsers } from './users.repository.ts'
@@ -14,6 +15,8 @@ export async function ensureFirstUser(
   plans: Plans,
 ): Promise<{ user: UserView; key: string } | null> {
   return db.transaction().execute(async (tx) => {
+    // several instances may start at once on an empty database: exactly one creates the user
+    await lockForTransaction(tx, 'statusd:first-user')
     if ((await countUsers(tx)) > 0) return null
     const user = await createUser(tx, plans, {
       name: 'admin',

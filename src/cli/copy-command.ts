@@ -1,0 +1,116 @@
+import { existsSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import {
+  type CopyProgress,
+  CopyRefused,
+  copyDatabase,
+  DEFAULT_BATCH_SIZE,
+  describeCounts,
+} from '../db/copy.ts'
+import {
+  createDatabase,
+  type Database,
+  isStorageUnavailable,
+  redactUrl,
+  sqlitePath,
+} from '../db/create-db.ts'
+import { UserInputError } from '../modules/users/users.service.ts'
+import { type Output, print, UsageError } from './context.ts'
+
+export const COPY_USAGE = `statusd copy --from URL --to URL [--force] [--batch-size N] [--json]
+                                   copy a whole database, e.g. sqlite:./data/statusd.db to postgres://…`
+
+/** Where progress goes: a bar when it is a terminal, plain lines otherwise. */
+export interface ProgressStream {
+  isTTY?: boolean
+  write(text: string): unknown
+}
+
+const BAR_WIDTH = 30
+
+/** One frame of the terminal progress bar. */
+export function renderBar(p: CopyProgress): string {
+  const fraction = p.totalAll === 0 ? 1 : p.copiedAll / p.totalAll
+  const filled = Math.round(fraction * BAR_WIDTH)
+  return `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${Math.floor(fraction * 100)
+    .toString()
+    .padStart(3)}%  ${p.copiedAll}/${p.totalAll} rows  ${p.table} ${p.copied}/${p.total}`
+}
+
+/** `statusd copy --from URL --to URL`: moves a whole statusd database to another engine or place. */
+export async function copyCommand(
+  args: string[],
+  output: Output,
+  progress: ProgressStream = process.stderr,
+): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      from: { type: 'string' },
+      to: { type: 'string' },
+      force: { type: 'boolean' },
+      'batch-size': { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  })
+  const { from, to } = values
+  if (!from || !to) throw new UsageError('copy needs --from URL and --to URL')
+  if (from === to) throw new UsageError('copy needs two different databases')
+  const batchSize = Number(values['batch-size'] ?? DEFAULT_BATCH_SIZE)
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new UsageError(`--batch-size must be a positive integer, got "${values['batch-size']}"`)
+  const fromPath = sqlitePath(from)
+  // note: opening a missing SQLite file would create an empty one: a typo must not do that
+  if (fromPath === ':memory:' || (fromPath !== null && !existsSync(fromPath)))
+    throw new UserInputError(`no database at ${from}`)
+
+  const source = open(from)
+  const target = open(to)
+  const started = performance.now()
+  let lastTable = ''
+  let lastDraw = 0
+  const onProgress = (p: CopyProgress) => {
+    if (progress.isTTY) {
+      const now = performance.now()
+      // redraws are throttled; the last frame of each table is always drawn
+      if (now - lastDraw < 50 && p.copied < p.total) return
+      lastDraw = now
+      progress.write(`\r${renderBar(p)}\x1b[K`)
+    } else if (!output.json && p.copied === p.total && p.table !== lastTable) {
+      lastTable = p.table
+      output.out(`copied ${p.table}: ${p.total} rows\n`)
+    }
+  }
+  try {
+    const result = await copyDatabase(source.db, target.db, {
+      batchSize,
+      force: values.force ?? false,
+      onProgress,
+    }).catch((err: unknown) => {
+      if (err instanceof CopyRefused) throw new UserInputError(err.message)
+      if (isStorageUnavailable(err))
+        throw new UserInputError(`cannot reach a database: ${(err as Error).message}`)
+      throw err
+    })
+    if (progress.isTTY) progress.write('\n')
+    const seconds = Math.round(performance.now() - started) / 1000
+    print(
+      output,
+      { from: redactUrl(from), to: redactUrl(to), ...result, seconds },
+      () =>
+        `copied ${describeCounts(result.tables)} from ${source.describe} to ${target.describe}` +
+        `${result.replaced ? ' (replacing what it held)' : ''} in ${seconds} s`,
+    )
+  } finally {
+    await source.close()
+    await target.close()
+  }
+}
+
+function open(url: string): Database {
+  try {
+    return createDatabase(url, { poolSize: 2 })
+  } catch (err) {
+    throw new UserInputError((err as Error).message)
+  }
+}

@@ -1,0 +1,188 @@
+import type { Kysely } from 'kysely'
+import type { DB } from './database.ts'
+import { migrateToLatest, pendingMigrations } from './migrate.ts'
+import { migrations } from './migrations/index.ts'
+
+/** statusd's tables in the order a copy writes them (a row's references come first). */
+export const COPY_TABLES = [
+  'users',
+  'api_keys',
+  'statuses',
+  'status_history',
+  'status_roles',
+  'idempotency_keys',
+] as const
+export type CopyTable = (typeof COPY_TABLES)[number]
+export type TableCounts = Record<CopyTable, number>
+
+// Each table is read in primary-key order, one page after another (keyset paging).
+const PRIMARY_KEYS: Record<CopyTable, readonly string[]> = {
+  users: ['id'],
+  api_keys: ['id'],
+  statuses: ['id'],
+  status_history: ['status_id', 'change_no'],
+  status_roles: ['status_id', 'user_id'],
+  idempotency_keys: ['user_id', 'key'],
+}
+
+/** Rows per INSERT at most; also bounded so one statement stays under every engine's parameter limit. */
+export const DEFAULT_BATCH_SIZE = 1000
+const MAX_PARAMETERS = 30_000
+
+export interface CopyProgress {
+  table: CopyTable
+  /** Rows of this table copied so far, of its total. */
+  copied: number
+  total: number
+  /** Rows of all tables copied so far, of all rows. */
+  copiedAll: number
+  totalAll: number
+}
+
+export interface CopyOptions {
+  batchSize?: number
+  /** Replace a target that already holds data. */
+  force?: boolean
+  onProgress?: (progress: CopyProgress) => void
+}
+
+export interface CopyResult {
+  tables: TableCounts
+  rows: number
+  /** True when the target held data that the copy replaced. */
+  replaced: boolean
+}
+
+/** A copy that cannot start: the operator gets the message as it is. */
+export class CopyRefused extends Error {
+  override name = 'CopyRefused'
+}
+
+// The copy moves rows whatever their table; this view of the schema lets one loop do it.
+type Row = Record<string, unknown>
+type AnyTables = Record<string, Row>
+
+/** Row counts of statusd's tables. */
+export async function countRows(db: Kysely<DB>): Promise<TableCounts> {
+  const loose = db as unknown as Kysely<AnyTables>
+  const counts = {} as TableCounts
+  for (const table of COPY_TABLES) {
+    const row = await loose
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .executeTakeFirstOrThrow()
+    counts[table] = Number(row.n)
+  }
+  return counts
+}
+
+const total = (counts: TableCounts) => COPY_TABLES.reduce((sum, t) => sum + counts[t], 0)
+
+const NOUNS: Record<CopyTable, [string, string]> = {
+  users: ['user', 'users'],
+  api_keys: ['API key', 'API keys'],
+  statuses: ['status', 'statuses'],
+  status_history: ['history row', 'history rows'],
+  status_roles: ['role', 'roles'],
+  idempotency_keys: ['idempotent response', 'idempotent responses'],
+}
+
+/** "3 users, 1 API key, …" for messages. */
+export const describeCounts = (counts: TableCounts): string =>
+  COPY_TABLES.map((t) => `${counts[t]} ${NOUNS[t][counts[t] === 1 ? 0 : 1]}`).join(', ')
+
+/**
+ * Copies every statusd row from `source` to `target` (any engine to any engine): the
+ * target is migrated, then filled in one transaction, so a failed or interrupted copy leaves
+ * it as it was. The source is read in one snapshot and never written.
+ * A target that holds data is refused unless `force`, which replaces its contents; so
+ * running the same copy again gives the same result.
+ */
+export async function copyDatabase(
+  source: Kysely<DB>,
+  target: Kysely<DB>,
+  options: CopyOptions = {},
+): Promise<CopyResult> {
+  const pending = await pendingMigrations(source)
+  if (pending.length === Object.keys(migrations).length)
+    throw new CopyRefused('the source is not a statusd database (no statusd migration applied)')
+  if (pending.length > 0)
+    throw new CopyRefused(
+      `the source's schema is behind (pending: ${pending.join(', ')}); run \`statusd migrate\` on it first`,
+    )
+  await migrateToLatest(target)
+  const before = await countRows(target)
+  const replaced = total(before) > 0
+  if (replaced && !options.force)
+    throw new CopyRefused(
+      `the target is not empty (${describeCounts(before)}); pass --force to replace its contents`,
+    )
+
+  // note: repeatable read gives PostgreSQL one snapshot for every table; on SQLite a read
+  // transaction is a snapshot already (WAL), and the setting is ignored
+  return source
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (src) => {
+      const totals = await countRows(src)
+      const totalAll = total(totals)
+      let copiedAll = 0
+      return target.transaction().execute(async (dst) => {
+        const out = dst as unknown as Kysely<AnyTables>
+        if (replaced)
+          for (const table of [...COPY_TABLES].reverse()) await out.deleteFrom(table).execute()
+        for (const table of COPY_TABLES) {
+          let copied = 0
+          options.onProgress?.({ table, copied, total: totals[table], copiedAll, totalAll })
+          for await (const rows of readInBatches(src, table, options.batchSize)) {
+            await out.insertInto(table).values(rows).execute()
+            copied += rows.length
+            copiedAll += rows.length
+            options.onProgress?.({ table, copied, total: totals[table], copiedAll, totalAll })
+          }
+        }
+        const after = await countRows(dst)
+        for (const table of COPY_TABLES)
+          if (after[table] !== totals[table])
+            throw new Error(
+              `copy check failed: ${table} has ${after[table]} rows, source ${totals[table]}`,
+            )
+        return { tables: totals, rows: totalAll, replaced }
+      })
+    })
+}
+
+/** A table's rows in primary-key order, `batchSize` at a time. */
+async function* readInBatches(
+  db: Kysely<DB>,
+  table: CopyTable,
+  batchSize = DEFAULT_BATCH_SIZE,
+): AsyncGenerator<Row[]> {
+  const loose = db as unknown as Kysely<AnyTables>
+  const keys = PRIMARY_KEYS[table]
+  const limit = Math.max(1, Math.floor(batchSize))
+  let after: Row | undefined
+  for (;;) {
+    let query = loose.selectFrom(table).selectAll()
+    const last = after
+    if (last) {
+      // (k1, k2) > (v1, v2), spelt out: both engines, any number of key columns
+      query = query.where((eb) =>
+        eb.or(
+          keys.map((key, i) =>
+            eb.and([...keys.slice(0, i).map((k) => eb(k, '=', last[k])), eb(key, '>', last[key])]),
+          ),
+        ),
+      )
+    }
+    for (const key of keys) query = query.orderBy(key)
+    const rows = await query.limit(limit).execute()
+    if (rows.length === 0) return
+    // stay under the engines' parameter limits whatever the width of the table
+    const width = Object.keys(rows[0] as Row).length
+    const perInsert = Math.max(1, Math.floor(MAX_PARAMETERS / width))
+    for (let i = 0; i < rows.length; i += perInsert) yield rows.slice(i, i + perInsert)
+    after = rows[rows.length - 1]
+    if (rows.length < limit) return
+  }
+}

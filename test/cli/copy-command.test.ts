@@ -1,0 +1,285 @@
+import assert from 'node:assert/strict'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import type { Kysely } from 'kysely'
+import { copyCommand, renderBar } from '../../src/cli/copy-command.ts'
+import { main } from '../../src/cli/main.ts'
+import { COPY_TABLES, type CopyProgress } from '../../src/db/copy.ts'
+import { createDatabase, type Database } from '../../src/db/create-db.ts'
+import type { DB } from '../../src/db/database.ts'
+import { migrateToLatest } from '../../src/db/migrate.ts'
+import { createApiKey, revokeKey } from '../../src/modules/keys/keys.service.ts'
+import {
+  deleteStatusById,
+  setStatusByKey,
+  updateStatusById,
+} from '../../src/modules/statuses/statuses.service.ts'
+import { createUser } from '../../src/modules/users/users.service.ts'
+import { makeApp, TEST_PLANS } from '../helpers/app.ts'
+import { freshDatabase, TEST_ENGINE, type TestDatabase } from '../helpers/engine.ts'
+
+// SPEC §8 / issue 3 "moving up": `statusd copy --from sqlite:… --to <engine under test>`.
+
+const PRIMARY = {
+  users: ['id'],
+  api_keys: ['id'],
+  statuses: ['id'],
+  status_history: ['status_id', 'change_no'],
+  status_roles: ['status_id', 'user_id'],
+  idempotency_keys: ['user_id', 'key'],
+} as const
+
+/** Every statusd row, table by table, in primary-key order: what "the same data" means. */
+async function dump(db: Kysely<DB>): Promise<Record<string, unknown[]>> {
+  const loose = db as unknown as Kysely<Record<string, Record<string, unknown>>>
+  const out: Record<string, unknown[]> = {}
+  for (const table of COPY_TABLES) {
+    let q = loose.selectFrom(table).selectAll()
+    for (const k of PRIMARY[table]) q = q.orderBy(k)
+    out[table] = await q.execute()
+  }
+  return out
+}
+
+/** Runs `statusd …` in-process; returns the exit code and what it printed. */
+async function statusd(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = ''
+  let err = ''
+  // note: main() reports failures on process.stderr itself; caught here to assert on them
+  const write = process.stderr.write
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    err += String(chunk)
+    return true
+  }) as typeof process.stderr.write
+  try {
+    const code = await main(argv, (t) => {
+      out += t
+      return true
+    })
+    return { code, out, err }
+  } finally {
+    process.stderr.write = write
+  }
+}
+
+async function seed(db: Kysely<DB>): Promise<{ key: string; statusIds: string[] }> {
+  const deps = { db, plans: TEST_PLANS }
+  const alice = await createUser(db, TEST_PLANS, {
+    name: 'Alice',
+    email: 'alice@example.com',
+    plan: 'pro',
+    verified: true,
+  })
+  const bob = await createUser(db, TEST_PLANS, { name: 'Bøb 🟢', plan: 'free', verified: false })
+  const key = (await createApiKey(db, alice.id, { label: 'laptop' })).key
+  const old = await createApiKey(db, alice.id)
+  await revokeKey(db, old.id)
+  await createApiKey(db, bob.id, { expiresAt: '2099-01-01T00:00:00Z' })
+  const caller = { userId: alice.id, plan: alice.plan }
+  const statusIds: string[] = []
+  for (let i = 0; i < 7; i++) {
+    const { status } = await setStatusByKey(deps, caller, `room-${i}`, {
+      value: `V${i}`,
+      description: i === 0 ? 'Line one\nline two — “ünïcödé” 𝄞' : '',
+      colorNo: (i % 12) + 1,
+    })
+    statusIds.push(status.id)
+    for (let j = 0; j < i; j++)
+      await updateStatusById(deps, caller, status.id, { value: `${i}.${j}` })
+  }
+  await setStatusByKey(deps, caller, 'no-value-yet', { name: 'Empty' })
+  return { key, statusIds }
+}
+
+describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
+  let dir: string
+  let sourceUrl: string
+  let source: Database
+  let target: TestDatabase
+  let seeded: { key: string; statusIds: string[] }
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'statusd-copy-'))
+    sourceUrl = `sqlite:${join(dir, 'source.db')}`
+    source = createDatabase(sourceUrl)
+    await migrateToLatest(source.db)
+    seeded = await seed(source.db)
+    target =
+      TEST_ENGINE === 'sqlite'
+        ? { url: `sqlite:${join(dir, 'target.db')}`, drop: async () => {} }
+        : await freshDatabase()
+  })
+  after(async () => {
+    await source.close()
+    await target.drop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const targetDump = async () => {
+    const t = createDatabase(target.url)
+    try {
+      return await dump(t.db)
+    } finally {
+      await t.close()
+    }
+  }
+
+  it('copies every user, key, status and history row into an empty database, in batches', async () => {
+    const { code, out } = await statusd(
+      'copy',
+      '--from',
+      sourceUrl,
+      '--to',
+      target.url,
+      '--batch-size',
+      '3',
+      '--json',
+    )
+    assert.equal(code, 0, out)
+    const summary = JSON.parse(out)
+    const expected = await dump(source.db)
+    assert.deepEqual(summary.tables, {
+      users: 2,
+      api_keys: 3,
+      statuses: 8,
+      status_history: expected.status_history?.length,
+    })
+    assert.equal(summary.replaced, false)
+    assert.deepEqual(await targetDump(), expected)
+  })
+
+  it('a service on the copy works with the keys issued before', async () => {
+    const t = await makeApp({ databaseUrl: target.url })
+    try {
+      const res = await t.request(
+        { id: '', key: seeded.key },
+        'GET',
+        `/v1/status/${seeded.statusIds[3]}`,
+      )
+      assert.equal(res.statusCode, 200)
+      assert.equal(res.json().changeCount, 4)
+      const list = await t.request({ id: '', key: seeded.key }, 'GET', '/v1/user/status')
+      assert.equal(list.json().length, 8)
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('refuses a target that holds data, without --force, and leaves it alone', async () => {
+    const before = await targetDump()
+    const { code, err } = await statusd('copy', '--from', sourceUrl, '--to', target.url)
+    assert.equal(code, 1)
+    assert.match(
+      err,
+      /target is not empty \(2 users, 3 API keys, 8 statuses, \d+ history rows\); pass --force/,
+    )
+    assert.deepEqual(await targetDump(), before)
+  })
+
+  it('with --force it replaces the contents: running it twice gives the same result', async () => {
+    const deps = { db: source.db, plans: TEST_PLANS }
+    const owner = await source.db
+      .selectFrom('users')
+      .select(['id', 'plan'])
+      .where('email', '=', 'alice@example.com')
+      .executeTakeFirstOrThrow()
+    const caller = { userId: owner.id, plan: owner.plan }
+    await deleteStatusById(deps, caller, seeded.statusIds[1] as string)
+    await setStatusByKey(deps, caller, 'added-later', { value: 'NEW' })
+    for (let run = 0; run < 2; run++) {
+      const { code, out } = await statusd(
+        'copy',
+        '--from',
+        sourceUrl,
+        '--to',
+        target.url,
+        '--force',
+      )
+      assert.equal(code, 0, out)
+      assert.match(out, /replacing what it held/)
+      assert.deepEqual(await targetDump(), await dump(source.db), `run ${run + 1}`)
+    }
+  })
+
+  it('prints one plain line per table when not on a terminal', async () => {
+    const { out } = await statusd('copy', '--from', sourceUrl, '--to', target.url, '--force')
+    for (const table of COPY_TABLES)
+      assert.match(out, new RegExp(`^copied ${table}: \\d+ rows$`, 'm'))
+    assert.ok(!out.includes('\r') && !out.includes('\u001b'), 'no terminal control characters')
+  })
+
+  it('draws a progress bar on a terminal', async () => {
+    const frames: string[] = []
+    let out = ''
+    await copyCommand(
+      ['--from', sourceUrl, '--to', target.url, '--force', '--batch-size', '2'],
+      {
+        json: false,
+        out: (t) => {
+          out += t
+        },
+      },
+      { isTTY: true, write: (t: string) => frames.push(t) },
+    )
+    assert.ok(frames.length > 1)
+    assert.match(frames.at(-2) ?? '', /^\r\[#{30}\] 100%/, 'ends full')
+    assert.doesNotMatch(out, /^copied users:/m, 'the bar replaces the plain lines')
+  })
+
+  it('a missing source file is an error, and is not created', async () => {
+    const missing = join(dir, 'typo.db')
+    const { code } = await statusd(
+      'copy',
+      '--from',
+      `sqlite:${missing}`,
+      '--to',
+      target.url,
+      '--force',
+    )
+    assert.equal(code, 1)
+    assert.equal(existsSync(missing), false)
+  })
+
+  it('a source that is not a statusd database is refused', async () => {
+    const other = createDatabase(`sqlite:${join(dir, 'other.db')}`)
+    await other.close()
+    const { code } = await statusd(
+      'copy',
+      '--from',
+      `sqlite:${join(dir, 'other.db')}`,
+      '--to',
+      target.url,
+      '--force',
+    )
+    assert.equal(code, 1)
+  })
+
+  it('usage errors: missing --to, the same database twice, a bad batch size', async () => {
+    assert.equal((await statusd('copy', '--from', sourceUrl)).code, 2)
+    assert.equal((await statusd('copy', '--from', sourceUrl, '--to', sourceUrl)).code, 2)
+    assert.equal(
+      (await statusd('copy', '--from', sourceUrl, '--to', target.url, '--batch-size', '0')).code,
+      2,
+    )
+  })
+})
+
+describe('copy progress bar', () => {
+  const frame = (copiedAll: number, totalAll: number): CopyProgress => ({
+    table: 'statuses',
+    copied: 1,
+    total: 2,
+    copiedAll,
+    totalAll,
+  })
+  it('shows the share of all rows copied', () => {
+    assert.equal(renderBar(frame(0, 10)), `[${'-'.repeat(30)}]   0%  0/10 rows  statuses 1/2`)
+    assert.equal(
+      renderBar(frame(5, 10)),
+      `[${'#'.repeat(15)}${'-'.repeat(15)}]  50%  5/10 rows  statuses 1/2`,
+    )
+    assert.match(renderBar(frame(0, 0)), /100%/, 'an empty database is done at once')
+  })
+})

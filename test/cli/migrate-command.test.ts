@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { main } from '../../src/cli/main.ts'
+import { migrations } from '../../src/db/migrations/index.ts'
+import { freshDatabase, TEST_ENGINE, type TestDatabase } from '../helpers/engine.ts'
+
+describe(`statusd migrate [${TEST_ENGINE}]`, () => {
+  let target: TestDatabase
+  let dir: string
+  const saved = process.env.DATABASE_URL
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'statusd-migrate-'))
+    target =
+      TEST_ENGINE === 'sqlite'
+        ? { url: `sqlite:${join(dir, 'statusd.db')}`, drop: async () => {} }
+        : await freshDatabase()
+    process.env.DATABASE_URL = target.url
+  })
+  after(async () => {
+    if (saved === undefined) delete process.env.DATABASE_URL
+    else process.env.DATABASE_URL = saved
+    await target.drop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const migrate = async () => {
+    let out = ''
+    const code = await main(['migrate', '--json'], (t) => {
+      out += t
+      return true
+    })
+    assert.equal(code, 0)
+    return JSON.parse(out).applied as string[]
+  }
+
+  it('names the migrations it applied to an empty database', async () => {
+    assert.deepEqual(await migrate(), Object.keys(migrations).sort())
+  })
+
+  it('applies nothing the second time', async () => {
+    assert.deepEqual(await migrate(), [])
+  })
+})

@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict'
+import { describe, it, test } from 'node:test'
+import { sql } from 'kysely'
+import {
+  createDatabase,
+  isPostgresUrl,
+  isStorageUnavailable,
+  redactUrl,
+} from '../../src/db/create-db.ts'
+import { freshDatabase, postgresOnly } from '../helpers/engine.ts'
+
+const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code })
+
+describe('isStorageUnavailable: storage outages are 503, bugs are 500', () => {
+  const unavailable: [string, unknown][] = [
+    ['SQLite busy', withCode('SQLITE_BUSY')],
+    ['SQLite extended I/O code', withCode('SQLITE_IOERR_WRITE')],
+    ['connection refused', withCode('ECONNREFUSED')],
+    ['connection reset', withCode('ECONNRESET')],
+    ['host unreachable', withCode('EHOSTUNREACH')],
+    [
+      'admin shutdown (57P01)',
+      withCode('57P01', 'terminating connection due to administrator command'),
+    ],
+    ['cannot connect now (57P03)', withCode('57P03', 'the database system is starting up')],
+    ['connection exception class 08', withCode('08006')],
+    ['too many connections (53300)', withCode('53300')],
+    ['connection lost mid-query', new Error('Connection terminated unexpectedly')],
+    ['pool connect timeout', new Error('timeout exceeded when trying to connect')],
+    [
+      'connection timeout',
+      new Error('Connection terminated due to connection timeout', {
+        cause: new Error('Connection terminated unexpectedly'),
+      }),
+    ],
+    [
+      'every address refused (AggregateError)',
+      new AggregateError([withCode('ECONNREFUSED'), withCode('ECONNREFUSED')]),
+    ],
+    ['wrapped in a cause', new Error('query failed', { cause: withCode('ECONNRESET') })],
+  ]
+  for (const [name, err] of unavailable)
+    it(name, () => assert.equal(isStorageUnavailable(err), true))
+
+  const bugs: [string, unknown][] = [
+    ['unique violation (23505)', withCode('23505')],
+    ['syntax error (42601)', withCode('42601')],
+    ['undefined table (42P01)', withCode('42P01')],
+    ['SQLite constraint', withCode('SQLITE_CONSTRAINT_UNIQUE')],
+    ['plain error', new Error('boom')],
+    ['not an error', 'boom'],
+    ['null', null],
+  ]
+  for (const [name, err] of bugs)
+    it(`not: ${name}`, () => assert.equal(isStorageUnavailable(err), false))
+})
+
+describe('DATABASE_URL', () => {
+  it('postgres:// and postgresql:// name PostgreSQL', () => {
+    assert.equal(isPostgresUrl('postgres://u@h/db'), true)
+    assert.equal(isPostgresUrl('postgresql://u@h/db'), true)
+    assert.equal(isPostgresUrl('sqlite:./x.db'), false)
+  })
+
+  it('a password never shows in a printed URL', () => {
+    assert.equal(
+      redactUrl('postgres://me:secret@db:5432/statusd'),
+      'postgres://me:***@db:5432/statusd',
+    )
+    assert.equal(redactUrl('sqlite:./data/statusd.db'), 'sqlite:./data/statusd.db')
+  })
+
+  it('an unknown scheme is refused with the schemes that work', () => {
+    assert.throws(() => createDatabase('mysql://h/db'), /sqlite:<path>.*postgres:\/\//)
+  })
+
+  it('a PostgreSQL URL opens lazily: nothing connects until the first query', async () => {
+    const database = createDatabase('postgres://nobody@127.0.0.1:1/none', { poolSize: 2 })
+    assert.equal(database.engine, 'postgres')
+    assert.equal(database.describe, 'postgres 127.0.0.1:1/none')
+    const started = Date.now()
+    assert.equal(await database.ping(), false, 'nothing listens on port 1')
+    assert.ok(Date.now() - started < 2500, 'ping answers quickly when the server is down')
+    await assert.rejects(database.db.selectFrom('users').selectAll().execute(), (err) =>
+      isStorageUnavailable(err),
+    )
+    await database.close()
+  })
+
+  it('a pool size below 1 is refused', () => {
+    assert.throws(() => createDatabase('postgres://u@127.0.0.1/db', { poolSize: 0 }), /pool size/)
+  })
+})
+
+test('a request that cannot get a pooled connection in time fails as unavailable, not a hang', {
+  skip: postgresOnly,
+}, async () => {
+  const fresh = await freshDatabase()
+  const database = createDatabase(fresh.url, { poolSize: 1, connectTimeoutMs: 300 })
+  try {
+    let release = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    // the pool's one connection is busy for as long as this holds it
+    const holder = database.db.connection().execute(async (conn) => {
+      await sql`select 1`.execute(conn)
+      await held
+    })
+    await new Promise((r) => setTimeout(r, 50))
+    const started = Date.now()
+    await assert.rejects(database.db.selectFrom('users').selectAll().execute(), (err) =>
+      isStorageUnavailable(err),
+    )
+    assert.ok(Date.now() - started < 2000, 'fails after the connect timeout')
+    assert.equal(await database.ping(), false, 'and /readyz reports it')
+    release()
+    await holder
+    assert.equal(await database.ping(), true, 'a free connection: ready again')
+  } finally {
+    await database.close()
+    await fresh.drop()
+  }
+})

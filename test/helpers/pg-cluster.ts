@@ -1,0 +1,122 @@
+import { execFile } from 'node:child_process'
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+
+/** Directory of the newest installed PostgreSQL's programs (Debian's layout), or undefined. */
+export function pgBinDir(): string | undefined {
+  if (process.env.PG_BIN && existsSync(join(process.env.PG_BIN, 'initdb')))
+    return process.env.PG_BIN
+  const root = '/usr/lib/postgresql'
+  if (!existsSync(root)) return undefined
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number.parseFloat(b) - Number.parseFloat(a))
+  return versions[0] ? join(root, versions[0], 'bin') : undefined
+}
+
+const isRoot = process.getuid?.() === 0
+
+async function postgresUser(): Promise<{ uid: number; gid: number } | undefined> {
+  try {
+    const uid = Number((await run('id', ['-u', 'postgres'])).stdout.trim())
+    const gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim())
+    return { uid, gid }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Why a test that needs a cluster of its own cannot run here, or false when it can: it
+ * needs PostgreSQL's programs, and as root the unprivileged `postgres` user to run them as.
+ */
+export async function clusterUnavailable(): Promise<string | false> {
+  if (!pgBinDir())
+    return 'needs PostgreSQL installed (initdb, pg_ctl under /usr/lib/postgresql/*/bin, or PG_BIN)'
+  if (isRoot && !(await postgresUser()))
+    return 'running as root needs a "postgres" user to run the PostgreSQL server as'
+  return false
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
+
+/** A throw-away PostgreSQL server a test can stop and start. */
+export interface Cluster {
+  port: number
+  /** URL of its `postgres` database, as superuser `postgres` (trust auth, loopback only). */
+  url: string
+  stop(): Promise<void>
+  start(): Promise<void>
+  /** Stops the server and deletes its files. */
+  destroy(): Promise<void>
+}
+
+/** initdb + pg_ctl start in a temp dir, on a free loopback port (as `postgres` when root). */
+export async function startCluster(): Promise<Cluster> {
+  const bin = pgBinDir()
+  if (!bin) throw new Error('PostgreSQL is not installed')
+  const dir = mkdtempSync(join(tmpdir(), 'statusd-pg-'))
+  const data = join(dir, 'data')
+  const owner = isRoot ? await postgresUser() : undefined
+  if (owner) chownSync(dir, owner.uid, owner.gid)
+  const pgRun = (program: string, args: string[]) =>
+    owner
+      ? run('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], { cwd: dir })
+      : run(join(bin, program), args, { cwd: dir })
+  await pgRun('initdb', [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    '-A',
+    'trust',
+    '-E',
+    'UTF8',
+    '--locale=C',
+    '--no-sync',
+  ])
+  const port = await freePort()
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`
+  const start = async () => {
+    await pgRun('pg_ctl', [
+      '-D',
+      data,
+      '-l',
+      join(dir, 'server.log'),
+      '-o',
+      options,
+      '-w',
+      '-t',
+      '30',
+      'start',
+    ])
+  }
+  const stop = async () => {
+    await pgRun('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '30', 'stop'])
+  }
+  await start()
+  return {
+    port,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    start,
+    stop,
+    async destroy() {
+      await pgRun('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {})
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}

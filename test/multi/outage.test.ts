@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { postgresOnly } from '../helpers/engine.ts'
+import { type Cluster, clusterUnavailable, startCluster } from '../helpers/pg-cluster.ts'
+import { type ServerProcess, startServer } from '../helpers/statusd-instance.ts'
+
+// SPEC §5/§8 / issue 3: with PostgreSQL down, statusd answers 503 `unavailable` quickly
+// (no 500, no hang, no crash) and recovers by itself when the server returns. The test
+// runs a PostgreSQL cluster of its own, since it stops and starts it.
+
+const QUICK_MS = 3_000
+
+async function timed(
+  server: ServerProcess,
+  key: string | null,
+  method: string,
+  path: string,
+  body?: unknown,
+) {
+  const started = performance.now()
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: {
+      ...(key && { 'service-api-key': key }),
+      ...(body !== undefined && { 'content-type': 'application/json' }),
+    },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(15_000),
+  })
+  const text = await res.text()
+  return {
+    status: res.status,
+    body: text ? JSON.parse(text) : undefined,
+    ms: performance.now() - started,
+  }
+}
+
+const skip = postgresOnly || (await clusterUnavailable())
+
+test('PostgreSQL outage: 503 unavailable while it is down, recovery when it returns', {
+  skip,
+}, async (t) => {
+  const cluster: Cluster = await startCluster()
+  t.after(() => cluster.destroy())
+  const server = await startServer({ DATABASE_URL: cluster.url })
+  t.after(() => server.stop())
+  const key = (await server.waitForFirstKey()) as string
+  assert.ok(key, 'the first start printed a key')
+
+  const created = await timed(server, key, 'POST', '/v1/status-keys/room-4', { value: 'OCCUPIED' })
+  assert.equal(created.status, 201)
+  const id = created.body.id as string
+  assert.equal((await timed(server, null, 'GET', '/readyz')).status, 200)
+
+  await cluster.stop()
+
+  await t.test(
+    'while PostgreSQL is down, every storage-backed request answers 503 quickly',
+    async () => {
+      const checks: [string, string, string | null, unknown?][] = [
+        ['GET', '/readyz', null],
+        ['GET', '/v1/checkAuth', key],
+        ['GET', `/v1/status/${id}`, key],
+        ['GET', '/v1/user/status', key],
+        ['POST', '/v1/status-keys/room-4', key, { value: 'FREE' }],
+        ['PATCH', `/v1/status/${id}`, key, { value: 'FREE' }],
+        ['DELETE', `/v1/status/${id}`, key],
+        // an unknown key cannot be checked either: 503, not 401
+        ['GET', '/v1/checkAuth', 'sdk_unknownunknownunknownunknownunknownunkn'],
+      ]
+      for (const [method, path, as, body] of checks) {
+        const res = await timed(server, as, method, path, body)
+        assert.equal(res.status, 503, `${method} ${path}: ${JSON.stringify(res.body)}`)
+        assert.equal(res.body.errorCode, 'unavailable')
+        assert.equal(typeof res.body.requestId, 'string')
+        assert.doesNotMatch(
+          JSON.stringify(res.body),
+          /ECONNREFUSED|postgres|at \//i,
+          'no internals',
+        )
+        assert.ok(res.ms < QUICK_MS, `${method} ${path} took ${res.ms.toFixed(0)} ms`)
+      }
+      const burst = await Promise.all(
+        Array.from({ length: 30 }, () => timed(server, key, 'GET', `/v1/status/${id}`)),
+      )
+      assert.deepEqual([...new Set(burst.map((r) => r.status))], [503], 'a burst gets 503 too')
+      assert.equal((await timed(server, null, 'GET', '/healthz')).status, 200, 'the process is up')
+      assert.ok(server.alive(), 'no crash')
+    },
+  )
+
+  await t.test('when PostgreSQL returns, the service recovers by itself', async () => {
+    await cluster.start()
+    const deadline = Date.now() + 20_000
+    let ready = 0
+    while (Date.now() < deadline) {
+      ready = (await timed(server, null, 'GET', '/readyz')).status
+      if (ready === 200) break
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    assert.equal(ready, 200, '/readyz is 200 again')
+    const read = await timed(server, key, 'GET', `/v1/status/${id}`)
+    assert.equal(read.status, 200)
+    assert.equal(read.body.value, 'OCCUPIED', 'nothing changed while it was down')
+    const update = await timed(server, key, 'PATCH', `/v1/status/${id}`, { value: 'FREE' })
+    assert.equal(update.status, 200)
+    assert.equal(update.body.changeCount, 2)
+    assert.ok(server.alive(), 'the same process served throughout')
+  })
+
+  await t.test(
+    'a restart of PostgreSQL under idle pooled connections does not crash it',
+    async () => {
+      // pooled connections are open and idle now; a fast shutdown terminates them (57P01)
+      await cluster.stop()
+      await cluster.start()
+      await new Promise((r) => setTimeout(r, 300))
+      assert.ok(server.alive())
+      assert.equal((await timed(server, key, 'GET', `/v1/status/${id}`)).status, 200)
+    },
+  )
+
+  await t.test('it shuts down cleanly on SIGTERM', async () => {
+    assert.equal(await server.stop(), 0)
+  })
+})

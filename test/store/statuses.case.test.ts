@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import {
+  countOwnedStatuses,
+  deleteStatusRow,
+  findStatusById,
+  findStatusByKey,
+  insertHistory,
+  insertStatusUnlessKeyTaken,
+  listOwnedStatuses,
+  updateStatusRow,
+} from '../../src/modules/statuses/statuses.repository.ts'
+import { insertUser } from '../../src/modules/users/users.repository.ts'
+import { onEngine, useStore } from '../helpers/store.ts'
+import { statusRow, userRow } from './fixtures.ts'
+
+describe(onEngine('statuses store'), () => {
+  const store = useStore()
+  const owner = async () => (await insertUser(store().db, userRow())).id
+
+  it('a status reads back exactly as written, integers as numbers', async () => {
+    const row = statusRow(await owner(), {
+      status_key: 'room-4',
+      name: 'Zoë’s room 🟢',
+      value: '80%',
+      description: 'Line one\nLine two\ttabbed — “quoted” 𝄞',
+      color_no: 12,
+      change_count: 7,
+    })
+    const inserted = await insertStatusUnlessKeyTaken(store().db, row)
+    assert.deepEqual(inserted, row)
+    assert.equal(typeof inserted?.color_no, 'number')
+    assert.equal(typeof inserted?.change_count, 'number')
+    assert.deepEqual(await findStatusById(store().db, row.id), row)
+    assert.deepEqual(await findStatusByKey(store().db, row.owner_id, 'room-4'), row)
+  })
+
+  it('keys are per owner and case-sensitive', async () => {
+    const [a, b] = [await owner(), await owner()]
+    const lower = await insertStatusUnlessKeyTaken(store().db, statusRow(a, { status_key: 'k' }))
+    const upper = await insertStatusUnlessKeyTaken(store().db, statusRow(a, { status_key: 'K' }))
+    const other = await insertStatusUnlessKeyTaken(store().db, statusRow(b, { status_key: 'k' }))
+    assert.ok(lower && upper && other)
+    assert.equal((await findStatusByKey(store().db, a, 'K'))?.id, upper.id)
+    assert.equal((await findStatusByKey(store().db, b, 'k'))?.id, other.id)
+  })
+
+  it('inserting a taken key or share id inserts nothing and answers undefined', async () => {
+    const id = await owner()
+    const first = statusRow(id, { status_key: 'dup' })
+    await insertStatusUnlessKeyTaken(store().db, first)
+    assert.equal(
+      await insertStatusUnlessKeyTaken(store().db, statusRow(id, { status_key: 'dup' })),
+      undefined,
+    )
+    assert.equal(
+      await insertStatusUnlessKeyTaken(store().db, statusRow(id, { share_id: first.share_id })),
+      undefined,
+    )
+    assert.equal(await countOwnedStatuses(store().db, id), 1)
+  })
+
+  it('statuses without a key never clash with each other', async () => {
+    const id = await owner()
+    for (let i = 0; i < 3; i++)
+      assert.ok(await insertStatusUnlessKeyTaken(store().db, statusRow(id, { status_key: null })))
+    assert.equal(await countOwnedStatuses(store().db, id), 3)
+  })
+
+  it('a value update moves the counter in the same statement; other updates do not', async () => {
+    const row = statusRow(await owner(), { change_count: 1 })
+    await insertStatusUnlessKeyTaken(store().db, row)
+    const counted = await updateStatusRow(store().db, row.id, { value: 'OFF' }, true)
+    assert.equal(counted?.change_count, 2)
+    assert.equal(counted?.value, 'OFF')
+    const plain = await updateStatusRow(store().db, row.id, { color_no: 3 }, false)
+    assert.equal(plain?.change_count, 2)
+    assert.equal(plain?.color_no, 3)
+    assert.equal(await updateStatusRow(store().db, 'nope', { color_no: 3 }, true), undefined)
+  })
+
+  it('history rows are unique per status and change number', async () => {
+    const row = statusRow(await owner())
+    await insertStatusUnlessKeyTaken(store().db, row)
+    const entry = {
+      status_id: row.id,
+      change_no: 1,
+      value: 'ON',
+      at: row.created_at,
+      by_user_id: row.owner_id,
+    }
+    await insertHistory(store().db, entry)
+    await assert.rejects(insertHistory(store().db, entry))
+  })
+
+  it('deleting a status deletes its history; an unknown id deletes nothing', async () => {
+    const row = statusRow(await owner())
+    await insertStatusUnlessKeyTaken(store().db, row)
+    await insertHistory(store().db, {
+      status_id: row.id,
+      change_no: 1,
+      value: 'ON',
+      at: row.created_at,
+      by_user_id: row.owner_id,
+    })
+    assert.equal(await deleteStatusRow(store().db, row.id), true)
+    assert.equal(await findStatusById(store().db, row.id), undefined)
+    const left = await store()
+      .db.selectFrom('status_history')
+      .select('change_no')
+      .where('status_id', '=', row.id)
+      .execute()
+    assert.deepEqual(left, [])
+    assert.equal(await deleteStatusRow(store().db, row.id), false)
+  })
+
+  it('lists owned statuses in creation order and pages by (created_at, id) without gaps', async () => {
+    const id = await owner()
+    const at = (s: number) => `2030-01-01T00:00:0${s}.000Z`
+    // ties on created_at, and ids whose order differs between byte and dictionary order
+    const specs: [string, number][] = [
+      ['b', 1],
+      ['A', 1],
+      ['a_2', 2],
+      ['a-1', 2],
+      ['Z', 2],
+      ['c', 3],
+    ]
+    for (const [sid, s] of specs)
+      await insertStatusUnlessKeyTaken(store().db, statusRow(id, { id: sid, created_at: at(s) }))
+    const all = (await listOwnedStatuses(store().db, id, {})).map((r) => r.id)
+    assert.equal(all.length, specs.length)
+    assert.deepEqual(
+      [...new Set(all.map((sid) => specs.find(([x]) => x === sid)?.[1]))],
+      [1, 2, 3],
+      'creation order first',
+    )
+    const paged: string[] = []
+    let after: { createdAt: string; id: string } | undefined
+    for (;;) {
+      const page = await listOwnedStatuses(store().db, id, { limit: 2, after })
+      paged.push(...page.map((r) => r.id))
+      const last = page[page.length - 1]
+      if (page.length < 2 || !last) break
+      after = { createdAt: last.created_at, id: last.id }
+    }
+    assert.deepEqual(paged, all, 'keyset paging gives every row once, in the same order')
+  })
+
+  it('counts owned statuses as a number', async () => {
+    const id = await owner()
+    assert.equal(await countOwnedStatuses(store().db, id), 0)
+    await insertStatusUnlessKeyTaken(store().db, statusRow(id))
+    const n = await countOwnedStatuses(store().db, id)
+    assert.equal(n, 1)
+    assert.equal(typeof n, 'number')
+  })
+})
