@@ -120,7 +120,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // note: open event streams would keep close() waiting for ever; end them first
   app.addHook('preClose', async () => feeds.closeAll())
   app.addHook('onClose', () => events.close())
-  const services = { db: database.db, plans, events }
+  const services = { db: database.db, plans, events, writer: database.writer }
 
   await app.register(errorHandlerPlugin)
   await app.register(swagger, {

@@ -4,12 +4,16 @@ import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import type { DB } from './database.ts'
+import { groupCommitWriter, transactionPerWrite, type Writer } from './group-commit.ts'
+import { withStatementCache } from './statement-cache.ts'
 
 export type Engine = 'sqlite' | 'postgres'
 
 export interface Database {
   db: Kysely<DB>
   engine: Engine
+  /** How services commit their writes: the engine's best way (group commit on SQLite). */
+  writer: Writer
   /** Where the data lives, without credentials: safe to log. */
   describe: string
   /** True when storage answers a trivial query. */
@@ -75,10 +79,14 @@ function openSqlite(path: string): Database {
   sqlite.pragma('synchronous = FULL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const db = new Kysely<DB>({
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+  })
   return {
     db,
     engine: 'sqlite',
+    // every commit is an fsync: writes arriving together share one
+    writer: groupCommitWriter(db),
     describe: file === ':memory:' ? 'sqlite (in memory)' : `sqlite ${file}`,
     async ping() {
       try {
@@ -123,6 +131,8 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
   return {
     db,
     engine: 'postgres',
+    // commits run in parallel on pooled connections (and the server groups their WAL flushes)
+    writer: transactionPerWrite(db),
     describe: parsed
       ? `postgres ${parsed.hostname || 'localhost'}${parsed.port ? `:${parsed.port}` : ''}${parsed.pathname}`
       : 'postgres',

@@ -11,6 +11,10 @@ export const transactionPerWrite = (db: Kysely<DB>): Writer => ({
   run: (work) => db.transaction().execute(work),
 })
 
+/** The deps' writer, or one transaction per write when none was given (the CLI, store tests). */
+export const writerOf = (deps: { db: Kysely<DB>; writer?: Writer }): Writer =>
+  deps.writer ?? transactionPerWrite(deps.db)
+
 interface Pending {
   work: (tx: Transaction<DB>) => Promise<unknown>
   resolve: (value: unknown) => void

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { DB, Db, StatusRow } from '../../db/database.ts'
+import { type Writer, writerOf } from '../../db/group-commit.ts'
 import { decodeCursor, type Page, toPage } from '../../lib/cursor.ts'
 import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
 import { nowIso } from '../../lib/time.ts'
@@ -31,6 +32,7 @@ export interface SharingDeps {
   db: Kysely<DB>
   plans: Plans
   events?: EventBus
+  writer?: Writer
 }
 
 /** A status together with what the caller is to it (null: no role, or anonymous). */
@@ -87,7 +89,7 @@ export async function grantRole(
   userId: string,
   role: GrantedRole,
 ): Promise<{ user: StatusUser; created: boolean }> {
-  return deps.db.transaction().execute(async (tx) => {
+  return writerOf(deps).run(async (tx) => {
     const status = await ownedStatus(tx, caller, statusId)
     const user = await findUserById(tx, userId)
     if (!user) throw notFound('User not found')
@@ -106,7 +108,7 @@ export async function revokeRole(
   statusId: string,
   userId: string,
 ): Promise<void> {
-  const status = await deps.db.transaction().execute(async (tx) => {
+  const status = await writerOf(deps).run(async (tx) => {
     const status = await ownedStatus(tx, caller, statusId)
     if (userId === status.owner_id) throw ownerConflict('The owner cannot be removed')
     if (!(await deleteRole(tx, status.id, userId)))
@@ -130,7 +132,7 @@ export async function subscribe(
   caller: Caller,
   statusId: string,
 ): Promise<{ subscription: Subscription; created: boolean }> {
-  return deps.db.transaction().execute(async (tx) => {
+  return writerOf(deps).run(async (tx) => {
     const { status, role } = await accessById(tx, caller, statusId)
     if (role === 'owner') throw ownerConflict('You own this status')
     if (role !== null) return { subscription: subscriptionOf(status, role), created: false }
@@ -159,7 +161,7 @@ export async function unsubscribe(
   caller: Caller,
   statusId: string,
 ): Promise<void> {
-  const status = await deps.db.transaction().execute(async (tx) => {
+  const status = await writerOf(deps).run(async (tx) => {
     const { status, role } = await accessById(tx, caller, statusId)
     if (role === 'owner') throw ownerConflict('You own this status')
     if (role === null || !(await deleteRole(tx, status.id, caller.userId)))

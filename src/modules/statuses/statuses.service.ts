@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { DB, Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
+import { type Writer, writerOf } from '../../db/group-commit.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import {
   invalidStatusKey,
@@ -40,6 +41,8 @@ export interface StatusDeps {
   plans: Plans
   /** Told about every committed write (live updates); none in the CLI. */
   events?: EventBus
+  /** How writes commit (group commit on SQLite); one transaction each when absent. */
+  writer?: Writer
 }
 
 /** The authenticated user a request acts for. */
@@ -171,7 +174,7 @@ export async function updateStatusById(
   options: WriteOptions = {},
 ): Promise<Status> {
   const input = normaliseInput(rawInput)
-  const updated = await deps.db.transaction().execute(async (tx) => {
+  const updated = await writerOf(deps).run(async (tx) => {
     const status = await findStatusById(tx, statusId)
     if (!status) throw notFound('Status not found')
     return applyUpdate(tx, deps.plans, caller, status, input, options)
@@ -221,7 +224,7 @@ export async function setStatusByKey(
 ): Promise<{ status: Status; created: boolean }> {
   assertStatusKey(key)
   const input = normaliseInput(rawInput)
-  const { row, created } = await deps.db.transaction().execute(async (tx) => {
+  const { row, created } = await writerOf(deps).run(async (tx) => {
     for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
       const existing = await findStatusByKey(tx, caller.userId, key)
       if (existing)
@@ -309,7 +312,7 @@ export async function deleteStatusById(
   statusId: string,
   options: Pick<WriteOptions, 'ifMatch'> = {},
 ): Promise<void> {
-  const deleted = await deps.db.transaction().execute(async (tx) => {
+  const deleted = await writerOf(deps).run(async (tx) => {
     const status = await findStatusById(tx, statusId)
     const role = status ? await roleOn(tx, status, caller.userId) : null
     const visible = assertVisible(status, role)
@@ -329,7 +332,7 @@ export async function deleteStatusByKey(
   options: Pick<WriteOptions, 'ifMatch'> = {},
 ): Promise<void> {
   assertStatusKey(key)
-  const deleted = await deps.db.transaction().execute(async (tx) => {
+  const deleted = await writerOf(deps).run(async (tx) => {
     const status = await findStatusByKey(tx, caller.userId, key)
     if (!status) throw notFound('Status not found')
     assertPreconditions(toStatus(status), options)
