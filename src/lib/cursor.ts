@@ -55,3 +55,17 @@ export const nextLink = (
   limit: number,
   cursor: string,
 ): string => `<${publicUrl ?? ''}${path}?limit=${limit}&cursor=${cursor}>; rel="next"`
+
+/**
+ * A page's items for the response body; when paging was asked for (a limit) and another page
+ * follows, the `Link: <…>; rel="next"` header names it.
+ */
+export function pageItems<T>(
+  reply: { header(name: string, value: string): unknown },
+  page: Page<T>,
+  next: { publicUrl: string | null; path: string; limit: number | undefined },
+): T[] {
+  if (page.nextCursor !== null && next.limit !== undefined)
+    reply.header('link', nextLink(next.publicUrl, next.path, next.limit, page.nextCursor))
+  return page.items
+}

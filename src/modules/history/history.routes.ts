@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { nextLink } from '../../lib/cursor.ts'
+import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { accessById } from '../sharing/sharing.service.ts'
 import { ListQuerySchema, StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
@@ -35,12 +35,7 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{
         statusId,
       )
       const page = await listStatusHistory(deps, access, { limit, cursor })
-      if (page.nextCursor !== null && limit !== undefined)
-        reply.header(
-          'link',
-          nextLink(publicUrl, `/v1/status/${statusId}/history`, limit, page.nextCursor),
-        )
-      return page.items
+      return pageItems(reply, page, { publicUrl, path: `/v1/status/${statusId}/history`, limit })
     },
   )
 }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { Db, StatusRow } from '../../db/database.ts'
-import { nextLink } from '../../lib/cursor.ts'
+import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { notFound } from '../../lib/errors.ts'
 import { HistoryEntrySchema } from '../history/history.schemas.ts'
@@ -70,12 +70,7 @@ export const shareRoutes: FastifyPluginAsyncTypebox<{
       const { shareId } = request.params
       const status = await publicStatus(deps.db, shareId)
       const page = await listStatusHistory(deps, { status, role: null }, { limit, cursor })
-      if (page.nextCursor !== null && limit !== undefined)
-        reply.header(
-          'link',
-          nextLink(publicUrl, `/v1/share/${shareId}/history`, limit, page.nextCursor),
-        )
-      return page.items
+      return pageItems(reply, page, { publicUrl, path: `/v1/share/${shareId}/history`, limit })
     },
   )
 
@@ -96,12 +91,7 @@ export const shareRoutes: FastifyPluginAsyncTypebox<{
       const { shareId } = request.params
       const status = await publicStatus(deps.db, shareId)
       const page = await listStatusUsers(deps, { status, role: null }, { limit, cursor })
-      if (page.nextCursor !== null && limit !== undefined)
-        reply.header(
-          'link',
-          nextLink(publicUrl, `/v1/share/${shareId}/users`, limit, page.nextCursor),
-        )
-      return page.items
+      return pageItems(reply, page, { publicUrl, path: `/v1/share/${shareId}/users`, limit })
     },
   )
 }

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { nextLink } from '../../lib/cursor.ts'
+import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { ListQuerySchema, StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
 import {
@@ -95,12 +95,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
       const { statusId } = request.params
       const access = await accessById(deps.db, caller(request.user), statusId)
       const page = await listStatusUsers(deps, access, { limit, cursor })
-      if (page.nextCursor !== null && limit !== undefined)
-        reply.header(
-          'link',
-          nextLink(publicUrl, `/v1/status/${statusId}/users`, limit, page.nextCursor),
-        )
-      return page.items
+      return pageItems(reply, page, { publicUrl, path: `/v1/status/${statusId}/users`, limit })
     },
   )
 
@@ -157,9 +152,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const { limit, cursor } = request.query
       const page = await listSubscriptions(deps, caller(request.user), { limit, cursor })
-      if (page.nextCursor !== null && limit !== undefined)
-        reply.header('link', nextLink(publicUrl, '/v1/user/subscriptions', limit, page.nextCursor))
-      return page.items
+      return pageItems(reply, page, { publicUrl, path: '/v1/user/subscriptions', limit })
     },
   )
 }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { emptyBody } from '../../lib/errors.ts'
 import { etagMatches, etagOf } from '../../lib/etag.ts'
@@ -160,12 +161,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const { limit, cursor } = request.query
       const page = await listOwned(deps, caller(request.user), { limit, cursor })
-      if (page.nextCursor !== null && limit !== undefined)
-        reply.header(
-          'link',
-          `<${publicUrl ?? ''}/v1/user/status?limit=${limit}&cursor=${page.nextCursor}>; rel="next"`,
-        )
-      return page.items
+      return pageItems(reply, page, { publicUrl, path: '/v1/user/status', limit })
     },
   )
 

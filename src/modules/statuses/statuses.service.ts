@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import type { DB, Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
 import { type Writer, writerOf } from '../../db/group-commit.ts'
 import { lockForTransaction } from '../../db/locks.ts'
+import { decodeCursor, type Page, toPage } from '../../lib/cursor.ts'
 import {
   invalidStatusKey,
   notFound,
@@ -342,25 +343,6 @@ export async function deleteStatusByKey(
   await announceDelete(deps, deleted)
 }
 
-const encodeCursor = (row: { created_at: string; id: string }): string =>
-  Buffer.from(JSON.stringify([row.created_at, row.id])).toString('base64url')
-
-function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
-    if (
-      Array.isArray(parsed) &&
-      parsed.length === 2 &&
-      typeof parsed[0] === 'string' &&
-      typeof parsed[1] === 'string'
-    )
-      return { createdAt: parsed[0], id: parsed[1] }
-  } catch {
-    // falls through to the validation error
-  }
-  throw validationError([{ field: 'cursor', message: 'is not a cursor this service issued' }])
-}
-
 /**
  * GET /v1/user/status — the caller's statuses in creation order; all of them, or a page
  * with the cursor of the next one (null on the last page).
@@ -369,21 +351,19 @@ export async function listOwned(
   deps: StatusDeps,
   caller: Caller,
   page: { limit?: number; cursor?: string },
-): Promise<{ items: StatusListEntry[]; nextCursor: string | null }> {
-  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
+): Promise<Page<StatusListEntry>> {
+  let after: { createdAt: string; id: string } | undefined
+  if (page.cursor !== undefined) {
+    const [createdAt, id] = decodeCursor(page.cursor, 2) as [string, string]
+    after = { createdAt, id }
+  }
   // one row more than asked tells whether another page follows
   const limit = page.limit === undefined ? undefined : page.limit + 1
   const rows = await listOwnedStatuses(deps.db, caller.userId, { limit, after })
-  const more = page.limit !== undefined && rows.length > page.limit
-  const pageRows = more ? rows.slice(0, page.limit) : rows
-  const last = pageRows[pageRows.length - 1]
-  return {
-    items: pageRows.map((r) => ({
-      statusId: r.id,
-      statusKey: r.status_key,
-      shareId: r.share_id,
-      name: r.name,
-    })),
-    nextCursor: more && last ? encodeCursor(last) : null,
-  }
+  return toPage(
+    rows,
+    page.limit,
+    (r) => [r.created_at, r.id],
+    (r) => ({ statusId: r.id, statusKey: r.status_key, shareId: r.share_id, name: r.name }),
+  )
 }
