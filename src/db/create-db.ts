@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
+import { Kysely } from 'kysely'
 import type { DB } from './database.ts'
+import { SqliteDialectWithSafeRollback } from './sqlite-dialect.ts'
 
 export type Engine = 'sqlite' | 'postgres'
 
@@ -43,7 +44,7 @@ function openSqlite(path: string): Database {
   sqlite.pragma('synchronous = FULL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const db = new Kysely<DB>({ dialect: new SqliteDialectWithSafeRollback(sqlite) })
   return {
     db,
     engine: 'sqlite',

@@ -1,0 +1,29 @@
+import type SQLite from 'better-sqlite3'
+import { type DatabaseConnection, type Driver, SqliteDialect } from 'kysely'
+
+/**
+ * Kysely's SqliteDialect, except that a rollback SQLite has already done is not done again.
+ *
+ * note: on SQLITE_FULL, SQLITE_IOERR and some other errors SQLite rolls the transaction back
+ * itself. Kysely then sends ROLLBACK anyway, which fails with "cannot rollback - no
+ * transaction is active", and that error replaced the real one: a full disk or a read-only
+ * file answered 500 internalError instead of 503 unavailable.
+ */
+export class SqliteDialectWithSafeRollback extends SqliteDialect {
+  readonly #sqlite: SQLite.Database
+
+  constructor(sqlite: SQLite.Database) {
+    super({ database: sqlite })
+    this.#sqlite = sqlite
+  }
+
+  override createDriver(): Driver {
+    const driver = super.createDriver()
+    const sqlite = this.#sqlite
+    const rollback = driver.rollbackTransaction.bind(driver)
+    driver.rollbackTransaction = async (connection: DatabaseConnection) => {
+      if (sqlite.inTransaction) await rollback(connection)
+    }
+    return driver
+  }
+}
