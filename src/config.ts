@@ -1,3 +1,4 @@
+import { DEFAULT_BUSY_TIMEOUT_MS } from './db/create-db.ts'
 import { DEFAULT_PLANS, loadPlansFile, type Plans } from './modules/plans/plans.ts'
 
 export interface Config {
@@ -8,6 +9,8 @@ export interface Config {
   publicUrl: string | null
   logLevel: string
   plans: Plans
+  /** How long a SQLite write waits for another process's lock before answering 503. */
+  sqliteBusyTimeoutMs: number
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -37,6 +40,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       )
     publicUrl = url.href.replace(/\/$/, '')
   }
+  const sqliteBusyTimeoutMs = Number(env.SQLITE_BUSY_TIMEOUT_MS || DEFAULT_BUSY_TIMEOUT_MS)
+  if (
+    !Number.isInteger(sqliteBusyTimeoutMs) ||
+    sqliteBusyTimeoutMs < 0 ||
+    sqliteBusyTimeoutMs > 60_000
+  )
+    throw new ConfigError(
+      `SQLITE_BUSY_TIMEOUT_MS must be an integer from 0 to 60000, got "${env.SQLITE_BUSY_TIMEOUT_MS}"`,
+    )
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/statusd.db'
   checkDatabaseUrl(databaseUrl)
   let plans = DEFAULT_PLANS
@@ -54,6 +66,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl,
     logLevel,
     plans,
+    sqliteBusyTimeoutMs,
   }
 }
 

@@ -21,7 +21,7 @@ export function print(output: Output, value: unknown, human: () => string): void
 
 /** Opens (and migrates) the configured database for one admin command, then closes it. */
 export async function withDb<T>(config: Config, run: (db: Kysely<DB>) => Promise<T>): Promise<T> {
-  const database = createDatabase(config.databaseUrl)
+  const database = createDatabase(config.databaseUrl, { busyTimeoutMs: config.sqliteBusyTimeoutMs })
   try {
     await migrateToLatest(database.db)
     return await run(database.db)

@@ -24,16 +24,29 @@ export function sqlitePath(url: string): string | null {
   return rest === ':memory:' ? ':memory:' : rest.replace(/^\/\/(?=\/)/, '')
 }
 
+/**
+ * How long a SQLite write waits for a lock another process holds (the admin CLI, a backup).
+ * note: better-sqlite3 is synchronous, so the whole event loop waits with it — every other
+ * request and the health checks too. A second rides out the CLI's millisecond transactions;
+ * a lock held longer answers 503 with Retry-After rather than freezing the server for long.
+ */
+export const DEFAULT_BUSY_TIMEOUT_MS = 1000
+
+export interface DatabaseOptions {
+  /** SQLite only: see DEFAULT_BUSY_TIMEOUT_MS. */
+  busyTimeoutMs?: number
+}
+
 /** Opens the database named by a `DATABASE_URL`. */
-export function createDatabase(url: string): Database {
+export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
   const path = sqlitePath(url)
-  if (path !== null) return openSqlite(path)
+  if (path !== null) return openSqlite(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS)
   throw new Error(
     `DATABASE_URL ${url.split(':')[0]}: unsupported scheme (use sqlite:<path> or sqlite::memory:)`,
   )
 }
 
-function openSqlite(path: string): Database {
+function openSqlite(path: string, busyTimeoutMs: number): Database {
   if (path === '')
     throw new Error('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/statusd.db')
   const file = path === ':memory:' ? path : resolve(path)
@@ -43,7 +56,7 @@ function openSqlite(path: string): Database {
   // note: FULL fsyncs the WAL on every commit, so an acknowledged write survives power loss
   sqlite.pragma('synchronous = FULL')
   sqlite.pragma('foreign_keys = ON')
-  sqlite.pragma('busy_timeout = 5000')
+  sqlite.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
   const db = new Kysely<DB>({ dialect: new SqliteDialectWithSafeRollback(sqlite) })
   return {
     db,

@@ -44,10 +44,13 @@ export interface TestApp {
  * `databaseUrl` lets a suite run the same app on another engine.
  */
 export async function makeApp(
-  options: { plans?: Plans; databaseUrl?: string } = {},
+  options: { plans?: Plans; databaseUrl?: string; busyTimeoutMs?: number } = {},
 ): Promise<TestApp> {
   const plans = options.plans ?? TEST_PLANS
-  const database = createDatabase(options.databaseUrl ?? 'sqlite::memory:')
+  const database = createDatabase(
+    options.databaseUrl ?? 'sqlite::memory:',
+    options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs },
+  )
   await migrateToLatest(database.db)
   const app = await buildApp({ database, plans })
   await app.ready()

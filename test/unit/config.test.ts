@@ -32,6 +32,7 @@ describe('loadConfig (SPEC §8)', () => {
       publicUrl: null,
       logLevel: 'info',
       plans: DEFAULT_PLANS,
+      sqliteBusyTimeoutMs: 1000,
     }))
 
   it('reads every variable', () => {
