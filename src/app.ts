@@ -16,6 +16,13 @@ import type { Plans } from './modules/plans/plans.ts'
 import { statusRoutes } from './modules/statuses/statuses.routes.ts'
 import { userRoutes } from './modules/users/users.routes.ts'
 import { API_KEY_HEADER, authHook } from './plugins/auth.ts'
+import {
+  clientErrorHandler,
+  MAX_HEADER_BYTES,
+  requireHostHeader,
+  SERVER_TIMEOUTS,
+  type ServerTimeouts,
+} from './plugins/connections.ts'
 import { BODY_LIMIT, errorHandlerPlugin, sendError } from './plugins/error-handler.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 
@@ -25,6 +32,8 @@ export interface AppDeps {
   publicUrl?: string | null
   /** Fastify's logger option; tests pass false. */
   logger?: FastifyServerOptions['logger']
+  /** Overrides of SERVER_TIMEOUTS (tests shorten them). */
+  timeouts?: Partial<ServerTimeouts>
 }
 
 // Bodies are validated strictly: no coercion ("3" is not 3), no defaults filled in, nothing
@@ -51,10 +60,23 @@ const API_RESPONSE_HEADERS = {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { database, plans } = deps
   const publicUrl = deps.publicUrl ?? null
+  const timeouts = { ...SERVER_TIMEOUTS, ...deps.timeouts }
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: BODY_LIMIT,
-    requestTimeout: 30_000,
+    // slow clients are cut off (OWASP API4): see SERVER_TIMEOUTS
+    requestTimeout: timeouts.requestTimeout,
+    connectionTimeout: timeouts.connectionTimeout,
+    keepAliveTimeout: timeouts.keepAliveTimeout,
+    http: {
+      headersTimeout: timeouts.headersTimeout,
+      requestTimeout: timeouts.requestTimeout,
+      connectionsCheckingInterval: timeouts.checkInterval,
+      maxHeaderSize: MAX_HEADER_BYTES,
+      // answered by requireHostHeader instead, with an error body (Node's has none)
+      requireHostHeader: false,
+    },
+    clientErrorHandler,
     // an upstream proxy's request id is kept when it looks like one; otherwise a fresh one
     requestIdHeader: false,
     genReqId: (req) => {
@@ -84,6 +106,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   )
   // note: only JSON bodies; without this, text/plain would reach validation as a string
   app.removeContentTypeParser('text/plain')
+  app.addHook('onRequest', requireHostHeader)
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
