@@ -24,6 +24,7 @@ import {
   type ServerTimeouts,
 } from './plugins/connections.ts'
 import { BODY_LIMIT, errorHandlerPlugin, sendError } from './plugins/error-handler.ts'
+import { trackRoutes } from './plugins/inventory.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 
 export interface AppDeps {
@@ -101,6 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  trackRoutes(app)
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema),
   )
@@ -109,6 +111,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', requireHostHeader)
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
+    // every response, not only the API's: no browser second-guesses a content type
+    reply.header('x-content-type-options', 'nosniff')
   })
   app.addHook('onClose', () => database.close())
 
