@@ -1,0 +1,93 @@
+import type { LightMyRequestResponse } from 'fastify'
+import { sql } from 'kysely'
+import type { RouteEntry } from '../../src/plugins/inventory.ts'
+import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
+
+/**
+ * A small world for the OWASP API Top 10 tests: an owner with a private and a public status
+ * and a key, a stranger with a status and a key of their own, an unverified user.
+ */
+export interface World {
+  t: TestApp
+  owner: TestUser
+  stranger: TestUser
+  unverified: TestUser
+  /** The owner's objects, by kind: the ids a stranger must not reach. */
+  ownerIds: { privateStatus: string; publicStatus: string; keyId: string }
+  strangerIds: { status: string; keyId: string }
+}
+
+export async function makeWorld(): Promise<World> {
+  const t = await makeApp()
+  const owner = await t.user({ name: 'Owner' })
+  const stranger = await t.user({ name: 'Stranger' })
+  const unverified = await t.user({ verified: false, name: 'Unverified' })
+  const privateStatus = (
+    await t.request(owner, 'POST', '/v1/status-keys/secret-room', {
+      value: 'SECRET',
+      description: 'private',
+    })
+  ).json().id
+  const publicStatus = (
+    await t.request(owner, 'POST', '/v1/status-keys/open-room', {
+      value: 'OPEN',
+      accessType: 'public',
+    })
+  ).json().id
+  const keyId = (await t.request(owner, 'GET', '/v1/user/api-keys')).json()[0].id
+  const strangerStatus = (
+    await t.request(stranger, 'POST', '/v1/status-keys/their-room', { value: 'MINE' })
+  ).json().id
+  const strangerKeyId = (await t.request(stranger, 'GET', '/v1/user/api-keys')).json()[0].id
+  return {
+    t,
+    owner,
+    stranger,
+    unverified,
+    ownerIds: { privateStatus, publicStatus, keyId },
+    strangerIds: { status: strangerStatus, keyId: strangerKeyId },
+  }
+}
+
+/** The API's routes (no HEAD twins, nothing hidden from the OpenAPI document). */
+export const apiRoutes = (t: TestApp): RouteEntry[] =>
+  t.app.routeInventory().filter((r) => r.method !== 'HEAD' && !r.hidden && r.url.startsWith('/v1/'))
+
+/** Fills `:param`s of a route URL. */
+export const fillUrl = (url: string, params: Record<string, string>): string =>
+  url.replace(/:(\w+)/g, (_, name: string) => {
+    const value = params[name]
+    if (value === undefined) throw new Error(`no value for :${name} in ${url}`)
+    return encodeURIComponent(value)
+  })
+
+/** A body the route accepts in shape, so that a refusal is about who asks, not what. */
+export function plausibleBody(route: RouteEntry): unknown {
+  if (route.method === 'GET' || route.method === 'DELETE') return undefined
+  if (route.url.includes('/api-keys')) return {}
+  if (route.url.includes('/users/')) return { role: 'updater' }
+  return { value: 'HACKED' }
+}
+
+/** Every row of every table: to prove a refused request changed nothing. */
+export async function snapshot(t: TestApp): Promise<string> {
+  const out: unknown[] = []
+  for (const table of ['users', 'api_keys', 'statuses', 'status_history', 'idempotency_keys'])
+    out.push(
+      (await sql`select * from ${sql.table(table)} order by rowid`.execute(t.database.db)).rows,
+    )
+  return JSON.stringify(out)
+}
+
+/** SPEC §5's error body, or a message saying what is wrong with it. */
+export function errorShapeProblem(res: LightMyRequestResponse): string | null {
+  try {
+    const body = res.json()
+    if (typeof body.message !== 'string') return 'no message'
+    if (typeof body.errorCode !== 'string') return 'no errorCode'
+    if (typeof body.requestId !== 'string') return 'no requestId'
+    return null
+  } catch {
+    return `not JSON: ${res.body.slice(0, 100)}`
+  }
+}
