@@ -234,7 +234,7 @@ const body: fc.Arbitrary<Buffer | undefined> = fc.oneof(
     arbitrary: fc
       .tuple(fc.integer({ min: 1, max: 9000 }), fc.constantFrom('[', '{"value":'))
       .map(([depth, open]) =>
-        enc(open.repeat(depth) + '1' + (open === '[' ? ']' : '}').repeat(depth)),
+        enc(`${open.repeat(depth)}1${(open === '[' ? ']' : '}').repeat(depth)}`),
       ),
   },
   // invalid UTF-8 inside and around JSON
