@@ -19,6 +19,7 @@ import { API_KEY_HEADER, authHook } from './plugins/auth.ts'
 import {
   clientErrorHandler,
   MAX_HEADER_BYTES,
+  refuseWhileClosing,
   requireHostHeader,
   SERVER_TIMEOUTS,
   type ServerTimeouts,
@@ -78,6 +79,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       requireHostHeader: false,
     },
     clientErrorHandler,
+    // answered by refuseWhileClosing instead, with SPEC §5's body
+    return503OnClosing: false,
     // an upstream proxy's request id is kept when it looks like one; otherwise a fresh one
     requestIdHeader: false,
     genReqId: (req) => {
@@ -109,6 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // note: only JSON bodies; without this, text/plain would reach validation as a string
   app.removeContentTypeParser('text/plain')
   app.addHook('onRequest', requireHostHeader)
+  refuseWhileClosing(app)
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
     // every response, not only the API's: no browser second-guesses a content type

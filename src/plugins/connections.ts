@@ -93,3 +93,28 @@ export async function requireHostHeader(request: FastifyRequest): Promise<void> 
   if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
     throw new ApiError(400, 'validationError', 'An HTTP/1.1 request needs a Host header')
 }
+
+/**
+ * During a graceful shutdown, a request that arrives on an open connection is refused with
+ * SPEC §5's 503 `unavailable` and `Connection: close`; requests already in flight complete.
+ * note: replaces Fastify's return503OnClosing, whose body has another shape.
+ */
+export function refuseWhileClosing(app: FastifyInstance): void {
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return
+    reply.header('connection', 'close')
+    throw new ApiError(
+      503,
+      'unavailable',
+      'The server is shutting down; try again shortly',
+      undefined,
+      {
+        'retry-after': '1',
+      },
+    )
+  })
+}
