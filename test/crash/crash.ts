@@ -166,6 +166,21 @@ async function verify(
   }
 }
 
+/** The user's statuses as storage holds them. */
+async function storedStatuses(target: CrashTarget, userId: string) {
+  const database = createDatabase(target.databaseUrl)
+  try {
+    const rows = await database.db
+      .selectFrom('statuses')
+      .select(['id', 'value', 'change_count'])
+      .where('owner_id', '=', userId)
+      .execute()
+    return rows.map((r) => ({ id: r.id, value: r.value, changeCount: Number(r.change_count) }))
+  } finally {
+    await database.close()
+  }
+}
+
 /** A user on an unlimited plan, so rate limits never refuse the load. */
 async function makeUser(target: CrashTarget): Promise<{ userId: string; key: string }> {
   const database = createDatabase(target.databaseUrl)
@@ -332,6 +347,20 @@ export async function runCrash(options: CrashOptions): Promise<CrashReport> {
       headers: { 'service-api-key': key },
     })
     check(list.status === 200, 'the restarted server lists the statuses')
+    // the server answers what storage holds: each status's value and change count
+    const stored = await storedStatuses(target, userId)
+    const listed = (await list.json()) as { statusId: string }[]
+    check(listed.length === stored.length, `the list has all ${stored.length} statuses`)
+    for (const row of stored) {
+      const res = await fetch(`${server.url}/v1/status/${row.id}`, {
+        headers: { 'service-api-key': key },
+      })
+      const body = (await res.json()) as { value: string | null; changeCount: number }
+      check(
+        res.status === 200 && body.value === row.value && body.changeCount === row.changeCount,
+        `GET ${row.id} after the crashes answers what storage holds`,
+      )
+    }
     const exit = await server.stop('SIGTERM')
     check(exit.code === 0, 'the last server stops cleanly')
     report = await verify(target, userId, acks)
