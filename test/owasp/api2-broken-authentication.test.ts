@@ -43,6 +43,7 @@ const params = (w: World) => ({
   statusKey: 'secret-room',
   keyId: w.ownerIds.keyId,
   userId: w.owner.id,
+  shareId: 'zzzzzzzz',
 })
 
 async function assertEveryRoute401(w: World, headers: Record<string, string>, what: string) {

@@ -2,7 +2,16 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { afterEach, beforeEach, describe, it } from 'node:test'
 import { READ_ONLY_FIELDS } from '../../src/modules/statuses/statuses.schemas.ts'
-import { apiRoutes, fillUrl, makeWorld, snapshot, type World } from './world.ts'
+import {
+  apiRoutes,
+  fillUrl,
+  isStream,
+  makeWorld,
+  ownerParams,
+  plausibleBody,
+  snapshot,
+  type World,
+} from './world.ts'
 
 // OWASP API3:2023 Broken Object Property Level Authorization. Out: no response carries an
 // internal field (owner_id, key_hash, a user's e-mail or verified flag, storage column names)
@@ -35,27 +44,24 @@ describe('no internal field in any response', () => {
     const forbiddenValues = [sha(w.owner.key), sha(w.stranger.key), w.stranger.id]
     const bodies: { what: string; body: string }[] = []
     const record = (what: string, res: { body: string }) => bodies.push({ what, body: res.body })
-    // successes
+    // every route: the ones known here must succeed; routes added later are recorded whatever
+    // they answer (their bodies are checked all the same)
+    const KNOWN =
+      /^\/v1\/(checkAuth|user\/status|user\/api-keys.*|status\/:statusId|status-keys\/:statusKey)$/
     for (const route of apiRoutes(w.t)) {
-      const url = fillUrl(route.url, {
-        statusId: w.ownerIds.publicStatus,
-        statusKey: 'open-room',
-        keyId: w.ownerIds.keyId,
-      })
-      if (route.method === 'DELETE') continue
+      if (route.method === 'DELETE' || isStream(route)) continue
+      const url = fillUrl(route.url, ownerParams(w))
       const body =
         route.method === 'GET'
           ? undefined
-          : route.url.includes('api-keys')
-            ? { graceSeconds: 60 }
-            : { value: 'TOUR' }
-      const res = await w.t.request(
-        w.owner,
-        route.method as 'GET',
-        url,
-        route.url.endsWith('api-keys') && route.method === 'POST' ? { label: 'tour' } : body,
-      )
-      assert.ok(res.statusCode < 300, `${route.method} ${route.url}: ${res.body}`)
+          : route.url.endsWith('/api-keys')
+            ? { label: 'tour' }
+            : route.url.includes('api-keys')
+              ? { graceSeconds: 60 }
+              : plausibleBody(route)
+      const res = await w.t.request(w.owner, route.method as 'GET', url, body)
+      if (KNOWN.test(route.url))
+        assert.ok(res.statusCode < 300, `${route.method} ${route.url}: ${res.body}`)
       record(`${route.method} ${route.url}`, res)
     }
     // errors of every kind

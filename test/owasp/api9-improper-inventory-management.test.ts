@@ -5,7 +5,8 @@ import { makeApp, type TestApp } from '../helpers/app.ts'
 // OWASP API9:2023 Improper Inventory Management. The OpenAPI document is generated from the
 // same schemas that validate, and this test holds it to the router: every registered route
 // is in /openapi.json and every documented operation is a registered route. The API is
-// versioned in its path (/v1); outside it only the operations endpoints and the docs exist;
+// versioned in its path (/v1); outside it only the operations endpoints, the docs and the
+// share pages (SPEC §6) exist;
 // only the docs UI and the document itself are hidden from it.
 
 let t: TestApp
@@ -77,7 +78,8 @@ describe('versions', () => {
       if (r.url.startsWith('/v1/')) continue
       assert.match(
         r.url,
-        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?)$/,
+        // SPEC §6's share pages (/s/:shareId, its badge) are the one other public surface
+        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+)$/,
         `${r.method} ${r.url} is outside /v1`,
       )
     }

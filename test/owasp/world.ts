@@ -49,9 +49,31 @@ export async function makeWorld(): Promise<World> {
   }
 }
 
-/** The API's routes (no HEAD twins, nothing hidden from the OpenAPI document). */
+/** SPEC §6's anonymous views of a public status: the one part of /v1 that needs no key. */
+export const ANONYMOUS = /^\/v1\/share\//
+
+/** Streams (Server-Sent Events) never end by themselves: a request to one does not return. */
+export const isStream = (route: RouteEntry): boolean => route.url.endsWith('/events')
+
+/**
+ * The authenticated API's routes: under /v1, no HEAD twins, nothing hidden from the OpenAPI
+ * document, not the anonymous share views (SPEC §6).
+ */
 export const apiRoutes = (t: TestApp): RouteEntry[] =>
-  t.app.routeInventory().filter((r) => r.method !== 'HEAD' && !r.hidden && r.url.startsWith('/v1/'))
+  t.app
+    .routeInventory()
+    .filter(
+      (r) => r.method !== 'HEAD' && !r.hidden && r.url.startsWith('/v1/') && !ANONYMOUS.test(r.url),
+    )
+
+/** Values for every route parameter the API has or will have, naming the owner's objects. */
+export const ownerParams = (w: World): Record<string, string> => ({
+  statusId: w.ownerIds.publicStatus,
+  statusKey: 'open-room',
+  keyId: w.ownerIds.keyId,
+  userId: w.stranger.id,
+  shareId: 'zzzzzzzz',
+})
 
 /** Fills `:param`s of a route URL. */
 export const fillUrl = (url: string, params: Record<string, string>): string =>
