@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify'
-import { sql } from 'kysely'
 import type { RouteEntry } from '../../src/plugins/inventory.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
+import { snapshotTables } from '../helpers/tables.ts'
 
 /**
  * A small world for the OWASP API Top 10 tests: an owner with a private and a public status
@@ -91,15 +91,8 @@ export function plausibleBody(route: RouteEntry): unknown {
   return { value: 'HACKED' }
 }
 
-/** Every row of every table: to prove a refused request changed nothing. */
-export async function snapshot(t: TestApp): Promise<string> {
-  const out: unknown[] = []
-  for (const table of ['users', 'api_keys', 'statuses', 'status_history', 'idempotency_keys'])
-    out.push(
-      (await sql`select * from ${sql.table(table)} order by rowid`.execute(t.database.db)).rows,
-    )
-  return JSON.stringify(out)
-}
+/** Every row of every table (tables added later included): to prove a refused request changed nothing. */
+export const snapshot = (t: TestApp): Promise<string> => snapshotTables(t.database.db as never)
 
 /** SPEC §5's error body, or a message saying what is wrong with it. */
 export function errorShapeProblem(res: LightMyRequestResponse): string | null {
