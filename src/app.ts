@@ -24,7 +24,16 @@ import { sharingRoutes } from './modules/sharing/sharing.routes.ts'
 import { statusRoutes } from './modules/statuses/statuses.routes.ts'
 import { userRoutes } from './modules/users/users.routes.ts'
 import { API_KEY_HEADER, authHook } from './plugins/auth.ts'
+import {
+  clientErrorHandler,
+  MAX_HEADER_BYTES,
+  refuseWhileClosing,
+  requireHostHeader,
+  SERVER_TIMEOUTS,
+  type ServerTimeouts,
+} from './plugins/connections.ts'
 import { BODY_LIMIT, errorHandlerPlugin, sendError } from './plugins/error-handler.ts'
+import { trackRoutes } from './plugins/inventory.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 import { webRoutes } from './web/web.routes.ts'
 
@@ -43,6 +52,8 @@ export interface AppDeps {
   events?: EventBus
   /** Server-Sent Events tuning (heartbeat, per-client buffer bound). */
   sse?: Partial<SseOptions>
+  /** Overrides of SERVER_TIMEOUTS (tests shorten them). */
+  timeouts?: Partial<ServerTimeouts>
 }
 
 // Bodies are validated strictly: no coercion ("3" is not 3), no defaults filled in, nothing
@@ -70,10 +81,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { database, plans } = deps
   const publicUrl = deps.publicUrl ?? null
   const keyCache = new KeyCache({ ttlMs: deps.keyCacheTtlMs ?? 5_000 })
+  const timeouts = { ...SERVER_TIMEOUTS, ...deps.timeouts }
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: BODY_LIMIT,
-    requestTimeout: 30_000,
+    // slow clients are cut off (OWASP API4): see SERVER_TIMEOUTS
+    requestTimeout: timeouts.requestTimeout,
+    connectionTimeout: timeouts.connectionTimeout,
+    keepAliveTimeout: timeouts.keepAliveTimeout,
+    http: {
+      headersTimeout: timeouts.headersTimeout,
+      requestTimeout: timeouts.requestTimeout,
+      connectionsCheckingInterval: timeouts.checkInterval,
+      maxHeaderSize: MAX_HEADER_BYTES,
+      // answered by requireHostHeader instead, with an error body (Node's has none)
+      requireHostHeader: false,
+    },
+    clientErrorHandler,
+    // answered by refuseWhileClosing instead, with SPEC §5's body
+    return503OnClosing: false,
     // an upstream proxy's request id is kept when it looks like one; otherwise a fresh one
     requestIdHeader: false,
     genReqId: (req) => {
@@ -99,13 +125,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  trackRoutes(app)
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema),
   )
   // note: only JSON bodies; without this, text/plain would reach validation as a string
   app.removeContentTypeParser('text/plain')
+  app.addHook('onRequest', requireHostHeader)
+  refuseWhileClosing(app)
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
+    // every response, not only the API's: no browser second-guesses a content type
+    reply.header('x-content-type-options', 'nosniff')
   })
   app.addHook('onClose', () => database.close())
 

@@ -1,4 +1,4 @@
-import { DEFAULT_POOL_SIZE } from './db/create-db.ts'
+import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './db/create-db.ts'
 import { DEFAULT_PLANS, loadPlansFile, type Plans } from './modules/plans/plans.ts'
 
 export interface Config {
@@ -13,6 +13,8 @@ export interface Config {
   /** How long an authenticated API key is trusted without a lookup; 0 disables the cache. */
   authCacheSeconds: number
   plans: Plans
+  /** How long a SQLite write waits for another process's lock before answering 503. */
+  sqliteBusyTimeoutMs: number
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -52,6 +54,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(
       `AUTH_CACHE_SECONDS must be a whole number of seconds from 0 to 3600, got "${env.AUTH_CACHE_SECONDS}"`,
     )
+  const sqliteBusyTimeoutMs = Number(env.SQLITE_BUSY_TIMEOUT_MS || DEFAULT_BUSY_TIMEOUT_MS)
+  if (
+    !Number.isInteger(sqliteBusyTimeoutMs) ||
+    sqliteBusyTimeoutMs < 0 ||
+    sqliteBusyTimeoutMs > 60_000
+  )
+    throw new ConfigError(
+      `SQLITE_BUSY_TIMEOUT_MS must be an integer from 0 to 60000, got "${env.SQLITE_BUSY_TIMEOUT_MS}"`,
+    )
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/statusd.db'
   checkDatabaseUrl(databaseUrl)
   let plans = DEFAULT_PLANS
@@ -71,6 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     authCacheSeconds,
     plans,
+    sqliteBusyTimeoutMs,
   }
 }
 

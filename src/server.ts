@@ -28,7 +28,10 @@ const serializeRequest = (req: FastifyRequest) => ({
  * SIGTERM and SIGINT drain in-flight requests and close the database.
  */
 export async function serve(config: Config): Promise<FastifyInstance> {
-  const database = createDatabase(config.databaseUrl, { poolSize: config.databasePoolSize })
+  const database = createDatabase(config.databaseUrl, {
+    poolSize: config.databasePoolSize,
+    busyTimeoutMs: config.sqliteBusyTimeoutMs,
+  })
   try {
     await migrateToLatest(database.db)
   } catch (err) {

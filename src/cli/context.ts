@@ -28,7 +28,10 @@ export async function withDb<T>(
   run: (db: Kysely<DB>) => Promise<T>,
   { migrate = true } = {},
 ): Promise<T> {
-  const database = createDatabase(config.databaseUrl, { poolSize: config.databasePoolSize })
+  const database = createDatabase(config.databaseUrl, {
+    poolSize: config.databasePoolSize,
+    busyTimeoutMs: config.sqliteBusyTimeoutMs,
+  })
   try {
     if (migrate) await migrateToLatest(database.db)
     return await run(database.db)

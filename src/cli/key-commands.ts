@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util'
 import type { Config } from '../config.ts'
-import { apiKeysOf, createApiKey, revokeKey } from '../modules/keys/keys.service.ts'
+import { apiKeysOf, createApiKey, revokeKey, rotateKey } from '../modules/keys/keys.service.ts'
 import { resolveUser } from '../modules/users/users.service.ts'
 import { type Output, print, UsageError, withDb } from './context.ts'
 
 export const KEY_USAGE = `statusd key create --user <id|email> [--label LABEL] [--expires ISO-8601] [--json]
 statusd key list --user <id|email> [--json]
-statusd key revoke <keyId> [--json]`
+statusd key revoke <keyId> [--json]
+statusd key rotate <keyId> [--grace SECONDS] [--json]`
 
 /** `statusd key …` */
 export async function keyCommand(args: string[], config: Config, output: Output): Promise<void> {
@@ -18,6 +19,7 @@ export async function keyCommand(args: string[], config: Config, output: Output)
       user: { type: 'string' },
       label: { type: 'string' },
       expires: { type: 'string' },
+      grace: { type: 'string' },
       json: { type: 'boolean' },
     },
   })
@@ -63,6 +65,26 @@ export async function keyCommand(args: string[], config: Config, output: Output)
       if (!keyId) throw new UsageError('key revoke needs a key id')
       const key = await withDb(config, (db) => revokeKey(db, keyId))
       return print(output, key, () => `revoked key ${key.id} (${key.prefix}…)`)
+    }
+    case 'rotate': {
+      const keyId = positionals[0]
+      if (!keyId) throw new UsageError('key rotate needs a key id')
+      const grace = values.grace === undefined ? 0 : Number(values.grace)
+      if (values.grace !== undefined && (values.grace.trim() === '' || !Number.isInteger(grace)))
+        throw new UsageError(`--grace must be a whole number of seconds, got "${values.grace}"`)
+      const key = await withDb(config, (db) => rotateKey(db, keyId, { graceSeconds: grace }))
+      const old = key.replaced
+      return print(output, key, () =>
+        [
+          `rotated key ${old.id} (${old.prefix}…) into ${key.id} for user ${key.userId}`,
+          old.revokedAt
+            ? `The old key is revoked.`
+            : `The old key keeps working until ${old.expiresAt}.`,
+          'The new key is shown only now; store it safely:',
+          '',
+          `    ${key.key}`,
+        ].join('\n'),
+      )
     }
     default:
       throw new UsageError(`unknown command: key ${sub ?? ''}`.trim())

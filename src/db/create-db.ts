@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import type { DB } from './database.ts'
 import { groupCommitWriter, transactionPerWrite, type Writer } from './group-commit.ts'
+import { SqliteDialectWithSafeRollback } from './sqlite-dialect.ts'
 import { withStatementCache } from './statement-cache.ts'
 
 export type Engine = 'sqlite' | 'postgres'
@@ -31,11 +32,21 @@ export function sqlitePath(url: string): string | null {
 /** True for `postgres://…` and `postgresql://…` URLs. */
 export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url)
 
+/**
+ * How long a SQLite write waits for a lock another process holds (the admin CLI, a backup).
+ * note: better-sqlite3 is synchronous, so the whole event loop waits with it — every other
+ * request and the health checks too. A second rides out the CLI's millisecond transactions;
+ * a lock held longer answers 503 with Retry-After rather than freezing the server for long.
+ */
+export const DEFAULT_BUSY_TIMEOUT_MS = 1000
+
 export interface DatabaseOptions {
   /** Most connections a PostgreSQL pool opens (`DATABASE_POOL_SIZE`); SQLite ignores it. */
   poolSize?: number
   /** How long a query waits for a PostgreSQL connection before it fails (503). */
   connectTimeoutMs?: number
+  /** SQLite only: see DEFAULT_BUSY_TIMEOUT_MS. */
+  busyTimeoutMs?: number
 }
 
 /** Connections per instance when `DATABASE_POOL_SIZE` is not set. */
@@ -44,7 +55,7 @@ export const DEFAULT_POOL_SIZE = 10
 /** Opens the database named by a `DATABASE_URL`. */
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
   const path = sqlitePath(url)
-  if (path !== null) return openSqlite(path)
+  if (path !== null) return openSqlite(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS)
   if (isPostgresUrl(url))
     return openPostgres(
       url,
@@ -68,7 +79,7 @@ export function redactUrl(url: string): string {
   }
 }
 
-function openSqlite(path: string): Database {
+function openSqlite(path: string, busyTimeoutMs: number): Database {
   if (path === '')
     throw new Error('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/statusd.db')
   const file = path === ':memory:' ? path : resolve(path)
@@ -78,9 +89,9 @@ function openSqlite(path: string): Database {
   // note: FULL fsyncs the WAL on every commit, so an acknowledged write survives power loss
   sqlite.pragma('synchronous = FULL')
   sqlite.pragma('foreign_keys = ON')
-  sqlite.pragma('busy_timeout = 5000')
+  sqlite.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
   const db = new Kysely<DB>({
-    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    dialect: new SqliteDialectWithSafeRollback(sqlite, withStatementCache(sqlite)),
   })
   return {
     db,

@@ -45,9 +45,14 @@ export function groupCommitWriter(db: Kysely<DB>, maxBatch = 128): Writer {
             await sql`release unit`.execute(tx)
             outcomes.push({ ok: true, value })
           } catch (error) {
-            // note: if even the rollback fails, the transaction is unusable: the batch fails
-            await sql`rollback to unit`.execute(tx)
-            await sql`release unit`.execute(tx)
+            try {
+              await sql`rollback to unit`.execute(tx)
+              await sql`release unit`.execute(tx)
+            } catch {
+              // note: SQLite already rolled the whole transaction back (disk full, I/O error):
+              // the batch fails, with the unit's own error as the cause (503, not a 500)
+              throw error
+            }
             outcomes.push({ ok: false, error })
           }
         }

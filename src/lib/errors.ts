@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'unsupportedMediaType'
   | 'idempotencyKeyReused'
   | 'rateLimited'
+  | 'requestTimeout'
+  | 'requestHeadersTooLarge'
   | 'internalError'
   | 'unavailable'
 

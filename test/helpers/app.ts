@@ -50,13 +50,17 @@ export async function makeApp(
     plans?: Plans
     databaseUrl?: string
     keyCacheTtlMs?: number
+    busyTimeoutMs?: number
     /** More of buildApp's dependencies (an event bus, SSE tuning). */
     deps?: Omit<Partial<AppDeps>, 'database' | 'plans'>
   } = {},
 ): Promise<TestApp> {
   const plans = options.plans ?? TEST_PLANS
   const fresh = options.databaseUrl === undefined ? await freshDatabase() : undefined
-  const database = createDatabase(options.databaseUrl ?? (fresh?.url as string), { poolSize: 5 })
+  const database = createDatabase(options.databaseUrl ?? (fresh?.url as string), {
+    poolSize: 5,
+    ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs }),
+  })
   await migrateToLatest(database.db)
   // note: no key cache unless a test asks for one, so that changes made behind the app's
   // back (revocation through a service, a user unverified) show on the very next request

@@ -118,3 +118,24 @@ test('group commit: writes queued while a batch commits form the next batch', as
   assert.equal(counter.transactions, 3, 'batches of at most 2')
   assert.deepEqual(await userIds(), ['a', 'b', 'c', 'd', 'e'])
 })
+
+test('group commit: when SQLite rolls the whole transaction back, every write fails with the cause', async () => {
+  const writer = groupCommitWriter(database.db)
+  const full = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })
+  const outcomes = await Promise.allSettled([
+    writer.run(insertUser('a')),
+    writer.run(async (tx) => {
+      // what SQLite does on SQLITE_FULL: the transaction is gone, savepoints with it
+      await sql`rollback`.execute(tx)
+      throw full
+    }),
+    writer.run(insertUser('b')),
+  ])
+  assert.deepEqual(
+    outcomes.map((o) => (o.status === 'rejected' ? (o.reason as { code?: string }).code : 'ok')),
+    ['SQLITE_FULL', 'SQLITE_FULL', 'SQLITE_FULL'],
+  )
+  assert.deepEqual(await userIds(), [])
+  await writer.run(insertUser('z'))
+  assert.deepEqual(await userIds(), ['z'])
+})

@@ -34,6 +34,7 @@ describe('loadConfig (SPEC §8)', () => {
       authCacheSeconds: 5,
       databasePoolSize: 10,
       plans: DEFAULT_PLANS,
+      sqliteBusyTimeoutMs: 1000,
     }))
 
   it('AUTH_CACHE_SECONDS: whole seconds 0..3600 (0 disables the key cache)', () => {

@@ -75,3 +75,46 @@ export const revokeApiKey = (db: Db, id: string, at: string): Promise<ApiKey | u
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirst()
+
+/** Keys of a user that work at `now`: neither revoked nor expired. */
+export async function countActiveApiKeys(db: Db, userId: string, now: string): Promise<number> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/**
+ * Ends a key that still works at `now`: revoked at once, or (`until` later than now) set to
+ * expire then, never later than it already would. Returns undefined when the key had
+ * already stopped working, so of two racing rotations exactly one wins.
+ */
+export const retireActiveApiKey = (
+  db: Db,
+  id: string,
+  now: string,
+  until: string,
+): Promise<ApiKey | undefined> =>
+  db
+    .updateTable('api_keys')
+    .set((eb) =>
+      until <= now
+        ? { revoked_at: now }
+        : {
+            expires_at: eb
+              .case()
+              .when(eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', until)]))
+              .then(until)
+              .else(eb.ref('expires_at'))
+              .end(),
+          },
+    )
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .returningAll()
+    .executeTakeFirst()

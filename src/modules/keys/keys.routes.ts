@@ -7,7 +7,13 @@ import { validationError } from '../../lib/errors.ts'
 import { Timestamp } from '../../lib/schema.ts'
 import { UserInputError } from '../users/users.service.ts'
 import type { KeyCache } from './key-cache.ts'
-import { apiKeysOf, createApiKey, revokeOwnKey } from './keys.service.ts'
+import {
+  apiKeysOf,
+  createOwnApiKey,
+  MAX_GRACE_SECONDS,
+  revokeOwnKey,
+  rotateOwnKey,
+} from './keys.service.ts'
 
 const ApiKeySchema = Type.Object({
   id: Type.String(),
@@ -22,6 +28,28 @@ const NewApiKeySchema = Type.Object({
   ...ApiKeySchema.properties,
   key: Type.String({ description: 'The secret: shown in this response only, never again' }),
 })
+
+const RotatedApiKeySchema = Type.Object({
+  ...NewApiKeySchema.properties,
+  replaced: Type.Object(ApiKeySchema.properties, {
+    description: 'The key this one replaces: revoked now, or expiring after the grace period',
+  }),
+})
+
+const RotateApiKeyBodySchema = Type.Object(
+  {
+    graceSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_GRACE_SECONDS,
+        description: 'How long the old key keeps working (default 0: revoked at once)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+const KeyIdParamsSchema = Type.Object({ keyId: Type.String() })
 
 const CreateApiKeyBodySchema = Type.Object(
   {
@@ -74,7 +102,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const body = request.body
       try {
-        const { userId: _userId, ...key } = await createApiKey(db, request.user.id, {
+        const { userId: _userId, ...key } = await createOwnApiKey(db, request.user.id, {
           ...(body.label !== undefined && { label: body.label }),
           ...(body.expiresAt !== undefined && { expiresAt: body.expiresAt }),
         })
@@ -95,7 +123,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{
         summary: 'Revoke one of your API keys (it stops working at once)',
         tags,
         security,
-        params: Type.Object({ keyId: Type.String() }),
+        params: KeyIdParamsSchema,
         response: { 204: Type.Null(), ...ERROR_RESPONSES },
       },
     },
@@ -103,6 +131,38 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{
       await revokeOwnKey(db, request.user.id, request.params.keyId)
       keyCache.forgetKey(request.params.keyId)
       return reply.code(204).send(null)
+    },
+  )
+
+  app.post(
+    '/v1/user/api-keys/:keyId/rotate',
+    {
+      config,
+      // every property is optional, so no body at all means "no options"
+      preValidation: async (request) => {
+        request.body ??= {}
+      },
+      schema: {
+        summary: 'Rotate one of your API keys: a new secret (shown once) replaces it',
+        description:
+          'The new key keeps the label and expiry. The old key is revoked at once, or keeps working for `graceSeconds` (at most 24 h, never past its own expiry). A revoked or expired key cannot be rotated (409).',
+        tags,
+        security,
+        params: KeyIdParamsSchema,
+        body: RotateApiKeyBodySchema,
+        response: { 201: RotatedApiKeySchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const { userId: _userId, ...key } = await rotateOwnKey(
+        db,
+        request.user.id,
+        request.params.keyId,
+        request.body.graceSeconds === undefined ? {} : { graceSeconds: request.body.graceSeconds },
+      )
+      // the old key is revoked or now expires: a cached copy must not outlive that
+      keyCache.forgetKey(request.params.keyId)
+      return reply.code(201).header('location', `/v1/user/api-keys/${key.id}`).send(key)
     },
   )
 }

@@ -1,15 +1,17 @@
 import type { Kysely } from 'kysely'
 import type { ApiKey, DB, User } from '../../db/database.ts'
-import { notFound } from '../../lib/errors.ts'
+import { ApiError, notFound } from '../../lib/errors.ts'
 import { hashApiKey, newApiKey, newId } from '../../lib/ids.ts'
 import { nowIso, parseIsoInstant } from '../../lib/time.ts'
 import { UserInputError } from '../users/users.service.ts'
 import type { KeyCache } from './key-cache.ts'
 import {
+  countActiveApiKeys,
   findActiveKeyByHash,
   findApiKeyById,
   insertApiKey,
   listApiKeys,
+  retireActiveApiKey,
   revokeApiKey,
 } from './keys.repository.ts'
 
@@ -100,4 +102,108 @@ export async function revokeOwnKey(
   const key = await findApiKeyById(db, keyId)
   if (!key || key.user_id !== userId) throw notFound('API key not found')
   return revokeKey(db, keyId)
+}
+
+/**
+ * Working keys one user may hold through the API (OWASP API4/API6: no unbounded key minting).
+ * note: the admin CLI is not bound by it; revoked and expired keys do not count.
+ */
+export const MAX_ACTIVE_KEYS = 100
+
+const tooManyKeys = () =>
+  new ApiError(
+    409,
+    'conflict',
+    `You have ${MAX_ACTIVE_KEYS} working API keys, the most allowed; revoke one first`,
+  )
+
+/** POST /v1/user/api-keys: a new key for the caller, within MAX_ACTIVE_KEYS. */
+export async function createOwnApiKey(
+  db: Kysely<DB>,
+  userId: string,
+  options: { label?: string; expiresAt?: string } = {},
+): Promise<ApiKeyView & { key: string; userId: string }> {
+  return db.transaction().execute(async (tx) => {
+    if ((await countActiveApiKeys(tx, userId, nowIso())) >= MAX_ACTIVE_KEYS) throw tooManyKeys()
+    return createApiKey(tx, userId, options)
+  })
+}
+
+/** The longest a rotated key keeps working beside its successor. */
+export const MAX_GRACE_SECONDS = 24 * 60 * 60
+
+/** The key to rotate exists but no longer works (revoked or expired). */
+export class KeyNotActiveError extends UserInputError {
+  override name = 'KeyNotActiveError'
+}
+
+/** A rotation's result: the new key (secret shown once) and the key it replaces. */
+export type RotatedKey = ApiKeyView & { key: string; userId: string; replaced: ApiKeyView }
+
+/**
+ * Replaces a working key by a new one with the same label and expiry, in one transaction.
+ * The old key is revoked at once, or with `graceSeconds` keeps working that long (never past
+ * its own expiry), so clients can switch over. Throws UserInputError for a key that does not
+ * exist or no longer works.
+ */
+export async function rotateKey(
+  db: Kysely<DB>,
+  keyId: string,
+  options: { graceSeconds?: number; maxActive?: number } = {},
+): Promise<RotatedKey> {
+  const grace = options.graceSeconds ?? 0
+  if (!Number.isInteger(grace) || grace < 0 || grace > MAX_GRACE_SECONDS)
+    throw new UserInputError(`grace period must be 0 to ${MAX_GRACE_SECONDS} seconds`)
+  return db.transaction().execute(async (tx) => {
+    const old = await findApiKeyById(tx, keyId)
+    if (!old) throw new UserInputError(`no key ${keyId}`)
+    const now = new Date()
+    const until = new Date(now.getTime() + grace * 1000).toISOString()
+    const retired = await retireActiveApiKey(tx, keyId, now.toISOString(), until)
+    if (!retired)
+      throw new KeyNotActiveError(`key ${keyId} is revoked or expired; create a new one`)
+    // with a grace period the user briefly holds one key more: that one must fit the cap too
+    if (
+      grace > 0 &&
+      options.maxActive !== undefined &&
+      (await countActiveApiKeys(tx, old.user_id, now.toISOString())) >= options.maxActive
+    )
+      throw tooManyKeys()
+    const { secret, prefix, hash } = newApiKey()
+    const row = await insertApiKey(tx, {
+      id: newId(),
+      user_id: old.user_id,
+      prefix,
+      key_hash: hash,
+      label: old.label,
+      created_at: now.toISOString(),
+      // rotation replaces the secret, not the policy: an expiring key stays expiring
+      expires_at: old.expires_at,
+      revoked_at: null,
+    })
+    return {
+      ...toApiKeyView(row),
+      key: secret,
+      userId: old.user_id,
+      replaced: toApiKeyView(retired),
+    }
+  })
+}
+
+/** Rotates one of the caller's own keys; someone else's key is "not found", like a missing one. */
+export async function rotateOwnKey(
+  db: Kysely<DB>,
+  userId: string,
+  keyId: string,
+  options: { graceSeconds?: number } = {},
+): Promise<RotatedKey> {
+  const key = await findApiKeyById(db, keyId)
+  if (!key || key.user_id !== userId) throw notFound('API key not found')
+  try {
+    return await rotateKey(db, keyId, { ...options, maxActive: MAX_ACTIVE_KEYS })
+  } catch (err) {
+    if (err instanceof KeyNotActiveError)
+      throw new ApiError(409, 'conflict', 'This API key is revoked or expired; create a new one')
+    throw err
+  }
 }

@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import type { Duplex } from 'node:stream'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ApiError, type ErrorCode } from '../lib/errors.ts'
+
+/**
+ * Limits on how long a client may take (OWASP API4: slow clients must not hold sockets).
+ * Node and Fastify defaults are generous (headers: 60 s; a silent socket: forever); these
+ * are sane for an API whose requests are a few hundred bytes.
+ */
+export interface ServerTimeouts {
+  /** The whole header section must arrive within this (Node's headersTimeout; default 60 s). */
+  headersTimeout: number
+  /** The whole request, body included (Node's requestTimeout). */
+  requestTimeout: number
+  /** How often Node enforces the two above (Node's connectionsCheckingInterval; default 30 s). */
+  checkInterval: number
+  /**
+   * A socket with no traffic either way for this long is closed (Fastify's connectionTimeout;
+   * default: never). note: a long-lived stream (Server-Sent Events) must send a heartbeat
+   * more often than this.
+   */
+  connectionTimeout: number
+  /** An idle keep-alive connection is closed after this (Fastify's default, 72 s: longer than
+   * common load balancers' 60 s idle timeout, so the proxy always closes first). */
+  keepAliveTimeout: number
+}
+
+export const SERVER_TIMEOUTS: ServerTimeouts = {
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  checkInterval: 1_000,
+  connectionTimeout: 120_000,
+  keepAliveTimeout: 72_000,
+}
+
+/** Node's limit on the request line and headers together; past it, 431. */
+export const MAX_HEADER_BYTES = 16 * 1024
+
+const CLIENT_ERRORS: Record<string, [number, ErrorCode, string]> = {
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'requestTimeout', 'The request did not arrive in time'],
+  HPE_HEADER_OVERFLOW: [
+    431,
+    'requestHeadersTooLarge',
+    `Request line and headers are larger than ${MAX_HEADER_BYTES} bytes`,
+  ],
+}
+
+/**
+ * Answers a request Node could not parse (malformed HTTP, headers too large, too slow) with
+ * SPEC §5's error body, as every other error. note: Fastify's default handler writes a body
+ * of another shape (`{ error, message, statusCode }`); these never reach routing or hooks.
+ */
+export function clientErrorHandler(
+  this: FastifyInstance,
+  err: Error & { code?: string },
+  socket: Duplex,
+): void {
+  // a reset connection has nobody to answer
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const [status, errorCode, message] = CLIENT_ERRORS[err.code ?? ''] ?? [
+    400,
+    'validationError',
+    'The request is not valid HTTP/1.1',
+  ]
+  const requestId = randomUUID()
+  const body = JSON.stringify({ message, errorCode, requestId })
+  this.log.debug({ err, requestId }, 'client error')
+  // note: as Node's own handler: no second response on a socket whose response has started
+  // (e.g. a 401 sent before a slow body finished arriving)
+  const current = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+  if (socket.writable && !current?.headersSent)
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\n` +
+        'X-Content-Type-Options: nosniff\r\n' +
+        'Cache-Control: no-store\r\n' +
+        'Connection: close\r\n\r\n' +
+        body,
+    )
+  socket.destroy()
+}
+
+/**
+ * onRequest hook: an HTTP/1.1 request without a Host header is refused (RFC 9112 §3.2), with
+ * SPEC §5's body. note: Node refuses it by itself (requireHostHeader) with an empty body, so
+ * that check is switched off in favour of this one.
+ */
+export async function requireHostHeader(request: FastifyRequest): Promise<void> {
+  if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
+    throw new ApiError(400, 'validationError', 'An HTTP/1.1 request needs a Host header')
+}
+
+/**
+ * During a graceful shutdown, a request that arrives on an open connection is refused with
+ * SPEC §5's 503 `unavailable` and `Connection: close`; requests already in flight complete.
+ * note: replaces Fastify's return503OnClosing, whose body has another shape.
+ */
+export function refuseWhileClosing(app: FastifyInstance): void {
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return
+    reply.header('connection', 'close')
+    throw new ApiError(
+      503,
+      'unavailable',
+      'The server is shutting down; try again shortly',
+      undefined,
+      {
+        'retry-after': '1',
+      },
+    )
+  })
+}

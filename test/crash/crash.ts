@@ -1,0 +1,440 @@
+/**
+ * Crash safety: drives write load against a real `statusd serve` process, SIGKILLs it at a
+ * random moment, starts it again on the same storage, and checks that every acknowledged
+ * write is there — its value, its change number, its history row — and that storage is
+ * intact. Unacknowledged writes sent with an Idempotency-Key are retried after the restart
+ * and must land exactly once.
+ *
+ *   npm run test:crash                  50 rounds on SQLite (CRASH_ROUNDS to change)
+ *   TEST_DATABASE_URL=postgres://… npm run test:crash    PostgreSQL too, when this tree has it
+ *
+ * test/crash/crash.test.ts runs a few rounds of it inside `npm test`.
+ */
+import { randomBytes, randomInt } from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { sql } from 'kysely'
+import { createDatabase, type Database } from '../../src/db/create-db.ts'
+import { migrateToLatest } from '../../src/db/migrate.ts'
+import { createApiKey } from '../../src/modules/keys/keys.service.ts'
+import { DEFAULT_PLANS, type Plans } from '../../src/modules/plans/plans.ts'
+import { createUser } from '../../src/modules/users/users.service.ts'
+import { killAll } from '../helpers/processes.ts'
+import { type Server, startServer } from '../helpers/server-process.ts'
+
+/** Where a crash run keeps its data: an engine and a DATABASE_URL. */
+export interface CrashTarget {
+  engine: 'sqlite' | 'postgres'
+  databaseUrl: string
+}
+
+export interface CrashOptions {
+  rounds: number
+  target: CrashTarget
+  /** Writes running at once against the server. */
+  workers?: number
+  /** Progress lines; default silent. */
+  log?: (line: string) => void
+  /** JSON lines of every acknowledged write, for the record. */
+  ackLogFile?: string
+}
+
+export interface CrashReport {
+  rounds: number
+  acknowledged: number
+  unacknowledged: number
+  retriedAfterRestart: number
+  statuses: number
+  historyRows: number
+}
+
+/** One write the server acknowledged (2xx): what must survive the crash. */
+interface Ack {
+  round: number
+  statusKey: string
+  statusId: string
+  value: string
+  changeCount: number
+  replayed: boolean
+}
+
+/** A write that got no answer, sent with an Idempotency-Key: retried after the restart. */
+interface Pending {
+  method: 'POST' | 'PATCH'
+  url: string
+  body: { value: string }
+  idempotencyKey: string
+  statusKey: string
+}
+
+const STATUS_KEYS = Array.from({ length: 8 }, (_, i) => `crash-${i}`)
+const PLANS: Plans = {
+  ...DEFAULT_PLANS,
+  unlimited: {
+    descriptionLinks: true,
+    accessSettings: true,
+    maxStatuses: null,
+    requestsPerMinute: null,
+    historyDays: null,
+  },
+}
+/** Upper bounds of one round: a bound on the load, never a timing assertion. */
+const MAX_REQUESTS_PER_ROUND = 5000
+const REQUEST_TIMEOUT_MS = 15_000
+
+/** Throws when storage breaks a promise; the message names what and where. */
+function check(ok: boolean, what: string): void {
+  if (!ok) throw new Error(`crash check failed: ${what}`)
+}
+
+/** The engine's integrity check; SQLite's `integrity_check` and `foreign_key_check`. */
+async function integrity(database: Database): Promise<void> {
+  if (database.engine !== 'sqlite') return // note: PostgreSQL has no cheap whole-database check
+  const rows = (await sql<{ integrity_check: string }>`pragma integrity_check`.execute(database.db))
+    .rows
+  check(
+    rows.length === 1 && rows[0]?.integrity_check === 'ok',
+    `integrity_check: ${JSON.stringify(rows)}`,
+  )
+  const fk = (await sql`pragma foreign_key_check`.execute(database.db)).rows
+  check(fk.length === 0, `foreign_key_check: ${JSON.stringify(fk)}`)
+}
+
+/**
+ * Checks storage against everything acknowledged so far: each ack's history row (same change
+ * number, same value), change counters never behind an ack, history numbered 1..changeCount
+ * without gaps or duplicates, the current value the last history row's, no value applied twice.
+ */
+async function verify(
+  target: CrashTarget,
+  userId: string,
+  acks: Ack[],
+): Promise<{ statuses: number; historyRows: number }> {
+  const database = createDatabase(target.databaseUrl)
+  try {
+    await integrity(database)
+    const statuses = await database.db
+      .selectFrom('statuses')
+      .selectAll()
+      .where('owner_id', '=', userId)
+      .execute()
+    const byId = new Map(statuses.map((s) => [s.id, s]))
+    const history = await database.db
+      .selectFrom('status_history')
+      .selectAll()
+      .where('status_id', 'in', statuses.length > 0 ? statuses.map((s) => s.id) : ['-none-'])
+      .execute()
+    const rows = new Map<string, string>()
+    const seenValues = new Set<string>()
+    for (const h of history) {
+      const id = `${h.status_id}#${Number(h.change_no)}`
+      check(!rows.has(id), `one history row per change number (${id})`)
+      rows.set(id, h.value)
+      check(!seenValues.has(h.value), `value ${h.value} applied once, not twice`)
+      seenValues.add(h.value)
+    }
+    for (const s of statuses) {
+      const count = Number(s.change_count)
+      for (let n = 1; n <= count; n++)
+        check(rows.has(`${s.id}#${n}`), `status ${s.status_key} has history row ${n} of ${count}`)
+      check(
+        history.filter((h) => h.status_id === s.id).length === count,
+        `status ${s.status_key}: exactly ${count} history rows`,
+      )
+      if (count > 0)
+        check(
+          rows.get(`${s.id}#${count}`) === s.value,
+          `status ${s.status_key}: its value is its last history row's`,
+        )
+    }
+    for (const ack of acks) {
+      const status = byId.get(ack.statusId)
+      check(status !== undefined, `acknowledged status ${ack.statusKey} (${ack.statusId}) exists`)
+      check(
+        Number(status?.change_count) >= ack.changeCount,
+        `status ${ack.statusKey}: change count ${status?.change_count} ≥ acknowledged ${ack.changeCount}`,
+      )
+      check(
+        rows.get(`${ack.statusId}#${ack.changeCount}`) === ack.value,
+        `status ${ack.statusKey}: change ${ack.changeCount} is the acknowledged "${ack.value}" (found "${rows.get(`${ack.statusId}#${ack.changeCount}`)}")`,
+      )
+    }
+    return { statuses: statuses.length, historyRows: history.length }
+  } finally {
+    await database.close()
+  }
+}
+
+/** The user's statuses as storage holds them. */
+async function storedStatuses(target: CrashTarget, userId: string) {
+  const database = createDatabase(target.databaseUrl)
+  try {
+    const rows = await database.db
+      .selectFrom('statuses')
+      .select(['id', 'value', 'change_count'])
+      .where('owner_id', '=', userId)
+      .execute()
+    return rows.map((r) => ({ id: r.id, value: r.value, changeCount: Number(r.change_count) }))
+  } finally {
+    await database.close()
+  }
+}
+
+/** A user on an unlimited plan, so rate limits never refuse the load. */
+async function makeUser(target: CrashTarget): Promise<{ userId: string; key: string }> {
+  const database = createDatabase(target.databaseUrl)
+  try {
+    await migrateToLatest(database.db)
+    const user = await createUser(database.db, PLANS, {
+      name: 'crash test',
+      plan: 'unlimited',
+      verified: true,
+    })
+    const key = await createApiKey(database.db, user.id, { label: 'crash test' })
+    return { userId: user.id, key: key.key }
+  } finally {
+    await database.close()
+  }
+}
+
+/** Runs `rounds` rounds of load → SIGKILL → verify → restart. Throws on the first broken promise. */
+export async function runCrash(options: CrashOptions): Promise<CrashReport> {
+  const { rounds, target, workers = 6, log = () => {} } = options
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'statusd-crash-'))
+  const plansFile = path.join(dir, 'plans.json')
+  fs.writeFileSync(plansFile, JSON.stringify(PLANS))
+  const { userId, key } = await makeUser(target)
+  // values are unique across the run (and across runs on a shared database)
+  const run = randomBytes(2).toString('hex').slice(0, 3)
+  let counter = 0
+  const nextValue = () => `${run}${(counter++).toString(36)}`
+  const acks: Ack[] = []
+  const ids = new Map<string, string>()
+  let pending: Pending[] = []
+  let unacknowledged = 0
+  let retried = 0
+  const ackLog = options.ackLogFile ? fs.openSync(options.ackLogFile, 'a') : null
+  const acknowledge = (ack: Ack) => {
+    acks.push(ack)
+    ids.set(ack.statusKey, ack.statusId)
+    if (ackLog !== null) fs.writeSync(ackLog, `${JSON.stringify(ack)}\n`)
+  }
+
+  const send = async (
+    server: Server,
+    p: Omit<Pending, 'idempotencyKey'> & { idempotencyKey?: string },
+  ) => {
+    const res = await fetch(`${server.url}${p.url}`, {
+      method: p.method,
+      headers: {
+        'service-api-key': key,
+        'content-type': 'application/json',
+        ...(p.idempotencyKey && { 'idempotency-key': p.idempotencyKey }),
+      },
+      body: JSON.stringify(p.body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    })
+    const text = await res.text()
+    return { status: res.status, text, replayed: res.headers.get('idempotent-replayed') === 'true' }
+  }
+
+  let report: { statuses: number; historyRows: number } = { statuses: 0, historyRows: 0 }
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      const server = await startServer(
+        target.engine === 'sqlite' ? target.databaseUrl.slice('sqlite:'.length) : '',
+        {
+          DATABASE_URL: target.databaseUrl,
+          PLANS_FILE: plansFile,
+          LOG_LEVEL: 'info',
+        },
+      )
+      // retry what the last crash left unanswered: each must land exactly once
+      for (const p of pending) {
+        const res = await send(server, p)
+        check(
+          res.status === 200 || res.status === 201,
+          `retry of ${p.idempotencyKey}: ${res.status} ${res.text}`,
+        )
+        const body = JSON.parse(res.text)
+        acknowledge({
+          round,
+          statusKey: p.statusKey,
+          statusId: body.id,
+          value: body.value,
+          changeCount: body.changeCount,
+          replayed: res.replayed,
+        })
+        retried += 1
+      }
+      pending = []
+
+      let sent = 0
+      let killed = false
+      const worker = async () => {
+        while (!killed && sent < MAX_REQUESTS_PER_ROUND) {
+          sent += 1
+          const statusKey = STATUS_KEYS[randomInt(STATUS_KEYS.length)] as string
+          const id = ids.get(statusKey)
+          const value = nextValue()
+          const idempotent = randomInt(3) === 0
+          const p = {
+            ...(id && randomInt(4) === 0
+              ? { method: 'PATCH' as const, url: `/v1/status/${id}` }
+              : { method: 'POST' as const, url: `/v1/status-keys/${statusKey}` }),
+            body: { value },
+            statusKey,
+            ...(idempotent && { idempotencyKey: `crash-${run}-${value}` }),
+          }
+          try {
+            const res = await send(server, p)
+            check(
+              res.status === 200 || res.status === 201,
+              `${p.method} ${p.url}: ${res.status} ${res.text}`,
+            )
+            const body = JSON.parse(res.text)
+            check(body.value === value, `the response carries the value sent (${value})`)
+            acknowledge({
+              round,
+              statusKey,
+              statusId: body.id,
+              value,
+              changeCount: body.changeCount,
+              replayed: res.replayed,
+            })
+          } catch (err) {
+            if (!killed) throw err
+            // no answer: the server died under it; it may or may not have landed
+            unacknowledged += 1
+            if (p.idempotencyKey) pending.push(p as Pending)
+          }
+        }
+      }
+      const load = Promise.all(Array.from({ length: workers }, worker))
+      // a random moment: a few milliseconds to most of a second into the load
+      await new Promise((resolve) => setTimeout(resolve, randomInt(20, 800)))
+      killed = true
+      server.child.kill('SIGKILL')
+      const exit = await server.exited
+      check(exit.signal === 'SIGKILL', `the server was killed (exit ${JSON.stringify(exit)})`)
+      await load
+      report = await verify(target, userId, acks)
+      log(
+        `round ${round}/${rounds}: ${acks.length} acknowledged so far, ${pending.length} to retry, ${report.historyRows} history rows — ok`,
+      )
+    }
+    // a last start: the server comes up on what the crashes left, and answers as storage says
+    const server = await startServer(
+      target.engine === 'sqlite' ? target.databaseUrl.slice('sqlite:'.length) : '',
+      { DATABASE_URL: target.databaseUrl, PLANS_FILE: plansFile, LOG_LEVEL: 'info' },
+    )
+    for (const p of pending) {
+      const res = await send(server, p)
+      check(res.status === 200 || res.status === 201, `final retry: ${res.status} ${res.text}`)
+      const body = JSON.parse(res.text)
+      acknowledge({
+        round: rounds + 1,
+        statusKey: p.statusKey,
+        statusId: body.id,
+        value: body.value,
+        changeCount: body.changeCount,
+        replayed: res.replayed,
+      })
+      retried += 1
+    }
+    const list = await fetch(`${server.url}/v1/user/status`, {
+      headers: { 'service-api-key': key },
+    })
+    check(list.status === 200, 'the restarted server lists the statuses')
+    // the server answers what storage holds: each status's value and change count
+    const stored = await storedStatuses(target, userId)
+    const listed = (await list.json()) as { statusId: string }[]
+    check(listed.length === stored.length, `the list has all ${stored.length} statuses`)
+    for (const row of stored) {
+      const res = await fetch(`${server.url}/v1/status/${row.id}`, {
+        headers: { 'service-api-key': key },
+      })
+      const body = (await res.json()) as { value: string | null; changeCount: number }
+      check(
+        res.status === 200 && body.value === row.value && body.changeCount === row.changeCount,
+        `GET ${row.id} after the crashes answers what storage holds`,
+      )
+    }
+    const exit = await server.stop('SIGTERM')
+    check(exit.code === 0, 'the last server stops cleanly')
+    report = await verify(target, userId, acks)
+  } finally {
+    if (ackLog !== null) fs.closeSync(ackLog)
+    killAll()
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+  return {
+    rounds,
+    acknowledged: acks.length,
+    unacknowledged,
+    retriedAfterRestart: retried,
+    ...report,
+  }
+}
+
+/**
+ * Whether this tree can run the target at all; a reason when it cannot.
+ * note: PostgreSQL support comes with another branch; until then createDatabase refuses it.
+ */
+export async function unavailableReason(target: CrashTarget): Promise<string | null> {
+  try {
+    const database = createDatabase(target.databaseUrl)
+    try {
+      if (!(await database.ping())) return `${target.engine} does not answer`
+    } finally {
+      await database.close()
+    }
+    return null
+  } catch (err) {
+    return `${target.engine} is not available in this tree: ${(err as Error).message}`
+  }
+}
+
+/** The targets to run: SQLite always, PostgreSQL when TEST_DATABASE_URL names one. */
+export function crashTargets(sqliteFile: string): CrashTarget[] {
+  const targets: CrashTarget[] = [{ engine: 'sqlite', databaseUrl: `sqlite:${sqliteFile}` }]
+  const pg = process.env.TEST_DATABASE_URL
+  if (pg && /^postgres(ql)?:\/\//.test(pg)) targets.push({ engine: 'postgres', databaseUrl: pg })
+  return targets
+}
+
+if (import.meta.main) {
+  const rounds = Number(process.env.CRASH_ROUNDS || 50)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'statusd-crash-main-'))
+  let failed = false
+  try {
+    for (const target of crashTargets(path.join(dir, 'statusd.db'))) {
+      const reason = await unavailableReason(target)
+      if (reason) {
+        console.log(`crash: skipping ${target.engine}: ${reason}`)
+        continue
+      }
+      console.log(`crash: ${rounds} rounds on ${target.engine}`)
+      const ackLogFile = path.join(os.tmpdir(), `statusd-crash-acks-${target.engine}.jsonl`)
+      fs.rmSync(ackLogFile, { force: true })
+      try {
+        const report = await runCrash({
+          rounds,
+          target,
+          log: (l) => console.log(`  ${l}`),
+          ackLogFile,
+        })
+        console.log(
+          `crash: ${target.engine} ok ${JSON.stringify(report)} (acknowledged writes: ${ackLogFile})`,
+        )
+      } catch (err) {
+        failed = true
+        console.error(`crash: ${target.engine} FAILED: ${(err as Error).stack}`)
+      }
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+  process.exitCode = failed ? 1 : 0
+}

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict'
+import { afterEach, beforeEach, describe, it } from 'node:test'
+import {
+  apiRoutes,
+  fillUrl,
+  makeWorld,
+  ownerParams,
+  plausibleBody,
+  snapshot,
+  type World,
+} from './world.ts'
+
+// OWASP API5:2023 Broken Function Level Authorization. Administrative functions (creating
+// users, setting plans, verifying users, managing anyone's keys) exist only in the admin CLI,
+// which works on the database directly: there is no HTTP route for them. Over HTTP an
+// unverified user may only check their key and manage their own keys; everything else needs
+// a verified user (403 notVerified). Method-override headers do not change the method.
+
+let w: World
+beforeEach(async () => {
+  w = await makeWorld()
+})
+afterEach(() => w.t.close())
+
+/** Routes open to unverified users (SPEC §3: checkAuth; key management, docs/security.md). */
+const FOR_UNVERIFIED = [
+  'GET /v1/checkAuth',
+  'GET /v1/user/api-keys',
+  'POST /v1/user/api-keys',
+  'DELETE /v1/user/api-keys/:keyId',
+  'POST /v1/user/api-keys/:keyId/rotate',
+]
+
+describe('levels', () => {
+  it('every /v1 route except the listed ones refuses an unverified user with 403 notVerified, changing nothing', async () => {
+    const routes = apiRoutes(w.t)
+    const open = routes.map((r) => `${r.method} ${r.url}`).filter((r) => FOR_UNVERIFIED.includes(r))
+    assert.deepEqual(open.sort(), [...FOR_UNVERIFIED].sort(), 'the open routes exist')
+    for (const route of routes) {
+      const name = `${route.method} ${route.url}`
+      if (FOR_UNVERIFIED.includes(name)) continue
+      const before = await snapshot(w.t)
+      const url = fillUrl(route.url, ownerParams(w))
+      const res = await w.t.request(w.unverified, route.method as 'GET', url, plausibleBody(route))
+      assert.equal(res.statusCode, 403, `${name}: ${res.body}`)
+      assert.equal(res.json().errorCode, 'notVerified', name)
+      assert.equal(await snapshot(w.t), before, name)
+    }
+  })
+
+  it('the routes open to unverified users only ever touch their own keys', async () => {
+    const keys = (await w.t.request(w.unverified, 'GET', '/v1/user/api-keys')).json()
+    assert.equal(keys.length, 1)
+    const check = (await w.t.request(w.unverified, 'GET', '/v1/checkAuth')).json()
+    assert.equal(check.authLevel, 'authenticated')
+    assert.equal(check.userId, w.unverified.id)
+  })
+})
+
+describe('no administrative function over HTTP', () => {
+  it('the inventory has no route for users, plans, verification or anyone else’s keys', () => {
+    for (const route of w.t.app.routeInventory())
+      assert.doesNotMatch(
+        route.url,
+        /admin|^\/v1\/users\b|\/plans?\b|verif|:userId\/api-keys|\/user\/(plan|verified)/i,
+        `${route.method} ${route.url}`,
+      )
+  })
+
+  it('plausible admin paths answer 404 and change nothing', async () => {
+    const before = await snapshot(w.t)
+    for (const [method, url, body] of [
+      ['POST', '/v1/users', { name: 'Mallory', plan: 'pro' }],
+      ['GET', '/v1/users', undefined],
+      ['PATCH', `/v1/users/${w.unverified.id}`, { verified: true }],
+      ['PATCH', '/v1/user', { plan: 'unlimited' }],
+      ['PUT', '/v1/user/plan', { plan: 'unlimited' }],
+      ['POST', '/v1/user/verify', {}],
+      ['POST', '/v1/admin/users', { name: 'Mallory' }],
+      ['GET', `/v1/users/${w.owner.id}/api-keys`, undefined],
+      ['POST', `/v1/users/${w.owner.id}/api-keys`, {}],
+    ] as const) {
+      const res = await w.t.request(w.owner, method, url, body)
+      assert.equal(res.statusCode, 404, `${method} ${url}: ${res.body}`)
+    }
+    assert.equal(await snapshot(w.t), before)
+  })
+
+  it('an unverified user cannot verify themselves or change their plan through any body', async () => {
+    for (const body of [{ verified: true }, { authLevel: 'verified' }, { plan: 'unlimited' }]) {
+      const res = await w.t.request(w.unverified, 'POST', '/v1/user/api-keys', body)
+      assert.equal(res.statusCode, 400)
+    }
+    const check = (await w.t.request(w.unverified, 'GET', '/v1/checkAuth')).json()
+    assert.equal(check.authLevel, 'authenticated')
+  })
+})
+
+describe('method overrides', () => {
+  it('X-HTTP-Method-Override and _method do not turn a request into another method', async () => {
+    const url = `/v1/status/${w.ownerIds.publicStatus}`
+    for (const header of ['x-http-method-override', 'x-http-method', 'x-method-override']) {
+      const res = await w.t.request(w.stranger, 'GET', url, undefined, { [header]: 'DELETE' })
+      assert.equal(res.statusCode, 200, header)
+      const post = await w.t.request(w.owner, 'POST', url, { value: 'X' }, { [header]: 'DELETE' })
+      assert.equal(post.statusCode, 404, `${header}: there is no POST route`)
+    }
+    const res = await w.t.request(w.owner, 'GET', `${url}?_method=DELETE`)
+    assert.equal(res.statusCode, 200)
+    assert.equal((await w.t.request(w.owner, 'GET', url)).json().value, 'OPEN', 'still there')
+  })
+})

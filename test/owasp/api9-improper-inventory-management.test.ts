@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { makeApp, type TestApp } from '../helpers/app.ts'
+
+// OWASP API9:2023 Improper Inventory Management. The OpenAPI document is generated from the
+// same schemas that validate, and this test holds it to the router: every registered route
+// is in /openapi.json and every documented operation is a registered route. The API is
+// versioned in its path (/v1); outside it only the operations endpoints, the docs and the
+// share pages (SPEC §6) exist;
+// only the docs UI and the document itself are hidden from it.
+
+let t: TestApp
+// biome-ignore lint/suspicious/noExplicitAny: the parsed OpenAPI document, read by the assertions
+let doc: any
+before(async () => {
+  t = await makeApp()
+  doc = (await t.app.inject({ url: '/openapi.json' })).json()
+})
+after(() => t.close())
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
+const toOpenApi = (url: string) => url.replace(/:(\w+)/g, '{$1}')
+
+/** "METHOD /path" of every operation in the document. */
+const documented = () =>
+  Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) =>
+    Object.keys(ops)
+      .filter((m) => METHODS.includes(m))
+      .map((m) => `${m.toUpperCase()} ${p}`),
+  )
+
+/** "METHOD /path" of every registered route, HEAD twins and hidden ones left out. */
+const registered = () =>
+  t.app
+    .routeInventory()
+    .filter((r) => r.method !== 'HEAD' && !r.hidden)
+    .map((r) => `${r.method} ${toOpenApi(r.url)}`)
+
+describe('the OpenAPI document and the router agree', () => {
+  it('is OpenAPI 3.1', () => assert.equal(doc.openapi, '3.1.0'))
+
+  it('every registered route is documented', () => {
+    const docs = new Set(documented())
+    for (const route of registered()) assert.ok(docs.has(route), `${route} is not in /openapi.json`)
+  })
+
+  it('every documented operation is a registered route', () => {
+    const routes = new Set(registered())
+    for (const op of documented()) assert.ok(routes.has(op), `${op} is documented but not served`)
+  })
+
+  it('only the docs UI and the document itself are hidden', () => {
+    for (const r of t.app.routeInventory().filter((r) => r.hidden))
+      assert.match(r.url, /^\/docs(\/|$)|^\/openapi\.json$/, `${r.method} ${r.url} is hidden`)
+  })
+
+  it('every /v1 operation names its security, a summary and its error responses', () => {
+    type Operation = { summary?: string; security?: unknown[]; responses: Record<string, unknown> }
+    for (const [p, ops] of Object.entries(doc.paths as Record<string, Record<string, Operation>>)) {
+      if (!p.startsWith('/v1/')) continue
+      for (const [m, op] of Object.entries(ops)) {
+        if (!METHODS.includes(m)) continue
+        const what = `${m.toUpperCase()} ${p}`
+        assert.ok(op.summary, `${what} has a summary`)
+        assert.ok(
+          Array.isArray(op.security) && op.security.length > 0,
+          `${what} names its security`,
+        )
+        assert.ok(op.responses['4XX'], `${what} documents its errors`)
+      }
+    }
+  })
+})
+
+describe('versions', () => {
+  it('every API route is under /v1; outside it only operations and docs', () => {
+    for (const r of t.app.routeInventory()) {
+      if (r.url.startsWith('/v1/')) continue
+      assert.match(
+        r.url,
+        // SPEC §6's share pages (/s/:shareId, its badge) are the one other public surface
+        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+)$/,
+        `${r.method} ${r.url} is outside /v1`,
+      )
+    }
+  })
+
+  it('no other version is served: /v0 and /v2 are 404', async () => {
+    for (const url of ['/v0/checkAuth', '/v2/checkAuth', '/api/v1/checkAuth'])
+      assert.equal((await t.app.inject({ url })).statusCode, 404, url)
+  })
+})
