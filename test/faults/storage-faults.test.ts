@@ -244,14 +244,14 @@ describe('full disk', () => {
   let mounted = false
   before(() => {
     fs.mkdirSync(mountPoint, { recursive: true })
-    mounted = tryRun('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', mountPoint])
+    mounted = tryRun('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mountPoint])
   })
   after(() => {
     if (mounted) tryRun('umount', ['-l', mountPoint])
     fs.rmSync(mountPoint, { recursive: true, force: true })
   })
 
-  it('a real full filesystem (a 256 KiB tmpfs): 2xx or 503, never 500; what was acknowledged is there, nothing else; it recovers once there is room', async (t) => {
+  it('a real full filesystem (a 1 MiB tmpfs): 2xx or 503, never 500; what was acknowledged is there, nothing else; it recovers once there is room', async (t) => {
     if (!mounted) return t.skip('mounting a tmpfs needs root (CAP_SYS_ADMIN); not available here')
     const f = await fixture(path.join(mountPoint, 'statusd.db'))
     // note: SQLite reuses WAL space it has already taken, so on a full disk a small write can

@@ -49,9 +49,14 @@ describe('the OpenAPI document and the router agree', () => {
     for (const op of documented()) assert.ok(routes.has(op), `${op} is documented but not served`)
   })
 
-  it('only the docs UI and the document itself are hidden', () => {
+  it('only the docs UI, the document itself and the share page assets are hidden', () => {
+    // note: /s/assets/ serves the share page's stylesheet, script and icon: not API
     for (const r of t.app.routeInventory().filter((r) => r.hidden))
-      assert.match(r.url, /^\/docs(\/|$)|^\/openapi\.json$/, `${r.method} ${r.url} is hidden`)
+      assert.match(
+        r.url,
+        /^\/docs(\/|$)|^\/openapi\.json$|^\/s\/assets\//,
+        `${r.method} ${r.url} is hidden`,
+      )
   })
 
   it('every /v1 operation names its security, a summary and its error responses', () => {
@@ -62,8 +67,10 @@ describe('the OpenAPI document and the router agree', () => {
         if (!METHODS.includes(m)) continue
         const what = `${m.toUpperCase()} ${p}`
         assert.ok(op.summary, `${what} has a summary`)
+        // the share views are anonymous by design (SPEC §6): an explicit empty list says so
+        const anonymous = p.startsWith('/v1/share/')
         assert.ok(
-          Array.isArray(op.security) && op.security.length > 0,
+          Array.isArray(op.security) && (anonymous || op.security.length > 0),
           `${what} names its security`,
         )
         assert.ok(op.responses['4XX'], `${what} documents its errors`)
