@@ -90,6 +90,28 @@ async function seed(db: Kysely<DB>): Promise<{ key: string; statusIds: string[] 
       await updateStatusById(deps, caller, status.id, { value: `${i}.${j}` })
   }
   await setStatusByKey(deps, caller, 'no-value-yet', { name: 'Empty' })
+  // a role granted to bob, and a stored idempotent response: every table has rows
+  await db
+    .insertInto('status_roles')
+    .values({
+      status_id: statusIds[0] as string,
+      user_id: bob.id,
+      role: 'subscriber',
+      created_at: '2026-11-22T00:00:00.000Z',
+    })
+    .execute()
+  await db
+    .insertInto('idempotency_keys')
+    .values({
+      user_id: alice.id,
+      key: 'retry-1',
+      fingerprint: 'f'.repeat(64),
+      status_code: 200,
+      location: null,
+      body: '{"value":"V0"}',
+      created_at: '2026-11-22T00:00:00.000Z',
+    })
+    .execute()
   return { key, statusIds }
 }
 
@@ -145,6 +167,8 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
       api_keys: 3,
       statuses: 8,
       status_history: expected.status_history?.length,
+      status_roles: 1,
+      idempotency_keys: 1,
     })
     assert.equal(summary.replaced, false)
     assert.deepEqual(await targetDump(), expected)
@@ -173,7 +197,7 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
     assert.equal(code, 1)
     assert.match(
       err,
-      /target is not empty \(2 users, 3 API keys, 8 statuses, \d+ history rows\); pass --force/,
+      /target is not empty \(2 users, 3 API keys, 8 statuses, \d+ history rows, 1 role, 1 idempotent response\); pass --force/,
     )
     assert.deepEqual(await targetDump(), before)
   })

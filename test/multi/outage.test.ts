@@ -42,7 +42,9 @@ test('PostgreSQL outage: 503 unavailable while it is down, recovery when it retu
 }, async (t) => {
   const cluster: Cluster = await startCluster()
   t.after(() => cluster.destroy())
-  const server = await startServer({ DATABASE_URL: cluster.url })
+  // note: no key cache, so that every authenticated request needs storage (a cached key
+  // would let /v1/checkAuth answer 200 while PostgreSQL is down)
+  const server = await startServer({ DATABASE_URL: cluster.url, AUTH_CACHE_SECONDS: '0' })
   t.after(() => server.stop())
   const key = (await server.waitForFirstKey()) as string
   assert.ok(key, 'the first start printed a key')

@@ -43,6 +43,7 @@ export const statusRow = (ownerId: string, over: Partial<NewStatusRow> = {}): Ne
     created_at: now,
     updated_at: now,
     value_updated_at: now,
+    version: 1,
     ...over,
   }
 }
