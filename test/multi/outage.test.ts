@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { postgresOnly } from '../helpers/engine.ts'
 import { type Cluster, clusterUnavailable, startCluster } from '../helpers/pg-cluster.ts'
+import { SseTestClient } from '../helpers/sse.ts'
 import { type ServerProcess, startServer } from '../helpers/statusd-instance.ts'
 
 // SPEC §5/§8 / issue 3: with PostgreSQL down, statusd answers 503 `unavailable` quickly
@@ -53,6 +54,14 @@ test('PostgreSQL outage: 503 unavailable while it is down, recovery when it retu
   assert.equal(created.status, 201)
   const id = created.body.id as string
   assert.equal((await timed(server, null, 'GET', '/readyz')).status, 200)
+
+  // a live stream open across the outage: the HTTP connection outlives PostgreSQL's, and the
+  // bus's LISTEN connection comes back by itself (SPEC §6, src/modules/events/pg-event-bus.ts)
+  const stream = await SseTestClient.connect(`${server.url}/v1/status/${id}/events`, {
+    'service-api-key': key,
+  })
+  t.after(() => stream.close())
+  assert.equal((await stream.nextEvent()).id, '1')
 
   await cluster.stop()
 
@@ -107,6 +116,10 @@ test('PostgreSQL outage: 503 unavailable while it is down, recovery when it retu
     const update = await timed(server, key, 'PATCH', `/v1/status/${id}`, { value: 'FREE' })
     assert.equal(update.status, 200)
     assert.equal(update.body.changeCount, 2)
+    // delivered by NOTIFY if the LISTEN connection is back already, else by the resync after it
+    const event = await stream.nextEvent()
+    assert.deepEqual([event.id, JSON.parse(event.data).value], ['2', 'FREE'])
+    assert.match(server.output(), /LISTEN connection lost; reconnecting/)
     assert.ok(server.alive(), 'the same process served throughout')
   })
 
@@ -119,6 +132,10 @@ test('PostgreSQL outage: 503 unavailable while it is down, recovery when it retu
       await new Promise((r) => setTimeout(r, 300))
       assert.ok(server.alive())
       assert.equal((await timed(server, key, 'GET', `/v1/status/${id}`)).status, 200)
+      const update = await timed(server, key, 'PATCH', `/v1/status/${id}`, { value: 'BUSY' })
+      assert.equal(update.status, 200)
+      const event = await stream.nextEvent()
+      assert.deepEqual([event.id, JSON.parse(event.data).value], ['3', 'BUSY'], 'still live')
     },
   )
 
