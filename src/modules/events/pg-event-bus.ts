@@ -307,7 +307,8 @@ export class PgEventBus implements EventBus {
   }
 
   #onNotification(message: pg.Notification): void {
-    if (message.channel !== this.#channel) return
+    // note: no check against #channel: the connection listens on that one channel only, and a
+    // notification can arrive in the same packet as LISTEN's answer, before #channel is set
     const change = parseChange(message.payload)
     if (!change) {
       this.#log.warn(
