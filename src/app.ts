@@ -9,7 +9,8 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Database } from './db/create-db.ts'
 import { rateLimited } from './lib/errors.ts'
 import { API_KEY_PREFIX } from './lib/ids.ts'
-import { type EventBus, InProcessEventBus } from './modules/events/event-bus.ts'
+import { createEventBus } from './modules/events/create-event-bus.ts'
+import type { EventBus } from './modules/events/event-bus.ts'
 import { shareEventsRoutes, statusEventsRoutes } from './modules/events/events.routes.ts'
 import { DEFAULT_SSE_OPTIONS, type SseOptions } from './modules/events/sse.ts'
 import { StatusFeeds } from './modules/events/status-feeds.ts'
@@ -47,7 +48,8 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger']
   /**
    * Where committed writes are announced for live updates; the app owns it and closes it.
-   * Default: in-process (one instance). Several instances need a shared bus (PostgreSQL).
+   * Default: by engine (`createEventBus`): PostgreSQL LISTEN/NOTIFY, so that every instance
+   * on one database delivers every change; in-process on SQLite.
    */
   events?: EventBus
   /** Server-Sent Events tuning (heartbeat, per-client buffer bound). */
@@ -140,11 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.addHook('onClose', () => database.close())
 
-  const events: EventBus =
-    deps.events ??
-    new InProcessEventBus({
-      onListenerError: (err) => app.log.error({ err }, 'a live-update listener failed'),
-    })
+  const events: EventBus = deps.events ?? (await createEventBus(database, app.log))
   const sse: SseOptions = { ...DEFAULT_SSE_OPTIONS, ...deps.sse }
   const feeds = new StatusFeeds({ db: database.db, plans, events, log: app.log })
   events.onResync?.(() => feeds.refreshAll())

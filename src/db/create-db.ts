@@ -19,6 +19,13 @@ export interface Database {
   describe: string
   /** True when storage answers a trivial query. */
   ping(): Promise<boolean>
+  /**
+   * PostgreSQL only: a new connection outside the pool, configured like the pool's (same URL,
+   * TLS, search_path, connect timeout), for a long-lived session such as the event bus's
+   * LISTEN. Not connected yet; the caller connects and ends it. Its `application_name` is the
+   * pool's with `:<purpose>` added, so it can be told apart in `pg_stat_activity`.
+   */
+  dedicatedClient?(purpose: string): pg.Client
   close(): Promise<void>
 }
 
@@ -125,6 +132,7 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
   } catch {
     // an unparsable URL fails on first connect with pg's own message
   }
+  const applicationName = parsed?.searchParams.get('application_name') ?? 'statusd'
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
@@ -132,7 +140,7 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
     idleTimeoutMillis: 30_000,
     keepAlive: true,
     // shows in pg_stat_activity; a URL's own application_name wins
-    application_name: parsed?.searchParams.get('application_name') ?? 'statusd',
+    application_name: applicationName,
   })
   // note: an idle pooled connection that dies (server restart, admin shutdown) emits 'error'
   // on the pool; unhandled, that would crash the process. The pool has already dropped it and
@@ -161,6 +169,24 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
       } finally {
         clearTimeout(timer)
       }
+    },
+    dedicatedClient(purpose: string) {
+      // note: pg lets a URL's parameters override the config, so the URL's own
+      // application_name is taken out for the suffixed one to show
+      let connectionString = url
+      if (parsed?.searchParams.has('application_name')) {
+        const copy = new URL(parsed.href)
+        copy.searchParams.delete('application_name')
+        connectionString = copy.href
+      }
+      return new pg.Client({
+        connectionString,
+        connectionTimeoutMillis: connectTimeoutMs,
+        keepAlive: true,
+        // a peer that vanished without a FIN is noticed in seconds, not hours
+        keepAliveInitialDelayMillis: 10_000,
+        application_name: `${applicationName}:${purpose}`,
+      })
     },
     close: () => db.destroy(),
   }

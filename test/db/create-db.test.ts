@@ -122,3 +122,34 @@ test('a request that cannot get a pooled connection in time fails as unavailable
     await fresh.drop()
   }
 })
+
+test('a dedicated client (the LISTEN connection) is configured like the pool, outside it', {
+  skip: postgresOnly,
+}, async () => {
+  const fresh = await freshDatabase()
+  const url = new URL(fresh.url)
+  url.searchParams.set('application_name', 'statusd-eu1')
+  const database = createDatabase(url.href, { poolSize: 1 })
+  const client = database.dedicatedClient?.('listen')
+  assert.ok(client, 'PostgreSQL databases open dedicated clients')
+  try {
+    await client.connect()
+    const { rows } = await client.query<{ app: string; schema: string }>(
+      'select current_setting($1) as app, current_schema() as schema',
+      ['application_name'],
+    )
+    assert.equal(rows[0]?.app, 'statusd-eu1:listen', 'the URL’s name, suffixed with the purpose')
+    assert.equal(rows[0]?.schema, new URL(fresh.url).searchParams.get('options')?.split('=')[1])
+    const pool = await sql<{
+      app: string
+    }>`select current_setting('application_name') as app`.execute(database.db)
+    assert.equal(pool.rows[0]?.app, 'statusd-eu1', 'the pool keeps the plain name')
+  } finally {
+    await client.end()
+    await database.close()
+    await fresh.drop()
+  }
+  const sqlite = createDatabase('sqlite::memory:')
+  assert.equal(sqlite.dedicatedClient, undefined, 'SQLite has none')
+  await sqlite.close()
+})

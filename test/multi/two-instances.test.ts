@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { sql } from 'kysely'
 import { createDatabase } from '../../src/db/create-db.ts'
 import { freshDatabase, postgresOnly } from '../helpers/engine.ts'
+import { SseTestClient } from '../helpers/sse.ts'
 import { type ServerProcess, startServer } from '../helpers/statusd-instance.ts'
 
 // SPEC §8 / issue 3: stateless instances scale out on one PostgreSQL database. Two real
@@ -25,11 +27,18 @@ const send = async (
   return { status: res.status, body: (await res.json()) as Record<string, unknown> & unknown[] }
 }
 
+/** The URL with an application_name, so each instance's connections can be told apart. */
+const named = (url: string, name: string) => {
+  const u = new URL(url)
+  u.searchParams.set('application_name', name)
+  return u.href
+}
+
 test('two instances on one PostgreSQL database', { skip: postgresOnly }, async (t) => {
   const fresh = await freshDatabase()
   const servers = await Promise.all([
-    startServer({ DATABASE_URL: fresh.url }),
-    startServer({ DATABASE_URL: fresh.url }),
+    startServer({ DATABASE_URL: named(fresh.url, 'statusd-a') }),
+    startServer({ DATABASE_URL: named(fresh.url, 'statusd-b') }),
   ])
   const [a, b] = servers as [ServerProcess, ServerProcess]
   t.after(async () => {
@@ -108,6 +117,95 @@ test('two instances on one PostgreSQL database', { skip: postgresOnly }, async (
       } finally {
         await database.close()
       }
+    },
+  )
+
+  // SPEC §6: "With several server instances on one PostgreSQL, every instance delivers every
+  // change" — through each instance's LISTEN connection (src/modules/events/pg-event-bus.ts)
+  await t.test(
+    'an event stream on A gets the change made through B’s API, with its id',
+    async (st) => {
+      const url = `${a.url}/v1/status/${statusId}/events`
+      const stream = await SseTestClient.connect(url, { 'service-api-key': key })
+      st.after(() => stream.close())
+      assert.equal(stream.status, 200)
+      const first = await stream.nextEvent()
+      const version = Number(first.id)
+      assert.equal(JSON.parse(first.data).changeCount, CREATES + UPDATES)
+
+      const patched = await send(b, key, 'PATCH', `/v1/status/${statusId}`, { value: 'via B' })
+      assert.equal(patched.status, 200)
+      const event = await stream.nextEvent()
+      assert.equal(event.event, 'status')
+      assert.equal(event.id, String(version + 1), 'the id is the new version: one more')
+      assert.deepEqual(
+        [JSON.parse(event.data).value, JSON.parse(event.data).changeCount],
+        ['via B', CREATES + UPDATES + 1],
+      )
+      // and the other way round, on a share stream of B
+      await send(a, key, 'PATCH', `/v1/status/${statusId}`, { accessType: 'public' })
+      const shareId = String(patched.body.shareId)
+      const onB = await SseTestClient.connect(`${b.url}/v1/share/${shareId}/events`)
+      st.after(() => onB.close())
+      const bFirst = await onB.nextEvent()
+      await send(a, key, 'PATCH', `/v1/status/${statusId}`, { value: 'via A' })
+      const bEvent = await onB.nextEvent()
+      assert.deepEqual(
+        [bEvent.id, JSON.parse(bEvent.data).value],
+        [String(Number(bFirst.id) + 1), 'via A'],
+      )
+      // A's stream saw both of those writes too, in order
+      const ids = [(await stream.nextEvent()).id, (await stream.nextEvent()).id]
+      assert.deepEqual(ids, [String(version + 2), String(version + 3)])
+    },
+  )
+
+  await t.test(
+    'A’s LISTEN connection is terminated: A reconnects by itself and delivers again',
+    async (st) => {
+      const database = createDatabase(fresh.url, { poolSize: 1 })
+      st.after(() => database.close())
+      const listenPids = async () =>
+        (
+          await sql<{ pid: number }>`select pid from pg_stat_activity
+          where application_name = 'statusd-a:listen' and datname = current_database()`.execute(
+            database.db,
+          )
+        ).rows.map((r) => r.pid)
+      const [pid] = await listenPids()
+      assert.ok(pid, 'A has its LISTEN connection, named after its pool')
+      assert.equal((await listenPids()).length, 1, 'exactly one per instance')
+
+      const stream = await SseTestClient.connect(`${a.url}/v1/status/${statusId}/events`, {
+        'service-api-key': key,
+      })
+      st.after(() => stream.close())
+      const version = Number((await stream.nextEvent()).id)
+
+      await sql`select pg_terminate_backend(${pid})`.execute(database.db)
+      // written at once, maybe before A is listening again: then the resync after the
+      // reconnect brings it to the stream instead of the NOTIFY. Either way, it arrives.
+      const gap = await send(b, key, 'PATCH', `/v1/status/${statusId}`, { value: 'in the gap' })
+      assert.equal(gap.status, 200, JSON.stringify(gap.body))
+      const event = await stream.nextEvent()
+      assert.deepEqual(
+        [event.id, JSON.parse(event.data).value],
+        [String(version + 1), 'in the gap'],
+      )
+      let now: number[] = []
+      for (let i = 0; i < 200; i++) {
+        now = await listenPids()
+        if (now.length === 1 && now[0] !== pid) break
+        await new Promise((r) => setTimeout(r, 25))
+      }
+      assert.equal(now.length, 1)
+      assert.notEqual(now[0], pid, 'a new LISTEN connection')
+      assert.match(a.output(), /LISTEN connection lost; reconnecting/)
+
+      await send(b, key, 'PATCH', `/v1/status/${statusId}`, { value: 'after it' })
+      const after = await stream.nextEvent()
+      assert.deepEqual([after.id, JSON.parse(after.data).value], [String(version + 2), 'after it'])
+      assert.ok(a.alive() && b.alive())
     },
   )
 

@@ -1,0 +1,345 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { type Kysely, sql } from 'kysely'
+import type pg from 'pg'
+import type { DB } from '../../db/database.ts'
+import {
+  type ChangeListener,
+  type EventBus,
+  InProcessEventBus,
+  type StatusChange,
+} from './event-bus.ts'
+
+/** What the bus logs through (a Fastify/pino logger fits). */
+export type BusLog = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>
+
+export interface PgEventBusOptions {
+  /** The pool: `publish` runs its `pg_notify` there, like any other short statement. */
+  db: Kysely<DB>
+  /**
+   * A new, unconnected client outside the pool for the LISTEN session
+   * (`Database.dedicatedClient`). Called again for every reconnect.
+   */
+  openClient: () => pg.Client | Promise<pg.Client>
+  log?: BusLog
+  /** Called when a local listener throws; the other listeners still get the change. */
+  onListenerError?: (err: unknown) => void
+  /** First delay before a reconnect; it doubles per failed attempt, up to `maxRetryMs`. */
+  retryMs?: number
+  maxRetryMs?: number
+  /**
+   * How often the LISTEN connection is probed with `select 1` (0: never). A connection that
+   * does not answer within `checkTimeoutMs` is dropped and reopened: a silently dead one
+   * would otherwise deliver nothing without anyone noticing.
+   */
+  checkIntervalMs?: number
+  checkTimeoutMs?: number
+}
+
+/**
+ * The channel's name, in SQL, so that the publishing (pool) and the listening connection
+ * compute it alike: `statusd:<schema>`. Scoped to the schema because NOTIFY channels are
+ * per database: two installations in two schemas of one database (and parallel test
+ * schemas) must not hear each other. note: channel names are identifiers (63 bytes at most;
+ * `pg_notify` rejects longer ones), so a long schema name is replaced by its md5.
+ */
+const CHANNEL_SQL = `(case
+  when octet_length(coalesce(current_schema(), '')) <= 55
+    then 'statusd:' || coalesce(current_schema(), '')
+  else 'statusd:' || md5(current_schema())
+end)`
+
+const NOOP_LOG: BusLog = { info() {}, warn() {}, error() {} }
+
+const KINDS = new Set<StatusChange['kind']>(['status', 'deleted', 'access'])
+
+/** A NOTIFY payload back into a change; undefined for anything that is not one of ours. */
+export function parseChange(payload: string | undefined): StatusChange | undefined {
+  if (!payload) return undefined
+  let value: unknown
+  try {
+    value = JSON.parse(payload)
+  } catch {
+    return undefined
+  }
+  const v = value as Partial<StatusChange> | null
+  if (
+    !v ||
+    typeof v !== 'object' ||
+    typeof v.statusId !== 'string' ||
+    !Number.isSafeInteger(v.version) ||
+    !KINDS.has(v.kind as StatusChange['kind'])
+  )
+    return undefined
+  return {
+    statusId: v.statusId,
+    version: v.version as number,
+    kind: v.kind as StatusChange['kind'],
+  }
+}
+
+/**
+ * The event bus of several instances on one PostgreSQL database (SPEC §6: every instance
+ * delivers every change). `publish` sends a NOTIFY through the pool; one dedicated
+ * connection per instance LISTENs and hands every notification to this instance's
+ * listeners.
+ *
+ * note: delivery is **only** through NOTIFY, the publishing instance included (it hears its
+ * own notifications): one path, the same order on every instance, no instance ids in the
+ * payload and nothing delivered twice. The price is a round trip through the database
+ * before a local stream hears of a local write. Exception: when the NOTIFY itself fails the
+ * change is delivered here directly, so at least this instance's streams are told.
+ *
+ * When the LISTEN connection drops (PostgreSQL restarted, the backend was terminated, the
+ * network went away) the bus reconnects with backoff and then calls the `onResync`
+ * listeners: changes in the gap were lost, so every live stream re-reads its status.
+ */
+export class PgEventBus implements EventBus {
+  readonly #db: Kysely<DB>
+  readonly #openClient: () => pg.Client | Promise<pg.Client>
+  readonly #log: BusLog
+  readonly #local: InProcessEventBus
+  readonly #resyncListeners = new Set<() => void>()
+  readonly #retryMs: number
+  readonly #maxRetryMs: number
+  readonly #checkIntervalMs: number
+  readonly #checkTimeoutMs: number
+  #client: pg.Client | undefined
+  #channel: string | undefined
+  #pid: number | undefined
+  #connecting: Promise<void> | undefined
+  #retryTimer: NodeJS.Timeout | undefined
+  #checkTimer: NodeJS.Timeout | undefined
+  #failures = 0
+  /** True once a change may have been missed (a lost connection, a failed attempt). */
+  #gap = false
+  #closed = false
+  #connects = 0
+
+  constructor(options: PgEventBusOptions) {
+    this.#db = options.db
+    this.#openClient = options.openClient
+    this.#log = options.log ?? NOOP_LOG
+    this.#local = new InProcessEventBus({ onListenerError: options.onListenerError })
+    this.#retryMs = options.retryMs ?? 250
+    this.#maxRetryMs = options.maxRetryMs ?? 5_000
+    this.#checkIntervalMs = options.checkIntervalMs ?? 30_000
+    this.#checkTimeoutMs = options.checkTimeoutMs ?? 10_000
+  }
+
+  /**
+   * Opens the LISTEN connection. Resolves after the first attempt either way: a failed one
+   * is logged and retried in the background (the instance serves meanwhile; its streams
+   * catch up on the resync after the connection is up).
+   */
+  start(): Promise<void> {
+    return this.#connect()
+  }
+
+  /** True while the LISTEN connection is up. */
+  get listening(): boolean {
+    return this.#client !== undefined
+  }
+
+  /** The server process id of the LISTEN connection while it is up (`pg_stat_activity.pid`). */
+  get listenerPid(): number | undefined {
+    return this.#pid
+  }
+
+  /** The NOTIFY channel, once the first connection has named it (`statusd:<schema>`). */
+  get channel(): string | undefined {
+    return this.#channel
+  }
+
+  /** Successful connections so far (the first, then one per reconnect). */
+  get connects(): number {
+    return this.#connects
+  }
+
+  async publish(change: StatusChange): Promise<void> {
+    if (this.#closed) return
+    try {
+      // note: the payload is the change's JSON, under 100 bytes (NOTIFY allows 8000)
+      await sql`select pg_notify(${sql.raw(CHANNEL_SQL)}, ${JSON.stringify(change)})`.execute(
+        this.#db,
+      )
+    } catch (err) {
+      // the write is committed: never fail it. Other instances miss this change until the
+      // status changes again or their clients reconnect; this one can still tell its own.
+      this.#log.warn(
+        { err, statusId: change.statusId },
+        'live updates: NOTIFY failed; the change reaches this instance only',
+      )
+      this.#local.dispatch(change)
+    }
+  }
+
+  subscribe(statusId: string, listener: ChangeListener): () => void {
+    return this.#local.subscribe(statusId, listener)
+  }
+
+  onResync(listener: () => void): void {
+    this.#resyncListeners.add(listener)
+  }
+
+  /** Local listeners of one status (tests). */
+  listenerCount(statusId: string): number {
+    return this.#local.listenerCount(statusId)
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    clearTimeout(this.#retryTimer)
+    clearInterval(this.#checkTimer)
+    await this.#local.close()
+    // an attempt under way ends its own client when it sees the bus closed
+    await this.#connecting
+    const client = this.#client
+    this.#client = undefined
+    this.#pid = undefined
+    if (client) await endClient(client)
+  }
+
+  #connect(): Promise<void> {
+    this.#connecting ??= this.#attempt().finally(() => {
+      this.#connecting = undefined
+    })
+    return this.#connecting
+  }
+
+  async #attempt(): Promise<void> {
+    if (this.#closed) return
+    let client: pg.Client | undefined
+    try {
+      client = await this.#openClient()
+      const opened = client
+      // note: registered before connecting: an 'error' event without a listener would crash
+      // the process. Events of a client that is not (or no longer) the current one are ignored.
+      opened.on('error', (err) => this.#lost(opened, err))
+      opened.on('end', () => this.#lost(opened))
+      opened.on('notification', (message) => this.#onNotification(message))
+      await opened.connect()
+      const { rows } = await opened.query<{ channel: string; pid: number }>(
+        `select ${CHANNEL_SQL} as channel, pg_backend_pid() as pid`,
+      )
+      const row = rows[0] as { channel: string; pid: number }
+      await opened.query(`LISTEN ${opened.escapeIdentifier(row.channel)}`)
+      if (this.#closed) {
+        await endClient(opened)
+        return
+      }
+      this.#client = opened
+      this.#channel = row.channel
+      this.#pid = row.pid
+      this.#failures = 0
+      this.#connects += 1
+      this.#startChecks(opened)
+      const resync = this.#gap
+      this.#gap = false
+      this.#log.info(
+        { channel: row.channel, reconnect: resync },
+        'live updates: listening for changes from every instance',
+      )
+      if (resync) this.#resync()
+    } catch (err) {
+      if (client) void endClient(client)
+      if (this.#closed) return
+      this.#gap = true
+      this.#failures += 1
+      const delay = this.#nextDelay()
+      this.#log.warn(
+        { err, retryInMs: delay, failures: this.#failures },
+        'live updates: could not open the LISTEN connection; retrying',
+      )
+      this.#retryLater(delay)
+    }
+  }
+
+  /** The LISTEN connection is gone: deliveries stop until a new one is up, then resync. */
+  #lost(client: pg.Client, err?: unknown): void {
+    if (client !== this.#client) return
+    this.#client = undefined
+    this.#pid = undefined
+    clearInterval(this.#checkTimer)
+    void endClient(client)
+    if (this.#closed) return
+    this.#gap = true
+    this.#log.warn({ err }, 'live updates: LISTEN connection lost; reconnecting')
+    // the first retry is immediate: a terminated backend or a restarted server is
+    // usually back already; backoff starts from the second attempt
+    this.#retryLater(0)
+  }
+
+  #retryLater(delayMs: number): void {
+    clearTimeout(this.#retryTimer)
+    this.#retryTimer = setTimeout(() => void this.#connect(), delayMs)
+    // note: a pending reconnect never keeps the process alive on its own
+    this.#retryTimer.unref()
+  }
+
+  /** Exponential backoff with jitter, so instances do not all knock at once after a restart. */
+  #nextDelay(): number {
+    const base = Math.min(this.#maxRetryMs, this.#retryMs * 2 ** (this.#failures - 1))
+    return Math.round(base / 2 + Math.random() * (base / 2))
+  }
+
+  #startChecks(client: pg.Client): void {
+    clearInterval(this.#checkTimer)
+    if (this.#checkIntervalMs <= 0) return
+    this.#checkTimer = setInterval(() => void this.#check(client), this.#checkIntervalMs)
+    this.#checkTimer.unref()
+  }
+
+  async #check(client: pg.Client): Promise<void> {
+    if (client !== this.#client) return
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('no answer')), this.#checkTimeoutMs)
+    })
+    try {
+      await Promise.race([client.query('select 1'), timeout])
+    } catch (err) {
+      // note: a failed query on a broken socket also emits 'error'; #lost runs once per client
+      this.#lost(client, err)
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  #onNotification(message: pg.Notification): void {
+    // note: no check against #channel: the connection listens on that one channel only, and a
+    // notification can arrive in the same packet as LISTEN's answer, before #channel is set
+    const change = parseChange(message.payload)
+    if (!change) {
+      this.#log.warn(
+        { channel: message.channel, payload: message.payload?.slice(0, 200) },
+        'live updates: ignored a notification that is not a change',
+      )
+      return
+    }
+    this.#local.dispatch(change)
+  }
+
+  #resync(): void {
+    for (const listener of this.#resyncListeners) {
+      try {
+        listener()
+      } catch (err) {
+        this.#log.error({ err }, 'live updates: a resync listener failed')
+      }
+    }
+  }
+}
+
+/** Ends a client without waiting for ever on a dead peer, and without throwing. */
+async function endClient(client: pg.Client): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([
+    client.end().catch(() => {}),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, 2_000)
+      timer.unref()
+    }),
+  ])
+  clearTimeout(timer)
+}
