@@ -6,14 +6,7 @@
 //   node bench/run.ts [--rounds 3] [--duration 10] [--connections 32] [--statuses 10000]
 //                     [--only raw,naive,statusd-patch,statusd-post] [--no-write]
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import {
-  appendFileSync,
-  copyFileSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs'
+import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
