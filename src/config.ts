@@ -90,7 +90,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 function checkDatabaseUrl(url: string): void {
   if (url === 'sqlite:')
     throw new ConfigError('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/statusd.db')
-  if (url.startsWith('sqlite:') || /^postgres(ql)?:\/\//.test(url)) return
+  if (url.startsWith('sqlite:')) return
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    // note: the URL is not echoed: it may hold a password
+    if (!URL.canParse(url))
+      throw new ConfigError(
+        'DATABASE_URL is not a valid postgres:// URL (check its host and escaping)',
+      )
+    return
+  }
   // note: only the scheme is echoed: the rest of a URL may hold a password
   const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0]
   throw new ConfigError(

@@ -78,7 +78,11 @@ export const forbidden = (message = 'You may not change this status') =>
   new ApiError(403, 'forbidden', message)
 export const notFound = (message = 'Not found') => new ApiError(404, 'notFound', message)
 export const preconditionFailed = () =>
-  new ApiError(412, 'preconditionFailed', 'The status changed since you read it (If-Match failed)')
+  new ApiError(
+    412,
+    'preconditionFailed',
+    'The status does not meet the request precondition (If-Match / If-None-Match)',
+  )
 export const payloadTooLarge = (limit: number) =>
   new ApiError(413, 'payloadTooLarge', `Request body is larger than ${limit} bytes`)
 export const unsupportedMediaType = () =>

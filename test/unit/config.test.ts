@@ -156,3 +156,8 @@ describe('loadConfig (SPEC §8)', () => {
       refuses({ PLANS_FILE: join(dir, 'missing.json') }, /PLANS_FILE/, /missing\.json/))
   })
 })
+
+describe('DATABASE_URL shape', () => {
+  it('a malformed postgres:// URL is a one-line ConfigError that does not echo it', () =>
+    refuses({ DATABASE_URL: 'postgres://u:secret@[bad/x' }, /DATABASE_URL/, /^(?!.*secret)/))
+})
