@@ -7,9 +7,6 @@ const files = process.argv.slice(2)
 const args = [
   '--test',
   '--test-reporter=spec',
-  // note: a test file whose tests are done exits even if a handle leaked (a LISTEN connection,
-  // a timer): one forgotten close() must not hang CI until its time limit
-  '--test-force-exit',
   ...(files.length > 0 ? files : ['test/**/*.test.ts']),
 ]
 
