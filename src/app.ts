@@ -7,7 +7,7 @@ import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Database } from './db/create-db.ts'
-import { rateLimited } from './lib/errors.ts'
+import { rateLimited, validationError } from './lib/errors.ts'
 import { API_KEY_PREFIX } from './lib/ids.ts'
 import { createEventBus } from './modules/events/create-event-bus.ts'
 import type { EventBus } from './modules/events/event-bus.ts'
@@ -135,6 +135,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain')
   app.addHook('onRequest', requireHostHeader)
   refuseWhileClosing(app)
+  // no id, key or share id holds NUL, and PostgreSQL cannot even compare text holding it
+  app.addHook('onRequest', async (request) => {
+    if (/%00/i.test(request.url))
+      throw validationError(
+        [{ field: 'url', message: 'must not contain NUL (%00)' }],
+        'Request URL is invalid',
+      )
+  })
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
     // every response, not only the API's: no browser second-guesses a content type

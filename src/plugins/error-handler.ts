@@ -123,6 +123,13 @@ export function toApiError(err: unknown): ApiError {
   // note: Fastify reports a `__proto__` key as a SyntaxError too; both are invalidJson
   if (e instanceof SyntaxError || e?.name === 'SyntaxError') return invalidJson()
   if (isStorageUnavailable(err)) return unavailable()
+  // PostgreSQL refuses text holding NUL (22021): input no stored row can match, not a fault
+  if ((err as { code?: unknown })?.code === '22021')
+    return new ApiError(
+      400,
+      'validationError',
+      'Request holds a character that cannot be stored (NUL)',
+    )
   const status = typeof e?.statusCode === 'number' ? e.statusCode : 500
   if (status === 404) return notFound()
   if (status === 413) return payloadTooLarge(BODY_LIMIT)

@@ -406,3 +406,19 @@ test('SPEC §5 an upstream x-request-id shaped like an API key is replaced, neve
     await t.close()
   }
 })
+
+test('SPEC §5 a NUL byte in the URL is 400 validationError on every engine, never 500', async () => {
+  const t = await makeApp()
+  try {
+    const owner = await t.user()
+    for (const url of ['/v1/status/%00', '/v1/status-keys/a%00b', '/v1/share/%00']) {
+      const res = await t.request(owner, 'GET', url)
+      assert.equal(res.statusCode, 400, `${url}: ${res.body}`)
+      assert.equal(res.json().errorCode, 'validationError')
+    }
+    // the share page answers in HTML, with the same status
+    assert.equal((await t.request(null, 'GET', '/s/%00')).statusCode, 400)
+  } finally {
+    await t.close()
+  }
+})

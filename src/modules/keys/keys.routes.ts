@@ -53,7 +53,7 @@ const KeyIdParamsSchema = Type.Object({ keyId: Type.String() })
 
 const CreateApiKeyBodySchema = Type.Object(
   {
-    label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    label: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\p{Cc}]*$' })),
     expiresAt: Type.Optional(Timestamp({ description: 'When the key stops working (future)' })),
   },
   { additionalProperties: false },
