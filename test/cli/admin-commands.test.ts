@@ -5,19 +5,13 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { buildApp } from '../../src/app.ts'
-import { main } from '../../src/cli/main.ts'
 import { createDatabase } from '../../src/db/create-db.ts'
 import { DEFAULT_PLANS } from '../../src/modules/plans/plans.ts'
+import { json, run } from '../helpers/cli.ts'
 
 // SPEC §8 admin CLI, run in-process through `main(argv, out, err)` exactly as bin/statusd.js
 // runs it, on a temp SQLite file named by DATABASE_URL (loadConfig reads process.env). Each
 // key the CLI prints is then tried against the API (buildApp on the same file, inject).
-
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
 
 const saved = { DATABASE_URL: process.env.DATABASE_URL, PLANS_FILE: process.env.PLANS_FILE }
 let dir: string
@@ -35,30 +29,6 @@ after(() => {
   }
   fs.rmSync(dir, { recursive: true, force: true })
 })
-
-async function run(...argv: string[]): Promise<Run> {
-  let stdout = ''
-  let stderr = ''
-  const code = await main(
-    argv,
-    (t) => {
-      stdout += t
-    },
-    (t) => {
-      stderr += t
-    },
-  )
-  return { code, stdout, stderr }
-}
-
-/** Runs a command with --json that must succeed; returns its parsed output. */
-// biome-ignore lint/suspicious/noExplicitAny: parsed CLI output, every use is checked by an assertion
-async function json(...argv: string[]): Promise<any> {
-  const r = await run(...argv, '--json')
-  assert.equal(r.code, 0, `statusd ${argv.join(' ')} failed: ${r.stderr}`)
-  assert.equal(r.stderr, '', 'a successful command writes nothing to stderr')
-  return JSON.parse(r.stdout)
-}
 
 /** Sends one request to the API on the CLI's database, with `key` in the seed's header. */
 async function api(key: string, method: 'GET' | 'POST', url: string, body?: unknown) {

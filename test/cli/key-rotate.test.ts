@@ -4,9 +4,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, before, it } from 'node:test'
 import { buildApp } from '../../src/app.ts'
-import { main } from '../../src/cli/main.ts'
 import { createDatabase } from '../../src/db/create-db.ts'
 import { DEFAULT_PLANS } from '../../src/modules/plans/plans.ts'
+import { json, run } from '../helpers/cli.ts'
 
 // `statusd key rotate <keyId> [--grace SECONDS]`: the admin CLI's rotation, on a temp SQLite
 // file; the keys it prints are tried against the API on the same file.
@@ -23,28 +23,6 @@ after(() => {
   else process.env.DATABASE_URL = saved
   fs.rmSync(dir, { recursive: true, force: true })
 })
-
-async function run(...argv: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const code = await main(
-    argv,
-    (t) => {
-      stdout += t
-    },
-    (t) => {
-      stderr += t
-    },
-  )
-  return { code, stdout, stderr }
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: parsed CLI output, every use is checked by an assertion
-async function json(...argv: string[]): Promise<any> {
-  const r = await run(...argv, '--json')
-  assert.equal(r.code, 0, `statusd ${argv.join(' ')} failed: ${r.stderr}`)
-  return JSON.parse(r.stdout)
-}
 
 async function authStatus(key: string): Promise<number> {
   const app = await buildApp({
