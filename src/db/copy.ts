@@ -16,7 +16,7 @@ export type CopyTable = (typeof COPY_TABLES)[number]
 export type TableCounts = Record<CopyTable, number>
 
 // Each table is read in primary-key order, one page after another (keyset paging).
-const PRIMARY_KEYS: Record<CopyTable, readonly string[]> = {
+export const PRIMARY_KEYS: Record<CopyTable, readonly string[]> = {
   users: ['id'],
   api_keys: ['id'],
   statuses: ['id'],

@@ -6,6 +6,3 @@ export const StringEnum = <const T extends readonly string[]>(values: T, options
 
 /** RFC 3339 timestamp. */
 export const Timestamp = (options: object = {}) => Type.String({ format: 'date-time', ...options })
-
-export const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) =>
-  Type.Union([schema, Type.Null()])

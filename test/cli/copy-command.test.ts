@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test'
 import type { Kysely } from 'kysely'
 import { copyCommand, renderBar } from '../../src/cli/copy-command.ts'
 import { main } from '../../src/cli/main.ts'
-import { COPY_TABLES, type CopyProgress } from '../../src/db/copy.ts'
+import { COPY_TABLES, type CopyProgress, PRIMARY_KEYS } from '../../src/db/copy.ts'
 import { createDatabase, type Database } from '../../src/db/create-db.ts'
 import type { DB } from '../../src/db/database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
@@ -22,22 +22,13 @@ import { freshDatabase, TEST_ENGINE, type TestDatabase } from '../helpers/engine
 
 // SPEC §8 / issue 3 "moving up": `statusd copy --from sqlite:… --to <engine under test>`.
 
-const PRIMARY = {
-  users: ['id'],
-  api_keys: ['id'],
-  statuses: ['id'],
-  status_history: ['status_id', 'change_no'],
-  status_roles: ['status_id', 'user_id'],
-  idempotency_keys: ['user_id', 'key'],
-} as const
-
 /** Every statusd row, table by table, in primary-key order: what "the same data" means. */
 async function dump(db: Kysely<DB>): Promise<Record<string, unknown[]>> {
   const loose = db as unknown as Kysely<Record<string, Record<string, unknown>>>
   const out: Record<string, unknown[]> = {}
   for (const table of COPY_TABLES) {
     let q = loose.selectFrom(table).selectAll()
-    for (const k of PRIMARY[table]) q = q.orderBy(k)
+    for (const k of PRIMARY_KEYS[table]) q = q.orderBy(k)
     out[table] = await q.execute()
   }
   return out
