@@ -1,5 +1,6 @@
-import { type Kysely, sql, type Transaction } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import type { DB } from './database.ts'
+import { rawStatement } from './prepared.ts'
 
 /** Runs units of write work, each atomically; how they are committed is the engine's business. */
 export interface Writer {
@@ -23,6 +24,10 @@ interface Pending {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 
+const SAVEPOINT = rawStatement('savepoint unit')
+const RELEASE = rawStatement('release unit')
+const ROLLBACK_TO = rawStatement('rollback to unit')
+
 /**
  * Group commit for an embedded engine whose every commit costs an fsync (SQLite with
  * synchronous=FULL). Units that arrive together share one transaction and one fsync; each
@@ -39,15 +44,15 @@ export function groupCommitWriter(db: Kysely<DB>, maxBatch = 128): Writer {
     try {
       await db.transaction().execute(async (tx) => {
         for (const unit of batch) {
-          await sql`savepoint unit`.execute(tx)
+          await tx.executeQuery(SAVEPOINT)
           try {
             const value = await unit.work(tx)
-            await sql`release unit`.execute(tx)
+            await tx.executeQuery(RELEASE)
             outcomes.push({ ok: true, value })
           } catch (error) {
             try {
-              await sql`rollback to unit`.execute(tx)
-              await sql`release unit`.execute(tx)
+              await tx.executeQuery(ROLLBACK_TO)
+              await tx.executeQuery(RELEASE)
             } catch {
               // note: SQLite already rolled the whole transaction back (disk full, I/O error):
               // the batch fails, with the unit's own error as the cause (503, not a 500)

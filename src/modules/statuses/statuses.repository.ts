@@ -5,21 +5,31 @@ import type {
   StatusRow,
   StatusRowUpdate,
 } from '../../db/database.ts'
+import { type PreparedQuery, prepareQuery } from '../../db/prepared.ts'
 
-export const findStatusById = (db: Db, id: string): Promise<StatusRow | undefined> =>
-  db.selectFrom('statuses').selectAll().where('id', '=', id).executeTakeFirst()
+// The write hot path (PATCH by id, POST by key) runs prepared queries: built and compiled
+// once, not per request (docs/performance.md).
 
-export const findStatusByKey = (
-  db: Db,
-  ownerId: string,
-  key: string,
-): Promise<StatusRow | undefined> =>
+const byId = prepareQuery<{ id: string }, StatusRow>((db, p) =>
+  db.selectFrom('statuses').selectAll().where('id', '=', p('id')),
+)
+
+export const findStatusById = async (db: Db, id: string): Promise<StatusRow | undefined> =>
+  (await byId(db, { id })).rows[0]
+
+const byKey = prepareQuery<{ ownerId: string; key: string }, StatusRow>((db, p) =>
   db
     .selectFrom('statuses')
     .selectAll()
-    .where('owner_id', '=', ownerId)
-    .where('status_key', '=', key)
-    .executeTakeFirst()
+    .where('owner_id', '=', p('ownerId'))
+    .where('status_key', '=', p('key')),
+)
+
+export const findStatusByKey = async (
+  db: Db,
+  ownerId: string,
+  key: string,
+): Promise<StatusRow | undefined> => (await byKey(db, { ownerId, key })).rows[0]
 
 /**
  * Inserts a status unless a unique column clashes: the owner's key (a concurrent create won)
@@ -41,25 +51,49 @@ export const insertStatusUnlessKeyTaken = (
  * statement, so concurrent updates are all counted on every engine. The version moves on
  * every update, value or not (it numbers the status's events).
  */
-export const updateStatusRow = (
+export async function updateStatusRow(
   db: Db,
   id: string,
   changes: StatusRowUpdate,
   countValueChange: boolean,
-): Promise<StatusRow | undefined> =>
-  db
-    .updateTable('statuses')
-    .set((eb) => ({
-      ...changes,
-      version: eb('version', '+', 1),
-      ...(countValueChange && { change_count: eb('change_count', '+', 1) }),
-    }))
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst()
+): Promise<StatusRow | undefined> {
+  const columns = Object.keys(changes) as (keyof StatusRowUpdate)[]
+  const shape = `${columns.join(',')}${countValueChange ? ';count' : ''}`
+  let update = updateShapes.get(shape)
+  if (update === undefined) {
+    update = prepareQuery((db, p) =>
+      db
+        .updateTable('statuses')
+        .set((eb) => ({
+          ...Object.fromEntries(columns.map((column) => [column, p(column)])),
+          version: eb('version', '+', 1),
+          ...(countValueChange && { change_count: eb('change_count', '+', 1) }),
+        }))
+        .where('id', '=', p(WHERE_ID) as string)
+        .returningAll(),
+    )
+    updateShapes.set(shape, update)
+  }
+  return (await update(db, { ...changes, [WHERE_ID]: id })).rows[0]
+}
+
+// One prepared update per set of changed columns: at most 2^(updatable columns), in practice
+// a handful (a value; a value and a name; …).
+const updateShapes = new Map<string, PreparedQuery<Record<string, unknown>, StatusRow>>()
+const WHERE_ID = ' id' // not a column name, so it cannot clash with a change
+
+const historyInsert = prepareQuery<NewHistoryRow, never>((db, p) =>
+  db.insertInto('status_history').values({
+    status_id: p('status_id'),
+    change_no: p('change_no'),
+    value: p('value'),
+    at: p('at'),
+    by_user_id: p('by_user_id'),
+  }),
+)
 
 export const insertHistory = async (db: Db, row: NewHistoryRow): Promise<void> => {
-  await db.insertInto('status_history').values(row).execute()
+  await historyInsert(db, row)
 }
 
 export async function deleteStatusRow(db: Db, id: string): Promise<boolean> {

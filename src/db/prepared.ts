@@ -1,0 +1,56 @@
+import { type Compilable, CompiledQuery, type Kysely, type QueryResult } from 'kysely'
+import type { DB, Db } from './database.ts'
+
+// A value no caller passes: it marks where a named parameter goes in the compiled query.
+const MARK = '\u0000statusd:param:'
+
+/** A query compiled once per dialect; each run only binds values (no building, no compiling). */
+export type PreparedQuery<P, R> = (db: Db, params: P) => Promise<QueryResult<R>>
+
+interface Compiled {
+  sql: string
+  /** Per compiled parameter: the name of the value to bind, or a constant of the query. */
+  slots: ({ name: string } | { value: unknown })[]
+}
+
+/**
+ * Prepares a hot-path query: `build` describes it with Kysely as usual, taking its variable
+ * values from `param(name)`. It is built and compiled the first time it runs on a dialect;
+ * later runs reuse the SQL text (so the statement cache under it reuses the prepared
+ * statement) and bind `params` by name. Building and compiling cost more CPU than running a
+ * point query on SQLite; see docs/performance.md.
+ */
+export function prepareQuery<P extends Record<string, unknown>, R>(
+  build: (db: Kysely<DB>, param: <K extends keyof P & string>(name: K) => P[K]) => Compilable<R>,
+): PreparedQuery<P, R> {
+  // one per dialect adapter: a transaction shares its database's adapter
+  const byAdapter = new WeakMap<object, Compiled>()
+  return (db, params) => {
+    const adapter = db.getExecutor().adapter
+    let compiled = byAdapter.get(adapter)
+    if (compiled === undefined) {
+      compiled = compile(db, build)
+      byAdapter.set(adapter, compiled)
+    }
+    const values = compiled.slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value))
+    return db.executeQuery<R>(CompiledQuery.raw(compiled.sql, values))
+  }
+}
+
+function compile<P, R>(
+  db: Kysely<DB>,
+  build: (db: Kysely<DB>, param: <K extends keyof P & string>(name: K) => P[K]) => Compilable<R>,
+): Compiled {
+  const query = build(db, (name) => `${MARK}${name}` as never).compile()
+  return {
+    sql: query.sql,
+    slots: query.parameters.map((value) =>
+      typeof value === 'string' && value.startsWith(MARK)
+        ? { name: value.slice(MARK.length) }
+        : { value },
+    ),
+  }
+}
+
+/** Statements without parameters (savepoints), compiled by hand once. */
+export const rawStatement = (sqlText: string): CompiledQuery => CompiledQuery.raw(sqlText)

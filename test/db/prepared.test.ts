@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import {
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+} from 'kysely'
+import { createDatabase, type Database } from '../../src/db/create-db.ts'
+import type { DB } from '../../src/db/database.ts'
+import { migrateToLatest } from '../../src/db/migrate.ts'
+import { prepareQuery } from '../../src/db/prepared.ts'
+
+// Issue 5 (lean hot path): no per-request query building — a prepared query is compiled
+// once per dialect, and each run only binds its values by name.
+
+let database: Database
+before(async () => {
+  database = createDatabase('sqlite::memory:')
+  await migrateToLatest(database.db)
+  await database.db
+    .insertInto('users')
+    .values(
+      ['u1', 'u2'].map((id) => ({
+        id,
+        name: id,
+        email: null,
+        plan: 'free',
+        verified: 1,
+        created_at: '2026-01-01T00:00:00.000Z',
+      })),
+    )
+    .execute()
+})
+after(() => database.close())
+
+function countingBuilds() {
+  const counter = { builds: 0 }
+  const byName = prepareQuery<{ name: string; plan: string }, { id: string }>((db, p) => {
+    counter.builds += 1
+    return db
+      .selectFrom('users')
+      .select('id')
+      .where('plan', '=', p('plan'))
+      .where('name', '=', p('name'))
+      .limit(1)
+  })
+  return { byName, counter }
+}
+
+test('a prepared query is built and compiled once, then binds each run its own values', async () => {
+  const { byName, counter } = countingBuilds()
+  // note: the parameters are passed in another order than the query uses them
+  assert.deepEqual((await byName(database.db, { name: 'u1', plan: 'free' })).rows, [{ id: 'u1' }])
+  assert.deepEqual((await byName(database.db, { name: 'u2', plan: 'free' })).rows, [{ id: 'u2' }])
+  assert.deepEqual((await byName(database.db, { name: 'u2', plan: 'pro' })).rows, [])
+  assert.equal(counter.builds, 1)
+})
+
+test('a prepared query keeps the constants of the query (here the limit)', async () => {
+  const all = prepareQuery<{ plan: string }, { id: string }>((db, p) =>
+    db.selectFrom('users').select('id').where('plan', '=', p('plan')).orderBy('id').limit(1),
+  )
+  assert.deepEqual((await all(database.db, { plan: 'free' })).rows, [{ id: 'u1' }])
+})
+
+test('a prepared query runs inside a transaction, on its connection', async () => {
+  const { byName, counter } = countingBuilds()
+  await assert.rejects(
+    database.db.transaction().execute(async (tx) => {
+      await tx.updateTable('users').set({ plan: 'pro' }).where('id', '=', 'u1').execute()
+      assert.deepEqual((await byName(tx, { name: 'u1', plan: 'pro' })).rows, [{ id: 'u1' }])
+      throw new Error('roll back')
+    }),
+    /roll back/,
+  )
+  assert.deepEqual((await byName(database.db, { name: 'u1', plan: 'pro' })).rows, [])
+  assert.equal(counter.builds, 1, 'the transaction shares the database dialect')
+})
+
+test('a prepared query is compiled once per dialect: each gets its own SQL', async () => {
+  const { byName, counter } = countingBuilds()
+  const seen: string[] = []
+  const postgres = new Kysely<DB>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () =>
+        new (class extends DummyDriver {
+          override async acquireConnection() {
+            return {
+              executeQuery: async (query: { sql: string; parameters: readonly unknown[] }) => {
+                seen.push(`${query.sql} ${JSON.stringify(query.parameters)}`)
+                return { rows: [] }
+              },
+              streamQuery: () => {
+                throw new Error('not used')
+              },
+            }
+          }
+        })(),
+      createIntrospector: (db) => new PostgresIntrospector(db),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  })
+  await byName(database.db, { name: 'u1', plan: 'free' })
+  await byName(postgres, { name: 'u1', plan: 'free' })
+  await byName(postgres, { name: 'u2', plan: 'pro' })
+  assert.equal(counter.builds, 2)
+  assert.deepEqual(seen, [
+    'select "id" from "users" where "plan" = $1 and "name" = $2 limit $3 ["free","u1",1]',
+    'select "id" from "users" where "plan" = $1 and "name" = $2 limit $3 ["pro","u2",1]',
+  ])
+})
