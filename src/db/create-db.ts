@@ -6,6 +6,7 @@ import pg from 'pg'
 import type { DB } from './database.ts'
 import { groupCommitWriter, transactionPerWrite, type Writer } from './group-commit.ts'
 import { SqliteDialectWithSafeRollback } from './sqlite-dialect.ts'
+import { sqliteDurability } from './sqlite-durability.ts'
 import { withStatementCache } from './statement-cache.ts'
 
 export type Engine = 'sqlite' | 'postgres'
@@ -93,18 +94,23 @@ function openSqlite(path: string, busyTimeoutMs: number): Database {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
   const sqlite = new SQLite(file)
   sqlite.pragma('journal_mode = WAL')
-  // note: FULL fsyncs the WAL on every commit, so an acknowledged write survives power loss
+  // note: FULL fsyncs the WAL on every commit, so an acknowledged write survives power loss;
+  // group-committed batches get the same guarantee off the event loop (sqlite-durability.ts)
   sqlite.pragma('synchronous = FULL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
   const db = new Kysely<DB>({
     dialect: new SqliteDialectWithSafeRollback(sqlite, withStatementCache(sqlite)),
   })
+  // an in-memory database has no log to sync or checkpoint
+  const durability = file === ':memory:' ? undefined : sqliteDurability(file)
+  // checkpoints run on the durability's own thread, never inside a request's commit
+  if (durability) sqlite.pragma('wal_autocheckpoint = 0')
   return {
     db,
     engine: 'sqlite',
     // every commit is an fsync: writes arriving together share one
-    writer: groupCommitWriter(db),
+    writer: groupCommitWriter(db, { hooks: durability }),
     describe: file === ':memory:' ? 'sqlite (in memory)' : `sqlite ${file}`,
     async ping() {
       try {
@@ -114,7 +120,10 @@ function openSqlite(path: string, busyTimeoutMs: number): Database {
         return false
       }
     },
-    close: () => db.destroy(),
+    async close() {
+      await durability?.close()
+      await db.destroy()
+    },
   }
 }
 
@@ -203,6 +212,9 @@ const UNAVAILABLE_SQLITE = new Set([
   'SQLITE_CORRUPT',
 ])
 
+// File-system failures of an fsync or a write (the WAL sync of sqlite-durability.ts).
+const UNAVAILABLE_FILESYSTEM = new Set(['EIO', 'ENOSPC', 'EDQUOT', 'EROFS', 'EBADF', 'ENOENT'])
+
 // Socket-level failures reaching a PostgreSQL server (Node's error codes).
 const UNAVAILABLE_NETWORK = new Set([
   'ECONNREFUSED',
@@ -234,6 +246,7 @@ function isUnavailableOne(err: unknown): boolean {
   if (typeof e.code === 'string') {
     if (UNAVAILABLE_SQLITE.has(e.code.replace(/^(SQLITE_[A-Z]+).*$/, '$1'))) return true
     if (UNAVAILABLE_NETWORK.has(e.code) || UNAVAILABLE_SQLSTATE.test(e.code)) return true
+    if (UNAVAILABLE_FILESYSTEM.has(e.code)) return true
   }
   return typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)
 }

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely'
+import type { CompiledQuery, Kysely, Transaction } from 'kysely'
 import type { DB } from './database.ts'
 import { rawStatement } from './prepared.ts'
 
@@ -28,38 +28,67 @@ const SAVEPOINT = rawStatement('savepoint unit')
 const RELEASE = rawStatement('release unit')
 const ROLLBACK_TO = rawStatement('rollback to unit')
 
+/** How an engine makes a group-committed batch durable (sqlite-durability.ts); all optional. */
+export interface BatchHooks {
+  /** Awaited before a batch begins, on its connection (e.g. a checkpoint that must not overlap writes). */
+  beforeBatch?(connection: Kysely<DB>): Promise<void> | void
+  /** Run on the batch's connection right before BEGIN … */
+  enter?: CompiledQuery
+  /** … and right after COMMIT or ROLLBACK. */
+  leave?: CompiledQuery
+  /**
+   * Called after COMMIT with the number of units: resolves once the batch is durable. No unit
+   * of the batch settles before; later batches run meanwhile. Without it the commit itself
+   * must be durable (synchronous=FULL).
+   */
+  afterCommit?(units: number): Promise<void>
+}
+
 /**
- * Group commit for an embedded engine whose every commit costs an fsync (SQLite with
- * synchronous=FULL). Units that arrive together share one transaction and one fsync; each
- * runs inside its own savepoint, so a unit that fails is rolled back alone and never fails
- * its neighbours. Every unit settles only after the shared commit, so an acknowledged write
- * is durable. If the commit itself fails, every unit of the batch fails with it.
+ * Group commit for an embedded engine whose every commit costs an fsync (SQLite). Units that
+ * arrive together share one transaction and one fsync; each runs inside its own savepoint,
+ * so a unit that fails is rolled back alone and never fails its neighbours. Every unit
+ * settles only after the shared commit is durable, so an acknowledged write survives power
+ * loss. If the commit itself fails, or the batch cannot be made durable, every unit of the
+ * batch fails with it.
  */
-export function groupCommitWriter(db: Kysely<DB>, maxBatch = 128): Writer {
+export function groupCommitWriter(
+  db: Kysely<DB>,
+  { maxBatch = 128, hooks = {} }: { maxBatch?: number; hooks?: BatchHooks } = {},
+): Writer {
   let queue: Pending[] = []
   let scheduled = false
 
-  async function commitBatch(batch: Pending[]): Promise<void> {
+  /** Runs a batch in one transaction; returns each unit's outcome once it has committed. */
+  async function commitBatch(batch: Pending[]): Promise<Outcome[] | undefined> {
     const outcomes: Outcome[] = []
     try {
-      await db.transaction().execute(async (tx) => {
-        for (const unit of batch) {
-          await tx.executeQuery(SAVEPOINT)
-          try {
-            const value = await unit.work(tx)
-            await tx.executeQuery(RELEASE)
-            outcomes.push({ ok: true, value })
-          } catch (error) {
-            try {
-              await tx.executeQuery(ROLLBACK_TO)
-              await tx.executeQuery(RELEASE)
-            } catch {
-              // note: SQLite already rolled the whole transaction back (disk full, I/O error):
-              // the batch fails, with the unit's own error as the cause (503, not a 500)
-              throw error
+      await db.connection().execute(async (connection) => {
+        await hooks.beforeBatch?.(connection)
+        if (hooks.enter) await connection.executeQuery(hooks.enter)
+        try {
+          await connection.transaction().execute(async (tx) => {
+            for (const unit of batch) {
+              await tx.executeQuery(SAVEPOINT)
+              try {
+                const value = await unit.work(tx)
+                await tx.executeQuery(RELEASE)
+                outcomes.push({ ok: true, value })
+              } catch (error) {
+                try {
+                  await tx.executeQuery(ROLLBACK_TO)
+                  await tx.executeQuery(RELEASE)
+                } catch {
+                  // note: SQLite already rolled the whole transaction back (disk full, I/O
+                  // error): the batch fails, with the unit's own error as the cause (503)
+                  throw error
+                }
+                outcomes.push({ ok: false, error })
+              }
             }
-            outcomes.push({ ok: false, error })
-          }
+          })
+        } finally {
+          if (hooks.leave) await connection.executeQuery(hooks.leave)
         }
       })
     } catch (commitError) {
@@ -67,20 +96,33 @@ export function groupCommitWriter(db: Kysely<DB>, maxBatch = 128): Writer {
         const outcome = outcomes[i]
         unit.reject(outcome && !outcome.ok ? outcome.error : commitError)
       })
-      return
+      return undefined
     }
+    return outcomes
+  }
+
+  const settle = (batch: Pending[], outcomes: Outcome[], durabilityError?: unknown) =>
     batch.forEach((unit, i) => {
       const outcome = outcomes[i] as Outcome
-      if (outcome.ok) unit.resolve(outcome.value)
-      else unit.reject(outcome.error)
+      if (!outcome.ok) unit.reject(outcome.error)
+      else if (durabilityError !== undefined) unit.reject(durabilityError)
+      else unit.resolve(outcome.value)
     })
-  }
 
   async function drain(): Promise<void> {
     while (queue.length > 0) {
       const batch = queue.slice(0, maxBatch)
       queue = queue.slice(batch.length)
-      await commitBatch(batch)
+      const outcomes = await commitBatch(batch)
+      if (outcomes === undefined) continue
+      // note: not awaited: the next batch runs while this one is made durable
+      const durable = hooks.afterCommit?.(batch.length)
+      if (durable === undefined) settle(batch, outcomes)
+      else
+        durable.then(
+          () => settle(batch, outcomes),
+          (error: unknown) => settle(batch, outcomes, error),
+        )
     }
     scheduled = false
   }

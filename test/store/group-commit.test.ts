@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, test } from 'node:test'
-import { type Kysely, sql } from 'kysely'
-import { createDatabase, type Database } from '../../src/db/create-db.ts'
+import { CompiledQuery, type Kysely, sql } from 'kysely'
+import { createDatabase, type Database, isStorageUnavailable } from '../../src/db/create-db.ts'
 import type { DB } from '../../src/db/database.ts'
 import { groupCommitWriter } from '../../src/db/group-commit.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
@@ -16,15 +16,15 @@ beforeEach(async () => {
 })
 afterEach(() => database.close())
 
-/** The database, counting the transactions begun on it. */
+/** The database, counting the transactions begun on it (a batch takes the connection once). */
 function counting(db: Kysely<DB>) {
   const counter = { transactions: 0 }
   const proxy = new Proxy(db, {
     get(target, prop, receiver) {
-      if (prop === 'transaction')
+      if (prop === 'transaction' || prop === 'connection')
         return () => {
           counter.transactions += 1
-          return target.transaction()
+          return prop === 'transaction' ? target.transaction() : target.connection()
         }
       return Reflect.get(target, prop, receiver)
     },
@@ -113,7 +113,7 @@ test('group commit: when the shared commit fails, every write of the batch fails
 
 test('group commit: writes queued while a batch commits form the next batch', async () => {
   const { db, counter } = counting(database.db)
-  const writer = groupCommitWriter(db, 2)
+  const writer = groupCommitWriter(db, { maxBatch: 2 })
   await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => writer.run(insertUser(id))))
   assert.equal(counter.transactions, 3, 'batches of at most 2')
   assert.deepEqual(await userIds(), ['a', 'b', 'c', 'd', 'e'])
@@ -138,4 +138,74 @@ test('group commit: when SQLite rolls the whole transaction back, every write fa
   assert.deepEqual(await userIds(), [])
   await writer.run(insertUser('z'))
   assert.deepEqual(await userIds(), ['z'])
+})
+
+test('group commit: no write settles before its batch is durable; later batches run meanwhile', async () => {
+  const syncs: { units: number; done: () => void }[] = []
+  const writer = groupCommitWriter(database.db, {
+    maxBatch: 2,
+    hooks: {
+      afterCommit: (units) => new Promise<void>((done) => syncs.push({ units, done })),
+    },
+  })
+  const settled: string[] = []
+  const runs = ['a', 'b', 'c'].map((id) =>
+    writer.run(insertUser(id)).then((value) => settled.push(value)),
+  )
+  // both batches commit while the first one's sync is still pending
+  while (syncs.length < 2) await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(
+    syncs.map((s) => s.units),
+    [2, 1],
+  )
+  assert.deepEqual(settled, [], 'nothing is acknowledged before its sync')
+  assert.deepEqual(await userIds(), ['a', 'b', 'c'], 'committed, not yet acknowledged')
+  syncs[0]?.done()
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(settled, ['a', 'b'])
+  syncs[1]?.done()
+  await Promise.all(runs)
+  assert.deepEqual(settled, ['a', 'b', 'c'])
+})
+
+test('group commit: when a batch cannot be made durable, its writes fail with the cause (503), failed ones keep theirs', async () => {
+  const eio = Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })
+  const writer = groupCommitWriter(database.db, {
+    hooks: { afterCommit: async () => Promise.reject(eio) },
+  })
+  const outcomes = await Promise.allSettled([
+    writer.run(insertUser('a')),
+    writer.run(async () => {
+      throw new Error('bad request')
+    }),
+  ])
+  assert.deepEqual(
+    outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error).message : 'ok')),
+    ['EIO: i/o error, fdatasync', 'bad request'],
+  )
+  assert.equal(isStorageUnavailable(eio), true)
+})
+
+test('group commit: a batch runs between its enter and leave statements, on its own connection', async () => {
+  const synchronous = async (db: Kysely<DB>) =>
+    Number(
+      Object.values(
+        (await sql<Record<string, unknown>>`pragma synchronous`.execute(db)).rows[0] ?? {},
+      )[0],
+    )
+  const writer = groupCommitWriter(database.db, {
+    hooks: {
+      enter: CompiledQuery.raw('pragma synchronous = NORMAL'),
+      leave: CompiledQuery.raw('pragma synchronous = FULL'),
+    },
+  })
+  const inside = await writer.run((tx) => synchronous(tx))
+  assert.equal(inside, 1, 'NORMAL inside the batch')
+  assert.equal(await synchronous(database.db), 2, 'FULL again for every other write')
+  // and after a batch that failed
+  await assert.rejects(
+    writer.run(async () => Promise.reject(new Error('no'))),
+    /no/,
+  )
+  assert.equal(await synchronous(database.db), 2)
 })
