@@ -72,7 +72,8 @@ export function sqliteDurability(
     })
     started.on('error', (error) => failWorker(error))
     started.on('exit', (code) => {
-      if (worker === started && code !== 0) failWorker(new Error(`checkpoint thread exited (${code})`))
+      if (worker === started && code !== 0)
+        failWorker(new Error(`checkpoint thread exited (${code})`))
     })
     return started
   }

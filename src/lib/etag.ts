@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 
 /**
  * A strong entity tag for a representation: a hash of its JSON. Content-based, so it needs
  * no stored version and changes whenever anything a client can see changes.
  */
 export const etagOf = (representation: unknown): string =>
-  `"${createHash('sha256').update(JSON.stringify(representation)).digest('base64url').slice(0, 22)}"`
+  `"${hash('sha256', JSON.stringify(representation), 'base64url').slice(0, 22)}"`
 
 /**
  * Whether an If-Match / If-None-Match header value matches the current tag (RFC 9110 §13.1).

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 
 const URL_SAFE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567'
@@ -43,5 +43,4 @@ export function newApiKey(): { secret: string; prefix: string; hash: string } {
  * SHA-256 of a key. Keys carry ≥160 random bits, so a fast hash is enough (no stretching);
  * looking keys up by hash also means no secret is ever compared byte by byte.
  */
-export const hashApiKey = (secret: string): string =>
-  createHash('sha256').update(secret).digest('hex')
+export const hashApiKey = (secret: string): string => hash('sha256', secret, 'hex')

@@ -73,11 +73,18 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
     }),
   })
 
-  const idempotencyScope = (request: FastifyRequest) => ({
-    userId: request.user.id,
-    key: parseIdempotencyKey(request.headers['idempotency-key']),
-    fingerprint: requestFingerprint(request.method, request.url.split('?')[0] ?? '', request.body),
-  })
+  const idempotencyScope = (request: FastifyRequest) => {
+    const key = parseIdempotencyKey(request.headers['idempotency-key'])
+    return {
+      userId: request.user.id,
+      key,
+      // only a request with a key is ever compared with another
+      fingerprint:
+        key === undefined
+          ? ''
+          : requestFingerprint(request.method, request.url.split('?')[0] ?? '', request.body),
+    }
+  }
 
   app.patch(
     '/v1/status/:statusId',
