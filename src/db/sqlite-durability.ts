@@ -88,7 +88,8 @@ export function sqliteDurability(
       worker?.postMessage('checkpoint')
     }).then((result) => {
       running = undefined
-      if (result.ok) logFrames = result.log ?? 0
+      // note: a log copied in full starts over at the next write
+      if (result.ok) logFrames = result.checkpointed === result.log ? 0 : (result.log ?? 0)
       else options.onError?.(new Error(`checkpoint failed: ${result.message}`))
       return result
     })
