@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts'
+import { prepareQuery } from '../../db/prepared.ts'
 
 export interface HistoryRow {
   change_no: number
@@ -42,16 +43,21 @@ export function listHistory(db: Db, statusId: string, q: HistoryQuery): Promise<
  * Deletes the status's entries older than the cutoff, except the one that set the current
  * value. Bounded: one status, through the (status_id, change_no) primary key.
  */
+const prune = prepareQuery<{ statusId: string; cutoff: string; keepChangeNo: number }, never>(
+  (db, p) =>
+    db
+      .deleteFrom('status_history')
+      .where('status_id', '=', p('statusId'))
+      .where('at', '<', p('cutoff'))
+      .where('change_no', '<', p('keepChangeNo')),
+)
+
 export async function pruneHistory(
   db: Db,
   statusId: string,
   cutoff: string,
   keepChangeNo: number,
 ): Promise<void> {
-  await db
-    .deleteFrom('status_history')
-    .where('status_id', '=', statusId)
-    .where('at', '<', cutoff)
-    .where('change_no', '<', keepChangeNo)
-    .execute()
+  // note: runs on every value update (the write hot path), so it is prepared once
+  await prune(db, { statusId, cutoff, keepChangeNo })
 }
