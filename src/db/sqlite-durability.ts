@@ -45,7 +45,8 @@ export function sqliteDurability(
   file: string,
   options: { onError?: (error: Error) => void } = {},
 ): SqliteDurability {
-  const sync = walSyncer(`${file}-wal`)
+  const wal = walSyncer(`${file}-wal`)
+  let closed = false
   let worker: Worker | undefined
   let workerFailed = false
   let waiting: ((result: CheckpointResult) => void)[] = []
@@ -81,6 +82,7 @@ export function sqliteDurability(
   /** Asks the checkpoint thread for a checkpoint; resolves when it is done. */
   function checkpoint(): Promise<CheckpointResult> {
     if (running) return running
+    if (closed) return Promise.resolve({ ok: true })
     unitsSince = 0
     worker ??= startWorker()
     const current = new Promise<CheckpointResult>((resolve) => {
@@ -124,15 +126,17 @@ export function sqliteDurability(
       if (idleTimer) idleTimer.refresh()
       else {
         idleTimer = setTimeout(() => {
-          if (unitsSince > 0 && !workerFailed) void checkpoint()
+          if (unitsSince > 0 && !workerFailed && !closed) void checkpoint()
         }, IDLE_CHECKPOINT_MS)
         idleTimer.unref()
       }
-      return sync()
+      return wal.sync()
     },
 
     async close() {
+      closed = true
       clearTimeout(idleTimer)
+      await wal.close()
       await running
       const stopping = worker
       worker = undefined

@@ -1,4 +1,4 @@
-import { fdatasync, openSync } from 'node:fs'
+import { close as closeFd, fdatasync, openSync } from 'node:fs'
 
 /**
  * Makes what SQLite has written to its write-ahead log durable, off the event loop: an
@@ -11,7 +11,14 @@ import { fdatasync, openSync } from 'node:fs'
  * or replaces the `-wal` file while a connection to the database is open; a checkpoint that
  * restarts the log rewrites it in place.
  */
-export function walSyncer(walPath: string): () => Promise<void> {
+export interface WalSyncer {
+  /** Resolves once everything written to the log before the call is on disk. */
+  sync(): Promise<void>
+  /** Waits for the syncs under way, then lets the file go. */
+  close(): Promise<void>
+}
+
+export function walSyncer(walPath: string): WalSyncer {
   let fd: number | undefined
   let running: Promise<void> | undefined
   let next: Promise<void> | undefined
@@ -32,7 +39,7 @@ export function walSyncer(walPath: string): () => Promise<void> {
     return sync
   }
 
-  return () => {
+  const sync = (): Promise<void> => {
     if (running === undefined) return start()
     // note: the waiters share one sync that starts once the running one ends, whatever its outcome
     next ??= running
@@ -42,5 +49,14 @@ export function walSyncer(walPath: string): () => Promise<void> {
         return start()
       })
     return next
+  }
+
+  return {
+    sync,
+    async close() {
+      await (next ?? running)?.catch(() => {})
+      if (fd !== undefined) closeFd(fd, () => {})
+      fd = undefined
+    },
   }
 }

@@ -18,16 +18,17 @@ after(() => rmSync(dir, { recursive: true, force: true }))
 test('durability: many concurrent calls of the log sync all resolve, and share syncs', async () => {
   const file = join(dir, 'sync.log')
   writeFileSync(file, 'x')
-  const sync = walSyncer(file)
+  const { sync, close } = walSyncer(file)
   const first = sync()
   const waiters = Array.from({ length: 10 }, () => sync())
   assert.equal(new Set(waiters).size, 1, 'calls during a sync share the next one')
   assert.notEqual(waiters[0], first, 'never the running one')
   await Promise.all([first, ...waiters])
+  await close()
 })
 
 test('durability: a log that cannot be synced fails the sync with the cause', async () => {
-  const sync = walSyncer(join(dir, 'missing-wal'))
+  const { sync } = walSyncer(join(dir, 'missing-wal'))
   await assert.rejects(sync(), { code: 'ENOENT' })
 })
 
