@@ -3,7 +3,9 @@ import { EventEmitter } from 'node:events'
 import { describe, it } from 'node:test'
 import { InProcessEventBus, type StatusChange } from '../../src/modules/events/event-bus.ts'
 import {
+  encodeEvent,
   parseLastEventId,
+  type SseFrame,
   type SseSink,
   SseStream,
   sseFrame,
@@ -15,10 +17,9 @@ class StuckSink extends EventEmitter implements SseSink {
   destroyed = false
   ended = false
   written: string[] = []
-  write(chunk: string): boolean {
-    this.written.push(chunk)
-    this.writableLength += Buffer.byteLength(chunk)
-    return false
+  write(frame: SseFrame): void {
+    this.written.push(frame.toString())
+    this.writableLength += frame.bytes.length
   }
   end(): void {
     this.ended = true
@@ -48,13 +49,13 @@ describe('SseStream', () => {
     stream.start()
     const payload = 'x'.repeat(200)
     let sent = 0
-    while (stream.send('status', sent + 1, payload)) sent++
+    while (stream.send(encodeEvent('status', sent + 1, payload))) sent++
     assert.ok(sent >= 3 && sent <= 5, `about 1000 bytes were buffered (${sent} events)`)
     assert.ok(sink.writableLength <= OPTIONS.maxBufferedBytes, 'never past the bound')
     assert.equal(sink.destroyed, true, 'the connection is dropped, not kept')
     assert.equal(stream.endReason, 'overflow')
     assert.equal(closed, 1, 'close listeners run once (the feed forgets the client)')
-    assert.equal(stream.send('status', 99, payload), false, 'nothing is written after')
+    assert.equal(stream.send(encodeEvent('status', 99, payload)), false, 'nothing is written after')
   })
 
   it('a client that disconnects ends the stream and stops its heartbeat', async () => {

@@ -7,7 +7,7 @@ import { publicStatus } from '../sharing/share.routes.ts'
 import { ShareIdParamsSchema } from '../sharing/sharing.schemas.ts'
 import { accessById } from '../sharing/sharing.service.ts'
 import { StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
-import { parseLastEventId, SSE_HEADERS, type SseOptions, SseStream } from './sse.ts'
+import { parseLastEventId, ResponseSink, SSE_HEADERS, type SseOptions, SseStream } from './sse.ts'
 import type { StatusFeeds, Viewer } from './status-feeds.ts'
 
 export interface EventsRouteOptions {
@@ -38,7 +38,7 @@ function openStream(
   // events are small and should leave at once; keep-alive probes find vanished peers
   request.raw.socket.setNoDelay(true)
   request.raw.socket.setKeepAlive(true, 30_000)
-  const stream = new SseStream(raw, sse)
+  const stream = new SseStream(new ResponseSink(raw), sse)
   stream.start()
   return stream
 }

@@ -8,7 +8,7 @@ import { roleHolderIds } from '../sharing/sharing.repository.ts'
 import { findStatusById } from '../statuses/statuses.repository.ts'
 import { toStatus } from '../statuses/statuses.service.ts'
 import type { EventBus, StatusChange } from './event-bus.ts'
-import type { SseStream } from './sse.ts'
+import { encodeEvent, type SseFrame, type SseStream } from './sse.ts'
 
 /** Who watches: an anonymous share-page viewer, or an authenticated user. */
 export type Viewer = { kind: 'share' } | { kind: 'user'; userId: string }
@@ -23,13 +23,18 @@ interface Client {
   first: boolean
 }
 
+/** The `unavailable` event that ends a stream, encoded once for every client it ends. */
+const unavailableFrame = (reason: 'deleted' | 'notVisible', version: number): SseFrame =>
+  encodeEvent('unavailable', version, JSON.stringify({ reason }))
+
 /** The state of a status at one version, and its frames, rendered at most once per kind. */
 class Snapshot {
   readonly row: StatusRow
   readonly version: number
-  #statusJson: string | undefined
-  #shareJson: Promise<string> | undefined
+  #statusFrame: SseFrame | undefined
+  #shareFrame: Promise<SseFrame> | undefined
   #roleHolders: Promise<Set<string>> | undefined
+  #notVisibleFrame: SseFrame | undefined
   readonly #deps: FeedDeps
 
   constructor(row: StatusRow, deps: FeedDeps) {
@@ -38,27 +43,89 @@ class Snapshot {
     this.#deps = deps
   }
 
-  statusJson(): string {
-    this.#statusJson ??= JSON.stringify(toStatus(this.row))
-    return this.#statusJson
+  get isPublic(): boolean {
+    return this.row.access_type === 'public'
   }
 
-  /** The share view needs the owner's plan (description links): read once, on demand. */
-  shareJson(): Promise<string> {
-    this.#shareJson ??= ownerPlanOf(this.#deps.db, this.#deps.plans, this.row).then((plan) =>
-      JSON.stringify(toShareView(this.row, plan)),
+  /** The event for authenticated streams: the Status JSON. */
+  statusFrame(): SseFrame {
+    this.#statusFrame ??= encodeEvent('status', this.version, JSON.stringify(toStatus(this.row)))
+    return this.#statusFrame
+  }
+
+  /** The event for share streams; the share view needs the owner's plan (description links). */
+  shareFrame(): Promise<SseFrame> {
+    this.#shareFrame ??= ownerPlanOf(this.#deps.db, this.#deps.plans, this.row).then((plan) =>
+      encodeEvent('status', this.version, JSON.stringify(toShareView(this.row, plan))),
     )
-    return this.#shareJson
+    return this.#shareFrame
   }
 
-  /** May this viewer see the status at this version? Role holders are read once, on demand. */
-  async visibleTo(viewer: Viewer): Promise<boolean> {
-    if (this.row.access_type === 'public') return true
-    if (viewer.kind === 'share') return false
-    if (viewer.userId === this.row.owner_id) return true
+  /** Who holds a role on the status (read once, and only for a private status). */
+  roleHolders(): Promise<Set<string>> {
     this.#roleHolders ??= roleHolderIds(this.#deps.db, this.row.id).then((ids) => new Set(ids))
-    return (await this.#roleHolders).has(viewer.userId)
+    return this.#roleHolders
   }
+
+  notVisibleFrame(): SseFrame {
+    this.#notVisibleFrame ??= unavailableFrame('notVisible', this.version)
+    return this.#notVisibleFrame
+  }
+
+  /**
+   * Everything some set of clients needs to get this snapshot, read and encoded once
+   * whatever their number: at most one frame per kind of viewer and one read of the role
+   * holders. What a delivery then does per client is synchronous: compare versions, write.
+   */
+  async prepare(clients: Iterable<Client>): Promise<Delivery> {
+    let shareViewers = false
+    let users = false
+    let nonOwners = false
+    for (const { viewer } of clients) {
+      if (viewer.kind === 'share') shareViewers = true
+      else {
+        users = true
+        if (viewer.userId !== this.row.owner_id) nonOwners = true
+      }
+      if (shareViewers && nonOwners) break
+    }
+    const isPublic = this.isPublic
+    // a share viewer of a private status sees nothing, so no share view is rendered for it
+    const [share, roleHolders] = await Promise.all([
+      shareViewers && isPublic ? this.shareFrame() : undefined,
+      nonOwners && !isPublic ? this.roleHolders() : undefined,
+    ])
+    return {
+      snapshot: this,
+      share,
+      status: users ? this.statusFrame() : undefined,
+      roleHolders,
+    }
+  }
+}
+
+/** A snapshot made ready for delivery: frames and access facts, resolved once for all. */
+interface Delivery {
+  snapshot: Snapshot
+  /** The share-view event; absent when no share viewer needed it. */
+  share: SseFrame | undefined
+  /** The Status event; absent when no authenticated viewer needed it. */
+  status: SseFrame | undefined
+  /** Role holders of a private status; absent for a public one, or when nobody needed them. */
+  roleHolders: Set<string> | undefined
+}
+
+/**
+ * May this viewer see the status in this delivery? true, false, or undefined when the
+ * delivery was prepared without what it takes to know (the client attached after that; its
+ * own first read delivers to it).
+ */
+function visibleIn(delivery: Delivery, viewer: Viewer): boolean | undefined {
+  const { snapshot } = delivery
+  if (snapshot.isPublic) return true
+  if (viewer.kind === 'share') return false
+  if (viewer.userId === snapshot.row.owner_id) return true
+  return delivery.roleHolders?.has(viewer.userId)
 }
 
 interface FeedDeps {
@@ -67,6 +134,9 @@ interface FeedDeps {
   events: EventBus
   log: FastifyBaseLogger
 }
+
+/** Resolves in a later turn of the event loop (after pending I/O callbacks and responses). */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 /**
  * The live streams of one status on this instance. It listens to the bus once, however many
@@ -91,7 +161,8 @@ class Feed {
 
   #onChange(change: StatusChange): void {
     if (change.kind === 'deleted') {
-      for (const client of this.clients) gone(client, 'deleted', change.version)
+      const frame = unavailableFrame('deleted', change.version)
+      for (const client of this.clients) gone(client, frame)
       return
     }
     // 'access' (a role revoked) re-reads even at the same version: visibility may differ
@@ -115,11 +186,18 @@ class Feed {
         this.#again = false
         const snapshot = await this.load()
         if (!snapshot) {
-          for (const client of this.clients) gone(client, 'deleted', this.#loadedVersion + 1)
+          const frame = unavailableFrame('deleted', this.#loadedVersion + 1)
+          for (const client of this.clients) gone(client, frame)
           return
         }
         this.#loadedVersion = Math.max(this.#loadedVersion, snapshot.version)
-        await Promise.all([...this.clients].map((client) => deliver(client, snapshot)))
+        const delivery = await snapshot.prepare(this.clients)
+        // note: the fan-out waits for the next turn of the event loop, so the response to the
+        // write that caused it leaves first: writers never wait for readers (on SQLite the
+        // read above finishes in the writer's own turn, before its response is sent)
+        await nextTurn()
+        // one synchronous pass: per client a version check and one socket write
+        for (const client of this.clients) deliver(client, delivery)
       } while (this.#again && this.clients.size > 0)
     } catch (err) {
       // note: the clients reconnect with Last-Event-ID and get the current state then
@@ -140,13 +218,21 @@ class Feed {
   }
 }
 
-/** Sends the snapshot to one client if it is news to them, or ends the stream if it is hidden. */
-async function deliver(client: Client, snapshot: Snapshot): Promise<void> {
+/**
+ * Sends the delivery's snapshot to one client if it is news to them, or ends the stream if
+ * it is hidden. Synchronous and allocation-free: the frame is the one every client shares.
+ */
+function deliver(client: Client, delivery: Delivery): void {
   if (client.stream.closed) return
-  if (!(await snapshot.visibleTo(client.viewer))) {
-    gone(client, 'notVisible', snapshot.version)
+  const { snapshot } = delivery
+  const visible = visibleIn(delivery, client.viewer)
+  if (visible === undefined) return
+  if (!visible) {
+    gone(client, snapshot.notVisibleFrame())
     return
   }
+  const frame = client.viewer.kind === 'share' ? delivery.share : delivery.status
+  if (frame === undefined) return
   if (client.first) {
     client.first = false
     // a client that resumes at the current version is up to date; any other id gets the state
@@ -155,16 +241,14 @@ async function deliver(client: Client, snapshot: Snapshot): Promise<void> {
       return
     }
   } else if (snapshot.version <= client.lastSent) return
-  const data = client.viewer.kind === 'share' ? await snapshot.shareJson() : snapshot.statusJson()
-  if (client.stream.closed || snapshot.version <= client.lastSent) return
   client.lastSent = snapshot.version
-  client.stream.send('status', snapshot.version, data)
+  client.stream.send(frame)
 }
 
 /** The status is gone for this client (deleted, or no longer visible): say why, then end. */
-function gone(client: Client, reason: 'deleted' | 'notVisible', version: number): void {
+function gone(client: Client, frame: SseFrame): void {
   if (client.stream.closed) return
-  client.stream.send('unavailable', version, JSON.stringify({ reason }))
+  client.stream.send(frame)
   client.stream.close()
 }
 
@@ -211,8 +295,8 @@ export class StatusFeeds {
     // version check in deliver() keeps the order right whichever arrives first
     try {
       const snapshot = await attached.load()
-      if (!snapshot) gone(client, 'deleted', 0)
-      else await deliver(client, snapshot)
+      if (!snapshot) gone(client, unavailableFrame('deleted', 0))
+      else deliver(client, await snapshot.prepare([client]))
     } catch (err) {
       this.#deps.log.error({ err, statusId }, 'could not start a live stream')
       stream.close()
