@@ -19,6 +19,9 @@ interface Compiled {
  * later runs reuse the SQL text (so the statement cache under it reuses the prepared
  * statement) and bind `params` by name. Building and compiling cost more CPU than running a
  * point query on SQLite; see docs/performance.md.
+ *
+ * note: Kysely plugins transform queries as they are built, so they never see a prepared
+ * one (only its result); statusd uses no plugins.
  */
 export function prepareQuery<P extends Record<string, unknown>, R>(
   build: (db: Kysely<DB>, param: <K extends keyof P & string>(name: K) => P[K]) => Compilable<R>,

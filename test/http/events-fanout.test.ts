@@ -59,14 +59,17 @@ class RecordingSink extends EventEmitter implements SseSink {
 
 const OPTIONS = { heartbeatMs: 60_000, maxBufferedBytes: 64 * 1024, retryMs: 3_000 }
 
-/** Counts the SELECTs run through a Kysely instance (the feeds' reads). */
+/**
+ * Counts the queries run through a Kysely instance (the feeds only read). Counted at their
+ * result: prepared queries (src/db/prepared.ts) skip the query-building step plugins see.
+ */
 class ReadCounter implements KyselyPlugin {
   reads = 0
   transformQuery(args: PluginTransformQueryArgs) {
-    if (args.node.kind === 'SelectQueryNode') this.reads++
     return args.node
   }
   async transformResult(args: PluginTransformResultArgs) {
+    this.reads++
     return args.result
   }
 }
