@@ -5,13 +5,18 @@ import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kyse
 import pg from 'pg'
 import type { DB } from '../../src/db/database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
-import { listHistory } from '../../src/modules/history/history.repository.ts'
-import { listOwnedStatuses } from '../../src/modules/statuses/statuses.repository.ts'
+import { listHistory, pruneHistory } from '../../src/modules/history/history.repository.ts'
+import {
+  findStatusById,
+  listOwnedStatuses,
+  updateStatusRow,
+} from '../../src/modules/statuses/statuses.repository.ts'
 import { freshDatabase, TEST_ENGINE, type TestDatabase } from '../helpers/engine.ts'
 import { onEngine } from '../helpers/store.ts'
 
 // The hot paths must stay index searches at any size (docs/performance.md, "Scale"): a page
-// deep in a list of a million statuses, a page deep in a long history. These tests read the plans of the statements the repositories
+// deep in a list of a million statuses, a page deep in a long history, and a value update's
+// pruning of a long history. These tests read the plans of the statements the repositories
 // really send. On PostgreSQL, sequential scans and sorts are switched off first, so a tiny
 // test table shows the plan the indexes allow (a Seq Scan or Sort left means none does).
 
@@ -134,6 +139,43 @@ describe(onEngine('query plans of the hot paths'), () => {
           history.plan,
           /Index Scan Backward using status_history_pk[^\n]*\n\s*Index Cond: \(\(status_id = [^)]+\) AND \(change_no < \d+\)\)/,
         )
+    }
+  })
+
+  it('a value update reads, updates and prunes through primary keys, pruning only expired entries', async () => {
+    const statements = await store.plansOf(async (db) => {
+      await findStatusById(db, 'status')
+      await updateStatusRow(db, 'status', { value: 'ON' }, true)
+      await pruneHistory(db, 'status', '2030-01-01T00:00:00.000Z', 90)
+    })
+    assert.equal(statements.length, 3)
+    for (const { plan } of statements) assertSearchesOnly(plan)
+    type Planned = (typeof statements)[number]
+    const [read, update, prune] = statements as [Planned, Planned, Planned]
+    for (const { plan } of [read, update])
+      if (TEST_ENGINE === 'sqlite')
+        assert.equal(plan, 'SEARCH statuses USING INDEX sqlite_autoindex_statuses_1 (id=?)')
+      else assert.match(plan, /Index Scan using statuses_pkey on statuses/)
+    // the delete's range ends at the oldest entry within retention, found by a walk of the
+    // primary key from the oldest entry that stops there: neither reads the whole history
+    if (TEST_ENGINE === 'sqlite') {
+      const searches = prune.plan.split('\n').filter((l) => l.includes('status_history'))
+      assert.equal(searches.length, 2, prune.plan)
+      for (const line of searches)
+        assert.match(
+          line,
+          /^SEARCH status_history USING INDEX sqlite_autoindex_status_history_1 \(status_id=\? AND change_no<\?\)$/,
+        )
+      assert.match(prune.plan, /SCALAR SUBQUERY/)
+    } else {
+      assert.match(
+        prune.plan,
+        /InitPlan[^\n]*\n\s*-> {2}Limit[^\n]*\n\s*-> {2}Index Scan using status_history_pk[^\n]*\n\s*Index Cond: \(\(status_id = [^)]+\) AND \(change_no < \d+\)\)/,
+      )
+      assert.match(
+        prune.plan,
+        /\n {2}-> {2}Index Scan using status_history_pk on status_history [^\n]*\n\s*Index Cond: \(\(status_id = [^)]+\) AND \(change_no < COALESCE\(/,
+      )
     }
   })
 })
