@@ -46,8 +46,8 @@ class Rollback extends Error {
   }
 }
 
-/** Runs each write in its own transaction and rolls it back: plans, not changes. */
-const rollbackWriter = (db: Kysely<DB>): Writer => ({
+/** Runs each write in its own transaction and rolls it back: plans and timings, not changes. */
+export const rollbackWriter = (db: Kysely<DB>): Writer => ({
   async run(work) {
     try {
       await db.transaction().execute(async (tx) => {

@@ -8,9 +8,9 @@
 // Cursors are encoded by src/lib/cursor.ts itself and checked against the API's own Link
 // headers before measuring. Rounds are interleaved over the sizes, each on a fresh copy of
 // the dataset. Prints, and appends to docs/performance.md, per size and operation: req/s,
-// p50 and p99 with --connections clients, p50 and p99 with one client, and the change in
-// req/s against the smallest size; also the query plans at the largest size
-// (bench/query-plans.ts).
+// p50 and p99 with --connections clients, p50 and p99 with one client, the service call's
+// own time in process (no HTTP), and the change in req/s against the smallest size; also
+// the query plans at the largest size (bench/query-plans.ts).
 //   node bench/scale.ts [--sizes 10000,100000,1000000] [--history 10] [--distribution zipf]
 //                       [--rounds 3] [--duration 10] [--connections 32] [--limit 50]
 //                       [--dir /tmp/statusd-scale] [--keep] [--no-write]
@@ -31,17 +31,24 @@ import {
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import SQLite from 'better-sqlite3'
+import { createDatabase } from '../src/db/create-db.ts'
 import { encodeCursor } from '../src/lib/cursor.ts'
+import { listStatusHistory } from '../src/modules/history/history.service.ts'
+import { loadPlansFile } from '../src/modules/plans/plans.ts'
+import { accessById } from '../src/modules/sharing/sharing.service.ts'
+import { listOwned, updateStatusById } from '../src/modules/statuses/statuses.service.ts'
 import {
   explainHotPaths,
   type PlannedOperation,
   plansToMarkdown,
+  rollbackWriter,
   samplePositions,
 } from './query-plans.ts'
 import {
   appendToPerformance,
   assertWrkInstalled,
   median,
+  PLANS_FILE,
   peakRssMb,
   resultHeading,
   runWrk,
@@ -110,6 +117,9 @@ interface Sample {
   /** With one client. */
   oneP50ms: number
   oneP99ms: number
+  /** The service call alone, in process (no HTTP, a PATCH rolled back). */
+  serviceP50us: number
+  serviceP99us: number
   rssMb: number
   bad: number
 }
@@ -229,6 +239,60 @@ async function checkCursors(port: number, set: Dataset): Promise<void> {
     throw new Error(`scale: the history page at ${historyPath} does not start where asked`)
 }
 
+/** Service calls timed in process, per operation. */
+const SERVICE_CALLS = 2000
+
+/**
+ * The database work of each operation without HTTP: the service functions statusd's routes
+ * call, on the same targets, one call at a time (a PATCH in a transaction that is rolled
+ * back, so no commit and no fsync). How this grows with the data is the query cost alone.
+ */
+async function timeServices(
+  url: string,
+  set: Dataset,
+): Promise<Record<Operation, { p50us: number; p99us: number }>> {
+  const database = createDatabase(url)
+  const deps = { db: database.db, plans: loadPlansFile(PLANS_FILE) }
+  const caller = { userId: set.data.userId, plan: 'unlimited' }
+  const lines = (file: string) => readFileSync(file, 'utf8').trim().split('\n')
+  const parse = (path: string) => new URL(path, 'http://localhost')
+  const cursor = (path: string) => parse(path).searchParams.get('cursor') ?? undefined
+  const time = async (items: string[], call: (item: string) => Promise<unknown>) => {
+    for (const item of items.slice(-200)) await call(item) // warm-up: statement cache, JIT
+    const took: number[] = []
+    for (const item of items.slice(0, SERVICE_CALLS)) {
+      const started = performance.now()
+      await call(item)
+      took.push(performance.now() - started)
+    }
+    took.sort((a, b) => a - b)
+    const at = (q: number) =>
+      (took[Math.min(took.length - 1, Math.floor(q * took.length))] ?? 0) * 1000
+    return { p50us: at(0.5), p99us: at(0.99) }
+  }
+  try {
+    return {
+      list: await time(lines(set.files.list), (path) =>
+        listOwned(deps, caller, { limit: LIMIT, cursor: cursor(path) }),
+      ),
+      history: await time(lines(set.files.history), async (path) =>
+        listStatusHistory(
+          deps,
+          await accessById(deps.db, caller, parse(path).pathname.split('/')[3] as string),
+          { limit: LIMIT, cursor: cursor(path) },
+        ),
+      ),
+      patch: await time(lines(set.files.patch), (id) =>
+        updateStatusById({ ...deps, writer: rollbackWriter(deps.db) }, caller, id, {
+          value: '80%',
+        }),
+      ),
+    }
+  } finally {
+    await database.close()
+  }
+}
+
 /** A copy of the dataset for one round, on disk before the server starts. */
 function freshCopy(set: Dataset, round: number): string {
   const file = join(set.dir, `round-${round}.db`)
@@ -268,6 +332,7 @@ async function main() {
       const url = `sqlite:${file}`
       if (round === 1 && set === sets[sets.length - 1])
         plans = await explainHotPaths(url, await samplePositions(url))
+      const services = await timeServices(url, set)
       const port = takePort()
       let child: ChildProcess | undefined
       try {
@@ -291,13 +356,15 @@ async function main() {
             p99ms: r.p99ms,
             oneP50ms: one.p50ms,
             oneP99ms: one.p99ms,
+            serviceP50us: services[op].p50us,
+            serviceP99us: services[op].p99us,
             rssMb: peakRssMb(child.pid as number),
             bad: r.non2xx + r.socketErrors + one.non2xx + one.socketErrors,
           }
           const key = `${set.n}:${op}`
           samples.set(key, [...(samples.get(key) ?? []), sample])
           console.error(
-            `scale: round ${round} ${set.n} ${op}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50ms.toFixed(2)} ms, p99 ${r.p99ms.toFixed(2)} ms; one client: p50 ${one.p50ms.toFixed(2)} ms, p99 ${one.p99ms.toFixed(2)} ms${sample.bad ? `, ${sample.bad} errors!` : ''}`,
+            `scale: round ${round} ${set.n} ${op}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50ms.toFixed(2)} ms, p99 ${r.p99ms.toFixed(2)} ms; one client: p50 ${one.p50ms.toFixed(2)} ms, p99 ${one.p99ms.toFixed(2)} ms; in process: p50 ${services[op].p50us.toFixed(0)} µs, p99 ${services[op].p99us.toFixed(0)} µs${sample.bad ? `, ${sample.bad} errors!` : ''}`,
           )
         }
       } finally {
@@ -324,8 +391,9 @@ function report(sets: Dataset[], samples: Map<string, Sample[]>, plans: PlannedO
       const base = median((samples.get(`${smallest.n}:${op}`) ?? []).map((x) => x.rps))
       const change = set === smallest ? '–' : `${(((rps - base) / base) * 100).toFixed(1)} %`
       const ms = (pick: (x: Sample) => number) => `${median(s.map(pick)).toFixed(2)} ms`
+      const us = (pick: (x: Sample) => number) => `${median(s.map(pick)).toFixed(0)} µs`
       rows.push(
-        `| ${thousands(set.n)} | ${thousands(set.data.historyRows)} | ${mb(set.bytes)} | ${label} | ${rps.toFixed(0)} | ${change} | ${ms((x) => x.p50ms)} | ${ms((x) => x.p99ms)} | ${ms((x) => x.oneP50ms)} | ${ms((x) => x.oneP99ms)} | ${Math.max(...s.map((x) => x.rssMb)).toFixed(0)} MB | ${s.reduce((n, x) => n + x.bad, 0)} |`,
+        `| ${thousands(set.n)} | ${thousands(set.data.historyRows)} | ${mb(set.bytes)} | ${label} | ${rps.toFixed(0)} | ${change} | ${ms((x) => x.p50ms)} | ${ms((x) => x.p99ms)} | ${ms((x) => x.oneP50ms)} | ${ms((x) => x.oneP99ms)} | ${us((x) => x.serviceP50us)} | ${us((x) => x.serviceP99us)} | ${Math.max(...s.map((x) => x.rssMb)).toFixed(0)} MB | ${s.reduce((n, x) => n + x.bad, 0)} |`,
       )
     }
   }
@@ -335,10 +403,10 @@ function report(sets: Dataset[], samples: Map<string, Sample[]>, plans: PlannedO
   const section = [
     resultHeading(),
     '',
-    `\`${command}\`: one user on an unlimited plan; ${HISTORY} history rows per status on average, ${DISTRIBUTION === 'zipf' ? `Zipf-skewed (the busiest status of the largest size has ${thousands(largest.data.maxHistory)})` : 'evenly spread'}. statusd on SQLite (durable); per operation a 2 s warm-up, then wrk -t1 -c${CONNECTIONS} -d${DURATION}s (throughput, and latency under load) and wrk -t1 -c1 -d${DURATION}s (latency of one request at a time); medians of ${ROUNDS} rounds interleaved over the sizes, each on a fresh copy; peak RSS is the server's over all three operations. Seeding took ${sets.map((s) => `${s.data.seconds.toFixed(0)} s`).join(' / ')}.`,
+    `\`${command}\`: one user on an unlimited plan; ${HISTORY} history rows per status on average, ${DISTRIBUTION === 'zipf' ? `Zipf-skewed (the busiest status of the largest size has ${thousands(largest.data.maxHistory)})` : 'evenly spread'}. statusd on SQLite (durable); per operation a 2 s warm-up, then wrk -t1 -c${CONNECTIONS} -d${DURATION}s (throughput, and latency under load) and wrk -t1 -c1 -d${DURATION}s (latency of one request at a time); "in process" is the service call alone, without HTTP, over ${SERVICE_CALLS} of the same targets (a PATCH rolled back: no commit, no fsync); medians of ${ROUNDS} rounds interleaved over the sizes, each on a fresh copy; peak RSS is the server's over all three operations. Seeding took ${sets.map((s) => `${s.data.seconds.toFixed(0)} s`).join(' / ')}.`,
     '',
-    `| statuses | history rows | database | operation | req/s (${CONNECTIONS} conn.) | vs smallest | p50 (${CONNECTIONS} conn.) | p99 (${CONNECTIONS} conn.) | p50 (1 conn.) | p99 (1 conn.) | peak RSS | errors |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    `| statuses | history rows | database | operation | req/s (${CONNECTIONS} conn.) | vs smallest | p50 (${CONNECTIONS} conn.) | p99 (${CONNECTIONS} conn.) | p50 (1 conn.) | p99 (1 conn.) | in process p50 | in process p99 | peak RSS | errors |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     `Query plans at ${thousands(largest.n)} statuses: ${suspicious ? '**a scan or a sort, marked ⚠**' : 'index searches only, no scan, no sort'}.`,
