@@ -1,16 +1,44 @@
 // Seeds a benchmark dataset: one user on an unlimited plan, N statuses with keys bench-0…,
-// and H history rows per status. Writes ids.txt, keys.txt and meta.json beside the database.
-//   node bench/seed.ts --dir /tmp/statusd-bench [--statuses 10000] [--history 1] [--database-url …]
+// and on average H history rows per status (N × H in all), spread evenly (`uniform`) or
+// Zipf-skewed (`zipf`: the status of rank k gets about C/k rows, at least 1). Writes ids.txt,
+// keys.txt and meta.json beside the database.
+//   node bench/seed.ts --dir /tmp/statusd-bench [--statuses 10000] [--history 1]
+//                      [--distribution uniform|zipf] [--database-url …]
+//
+// The rows are what statusd itself would have written: statuses created one after another
+// over the first half of a 30-day window, each value update a history row (the first one is
+// the value given at creation), the updates of all statuses interleaved in time order, so a
+// status's history is spread over the table as it is on a real server. change_count,
+// version, value and the timestamps agree with the history. The schema is the migrations'
+// own, indexes included; only the bulk phase writes around Kysely, straight through
+// better-sqlite3 (prepared statements, large transactions, no journal or fsync while
+// seeding) or, on PostgreSQL, multi-row inserts from arrays (`unnest`).
+
+import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createDatabase } from '../src/db/create-db.ts'
-import type { NewHistoryRow, NewStatusRow } from '../src/db/database.ts'
+import SQLite from 'better-sqlite3'
+import pg from 'pg'
+import { createDatabase, isPostgresUrl, sqlitePath } from '../src/db/create-db.ts'
 import { migrateToLatest } from '../src/db/migrate.ts'
-import { newId, newShareId } from '../src/lib/ids.ts'
 import { createApiKey } from '../src/modules/keys/keys.service.ts'
 import { loadPlansFile } from '../src/modules/plans/plans.ts'
 import { createUser } from '../src/modules/users/users.service.ts'
+
+export type Distribution = 'uniform' | 'zipf'
+
+export interface SeedOptions {
+  dir: string
+  statuses: number
+  /** History rows per status, on average (N × history rows in all). */
+  history: number
+  /** How the history rows are spread over the statuses (default `uniform`). */
+  distribution?: Distribution
+  databaseUrl?: string
+  /** Progress lines on stderr (default: for 100 000 statuses or more). */
+  verbose?: boolean
+}
 
 export interface SeedResult {
   key: string
@@ -18,84 +46,405 @@ export interface SeedResult {
   databaseUrl: string
   idsFile: string
   keysFile: string
+  statuses: number
+  historyRows: number
+  distribution: Distribution
+  /** Most history rows of one status. */
+  maxHistory: number
+  seconds: number
 }
 
 const PLANS_FILE = new URL('./plans.json', import.meta.url).pathname
+const DAY_MS = 86_400_000
+/** The dataset's time window ends one minute before the seed runs. */
+const WINDOW_MS = 30 * DAY_MS
+
+/** A small deterministic PRNG (mulberry32), so a dataset's shape repeats run to run. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/**
+ * History rows per status: `total` rows over `n` statuses, evenly or Zipf-skewed. Which
+ * status gets which share is a random permutation, so the busy ones are spread over the
+ * creation order rather than all at its start.
+ */
+export function historyCounts(
+  n: number,
+  total: number,
+  distribution: Distribution,
+  random: () => number,
+): Uint32Array {
+  const counts = new Uint32Array(n)
+  if (n === 0 || total === 0) return counts
+  const byRank = new Float64Array(n)
+  if (distribution === 'uniform') {
+    for (let k = 0; k < n; k++) byRank[k] = Math.floor(total / n) + (k < total % n ? 1 : 0)
+  } else {
+    if (total < n) throw new Error('zipf needs at least one history row per status')
+    // rank k (1-based) gets max(1, round(c / k)); find c by bisection so the sum is `total`
+    const sum = (c: number) => {
+      let s = 0
+      for (let k = 1; k <= n; k++) s += Math.max(1, Math.round(c / k))
+      return s
+    }
+    let lo = 0
+    let hi = total
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2)
+      if (sum(mid) <= total) lo = mid
+      else hi = mid
+    }
+    for (let k = 1; k <= n; k++) byRank[k - 1] = Math.max(1, Math.round(lo / k))
+    // the rounding leaves a few rows over: the busiest status takes them
+    byRank[0] = (byRank[0] as number) + total - sum(lo)
+  }
+  // Fisher–Yates: status i gets the share of a random rank
+  const order = new Uint32Array(n)
+  for (let i = 0; i < n; i++) order[i] = i
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    const t = order[i] as number
+    order[i] = order[j] as number
+    order[j] = t
+  }
+  for (let i = 0; i < n; i++) counts[i] = byRank[order[i] as number] as number
+  return counts
+}
+
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
+const URL_SAFE = `${BASE62}-_`
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567'
+
+/**
+ * Random strings in the shapes of src/lib/ids.ts (status id: a base62 character and 20
+ * URL-safe ones; share id: 8 base32 characters), drawn from one buffer of random bytes at
+ * a time: a million of newId() would make three million small randomBytes calls.
+ */
+function randomStrings(): { id(): string; shareId(): string } {
+  let pool = randomBytes(0)
+  let at = 0
+  const byte = () => {
+    if (at === pool.length) {
+      pool = randomBytes(1 << 16)
+      at = 0
+    }
+    return pool[at++] as number
+  }
+  // rejection sampling, as ids.ts does, so every character is equally likely
+  const char = (alphabet: string, mask: number) => {
+    for (;;) {
+      const i = byte() & mask
+      if (i < alphabet.length) return alphabet[i] as string
+    }
+  }
+  return {
+    id() {
+      let s = char(BASE62, 63)
+      for (let k = 0; k < 20; k++) s += URL_SAFE[byte() & 63]
+      return s
+    },
+    shareId() {
+      let s = ''
+      for (let k = 0; k < 8; k++) s += BASE32[byte() & 31]
+      return s
+    },
+  }
+}
+
+/** One status row, in the migrations' column order. */
+interface StatusSeed {
+  id: string
+  shareId: string
+  key: string
+  value: string | null
+  colorNo: number
+  changeCount: number
+  createdAt: string
+  updatedAt: string
+  valueUpdatedAt: string | null
+}
+
+/** Where the rows go: SQLite or PostgreSQL, in large batches. */
+interface Sink {
+  statuses(rows: StatusSeed[]): Promise<void>
+  /** Parallel columns of one batch of history rows. */
+  history(ids: string[], changeNos: number[], values: string[], ats: string[]): Promise<void>
+  /** Commits (ok) or abandons what was written. */
+  close(ok: boolean): Promise<void>
+}
+
+const valueAt = (changeNo: number) => `${changeNo % 100}%`
 
 /** Creates the dataset; returns where it is and the API key to drive it with. */
-export async function seed(options: {
-  dir: string
-  statuses: number
-  history: number
-  databaseUrl?: string
-}): Promise<SeedResult> {
+export async function seed(options: SeedOptions): Promise<SeedResult> {
+  const started = performance.now()
+  const n = options.statuses
+  const total = Math.round(n * options.history)
+  const distribution = options.distribution ?? 'uniform'
+  const verbose = options.verbose ?? n >= 100_000
+  const log = (line: string) => {
+    if (verbose)
+      process.stderr.write(`seed: ${((performance.now() - started) / 1000).toFixed(1)} s ${line}\n`)
+  }
   const databaseUrl = options.databaseUrl ?? `sqlite:${join(options.dir, 'seed.db')}`
+
+  // schema, user and key the way statusd makes them
   const database = createDatabase(databaseUrl)
-  const { db } = database
+  let userId: string
+  let key: string
   try {
-    await migrateToLatest(db)
+    await migrateToLatest(database.db)
     const plans = loadPlansFile(PLANS_FILE)
-    const user = await createUser(db, plans, { name: 'bench', plan: 'unlimited', verified: true })
-    const { key } = await createApiKey(db, user.id, { label: 'bench' })
-    const ids: string[] = []
-    const keys: string[] = []
-    const start = new Date(Date.now() - 86_400_000).getTime()
-    const STATUS_BATCH = 1000
-    for (let from = 0; from < options.statuses; from += STATUS_BATCH) {
-      const rows: NewStatusRow[] = []
-      const history: NewHistoryRow[] = []
-      for (let i = from; i < Math.min(from + STATUS_BATCH, options.statuses); i++) {
-        const at = new Date(start + i).toISOString()
-        const id = newId()
-        ids.push(id)
-        keys.push(`bench-${i}`)
-        rows.push({
-          id,
-          share_id: newShareId(),
-          owner_id: user.id,
-          status_key: `bench-${i}`,
-          name: `bench-${i}`,
-          type: 'text',
-          value: options.history > 0 ? `${i % 100}%` : null,
-          access_type: 'private',
-          description: '',
-          color_no: 1 + (i % 12),
-          access_type_user_list: 'owner',
-          access_type_history: 'private',
-          change_count: options.history,
-          created_at: at,
-          updated_at: at,
-          value_updated_at: options.history > 0 ? at : null,
-        })
-        for (let h = 1; h <= options.history; h++)
-          history.push({
-            status_id: id,
-            change_no: h,
-            value: `${h % 100}%`,
-            at,
-            by_user_id: user.id,
-          })
-      }
-      await db.transaction().execute(async (tx) => {
-        await tx.insertInto('statuses').values(rows).execute()
-        for (let h = 0; h < history.length; h += 5000)
-          await tx
-            .insertInto('status_history')
-            .values(history.slice(h, h + 5000))
-            .execute()
-      })
-      if (options.statuses >= 100_000 && (from / STATUS_BATCH) % 50 === 0)
-        process.stderr.write(`seed: ${from + rows.length} / ${options.statuses} statuses\n`)
-    }
-    const idsFile = join(options.dir, 'ids.txt')
-    const keysFile = join(options.dir, 'keys.txt')
-    writeFileSync(idsFile, `${ids.join('\n')}\n`)
-    writeFileSync(keysFile, `${keys.join('\n')}\n`)
-    const result = { key, userId: user.id, databaseUrl, idsFile, keysFile }
-    writeFileSync(join(options.dir, 'meta.json'), JSON.stringify(result, null, 2))
-    return result
+    const user = await createUser(database.db, plans, {
+      name: 'bench',
+      plan: 'unlimited',
+      verified: true,
+    })
+    userId = user.id
+    key = (await createApiKey(database.db, user.id, { label: 'bench' })).key
   } finally {
     await database.close()
+  }
+
+  const random = prng(0x5eed ^ n)
+  const counts = historyCounts(n, total, distribution, random)
+  const end = Date.now() - 60_000
+  // note: an event's sort key is time × n + status index, exact below 2^53, so a dataset of
+  // very many statuses gets a shorter window
+  const window = Math.min(WINDOW_MS, Math.floor(2 ** 53 / Math.max(n, 1)) - 1)
+  const base = end - window
+  // statuses are created over the first half of the window, their updates spread evenly
+  // from creation to its end (the first update is the value given at creation)
+  const createdAt = (i: number) => Math.floor((i * (window / 2)) / Math.max(n, 1))
+  const step = (i: number, count: number) => Math.floor((window - createdAt(i)) / count)
+  let maxHistory = 0
+  for (let i = 0; i < n; i++) {
+    const c = counts[i] as number
+    if (c > maxHistory) maxHistory = c
+    if (c > 1 && step(i, c) < 1)
+      throw new Error(`seed: ${c} history rows of one status do not fit in the time window`)
+  }
+  const iso = (t: number) => new Date(base + t).toISOString()
+
+  const sink = isPostgresUrl(databaseUrl)
+    ? await postgresSink(databaseUrl, userId)
+    : sqliteSink(sqlitePath(databaseUrl) as string, userId)
+  const ids: string[] = new Array(n)
+  const keys: string[] = new Array(n)
+  try {
+    const shareIds = new Set<string>()
+    const draw = randomStrings()
+    const BATCH = 20_000
+    for (let from = 0; from < n; from += BATCH) {
+      const rows: StatusSeed[] = []
+      for (let i = from; i < Math.min(from + BATCH, n); i++) {
+        const c = counts[i] as number
+        // 40-bit share ids clash now and then among a million: draw again, as statusd does
+        let shareId = draw.shareId()
+        while (shareIds.has(shareId)) shareId = draw.shareId()
+        shareIds.add(shareId)
+        const id = draw.id()
+        ids[i] = id
+        keys[i] = `bench-${i}`
+        const last = c > 0 ? iso(createdAt(i) + (c - 1) * step(i, c)) : null
+        rows.push({
+          id,
+          shareId,
+          key: `bench-${i}`,
+          value: c > 0 ? valueAt(c) : null,
+          colorNo: 1 + (i % 12),
+          changeCount: c,
+          createdAt: iso(createdAt(i)),
+          updatedAt: last ?? iso(createdAt(i)),
+          valueUpdatedAt: last,
+        })
+      }
+      await sink.statuses(rows)
+      if ((from / BATCH) % 10 === 9) log(`${from + rows.length} / ${n} statuses`)
+    }
+    log(`${n} statuses`)
+
+    // every value update of every status as one number (time × n + status), sorted: the
+    // order statusd would have written them in
+    const events = new Float64Array(total)
+    let e = 0
+    for (let i = 0; i < n; i++) {
+      const c = counts[i] as number
+      const t0 = createdAt(i)
+      const s = c > 0 ? step(i, c) : 0
+      for (let j = 0; j < c; j++) events[e++] = (t0 + j * s) * n + i
+    }
+    events.sort()
+    log(`${total} history rows ordered`)
+    const changeNo = new Uint32Array(n)
+    const BATCH_ROWS = 50_000
+    for (let from = 0; from < total; from += BATCH_ROWS) {
+      const to = Math.min(from + BATCH_ROWS, total)
+      const hIds: string[] = []
+      const hNos: number[] = []
+      const hValues: string[] = []
+      const hAts: string[] = []
+      for (let k = from; k < to; k++) {
+        const event = events[k] as number
+        const i = event % n
+        const no = (changeNo[i] as number) + 1
+        changeNo[i] = no
+        hIds.push(ids[i] as string)
+        hNos.push(no)
+        hValues.push(valueAt(no))
+        hAts.push(iso((event - i) / n))
+      }
+      await sink.history(hIds, hNos, hValues, hAts)
+      if ((from / BATCH_ROWS) % 20 === 19) log(`${to} / ${total} history rows`)
+    }
+    log(`${total} history rows`)
+    await sink.close(true)
+  } catch (error) {
+    await sink.close(false).catch(() => {})
+    throw error
+  }
+  log('done')
+
+  const idsFile = join(options.dir, 'ids.txt')
+  const keysFile = join(options.dir, 'keys.txt')
+  writeFileSync(idsFile, n ? `${ids.join('\n')}\n` : '')
+  writeFileSync(keysFile, n ? `${keys.join('\n')}\n` : '')
+  const result: SeedResult = {
+    key,
+    userId,
+    databaseUrl,
+    idsFile,
+    keysFile,
+    statuses: n,
+    historyRows: total,
+    distribution,
+    maxHistory,
+    seconds: (performance.now() - started) / 1000,
+  }
+  writeFileSync(join(options.dir, 'meta.json'), JSON.stringify(result, null, 2))
+  return result
+}
+
+const STATUS_COLUMNS =
+  'id, share_id, owner_id, status_key, name, type, value, access_type, description, color_no, access_type_user_list, access_type_history, change_count, created_at, updated_at, value_updated_at, version'
+const HISTORY_COLUMNS = 'status_id, change_no, value, at, by_user_id'
+
+/**
+ * better-sqlite3 directly: the whole bulk phase is one transaction of prepared statements,
+ * with no fsync, the rollback journal in memory and no foreign-key checks (the rows are
+ * consistent by construction). The file goes back to WAL, as statusd runs it, at the end.
+ * note: journal_mode=OFF would save a little more, but better-sqlite3 runs SQLite in
+ * defensive mode, which refuses it; and a WAL file would take every page twice.
+ */
+function sqliteSink(file: string, userId: string): Sink {
+  const db = new SQLite(file)
+  db.pragma('journal_mode = MEMORY')
+  db.pragma('synchronous = OFF')
+  db.pragma('foreign_keys = OFF')
+  // the indexes on random ids take random inserts: keep them in memory (1 GiB at most)
+  db.pragma('cache_size = -1048576')
+  const insertStatus = db.prepare(
+    `insert into statuses (${STATUS_COLUMNS}) values (?, ?, ?, ?, ?, 'text', ?, 'private', '', ?, 'owner', 'private', ?, ?, ?, ?, ?)`,
+  )
+  const ROWS_PER_INSERT = 100
+  const insertHistoryMany = db.prepare(
+    `insert into status_history (${HISTORY_COLUMNS}) values ${Array(ROWS_PER_INSERT).fill('(?, ?, ?, ?, ?)').join(', ')}`,
+  )
+  const insertHistoryOne = db.prepare(
+    `insert into status_history (${HISTORY_COLUMNS}) values (?, ?, ?, ?, ?)`,
+  )
+  const params: (string | number)[] = new Array(ROWS_PER_INSERT * 5)
+  db.exec('begin')
+  return {
+    async statuses(rows) {
+      for (const r of rows)
+        insertStatus.run(
+          r.id,
+          r.shareId,
+          userId,
+          r.key,
+          r.key,
+          r.value,
+          r.colorNo,
+          r.changeCount,
+          r.createdAt,
+          r.updatedAt,
+          r.valueUpdatedAt,
+          Math.max(1, r.changeCount),
+        )
+    },
+    async history(ids, nos, values, ats) {
+      let k = 0
+      for (; k + ROWS_PER_INSERT <= ids.length; k += ROWS_PER_INSERT) {
+        for (let j = 0; j < ROWS_PER_INSERT; j++) {
+          params[j * 5] = ids[k + j] as string
+          params[j * 5 + 1] = nos[k + j] as number
+          params[j * 5 + 2] = values[k + j] as string
+          params[j * 5 + 3] = ats[k + j] as string
+          params[j * 5 + 4] = userId
+        }
+        insertHistoryMany.run(params)
+      }
+      for (; k < ids.length; k++) insertHistoryOne.run(ids[k], nos[k], values[k], ats[k], userId)
+    },
+    async close(ok) {
+      db.exec(ok ? 'commit' : 'rollback')
+      db.pragma('journal_mode = WAL')
+      db.close()
+    },
+  }
+}
+
+/** PostgreSQL: multi-row inserts from arrays, in one transaction. */
+async function postgresSink(url: string, userId: string): Promise<Sink> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  await client.query('begin')
+  return {
+    async statuses(rows) {
+      await client.query(
+        `insert into statuses (${STATUS_COLUMNS})
+         select id, share_id, $3, k, k, 'text', v, 'private', '', c, 'owner', 'private', n, ca, ua, va, greatest(n, 1)
+         from unnest($1::text[], $2::text[], $4::text[], $5::text[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[])
+           as t(id, share_id, k, v, c, n, ca, ua, va)`,
+        [
+          rows.map((r) => r.id),
+          rows.map((r) => r.shareId),
+          userId,
+          rows.map((r) => r.key),
+          rows.map((r) => r.value),
+          rows.map((r) => r.colorNo),
+          rows.map((r) => r.changeCount),
+          rows.map((r) => r.createdAt),
+          rows.map((r) => r.updatedAt),
+          rows.map((r) => r.valueUpdatedAt),
+        ],
+      )
+    },
+    async history(ids, nos, values, ats) {
+      await client.query(
+        `insert into status_history (${HISTORY_COLUMNS})
+         select s, n, v, a, $5 from unnest($1::text[], $2::int[], $3::text[], $4::text[]) as t(s, n, v, a)`,
+        [ids, nos, values, ats, userId],
+      )
+    },
+    async close(ok) {
+      try {
+        await client.query(ok ? 'commit' : 'rollback')
+        // the planner's statistics, as autovacuum would gather them soon after a bulk load
+        if (ok) await client.query('analyze statuses, status_history')
+      } finally {
+        await client.end()
+      }
+    },
   }
 }
 
@@ -105,14 +454,18 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       dir: { type: 'string' },
       statuses: { type: 'string', default: '10000' },
       history: { type: 'string', default: '1' },
+      distribution: { type: 'string', default: 'uniform' },
       'database-url': { type: 'string' },
     },
   })
   if (!values.dir) throw new Error('--dir is required')
+  if (values.distribution !== 'uniform' && values.distribution !== 'zipf')
+    throw new Error('--distribution is uniform or zipf')
   const result = await seed({
     dir: values.dir,
     statuses: Number(values.statuses),
     history: Number(values.history),
+    distribution: values.distribution,
     ...(values['database-url'] && { databaseUrl: values['database-url'] }),
   })
   process.stdout.write(`${JSON.stringify(result)}\n`)

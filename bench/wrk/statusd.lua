@@ -1,10 +1,12 @@
--- wrk script: PATCH {"value":"80%"} by id, or POST by key, rotating over the seeded statuses.
--- BENCH_MODE=patch|post, BENCH_IDS=<file of ids or keys, one a line>, BENCH_KEY=<api key>
+-- wrk script: PATCH {"value":"80%"} by id, or POST by key, rotating over the seeded statuses;
+-- or GET of prepared request paths (list and history pages with their cursors).
+-- BENCH_MODE=patch|post|get, BENCH_IDS=<file of ids, keys or paths, one a line>, BENCH_KEY=<api key>
 local mode = os.getenv("BENCH_MODE") or "patch"
 local key = os.getenv("BENCH_KEY")
 local targets = {}
 for line in io.lines(os.getenv("BENCH_IDS")) do targets[#targets + 1] = line end
 local headers = { ["service-api-key"] = key, ["content-type"] = "application/json" }
+local get_headers = { ["service-api-key"] = key }
 local body = '{"value":"80%"}'
 local i = 0
 
@@ -16,6 +18,9 @@ end
 function request()
   i = i + 1
   local target = targets[(i % #targets) + 1]
+  if mode == "get" then
+    return wrk.format("GET", target, get_headers)
+  end
   if mode == "post" then
     return wrk.format("POST", "/v1/status-keys/" .. target, headers, body)
   end

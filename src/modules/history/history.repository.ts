@@ -40,8 +40,20 @@ export function listHistory(db: Db, statusId: string, q: HistoryQuery): Promise<
 }
 
 /**
- * Deletes the status's entries older than the cutoff, except the one that set the current
- * value. Bounded: one status, through the (status_id, change_no) primary key.
+ * Deletes the status's entries older than the cutoff that come before its oldest entry
+ * within retention, except the one that set the current value. Its cost is the expired
+ * entries it deletes, not the status's whole history: it runs on every value update.
+ *
+ * note: `(status_id, change_no)` is the only index, so the entries are walked in change
+ * order from the oldest and the walk stops at the first one within retention. Entries are
+ * written in time order, so nothing expired follows it; if a clock ever went back (two
+ * instances on PostgreSQL), an expired entry after it waits until the entries before it
+ * expire too, and the read filter hides it meanwhile. Deleting `at < cutoff` over the whole
+ * history instead read every entry of the status on every write: 0.4 to 1.5 s for statuses
+ * of 230 000 to 690 000 entries with nothing to delete, 0.2 ms this way (SQLite).
+ * The range starts at the oldest entry, which changes nothing but PostgreSQL's estimate:
+ * with an upper bound alone it expects a third of a busy status's history, and a cost that
+ * high switches on JIT compilation (7 ms a write).
  */
 const prune = prepareQuery<{ statusId: string; cutoff: string; keepChangeNo: number }, never>(
   (db, p) =>
@@ -49,7 +61,27 @@ const prune = prepareQuery<{ statusId: string; cutoff: string; keepChangeNo: num
       .deleteFrom('status_history')
       .where('status_id', '=', p('statusId'))
       .where('at', '<', p('cutoff'))
-      .where('change_no', '<', p('keepChangeNo')),
+      .where('change_no', '>=', (eb) =>
+        eb
+          .selectFrom('status_history')
+          .select('change_no')
+          .where('status_id', '=', p('statusId'))
+          .orderBy('change_no')
+          .limit(1),
+      )
+      .where('change_no', '<', (eb) =>
+        eb.fn.coalesce(
+          eb
+            .selectFrom('status_history')
+            .select('change_no')
+            .where('status_id', '=', p('statusId'))
+            .where('change_no', '<', p('keepChangeNo'))
+            .where('at', '>=', p('cutoff'))
+            .orderBy('change_no')
+            .limit(1),
+          eb.val(p('keepChangeNo')),
+        ),
+      ),
 )
 
 export async function pruneHistory(

@@ -1,0 +1,421 @@
+// Scale bench (issue 5, goal 5): how statusd's cost grows with the data. For each size it
+// seeds N statuses of one user and N × H history rows (Zipf-skewed by default), starts
+// `statusd serve` on the SQLite file as users run it, and drives it with wrk:
+//   - PATCH /v1/status/:id {"value":"80%"} over the statuses in random order;
+//   - GET /v1/user/status?limit=L&cursor=C at random positions of the whole list;
+//   - GET /v1/status/:id/history?limit=L&cursor=C at random history rows (so a status is
+//     picked in proportion to its history, and pages land deep in long histories).
+// Cursors are encoded by src/lib/cursor.ts itself and checked against the API's own Link
+// headers before measuring. Rounds are interleaved over the sizes, each on a fresh copy of
+// the dataset. Prints, and appends to docs/performance.md, per size and operation: req/s,
+// p50 and p99 with --connections clients, p50 and p99 with one client, the service call's
+// own time in process (no HTTP), and the change in req/s against the smallest size; also
+// the query plans at the largest size (bench/query-plans.ts).
+//   node bench/scale.ts [--sizes 10000,100000,1000000] [--history 10] [--distribution zipf]
+//                       [--rounds 3] [--duration 10] [--connections 32] [--limit 50]
+//                       [--dir /tmp/statusd-scale] [--keep] [--no-write]
+import type { ChildProcess } from 'node:child_process'
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statfsSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import SQLite from 'better-sqlite3'
+import { createDatabase } from '../src/db/create-db.ts'
+import { encodeCursor } from '../src/lib/cursor.ts'
+import { listStatusHistory } from '../src/modules/history/history.service.ts'
+import { loadPlansFile } from '../src/modules/plans/plans.ts'
+import { accessById } from '../src/modules/sharing/sharing.service.ts'
+import { listOwned, updateStatusById } from '../src/modules/statuses/statuses.service.ts'
+import {
+  explainHotPaths,
+  type PlannedOperation,
+  plansToMarkdown,
+  rollbackWriter,
+  samplePositions,
+} from './query-plans.ts'
+import {
+  appendToPerformance,
+  assertWrkInstalled,
+  median,
+  PLANS_FILE,
+  peakRssMb,
+  resultHeading,
+  runWrk,
+  startServer,
+  statusdCommand,
+  stopServer,
+  takePort,
+  type WrkMode,
+} from './rig.ts'
+import { type Distribution, prng, type SeedResult, seed } from './seed.ts'
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '10000,100000,1000000' },
+    history: { type: 'string', default: '10' },
+    distribution: { type: 'string', default: 'zipf' },
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    limit: { type: 'string', default: '50' },
+    dir: { type: 'string', default: '/tmp/statusd-scale' },
+    keep: { type: 'boolean', default: false },
+    'no-write': { type: 'boolean', default: false },
+  },
+})
+const SIZES = values.sizes.split(',').map((s) => Number(s.replace(/_/g, '')))
+const HISTORY = Number(values.history)
+const DISTRIBUTION = values.distribution as Distribution
+const ROUNDS = Number(values.rounds)
+const DURATION = Number(values.duration)
+const CONNECTIONS = Number(values.connections)
+const LIMIT = Number(values.limit)
+const DIR = values.dir
+/** Request targets per operation: wrk walks them from a random offset, over and over. */
+const TARGETS = 50_000
+if (DISTRIBUTION !== 'uniform' && DISTRIBUTION !== 'zipf')
+  throw new Error('--distribution is uniform or zipf')
+if (SIZES.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: positive integers')
+
+type Operation = 'patch' | 'list' | 'history'
+const OPERATIONS: { op: Operation; mode: WrkMode; label: string }[] = [
+  // reads first: the PATCH run adds history rows to the copy
+  { op: 'list', mode: 'get', label: `list page (\`GET /v1/user/status?limit=${LIMIT}&cursor=…\`)` },
+  {
+    op: 'history',
+    mode: 'get',
+    label: `history page (\`GET /v1/status/:id/history?limit=${LIMIT}&cursor=…\`)`,
+  },
+  { op: 'patch', mode: 'patch', label: 'PATCH value by id' },
+]
+
+interface Dataset {
+  n: number
+  dir: string
+  seedFile: string
+  data: SeedResult
+  bytes: number
+  files: Record<Operation, string>
+}
+
+interface Sample {
+  /** With CONNECTIONS clients. */
+  rps: number
+  p50ms: number
+  p99ms: number
+  /** With one client. */
+  oneP50ms: number
+  oneP99ms: number
+  /** The service call alone, in process (no HTTP, a PATCH rolled back). */
+  serviceP50us: number
+  serviceP99us: number
+  rssMb: number
+  bad: number
+}
+
+/** Seeds one size (or reuses a dataset of the same shape left by `--keep`). */
+async function prepare(n: number): Promise<Dataset> {
+  const dir = join(DIR, `n${n}-h${HISTORY}-${DISTRIBUTION}`)
+  const seedFile = join(dir, 'seed.db')
+  const metaFile = join(dir, 'meta.json')
+  let data: SeedResult
+  if (existsSync(metaFile) && existsSync(seedFile)) {
+    data = JSON.parse(readFileSync(metaFile, 'utf8'))
+    console.error(`scale: reusing ${dir} (seeded in ${data.seconds.toFixed(0)} s)`)
+  } else {
+    rmSync(dir, { recursive: true, force: true })
+    mkdirSync(dir, { recursive: true })
+    console.error(`scale: seeding ${n} statuses, ${n * HISTORY} history rows (${DISTRIBUTION})`)
+    data = await seed({ dir, statuses: n, history: HISTORY, distribution: DISTRIBUTION })
+    console.error(`scale: seeded in ${data.seconds.toFixed(1)} s`)
+  }
+  return {
+    n,
+    dir,
+    seedFile,
+    data,
+    bytes: statSync(seedFile).size,
+    files: writeTargets(dir, seedFile, n),
+  }
+}
+
+/**
+ * Request targets, read from the dataset itself: PATCH ids in random order, list pages at
+ * random positions, history pages at random history rows.
+ */
+function writeTargets(dir: string, seedFile: string, n: number): Record<Operation, string> {
+  const db = new SQLite(seedFile, { readonly: true })
+  const rows = db
+    .prepare('select id, created_at, change_count from statuses order by created_at, id')
+    .all() as { id: string; created_at: string; change_count: number }[]
+  db.close()
+  const random = prng(0xca11 ^ n)
+  const pick = (k: number) => Math.floor(random() * k)
+  const count = Math.min(TARGETS, n)
+  const patch: string[] = []
+  for (let k = 0; k < count; k++) patch.push((rows[pick(n)] as (typeof rows)[number]).id)
+  const list: string[] = []
+  for (let k = 0; k < TARGETS; k++) {
+    const at = rows[pick(n)] as (typeof rows)[number]
+    list.push(`/v1/user/status?limit=${LIMIT}&cursor=${encodeCursor([at.created_at, at.id])}`)
+  }
+  // cumulative history counts: a uniform history row is a status in proportion to its history
+  const cumulative = new Float64Array(n + 1)
+  for (let i = 0; i < n; i++)
+    cumulative[i + 1] = (cumulative[i] as number) + (rows[i] as (typeof rows)[number]).change_count
+  const total = cumulative[n] as number
+  const history: string[] = []
+  for (let k = 0; k < TARGETS && total > 0; k++) {
+    const r = pick(total)
+    let lo = 0
+    let hi = n
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1
+      if ((cumulative[mid] as number) <= r) lo = mid
+      else hi = mid
+    }
+    const changeNo = r - (cumulative[lo] as number) + 1
+    // the page starts at that entry: entries below change_no + 1, newest first
+    history.push(
+      `/v1/status/${(rows[lo] as (typeof rows)[number]).id}/history?limit=${LIMIT}&cursor=${encodeCursor([String(changeNo + 1)])}`,
+    )
+  }
+  const files = {
+    patch: join(dir, 'targets-patch.txt'),
+    list: join(dir, 'targets-list.txt'),
+    history: join(dir, 'targets-history.txt'),
+  }
+  writeFileSync(files.patch, `${patch.join('\n')}\n`)
+  writeFileSync(files.list, `${list.join('\n')}\n`)
+  writeFileSync(files.history, `${history.join('\n')}\n`)
+  return files
+}
+
+/**
+ * Proves the cursors are the API's own: a list page's Link names the cursor this script
+ * would encode for the page's last entry, and a history page at a cursor starts where asked.
+ */
+async function checkCursors(port: number, set: Dataset): Promise<void> {
+  const headers = { 'service-api-key': set.data.key }
+  const base = `http://127.0.0.1:${port}`
+  const [listPath] = readFileSync(set.files.list, 'utf8').split('\n', 1) as [string]
+  const res = await fetch(base + listPath, { headers })
+  const page = (await res.json()) as { statusId: string }[]
+  if (res.status !== 200) throw new Error(`scale: list page answered ${res.status}`)
+  const link = res.headers.get('link')
+  if (page.length === LIMIT && link) {
+    const db = new SQLite(set.seedFile, { readonly: true })
+    const last = db
+      .prepare('select id, created_at from statuses where id = ?')
+      .get((page[page.length - 1] as { statusId: string }).statusId) as {
+      id: string
+      created_at: string
+    }
+    db.close()
+    const ours = encodeCursor([last.created_at, last.id])
+    if (!link.includes(`cursor=${ours}>`))
+      throw new Error(`scale: the API's next cursor is not ours:\n${link}\n${ours}`)
+  }
+  const [historyPath] = readFileSync(set.files.history, 'utf8').split('\n', 1) as [string]
+  const h = await fetch(base + historyPath, { headers })
+  if (h.status !== 200) throw new Error(`scale: history page answered ${h.status}`)
+  const entries = (await h.json()) as { value: string }[]
+  const before = Number(
+    JSON.parse(Buffer.from(historyPath.split('cursor=')[1] as string, 'base64url').toString())[0],
+  )
+  // the seed's values are change_no % 100 followed by '%'
+  if (entries[0]?.value !== `${(before - 1) % 100}%`)
+    throw new Error(`scale: the history page at ${historyPath} does not start where asked`)
+}
+
+/** Service calls timed in process, per operation. */
+const SERVICE_CALLS = 2000
+
+/**
+ * The database work of each operation without HTTP: the service functions statusd's routes
+ * call, on the same targets, one call at a time (a PATCH in a transaction that is rolled
+ * back, so no commit and no fsync). How this grows with the data is the query cost alone.
+ */
+async function timeServices(
+  url: string,
+  set: Dataset,
+): Promise<Record<Operation, { p50us: number; p99us: number }>> {
+  const database = createDatabase(url)
+  const deps = { db: database.db, plans: loadPlansFile(PLANS_FILE) }
+  const caller = { userId: set.data.userId, plan: 'unlimited' }
+  const lines = (file: string) => readFileSync(file, 'utf8').trim().split('\n')
+  const parse = (path: string) => new URL(path, 'http://localhost')
+  const cursor = (path: string) => parse(path).searchParams.get('cursor') ?? undefined
+  const time = async (items: string[], call: (item: string) => Promise<unknown>) => {
+    for (const item of items.slice(-200)) await call(item) // warm-up: statement cache, JIT
+    const took: number[] = []
+    for (const item of items.slice(0, SERVICE_CALLS)) {
+      const started = performance.now()
+      await call(item)
+      took.push(performance.now() - started)
+    }
+    took.sort((a, b) => a - b)
+    const at = (q: number) =>
+      (took[Math.min(took.length - 1, Math.floor(q * took.length))] ?? 0) * 1000
+    return { p50us: at(0.5), p99us: at(0.99) }
+  }
+  try {
+    return {
+      list: await time(lines(set.files.list), (path) =>
+        listOwned(deps, caller, { limit: LIMIT, cursor: cursor(path) }),
+      ),
+      history: await time(lines(set.files.history), async (path) =>
+        listStatusHistory(
+          deps,
+          await accessById(deps.db, caller, parse(path).pathname.split('/')[3] as string),
+          { limit: LIMIT, cursor: cursor(path) },
+        ),
+      ),
+      patch: await time(lines(set.files.patch), (id) =>
+        updateStatusById({ ...deps, writer: rollbackWriter(deps.db) }, caller, id, {
+          value: '80%',
+        }),
+      ),
+    }
+  } finally {
+    await database.close()
+  }
+}
+
+/** A copy of the dataset for one round, on disk before the server starts. */
+function freshCopy(set: Dataset, round: number): string {
+  const file = join(set.dir, `round-${round}.db`)
+  copyFileSync(set.seedFile, file)
+  const fd = openSync(file, 'r+')
+  fsyncSync(fd)
+  closeSync(fd)
+  return file
+}
+
+function removeDb(file: string): void {
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true })
+}
+
+function assertDiskSpace(): void {
+  // about 1.7 kB a status at 10 history rows each, and one working copy beside the seed
+  const needed = SIZES.reduce((sum, n) => sum + n * (200 + 150 * HISTORY) * 2.2, 0)
+  mkdirSync(DIR, { recursive: true })
+  const { bavail, bsize } = statfsSync(DIR)
+  const free = bavail * bsize
+  console.error(
+    `scale: about ${(needed / 2 ** 30).toFixed(1)} GiB needed in ${DIR}, ${(free / 2 ** 30).toFixed(1)} GiB free`,
+  )
+  if (free < needed * 1.2) throw new Error('scale: not enough disk space')
+}
+
+async function main() {
+  assertWrkInstalled()
+  assertDiskSpace()
+  const sets: Dataset[] = []
+  for (const n of SIZES) sets.push(await prepare(n))
+  const samples = new Map<string, Sample[]>()
+  let plans: PlannedOperation[] | undefined
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const set of sets) {
+      const file = freshCopy(set, round)
+      const url = `sqlite:${file}`
+      if (round === 1 && set === sets[sets.length - 1])
+        plans = await explainHotPaths(url, await samplePositions(url))
+      const services = await timeServices(url, set)
+      const port = takePort()
+      let child: ChildProcess | undefined
+      try {
+        child = await startServer(`statusd (${set.n})`, port, statusdCommand(port, url), 60_000)
+        if (round === 1) await checkCursors(port, set)
+        for (const { op, mode } of OPERATIONS) {
+          const wrk = {
+            port,
+            connections: CONNECTIONS,
+            mode,
+            key: set.data.key,
+            targets: set.files[op],
+          }
+          runWrk({ ...wrk, seconds: 2 }) // warm-up: JIT, caches, connections
+          const r = runWrk({ ...wrk, seconds: DURATION })
+          // one client at a time: the time a request takes, without waiting in line
+          const one = runWrk({ ...wrk, connections: 1, seconds: DURATION })
+          const sample: Sample = {
+            rps: r.rps,
+            p50ms: r.p50ms,
+            p99ms: r.p99ms,
+            oneP50ms: one.p50ms,
+            oneP99ms: one.p99ms,
+            serviceP50us: services[op].p50us,
+            serviceP99us: services[op].p99us,
+            rssMb: peakRssMb(child.pid as number),
+            bad: r.non2xx + r.socketErrors + one.non2xx + one.socketErrors,
+          }
+          const key = `${set.n}:${op}`
+          samples.set(key, [...(samples.get(key) ?? []), sample])
+          console.error(
+            `scale: round ${round} ${set.n} ${op}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50ms.toFixed(2)} ms, p99 ${r.p99ms.toFixed(2)} ms; one client: p50 ${one.p50ms.toFixed(2)} ms, p99 ${one.p99ms.toFixed(2)} ms; in process: p50 ${services[op].p50us.toFixed(0)} µs, p99 ${services[op].p99us.toFixed(0)} µs${sample.bad ? `, ${sample.bad} errors!` : ''}`,
+          )
+        }
+      } finally {
+        if (child) await stopServer(child)
+        removeDb(file)
+      }
+    }
+  }
+  report(sets, samples, plans ?? [])
+  if (!values.keep) for (const set of sets) rmSync(set.dir, { recursive: true, force: true })
+}
+
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`
+const thousands = (n: number) => n.toLocaleString('en-US').replace(/,/g, ' ')
+
+function report(sets: Dataset[], samples: Map<string, Sample[]>, plans: PlannedOperation[]) {
+  const smallest = sets[0] as Dataset
+  const rows: string[] = []
+  for (const set of sets) {
+    for (const { op, label } of OPERATIONS) {
+      const s = samples.get(`${set.n}:${op}`) ?? []
+      if (s.length === 0) continue
+      const rps = median(s.map((x) => x.rps))
+      const base = median((samples.get(`${smallest.n}:${op}`) ?? []).map((x) => x.rps))
+      const change = set === smallest ? '–' : `${(((rps - base) / base) * 100).toFixed(1)} %`
+      const ms = (pick: (x: Sample) => number) => `${median(s.map(pick)).toFixed(2)} ms`
+      const us = (pick: (x: Sample) => number) => `${median(s.map(pick)).toFixed(0)} µs`
+      rows.push(
+        `| ${thousands(set.n)} | ${thousands(set.data.historyRows)} | ${mb(set.bytes)} | ${label} | ${rps.toFixed(0)} | ${change} | ${ms((x) => x.p50ms)} | ${ms((x) => x.p99ms)} | ${ms((x) => x.oneP50ms)} | ${ms((x) => x.oneP99ms)} | ${us((x) => x.serviceP50us)} | ${us((x) => x.serviceP99us)} | ${Math.max(...s.map((x) => x.rssMb)).toFixed(0)} MB | ${s.reduce((n, x) => n + x.bad, 0)} |`,
+      )
+    }
+  }
+  const largest = sets[sets.length - 1] as Dataset
+  const suspicious = plans.some((p) => p.statements.some((s) => s.suspicious))
+  const command = `npm run bench:scale -- --sizes ${SIZES.join(',')} --history ${HISTORY} --distribution ${DISTRIBUTION} --rounds ${ROUNDS} --duration ${DURATION} --connections ${CONNECTIONS} --limit ${LIMIT}`
+  const section = [
+    resultHeading(),
+    '',
+    `\`${command}\`: one user on an unlimited plan; ${HISTORY} history rows per status on average, ${DISTRIBUTION === 'zipf' ? `Zipf-skewed (the busiest status of the largest size has ${thousands(largest.data.maxHistory)})` : 'evenly spread'}. statusd on SQLite (durable); per operation a 2 s warm-up, then wrk -t1 -c${CONNECTIONS} -d${DURATION}s (throughput, and latency under load) and wrk -t1 -c1 -d${DURATION}s (latency of one request at a time); "in process" is the service call alone, without HTTP, over ${SERVICE_CALLS} of the same targets (a PATCH rolled back: no commit, no fsync); medians of ${ROUNDS} rounds interleaved over the sizes, each on a fresh copy; peak RSS is the server's over all three operations. Seeding took ${sets.map((s) => `${s.data.seconds.toFixed(0)} s`).join(' / ')}.`,
+    '',
+    `| statuses | history rows | database | operation | req/s (${CONNECTIONS} conn.) | vs smallest | p50 (${CONNECTIONS} conn.) | p99 (${CONNECTIONS} conn.) | p50 (1 conn.) | p99 (1 conn.) | in process p50 | in process p99 | peak RSS | errors |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+    `Query plans at ${thousands(largest.n)} statuses: ${suspicious ? '**a scan or a sort, marked ⚠**' : 'index searches only, no scan, no sort'}.`,
+    '',
+    plansToMarkdown(plans, true),
+    '',
+  ].join('\n')
+  process.stdout.write(`\n${section}\n`)
+  if (!values['no-write']) appendToPerformance(section)
+}
+
+await main()

@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import SQLite from 'better-sqlite3'
+import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
+import type { DB } from '../../src/db/database.ts'
+import { migrateToLatest } from '../../src/db/migrate.ts'
+import { listHistory, pruneHistory } from '../../src/modules/history/history.repository.ts'
+import {
+  findStatusById,
+  listOwnedStatuses,
+  updateStatusRow,
+} from '../../src/modules/statuses/statuses.repository.ts'
+import { freshDatabase, TEST_ENGINE, type TestDatabase } from '../helpers/engine.ts'
+import { onEngine } from '../helpers/store.ts'
+
+// The hot paths must stay index searches at any size (docs/performance.md, "Scale"): a page
+// deep in a list of a million statuses, a page deep in a long history, and a value update's
+// pruning of a long history. These tests read the plans of the statements the repositories
+// really send. On PostgreSQL, sequential scans and sorts are switched off first, so a tiny
+// test table shows the plan the indexes allow (a Seq Scan or Sort left means none does).
+
+/** A migrated database whose Kysely logs every statement it sends, and the engine's EXPLAIN. */
+interface PlanStore {
+  db: Kysely<DB>
+  /** Runs the repository call and returns the plans of the statements it sent. */
+  plansOf(call: (db: Kysely<DB>) => Promise<unknown>): Promise<{ sql: string; plan: string }[]>
+  close(): Promise<void>
+}
+
+async function openPlanStore(): Promise<PlanStore> {
+  let captured: CompiledQuery[] = []
+  const log = { log: (event: { query: CompiledQuery }) => void captured.push(event.query) }
+  let fresh: TestDatabase | undefined
+  let sqlite: SQLite.Database | undefined
+  let pool: pg.Pool | undefined
+  let db: Kysely<DB>
+  if (TEST_ENGINE === 'sqlite') {
+    sqlite = new SQLite(':memory:')
+    db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }), ...log })
+  } else {
+    fresh = await freshDatabase()
+    pool = new pg.Pool({ connectionString: fresh.url, max: 1 })
+    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), ...log })
+  }
+  await migrateToLatest(db)
+  const explain = async (query: CompiledQuery): Promise<string> => {
+    const params = query.parameters as unknown[]
+    if (sqlite)
+      return (
+        sqlite.prepare(`explain query plan ${query.sql}`).all(...params) as { detail: string }[]
+      )
+        .map((r) => r.detail)
+        .join('\n')
+    const client = await (pool as pg.Pool).connect()
+    try {
+      await client.query('begin')
+      await client.query('set local enable_seqscan = off')
+      await client.query('set local enable_sort = off')
+      const { rows } = await client.query(`explain ${query.sql}`, params)
+      return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')
+    } finally {
+      await client.query('rollback')
+      client.release()
+    }
+  }
+  return {
+    db,
+    async plansOf(call) {
+      captured = []
+      await call(db)
+      const out: { sql: string; plan: string }[] = []
+      for (const query of captured) out.push({ sql: query.sql, plan: await explain(query) })
+      return out
+    },
+    async close() {
+      await db.destroy()
+      await fresh?.drop()
+    },
+  }
+}
+
+/** No full scan and no sort the index does not give, on either engine. */
+function assertSearchesOnly(plan: string): void {
+  if (TEST_ENGINE === 'sqlite') {
+    assert.doesNotMatch(plan, /^SCAN /m, plan)
+    assert.doesNotMatch(plan, /TEMP B-TREE/, plan)
+  } else {
+    assert.doesNotMatch(plan, /Seq Scan/, plan)
+    assert.doesNotMatch(plan, /\bSort\b/, plan)
+  }
+}
+
+describe(onEngine('query plans of the hot paths'), () => {
+  let store: PlanStore
+  before(async () => {
+    store = await openPlanStore()
+  })
+  after(async () => {
+    await store.close()
+  })
+
+  it('a list page after a cursor seeks the (owner_id, created_at, id) index to the cursor', async () => {
+    const [list] = await store.plansOf((db) =>
+      listOwnedStatuses(db, 'owner', {
+        limit: 51,
+        after: { createdAt: '2030-01-01T00:00:00.000Z', id: 'x' },
+      }),
+    )
+    assert.ok(list)
+    assertSearchesOnly(list.plan)
+    // the cursor is part of the index search, not a filter applied to the owner's every row
+    if (TEST_ENGINE === 'sqlite')
+      assert.equal(
+        list.plan,
+        'SEARCH statuses USING INDEX statuses_owner_created (owner_id=? AND (created_at,id)>(?,?))',
+      )
+    else
+      assert.match(
+        list.plan,
+        /Index (Only )?Scan using statuses_owner_created[^\n]*\n\s*Index Cond: \(\(owner_id = [^)]+\) AND \(ROW\(created_at, id\) > ROW\(/,
+      )
+  })
+
+  it('a history page after a cursor walks the primary key down from the cursor', async () => {
+    for (const cutoff of [null, '2030-01-01T00:00:00.000Z']) {
+      const [history] = await store.plansOf((db) =>
+        listHistory(db, 'status', { cutoff, keepChangeNo: 90, before: 40, limit: 51 }),
+      )
+      assert.ok(history)
+      assertSearchesOnly(history.plan)
+      if (TEST_ENGINE === 'sqlite')
+        assert.match(
+          history.plan,
+          /^SEARCH h USING INDEX sqlite_autoindex_status_history_1 \(status_id=\? AND change_no<\?\)$/m,
+        )
+      else
+        assert.match(
+          history.plan,
+          /Index Scan Backward using status_history_pk[^\n]*\n\s*Index Cond: \(\(status_id = [^)]+\) AND \(change_no < \d+\)\)/,
+        )
+    }
+  })
+
+  it('a value update reads, updates and prunes through primary keys, pruning only expired entries', async () => {
+    const statements = await store.plansOf(async (db) => {
+      await findStatusById(db, 'status')
+      await updateStatusRow(db, 'status', { value: 'ON' }, true)
+      await pruneHistory(db, 'status', '2030-01-01T00:00:00.000Z', 90)
+    })
+    assert.equal(statements.length, 3)
+    for (const { plan } of statements) assertSearchesOnly(plan)
+    type Planned = (typeof statements)[number]
+    const [read, update, prune] = statements as [Planned, Planned, Planned]
+    for (const { plan } of [read, update])
+      if (TEST_ENGINE === 'sqlite')
+        assert.equal(plan, 'SEARCH statuses USING INDEX sqlite_autoindex_statuses_1 (id=?)')
+      else assert.match(plan, /Index Scan using statuses_pkey on statuses/)
+    // the delete's range runs from the oldest entry to the oldest entry within retention,
+    // each found by a walk of the primary key that stops at it: none reads the whole history
+    if (TEST_ENGINE === 'sqlite') {
+      const searches = prune.plan.split('\n').filter((l) => l.includes('status_history'))
+      assert.equal(searches.length, 3, prune.plan)
+      for (const line of searches)
+        assert.match(
+          line,
+          /^SEARCH status_history USING (COVERING )?INDEX sqlite_autoindex_status_history_1 \(status_id=\?/,
+        )
+      assert.match(searches[0] as string, /\(status_id=\? AND change_no>\? AND change_no<\?\)$/)
+    } else {
+      assert.equal(prune.plan.match(/InitPlan/g)?.length, 2, prune.plan)
+      assert.match(
+        prune.plan,
+        /\n {2}-> {2}Index Scan using status_history_pk on status_history [^\n]*\n\s*Index Cond: \(\(status_id = [^)]+\) AND \(change_no >= \$0\) AND \(change_no < COALESCE\(\$1, \d+\)\)\)/,
+      )
+    }
+  })
+})
