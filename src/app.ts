@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
@@ -9,6 +8,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Database } from './db/create-db.ts'
 import { rateLimited, validationError } from './lib/errors.ts'
 import { API_KEY_PREFIX } from './lib/ids.ts'
+import { LazySchemas } from './lib/lazy-schemas.ts'
 import { createEventBus } from './modules/events/create-event-bus.ts'
 import type { EventBus } from './modules/events/event-bus.ts'
 import { shareEventsRoutes, statusEventsRoutes } from './modules/events/events.routes.ts'
@@ -33,6 +33,7 @@ import {
   SERVER_TIMEOUTS,
   type ServerTimeouts,
 } from './plugins/connections.ts'
+import { docsRoutes } from './plugins/docs.ts'
 import { BODY_LIMIT, errorHandlerPlugin, sendError } from './plugins/error-handler.ts'
 import { trackRoutes } from './plugins/inventory.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
@@ -69,6 +70,8 @@ const ajvOptions = {
 const bodyAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: false }))
 const queryAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: true }))
 
+type CompilersFactory = NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
+
 const REQUEST_ID = /^[\w.:-]{1,64}$/
 
 const API_RESPONSE_HEADERS = {
@@ -84,8 +87,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const publicUrl = deps.publicUrl ?? null
   const keyCache = new KeyCache({ ttlMs: deps.keyCacheTtlMs ?? 5_000 })
   const timeouts = { ...SERVER_TIMEOUTS, ...deps.timeouts }
+  const schemas = new LazySchemas({ body: bodyAjv, query: queryAjv })
   const app = Fastify({
     logger: deps.logger ?? false,
+    // note: the cast: Fastify types this factory after @fastify/ajv-compiler's pool API, but
+    // calls what it returns with the route's { schema, httpPart }, as setValidatorCompiler does
+    schemaController: { compilersFactory: schemas.compilersFactory as unknown as CompilersFactory },
     bodyLimit: BODY_LIMIT,
     // slow clients are cut off (OWASP API4): see SERVER_TIMEOUTS
     requestTimeout: timeouts.requestTimeout,
@@ -128,9 +135,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   trackRoutes(app)
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema),
-  )
+  app.decorate('compileSchemas', () => schemas.compileAll())
+  // route schemas compile on first use; once listening, the rest compile in idle turns
+  app.addHook('onListen', async () => schemas.compileInBackground())
   // note: only JSON bodies; without this, text/plain would reach validation as a string
   app.removeContentTypeParser('text/plain')
   app.addHook('onRequest', requireHostHeader)
@@ -176,7 +183,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
     },
   })
-  await app.register(swaggerUi, { routePrefix: '/docs' })
+  await app.register(docsRoutes)
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger())
 
   await app.register(healthRoutes, { ping: () => database.ping() })

@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect } from 'kysely'
-import pg from 'pg'
+import type pg from 'pg'
 import type { DB } from './database.ts'
 import { groupCommitWriter, transactionPerWrite, type Writer } from './group-commit.ts'
 import { SqliteDialectWithSafeRollback } from './sqlite-dialect.ts'
@@ -132,7 +133,11 @@ function openSqlite(path: string, busyTimeoutMs: number): Database {
 const CONNECT_TIMEOUT_MS = 5_000
 const PING_TIMEOUT_MS = 2_000
 
+// note: pg is loaded only when the database is PostgreSQL (cold start on SQLite)
+const require = createRequire(import.meta.url)
+
 function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): Database {
+  const { Pool, Client } = require('pg') as typeof pg
   if (!Number.isInteger(poolSize) || poolSize < 1)
     throw new Error(`database pool size must be a positive integer, got ${poolSize}`)
   let parsed: URL | undefined
@@ -142,7 +147,7 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
     // an unparsable URL fails on first connect with pg's own message
   }
   const applicationName = parsed?.searchParams.get('application_name') ?? 'statusd'
-  const pool = new pg.Pool({
+  const pool = new Pool({
     connectionString: url,
     max: poolSize,
     connectionTimeoutMillis: connectTimeoutMs,
@@ -188,7 +193,7 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
         copy.searchParams.delete('application_name')
         connectionString = copy.href
       }
-      return new pg.Client({
+      return new Client({
         connectionString,
         connectionTimeoutMillis: connectTimeoutMs,
         keepAlive: true,

@@ -1,0 +1,61 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import Fastify from 'fastify'
+import fp from 'fastify-plugin'
+
+const PREFIX = '/docs'
+// hop-by-hop or recomputed headers: never copied from the inner answer
+const SKIPPED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length'])
+
+/**
+ * GET /docs: Swagger UI over the app's own OpenAPI document. Swagger UI (with
+ * @fastify/static under it) is loaded on the first request, in an inner Fastify instance
+ * the routes here forward to: few people open /docs, and loading it at start cost a tenth
+ * of statusd's cold start (docs/performance.md).
+ */
+export async function docsRoutes(app: FastifyInstance): Promise<void> {
+  let inner: Promise<FastifyInstance> | undefined
+
+  async function build(): Promise<FastifyInstance> {
+    const { default: swaggerUi } = await import('@fastify/swagger-ui')
+    const docs = Fastify()
+    // the UI's /docs/json and /docs/yaml read the outer app's document; under the name the
+    // UI checks for, as it depends on @fastify/swagger
+    const outerDocument = fp(async (f) => void f.decorate('swagger', app.swagger.bind(app)), {
+      name: '@fastify/swagger',
+    })
+    await docs.register(outerDocument)
+    await docs.register(swaggerUi, { routePrefix: PREFIX })
+    await docs.ready()
+    return docs
+  }
+
+  async function forward(request: FastifyRequest, reply: FastifyReply) {
+    inner ??= build().catch((err: unknown) => {
+      inner = undefined
+      throw err
+    })
+    const res = await (await inner).inject({
+      method: 'GET',
+      url: request.url,
+      headers: {
+        ...(request.headers['if-none-match'] && {
+          'if-none-match': request.headers['if-none-match'],
+        }),
+        ...(request.headers['if-modified-since'] && {
+          'if-modified-since': request.headers['if-modified-since'],
+        }),
+      },
+    })
+    // the app's own 404 (SPEC §5's body), not the inner instance's
+    if (res.statusCode === 404) return reply.callNotFound()
+    if (res.statusCode >= 500)
+      throw new Error(`Swagger UI failed on ${request.url}: ${res.payload}`)
+    for (const [name, value] of Object.entries(res.headers))
+      if (value !== undefined && !SKIPPED.has(name)) reply.header(name, value)
+    return reply.code(res.statusCode).send(res.rawPayload)
+  }
+
+  const hide = { schema: { hide: true } }
+  app.get(PREFIX, hide, forward)
+  app.get(`${PREFIX}/*`, hide, forward)
+}
