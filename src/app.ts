@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import rateLimit from '@fastify/rate-limit'
-import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
@@ -37,6 +36,7 @@ import { docsRoutes } from './plugins/docs.ts'
 import { BODY_LIMIT, errorHandlerPlugin, sendError } from './plugins/error-handler.ts'
 import { trackRoutes } from './plugins/inventory.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
+import { openApiRoutes } from './plugins/openapi.ts'
 import { webRoutes } from './web/web.routes.ts'
 
 export interface AppDeps {
@@ -167,24 +167,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const services = { db: database.db, plans, events, writer: database.writer }
 
   await app.register(errorHandlerPlugin)
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'statusd',
-        version: '1',
-        description: 'Short status entries, set over HTTP+JSON and seen live.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER },
-          bearer: { type: 'http', scheme: 'bearer' },
-        },
-      },
-    },
-  })
+  openApiRoutes(app)
   await app.register(docsRoutes)
-  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger())
 
   await app.register(healthRoutes, { ping: () => database.ping() })
   await app.register(metricsPlugin)

@@ -18,9 +18,15 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
   async function build(): Promise<FastifyInstance> {
     const { default: swaggerUi } = await import('@fastify/swagger-ui')
     const docs = Fastify()
-    // the UI's /docs/json and /docs/yaml read the outer app's document; under the name the
-    // UI checks for, as it depends on @fastify/swagger
-    const outerDocument = fp(async (f) => void f.decorate('swagger', app.swagger.bind(app)), {
+    // the UI's /docs/json and /docs/yaml serve the app's document, decorated under the name
+    // of the plugin the UI depends on
+    const [json, yaml] = await Promise.all([
+      app.openApiDocument(),
+      app.openApiDocument({ yaml: true }),
+    ])
+    const swagger = ((opts?: { yaml?: boolean }) =>
+      opts?.yaml ? yaml : json) as FastifyInstance['swagger']
+    const outerDocument = fp(async (f) => void f.decorate('swagger', swagger), {
       name: '@fastify/swagger',
     })
     await docs.register(outerDocument)
