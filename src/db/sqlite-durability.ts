@@ -1,5 +1,6 @@
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import { CompiledQuery, type Kysely } from 'kysely'
+import { startCheckpointThread } from './checkpoint-worker.ts'
 import type { DB } from './database.ts'
 import type { BatchHooks } from './group-commit.ts'
 import { walSyncer } from './wal-sync.ts'
@@ -64,9 +65,7 @@ export function sqliteDurability(
   }
 
   function startWorker(): Worker {
-    const started = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), {
-      workerData: { file },
-    })
+    const started = startCheckpointThread(file)
     started.unref()
     started.on('message', (result: CheckpointResult) => {
       waiting.shift()?.(result)

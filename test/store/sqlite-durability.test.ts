@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { after, test } from 'node:test'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
+import { startCheckpointThread } from '../../src/db/checkpoint-worker.ts'
 import { createDatabase } from '../../src/db/create-db.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 import { walSyncer } from '../../src/db/wal-sync.ts'
@@ -76,4 +77,30 @@ test('durability: checkpoints happen off the main connection, and the log ends w
   assert.equal(inFile(), 600)
   await database.close()
   assert.equal(existsSync(`${file}-wal`), false, 'a clean close leaves no log behind')
+})
+
+test('durability: the checkpoint thread copies the log into the database file', async () => {
+  const file = join(dir, 'thread.db')
+  const writer = new SQLite(file)
+  writer.pragma('journal_mode = WAL')
+  writer.pragma('wal_autocheckpoint = 0')
+  writer.exec('create table t (x integer)')
+  writer.prepare('insert into t values (?)').run(1)
+  const thread = startCheckpointThread(file)
+  try {
+    const result = await new Promise<{ ok: boolean; log: number; checkpointed: number }>(
+      (resolve, reject) => {
+        thread.once('message', resolve)
+        thread.once('error', reject)
+        thread.postMessage('checkpoint')
+      },
+    )
+    assert.equal(result.ok, true)
+    assert.ok(result.log > 0, 'the log had frames')
+    assert.equal(result.checkpointed, result.log, 'all of them copied')
+  } finally {
+    thread.postMessage('close')
+    await new Promise((resolve) => thread.once('exit', resolve))
+    writer.close()
+  }
 })

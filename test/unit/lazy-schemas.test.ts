@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { setImmediate as turn } from 'node:timers/promises'
 import { describe, it } from 'node:test'
+import { setImmediate as turn } from 'node:timers/promises'
 import { Ajv } from 'ajv'
 import { LazySchemas } from '../../src/lib/lazy-schemas.ts'
 
