@@ -1,6 +1,6 @@
 import type { CompiledQuery, Kysely, Transaction } from 'kysely'
 import type { DB } from './database.ts'
-import { rawStatement } from './prepared.ts'
+import { type DirectRunner, rawStatement, registerDirectRunner, runStatement } from './prepared.ts'
 
 /** Runs units of write work, each atomically; how they are committed is the engine's business. */
 export interface Writer {
@@ -42,6 +42,11 @@ export interface BatchHooks {
    * must be durable (synchronous=FULL).
    */
   afterCommit?(units: number): Promise<void>
+  /**
+   * Runs statements on the batch's connection without Kysely's executor (SQLite: the one
+   * connection, synchronously); prepared queries of the batch's units use it.
+   */
+  direct?: DirectRunner
 }
 
 /**
@@ -68,16 +73,17 @@ export function groupCommitWriter(
         if (hooks.enter) await connection.executeQuery(hooks.enter)
         try {
           await connection.transaction().execute(async (tx) => {
+            if (hooks.direct) registerDirectRunner(tx, hooks.direct)
             for (const unit of batch) {
-              await tx.executeQuery(SAVEPOINT)
+              await runStatement(tx, SAVEPOINT)
               try {
                 const value = await unit.work(tx)
-                await tx.executeQuery(RELEASE)
+                await runStatement(tx, RELEASE)
                 outcomes.push({ ok: true, value })
               } catch (error) {
                 try {
-                  await tx.executeQuery(ROLLBACK_TO)
-                  await tx.executeQuery(RELEASE)
+                  await runStatement(tx, ROLLBACK_TO)
+                  await runStatement(tx, RELEASE)
                 } catch {
                   // note: SQLite already rolled the whole transaction back (disk full, I/O
                   // error): the batch fails, with the unit's own error as the cause (503)

@@ -4,6 +4,35 @@ import type { DB, Db } from './database.ts'
 // A value no caller passes: it marks where a named parameter goes in the compiled query.
 const MARK = '\u0000statusd:param:'
 
+/**
+ * Runs a compiled statement synchronously on the connection a transaction holds, with the
+ * result Kysely's driver would give; `sqlite.ts` makes one for a group-commit batch.
+ */
+export type DirectRunner = (sql: string, parameters: readonly unknown[]) => QueryResult<unknown>
+
+// The transactions whose statements may skip Kysely's executor: a group-commit batch on
+// SQLite registers its transaction while it holds the one connection (group-commit.ts).
+const directRunners = new WeakMap<object, DirectRunner>()
+
+/** Lets prepared queries (and `runStatement`) on `tx` run through `runner`, for its lifetime. */
+export function registerDirectRunner(tx: object, runner: DirectRunner): void {
+  directRunners.set(tx, runner)
+}
+
+/**
+ * Runs a compiled statement on `db`: directly on the connection when `db` is a transaction
+ * that registered a runner, else through Kysely's executor.
+ */
+export function runStatement<R>(db: Db, query: CompiledQuery): Promise<QueryResult<R>> {
+  const direct = directRunners.get(db)
+  if (direct === undefined) return db.executeQuery<R>(query)
+  try {
+    return Promise.resolve(direct(query.sql, query.parameters) as QueryResult<R>)
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
 /** A query compiled once per dialect; each run only binds values (no building, no compiling). */
 export type PreparedQuery<P, R> = (db: Db, params: P) => Promise<QueryResult<R>>
 
@@ -36,7 +65,7 @@ export function prepareQuery<P extends Record<string, unknown>, R>(
       byAdapter.set(adapter, compiled)
     }
     const values = compiled.slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value))
-    return db.executeQuery<R>(CompiledQuery.raw(compiled.sql, values))
+    return runStatement<R>(db, CompiledQuery.raw(compiled.sql, values))
   }
 }
 

@@ -112,3 +112,45 @@ test('a prepared query is compiled once per dialect: each gets its own SQL', asy
     'select "id" from "users" where "plan" = $1 and "name" = $2 limit $3 ["pro","u2",1]',
   ])
 })
+
+test('in a group-commit batch on SQLite, prepared queries run directly on the connection', async () => {
+  const { byName } = countingBuilds()
+  // the executor of a batch's transaction is never asked: its statements go straight to SQLite
+  const run = (work: (tx: Kysely<DB>) => Promise<unknown>) =>
+    database.writer.run(async (tx) => {
+      const executeQuery = tx.executeQuery.bind(tx)
+      let viaExecutor = 0
+      tx.executeQuery = ((query: never) => {
+        viaExecutor += 1
+        return executeQuery(query)
+      }) as typeof tx.executeQuery
+      const value = await work(tx)
+      return { value, viaExecutor }
+    })
+  const found = await run(async (tx) => (await byName(tx, { name: 'u2', plan: 'free' })).rows)
+  assert.deepEqual(found, { value: [{ id: 'u2' }], viaExecutor: 0 })
+  // a failing statement fails its own unit alone, with SQLite's error
+  const insert = prepareQuery<{ id: string }, never>((db, p) =>
+    db.insertInto('users').values({
+      id: p('id'),
+      name: 'dup',
+      email: null,
+      plan: 'free',
+      verified: 1,
+      created_at: '2026-01-01T00:00:00.000Z',
+    }),
+  )
+  const outcomes = await Promise.allSettled([
+    run((tx) => insert(tx, { id: 'u3' })),
+    run((tx) => insert(tx, { id: 'u1' })),
+  ])
+  assert.equal(outcomes[0]?.status, 'fulfilled')
+  assert.equal(
+    (outcomes[0] as PromiseFulfilledResult<{ value: { numAffectedRows: bigint } }>).value.value
+      .numAffectedRows,
+    1n,
+  )
+  assert.match(String((outcomes[1] as PromiseRejectedResult).reason), /UNIQUE constraint/)
+  // outside a batch, the same query goes through Kysely (and waits for the connection)
+  assert.deepEqual((await byName(database.db, { name: 'dup', plan: 'free' })).rows, [{ id: 'u3' }])
+})
