@@ -25,9 +25,18 @@ export function registerDirectRunner(tx: object, runner: DirectRunner): void {
  */
 export function runStatement<R>(db: Db, query: CompiledQuery): Promise<QueryResult<R>> {
   const direct = directRunners.get(db)
-  if (direct === undefined) return db.executeQuery<R>(query)
+  return direct === undefined
+    ? db.executeQuery<R>(query)
+    : runDirect<R>(direct, query.sql, query.parameters)
+}
+
+function runDirect<R>(
+  direct: DirectRunner,
+  sql: string,
+  parameters: readonly unknown[],
+): Promise<QueryResult<R>> {
   try {
-    return Promise.resolve(direct(query.sql, query.parameters) as QueryResult<R>)
+    return Promise.resolve(direct(sql, parameters) as QueryResult<R>)
   } catch (error) {
     return Promise.reject(error)
   }
@@ -65,7 +74,10 @@ export function prepareQuery<P extends Record<string, unknown>, R>(
       byAdapter.set(adapter, compiled)
     }
     const values = compiled.slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value))
-    return runStatement<R>(db, CompiledQuery.raw(compiled.sql, values))
+    const direct = directRunners.get(db)
+    return direct === undefined
+      ? db.executeQuery<R>(CompiledQuery.raw(compiled.sql, values))
+      : runDirect<R>(direct, compiled.sql, values)
   }
 }
 
