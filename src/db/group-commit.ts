@@ -28,6 +28,28 @@ const SAVEPOINT = rawStatement('savepoint unit')
 const RELEASE = rawStatement('release unit')
 const ROLLBACK_TO = rawStatement('rollback to unit')
 
+/** Runs each unit of a batch in its own savepoint on `tx`, recording its outcome. */
+async function runUnits(tx: Transaction<DB>, batch: Pending[], outcomes: Outcome[]): Promise<void> {
+  for (const unit of batch) {
+    await runStatement(tx, SAVEPOINT)
+    try {
+      const value = await unit.work(tx)
+      await runStatement(tx, RELEASE)
+      outcomes.push({ ok: true, value })
+    } catch (error) {
+      try {
+        await runStatement(tx, ROLLBACK_TO)
+        await runStatement(tx, RELEASE)
+      } catch {
+        // note: SQLite already rolled the whole transaction back (disk full, I/O error): the
+        // batch fails, with the unit's own error as the cause (503)
+        throw error
+      }
+      outcomes.push({ ok: false, error })
+    }
+  }
+}
+
 /** How an engine makes a group-committed batch durable (sqlite-durability.ts); all optional. */
 export interface BatchHooks {
   /** Awaited before a batch begins, on its connection (e.g. a checkpoint that must not overlap writes). */
@@ -73,24 +95,11 @@ export function groupCommitWriter(
         if (hooks.enter) await connection.executeQuery(hooks.enter)
         try {
           await connection.transaction().execute(async (tx) => {
-            if (hooks.direct) registerDirectRunner(tx, hooks.direct)
-            for (const unit of batch) {
-              await runStatement(tx, SAVEPOINT)
-              try {
-                const value = await unit.work(tx)
-                await runStatement(tx, RELEASE)
-                outcomes.push({ ok: true, value })
-              } catch (error) {
-                try {
-                  await runStatement(tx, ROLLBACK_TO)
-                  await runStatement(tx, RELEASE)
-                } catch {
-                  // note: SQLite already rolled the whole transaction back (disk full, I/O
-                  // error): the batch fails, with the unit's own error as the cause (503)
-                  throw error
-                }
-                outcomes.push({ ok: false, error })
-              }
+            const unregister = hooks.direct && registerDirectRunner(tx, hooks.direct)
+            try {
+              await runUnits(tx, batch, outcomes)
+            } finally {
+              unregister?.()
             }
           })
         } finally {

@@ -6,7 +6,7 @@ const MARK = '\u0000statusd:param:'
 
 /**
  * Runs a compiled statement synchronously on the connection a transaction holds, with the
- * result Kysely's driver would give; `sqlite.ts` makes one for a group-commit batch.
+ * result Kysely's driver would give; create-db.ts makes one for SQLite's group-commit batches.
  */
 export type DirectRunner = (sql: string, parameters: readonly unknown[]) => QueryResult<unknown>
 
@@ -14,9 +14,14 @@ export type DirectRunner = (sql: string, parameters: readonly unknown[]) => Quer
 // SQLite registers its transaction while it holds the one connection (group-commit.ts).
 const directRunners = new WeakMap<object, DirectRunner>()
 
-/** Lets prepared queries (and `runStatement`) on `tx` run through `runner`, for its lifetime. */
-export function registerDirectRunner(tx: object, runner: DirectRunner): void {
+/**
+ * Lets prepared queries (and `runStatement`) on `tx` run through `runner` until the returned
+ * function is called, which must happen before the transaction ends: a statement on `tx`
+ * after that goes to Kysely, which refuses a finished transaction.
+ */
+export function registerDirectRunner(tx: object, runner: DirectRunner): () => void {
   directRunners.set(tx, runner)
+  return () => directRunners.delete(tx)
 }
 
 /**

@@ -154,3 +154,15 @@ test('in a group-commit batch on SQLite, prepared queries run directly on the co
   // outside a batch, the same query goes through Kysely (and waits for the connection)
   assert.deepEqual((await byName(database.db, { name: 'dup', plan: 'free' })).rows, [{ id: 'u3' }])
 })
+
+test('a batch transaction kept past its commit gets no direct path: Kysely refuses it', async () => {
+  const { byName } = countingBuilds()
+  let kept: Kysely<DB> | undefined
+  await database.writer.run(async (tx) => {
+    kept = tx
+  })
+  await assert.rejects(
+    byName(kept as Kysely<DB>, { name: 'u1', plan: 'free' }),
+    /committed|rolled back/i,
+  )
+})
