@@ -23,7 +23,7 @@ import { shareRoutes } from './modules/sharing/share.routes.ts'
 import { sharingRoutes } from './modules/sharing/sharing.routes.ts'
 import { statusRoutes } from './modules/statuses/statuses.routes.ts'
 import { userRoutes } from './modules/users/users.routes.ts'
-import { API_KEY_HEADER, authHook } from './plugins/auth.ts'
+import { authHook } from './plugins/auth.ts'
 import {
   clientErrorHandler,
   MAX_HEADER_BYTES,

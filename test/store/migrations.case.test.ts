@@ -7,6 +7,7 @@ import { migrateToLatest, migratorFor, pendingMigrations } from '../../src/db/mi
 import { migrations } from '../../src/db/migrations/index.ts'
 import { freshDatabase, TEST_ENGINE } from '../helpers/engine.ts'
 import { onEngine } from '../helpers/store.ts'
+import { statusRow, userRow } from './fixtures.ts'
 
 const ALL = Object.keys(migrations).sort()
 // statusd's first tables; later migrations add more, which the checks below allow for
@@ -105,6 +106,71 @@ describe(onEngine('migrations'), () => {
       await db.close()
       await a.drop()
       await b.drop()
+    }
+  })
+})
+
+describe(onEngine('migration 2026-11-24T000000-clustered-history'), () => {
+  const BEFORE = '2026-11-23T000000-sharing'
+  const NAME = '2026-11-24T000000-clustered-history'
+
+  /** Whether status_history is stored WITHOUT ROWID (SQLite's `pragma table_list`). */
+  const withoutRowid = async (db: Kysely<DB>) =>
+    (await sql<{ wr: number }>`select wr from pragma_table_list('status_history')`.execute(db))
+      .rows[0]?.wr === 1
+
+  const historyOf = (db: Kysely<DB>) =>
+    db.selectFrom('status_history').selectAll().orderBy('status_id').orderBy('change_no').execute()
+
+  it('keeps every history row, up and down, and clusters the table on SQLite only', async () => {
+    const fresh = await freshDatabase()
+    const database = createDatabase(fresh.url)
+    const { db } = database
+    try {
+      const migrator = await migratorFor(db)
+      assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+      const user = userRow()
+      await db.insertInto('users').values(user).execute()
+      const statuses = [statusRow(user.id), statusRow(user.id)]
+      await db.insertInto('statuses').values(statuses).execute()
+      // interleaved, as writes arrive on a real server
+      const rows = Array.from({ length: 40 }, (_, i) => ({
+        status_id: (statuses[i % 2] as { id: string }).id,
+        change_no: Math.floor(i / 2) + 1,
+        value: `v${i}`,
+        at: new Date(Date.UTC(2026, 10, 24, 0, 0, i)).toISOString(),
+        by_user_id: user.id,
+      }))
+      await db.insertInto('status_history').values(rows).execute()
+      const before = await historyOf(db)
+      assert.equal(before.length, 40)
+
+      assert.deepEqual(await migrateToLatest(db), [NAME])
+      assert.deepEqual(await historyOf(db), before, 'every row kept by the rebuild')
+      if (TEST_ENGINE === 'sqlite') assert.equal(await withoutRowid(db), true)
+      // the primary key still holds, and deleting a status still takes its history along
+      await assert.rejects(
+        db
+          .insertInto('status_history')
+          .values(rows[0] as never)
+          .execute(),
+      )
+      await db
+        .deleteFrom('statuses')
+        .where('id', '=', (statuses[0] as { id: string }).id)
+        .execute()
+      assert.equal(
+        (await historyOf(db)).length,
+        20,
+        'the cascade removed the deleted status’s rows',
+      )
+
+      assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+      assert.equal((await historyOf(db)).length, 20, 'down keeps the rows too')
+      if (TEST_ENGINE === 'sqlite') assert.equal(await withoutRowid(db), false)
+    } finally {
+      await database.close()
+      await fresh.drop()
     }
   })
 })

@@ -2,10 +2,12 @@ import type { Migration } from 'kysely/migration'
 import * as initial from './2026-11-22T000000-initial.ts'
 import * as idempotencyKeys from './2026-11-22T010000-idempotency-keys.ts'
 import * as sharing from './2026-11-23T000000-sharing.ts'
+import * as clusteredHistory from './2026-11-24T000000-clustered-history.ts'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
   '2026-11-22T000000-initial': initial,
   '2026-11-22T010000-idempotency-keys': idempotencyKeys,
   '2026-11-23T000000-sharing': sharing,
+  '2026-11-24T000000-clustered-history': clusteredHistory,
 }
