@@ -63,8 +63,10 @@ export interface WriteOptions {
 }
 
 /** Throws 412 unless the preconditions hold for the current state (null: no status yet). */
-function assertPreconditions(current: Status | null, options: WriteOptions): void {
-  const tag = current === null ? null : etagOf(current)
+function assertPreconditions(current: StatusRow | null, options: WriteOptions): void {
+  // note: the tag is a hash of the representation: only worth computing when a condition came
+  if (options.ifMatch === undefined && options.ifNoneMatch === undefined) return
+  const tag = current === null ? null : etagOf(toStatus(current))
   if (options.ifMatch !== undefined && !etagMatches(options.ifMatch, tag))
     throw preconditionFailed()
   if (options.ifNoneMatch !== undefined && etagMatches(options.ifNoneMatch, tag, true))
@@ -141,7 +143,7 @@ async function applyUpdate(
   const role = await roleOn(tx, status, caller.userId)
   assertVisible(status, role)
   assertMayChange(role, input)
-  assertPreconditions(toStatus(status), options)
+  assertPreconditions(status, options)
   assertPlanAllows(planOf(plans, caller.plan), input, {
     accessTypeUserList: status.access_type_user_list,
     accessTypeHistory: status.access_type_history,
@@ -318,7 +320,7 @@ export async function deleteStatusById(
     const role = status ? await roleOn(tx, status, caller.userId) : null
     const visible = assertVisible(status, role)
     assertMayChange(role, 'delete')
-    assertPreconditions(toStatus(visible), options)
+    assertPreconditions(visible, options)
     if (!(await deleteStatusRow(tx, statusId))) throw notFound('Status not found')
     return visible
   })
@@ -336,7 +338,7 @@ export async function deleteStatusByKey(
   const deleted = await writerOf(deps).run(async (tx) => {
     const status = await findStatusByKey(tx, caller.userId, key)
     if (!status) throw notFound('Status not found')
-    assertPreconditions(toStatus(status), options)
+    assertPreconditions(status, options)
     if (!(await deleteStatusRow(tx, status.id))) throw notFound('Status not found')
     return status
   })
