@@ -26,6 +26,7 @@ import { cpus, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
+import { startFlags } from './rig.ts'
 import { seed } from './seed.ts'
 
 const { values } = parseArgs({
@@ -208,17 +209,21 @@ async function main() {
   let server: ChildProcess | undefined
   try {
     const data = await seed({ dir, statuses: 0, history: 0 })
-    server = spawn(process.execPath, [join(SERVER_ROOT, 'bin/statusd.js'), 'serve'], {
-      env: {
-        ...process.env,
-        PORT: String(PORT),
-        HOST: '127.0.0.1',
-        DATABASE_URL: data.databaseUrl,
-        PLANS_FILE: join(ROOT, 'bench/plans.json'),
-        LOG_LEVEL: 'warn',
+    server = spawn(
+      process.execPath,
+      [...startFlags(SERVER_ROOT), join(SERVER_ROOT, 'bin/statusd.js'), 'serve'],
+      {
+        env: {
+          ...process.env,
+          PORT: String(PORT),
+          HOST: '127.0.0.1',
+          DATABASE_URL: data.databaseUrl,
+          PLANS_FILE: join(ROOT, 'bench/plans.json'),
+          LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
       },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    })
+    )
     await waitReady()
     const headers = { 'service-api-key': data.key, 'content-type': 'application/json' }
     const created = await fetch(`${BASE}/v1/status-keys/fanout`, {

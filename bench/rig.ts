@@ -28,13 +28,25 @@ let nextPort = 18500 + Math.floor(Math.random() * 500)
 /** A port for the next server (a fresh one each time, so a slow exit never clashes). */
 export const takePort = (): number => nextPort++
 
+/**
+ * Node's flags in the checkout's `npm start` (`node <flags> bin/statusd.js serve`), so that
+ * a bench runs statusd as users run it (docs/operations.md, memory).
+ */
+export function startFlags(root = ROOT): string[] {
+  const start: string = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start
+  const words = start.trim().split(/\s+/)
+  const bin = words.indexOf('bin/statusd.js')
+  if (words[0] !== 'node' || bin < 0) throw new Error(`bench: unexpected start script: ${start}`)
+  return words.slice(1, bin)
+}
+
 /** How to start `statusd serve` as users run it, on a port and a database. */
 export function statusdCommand(
   port: number,
   databaseUrl: string,
 ): { args: string[]; env: Record<string, string> } {
   return {
-    args: [join(ROOT, 'bin/statusd.js'), 'serve'],
+    args: [...startFlags(), join(ROOT, 'bin/statusd.js'), 'serve'],
     env: {
       PORT: String(port),
       HOST: '127.0.0.1',
