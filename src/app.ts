@@ -143,17 +143,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', requireHostHeader)
   refuseWhileClosing(app)
   // no id, key or share id holds NUL, and PostgreSQL cannot even compare text holding it
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     if (/%00/i.test(request.url))
       throw validationError(
         [{ field: 'url', message: 'must not contain NUL (%00)' }],
         'Request URL is invalid',
       )
+    done()
   })
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, _payload, done) => {
     reply.header('x-request-id', request.id)
     // every response, not only the API's: no browser second-guesses a content type
     reply.header('x-content-type-options', 'nosniff')
+    done()
   })
   app.addHook('onClose', () => database.close())
 
@@ -177,8 +179,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (v1) => {
     v1.addHook('onRequest', authHook(database.db, keyCache))
     // per-user data: never cached by intermediaries, never sniffed or framed by a browser
-    v1.addHook('onSend', async (_request, reply) => {
+    v1.addHook('onSend', (_request, reply, _payload, done) => {
       reply.headers(API_RESPONSE_HEADERS)
+      done()
     })
     await v1.register(rateLimit, {
       hook: 'preParsing',

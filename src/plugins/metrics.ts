@@ -25,7 +25,7 @@ export const metricsPlugin = fp(async (app: FastifyInstance) => {
     registers: [registry],
   })
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const labels = {
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',
@@ -33,6 +33,7 @@ export const metricsPlugin = fp(async (app: FastifyInstance) => {
     }
     requests.inc(labels)
     duration.observe(labels, reply.elapsedTime / 1000)
+    done()
   })
 
   app.get(

@@ -31,9 +31,10 @@ export const shareRoutes: FastifyPluginAsyncTypebox<{
   publicUrl: string | null
 }> = async (app, { deps, publicUrl }) => {
   // public data for any page to embed (no credentials are involved), and always revalidated
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, _payload, done) => {
     reply.header('access-control-allow-origin', '*')
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-cache')
+    done()
   })
 
   app.get(

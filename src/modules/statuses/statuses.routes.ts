@@ -42,8 +42,9 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
   const caller = (user: { id: string; plan: string }) => ({ userId: user.id, plan: user.plan })
 
   // no body at all is the same mistake as `{}`: nothing to update
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined && request.routeOptions.schema?.body) throw emptyBody()
+    done()
   })
 
   /** Sends a single-status response with its ETag (and Location / replay marker). */
