@@ -1,9 +1,9 @@
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB, User } from '../db/database.ts'
 import { notVerified, unauthorized } from '../lib/errors.ts'
 import type { KeyCache } from '../modules/keys/key-cache.ts'
-import { type Authenticated, authenticate } from '../modules/keys/keys.service.ts'
+import { authenticate } from '../modules/keys/keys.service.ts'
 import { type AuthLevel, authLevelOf } from '../modules/users/users.service.ts'
 
 export const API_KEY_HEADER = 'service-api-key'
@@ -33,37 +33,16 @@ export function presentedKey(request: FastifyRequest): string | undefined {
 // note: a real key is 44 characters; anything far longer is not worth hashing
 const MAX_KEY_LENGTH = 256
 
-/** Lets the request in as `found`, or throws the SPEC §3 error that keeps it out. */
-function admit(request: FastifyRequest, found: Authenticated | null): void {
-  if (!found) throw unauthorized('API key is not valid, revoked or expired')
-  request.user = found.user
-  const needed = request.routeOptions.config.authLevel ?? 'verified'
-  if (needed === 'verified' && authLevelOf(found.user) !== 'verified') throw notVerified()
-}
-
-/**
- * onRequest hook: authenticates the caller and enforces the route's authorization level.
- * note: a plain hook calling done, not an async one: a key the cache knows is admitted
- * without a promise; only a lookup in the database waits.
- */
+/** onRequest hook: authenticates the caller and enforces the route's authorization level. */
 export function authHook(db: Kysely<DB>, cache?: KeyCache) {
-  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const secret = presentedKey(request)
     if (secret === undefined) throw unauthorized()
     if (secret.length > MAX_KEY_LENGTH) throw unauthorized('API key is not valid')
-    const found = authenticate(db, secret, cache)
-    if (!(found instanceof Promise)) {
-      admit(request, found)
-      done()
-      return
-    }
-    found.then((result) => {
-      try {
-        admit(request, result)
-      } catch (error) {
-        return done(error as Error)
-      }
-      done()
-    }, done)
+    const found = await authenticate(db, secret, cache)
+    if (!found) throw unauthorized('API key is not valid, revoked or expired')
+    request.user = found.user
+    const needed = request.routeOptions.config.authLevel ?? 'verified'
+    if (needed === 'verified' && authLevelOf(found.user) !== 'verified') throw notVerified()
   }
 }

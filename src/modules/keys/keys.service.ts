@@ -74,32 +74,15 @@ export async function revokeKey(db: Kysely<DB>, keyId: string): Promise<ApiKeyVi
   return toApiKeyView(key)
 }
 
-/** Who a presented secret authenticates as. */
-export interface Authenticated {
-  user: User
-  keyId: string
-}
-
-/**
- * The user behind a presented secret, when the key is known, unrevoked and unexpired: at
- * once (not a promise) when the cache knows the key, which is the hot path's case.
- */
-export function authenticate(
+/** The user behind a presented secret, when the key is known, unrevoked and unexpired. */
+export async function authenticate(
   db: Kysely<DB>,
   secret: string,
   cache?: KeyCache,
-): Authenticated | Promise<Authenticated | null> {
+): Promise<{ user: User; keyId: string } | null> {
   const hash = hashApiKey(secret)
   const cached = cache?.get(hash)
   if (cached) return { user: cached.user, keyId: cached.keyId }
-  return lookUpKey(db, hash, cache)
-}
-
-async function lookUpKey(
-  db: Kysely<DB>,
-  hash: string,
-  cache?: KeyCache,
-): Promise<Authenticated | null> {
   const found = await findActiveKeyByHash(db, hash, nowIso())
   if (!found) return null
   cache?.set(hash, {
