@@ -32,8 +32,9 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     poolSize: config.databasePoolSize,
     busyTimeoutMs: config.sqliteBusyTimeoutMs,
   })
+  let applied: string[]
   try {
-    await migrateToLatest(database.db)
+    applied = await migrateToLatest(database.db)
   } catch (err) {
     await database.close()
     throw err
@@ -72,7 +73,15 @@ export async function serve(config: Config): Promise<FastifyInstance> {
 
   // note: the bound address, not config.port: with PORT=0 this line is where the port is read
   const address = await app.listen({ port: config.port, host: config.host })
-  app.log.info({ address, storage: database.describe }, 'statusd ready')
+  // the schema migrations this start applied, if any: an upgrade shows what it changed
+  app.log.info(
+    {
+      address,
+      storage: database.describe,
+      ...(applied.length > 0 && { migrationsApplied: applied }),
+    },
+    'statusd ready',
+  )
   if (first) printFirstKey(first.user.id, first.user.plan, first.key, config.publicUrl ?? address)
   return app
 }

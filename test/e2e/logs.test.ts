@@ -4,6 +4,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, afterEach, before, it } from 'node:test'
+import { migrations } from '../../src/db/migrations/index.ts'
 import { BIN, killAll, runToEnd, statusdEnv } from '../helpers/processes.ts'
 import { asLogLine, type LogLine, type Server, startServer } from '../helpers/server-process.ts'
 
@@ -177,4 +178,15 @@ it('with a key made by the CLI (not the banner), no log line holds it either', a
   assert.equal((await server.stop('SIGTERM')).code, 0)
   assertNoSecrets([...server.stdout, ...server.stderr], [key, wrongKey, bannerKey])
   assertRequestLines(server.logs(), sent)
+})
+
+it('the ready line names the migrations a start applied: all on a new database, none after', async () => {
+  const dbFile = path.join(dir, 'migrations', 'statusd.db')
+  const readyLine = (server: Server) => server.logs().find((l) => l.msg === 'statusd ready')
+  const first = await startServer(dbFile)
+  assert.deepEqual(readyLine(first)?.migrationsApplied, Object.keys(migrations).sort())
+  assert.equal((await first.stop('SIGTERM')).code, 0)
+  const second = await startServer(dbFile)
+  assert.equal(readyLine(second)?.migrationsApplied, undefined, 'nothing left to apply')
+  assert.equal((await second.stop('SIGTERM')).code, 0)
 })
