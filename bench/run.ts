@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util'
 import {
   appendToPerformance,
   assertWrkInstalled,
+  cpuMicros,
   median,
   peakRssMb,
   ROOT,
@@ -95,6 +96,8 @@ interface Sample {
   p50ms: number
   p99ms: number
   rssMb: number
+  /** The server's CPU time (all its threads) per answered request, in µs. */
+  cpuUsPerRequest: number
   non2xx: number
   socketErrors: number
 }
@@ -164,18 +167,21 @@ async function main() {
         }
         try {
           runWrk({ ...wrk, seconds: 2 }) // warm-up: JIT, caches, connection setup
+          const cpuBefore = cpuMicros(child.pid as number)
           const r = runWrk({ ...wrk, seconds: DURATION })
+          const cpuUsed = cpuMicros(child.pid as number) - cpuBefore
           const sample: Sample = {
             rps: r.rps,
             p50ms: r.p50ms,
             p99ms: r.p99ms,
             rssMb: peakRssMb(child.pid as number),
+            cpuUsPerRequest: cpuUsed / Math.max(1, r.requests),
             non2xx: r.non2xx,
             socketErrors: r.socketErrors,
           }
           samples.set(target.name, [...(samples.get(target.name) ?? []), sample])
           console.error(
-            `bench: round ${round} ${target.name}: ${sample.rps.toFixed(0)} req/s, p50 ${sample.p50ms.toFixed(2)} ms, p99 ${sample.p99ms.toFixed(2)} ms, peak RSS ${sample.rssMb.toFixed(0)} MB${sample.non2xx ? `, ${sample.non2xx} non-2xx!` : ''}`,
+            `bench: round ${round} ${target.name}: ${sample.rps.toFixed(0)} req/s, p50 ${sample.p50ms.toFixed(2)} ms, p99 ${sample.p99ms.toFixed(2)} ms, peak RSS ${sample.rssMb.toFixed(0)} MB, CPU ${sample.cpuUsPerRequest.toFixed(0)} µs/req${sample.non2xx ? `, ${sample.non2xx} non-2xx!` : ''}`,
           )
         } finally {
           await stopServer(child)
@@ -205,15 +211,15 @@ function report(samples: Map<string, Sample[]>, coldStartMs: number) {
       const s = samples.get(t.name) as Sample[]
       const rps = median(s.map((x) => x.rps))
       const bad = s.reduce((n, x) => n + x.non2xx + x.socketErrors, 0)
-      return `| ${t.label} | ${rps.toFixed(0)} | ${rawRps ? (rps / rawRps).toFixed(2) : '–'} | ${naiveRps ? (rps / naiveRps).toFixed(1) : '–'} | ${median(s.map((x) => x.p50ms)).toFixed(2)} ms | ${median(s.map((x) => x.p99ms)).toFixed(2)} ms | ${Math.max(...s.map((x) => x.rssMb)).toFixed(0)} MB | ${bad} |`
+      return `| ${t.label} | ${rps.toFixed(0)} | ${rawRps ? (rps / rawRps).toFixed(2) : '–'} | ${naiveRps ? (rps / naiveRps).toFixed(1) : '–'} | ${median(s.map((x) => x.p50ms)).toFixed(2)} ms | ${median(s.map((x) => x.p99ms)).toFixed(2)} ms | ${Math.max(...s.map((x) => x.rssMb)).toFixed(0)} MB | ${median(s.map((x) => x.cpuUsPerRequest)).toFixed(0)} µs | ${bad} |`
     })
   const section = [
     resultHeading(),
     '',
-    `\`npm run bench -- --rounds ${ROUNDS} --duration ${DURATION} --connections ${CONNECTIONS} --statuses ${values.statuses}\`: wrk -t1 -c${CONNECTIONS} -d${DURATION}s, \`{"value":"80%"}\` rotating over ${values.statuses} statuses of one key; medians of ${ROUNDS} interleaved rounds (peak RSS: the highest).`,
+    `\`npm run bench -- --rounds ${ROUNDS} --duration ${DURATION} --connections ${CONNECTIONS} --statuses ${values.statuses}\`: wrk -t1 -c${CONNECTIONS} -d${DURATION}s, \`{"value":"80%"}\` rotating over ${values.statuses} statuses of one key; medians of ${ROUNDS} interleaved rounds (peak RSS: the highest; CPU: the server process's user + system time, all threads, per answered request).`,
     '',
-    '| target | req/s | × raw | × naive | p50 | p99 | peak RSS | errors |',
-    '|---|---|---|---|---|---|---|---|',
+    '| target | req/s | × raw | × naive | p50 | p99 | peak RSS | CPU per request | errors |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     `Cold start to \`/readyz\` 200 (median of 5, ${values.statuses} statuses): ${coldStartMs.toFixed(0)} ms.`,
