@@ -58,10 +58,9 @@ async function layoutCopy(from: string, to: string, wantClustered: boolean): Pro
   copyFileSync(from, to)
   const database = createDatabase(`sqlite:${to}`)
   try {
-    const db = database.db as Kysely<unknown> as Kysely<DB>
-    if ((await clustered(db)) === wantClustered) return 0
+    if ((await clustered(database.db)) === wantClustered) return 0
     const started = performance.now()
-    await (wantClustered ? up : down)(db as Kysely<unknown>)
+    await (wantClustered ? up : down)(database.db as Kysely<unknown>)
     return (performance.now() - started) / 1000
   } finally {
     await database.close()
@@ -73,20 +72,6 @@ const clusteredFile = join(DIR, 'clustered.db')
 const downSeconds = await layoutCopy(seedFile, rowidFile, false)
 if (downSeconds) log(`seed was clustered: rebuilt as a rowid table in ${downSeconds.toFixed(1)} s`)
 const upSeconds = await layoutCopy(rowidFile, clusteredFile, true)
-const historyRows = Number(
-  (
-    await (async () => {
-      const d = createDatabase(`sqlite:${rowidFile}`)
-      try {
-        return await sql<{ n: number }>`select count(*) as n from status_history`.execute(d.db)
-      } finally {
-        await d.close()
-      }
-    })()
-  ).rows[0]?.n,
-)
-log(`migration rowid → clustered: ${upSeconds.toFixed(1)} s for ${historyRows} history rows`)
-
 const layouts = [
   { name: 'rowid table + primary-key index (before)', file: rowidFile },
   { name: 'WITHOUT ROWID, clustered (after)', file: clusteredFile },
@@ -97,6 +82,10 @@ const caller = { userId: meta.userId, plan: 'unlimited' }
 // targets: random history rows (so a status is picked in proportion to its history), read
 // from the rowid copy by rowid; PATCH targets: random statuses
 const rowidDb = layouts[0]?.database.db as Kysely<DB>
+const historyRows = Number(
+  (await sql<{ n: number }>`select count(*) as n from status_history`.execute(rowidDb)).rows[0]?.n,
+)
+log(`migration rowid → clustered: ${upSeconds.toFixed(1)} s for ${historyRows} history rows`)
 const random = (n: number) => 1 + Math.floor(Math.random() * n)
 const pages: { statusId: string; before: number }[] = []
 while (pages.length < SAMPLES) {
