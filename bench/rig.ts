@@ -104,19 +104,25 @@ export function stopServer(child: ChildProcess): Promise<void> {
   })
 }
 
-/** Peak resident set size of a process (VmHWM), in MB. */
 /** Clock ticks per second of /proc's CPU times. */
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
 
-/** CPU time (user + system, all threads) a process has used so far, in microseconds. */
-export function cpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+/**
+ * CPU time (user + system) a process has used so far, in microseconds: all its threads, or
+ * with `thread` one of them (the process's own id is its main thread, the event loop's).
+ */
+export function cpuMicros(pid: number, thread?: number): number {
+  const stat = readFileSync(
+    thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`,
+    'utf8',
+  )
   // note: after the command name in parentheses (which may hold spaces) the third field
   // follows; utime and stime are the 14th and 15th
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6
 }
 
+/** Peak resident set size of a process (VmHWM), in MB. */
 export function peakRssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0)

@@ -47,6 +47,7 @@ import {
 import {
   appendToPerformance,
   assertWrkInstalled,
+  cpuMicros,
   median,
   PLANS_FILE,
   peakRssMb,
@@ -112,6 +113,11 @@ interface Dataset {
 interface Sample {
   /** With CONNECTIONS clients. */
   rps: number
+  /** The server's CPU time per request (all threads; the event loop's alone), µs. */
+  cpuUs: number
+  mainUs: number
+  /** The event loop's CPU time over the run's wall time (1: never waited). */
+  mainBusy: number
   p50ms: number
   p99ms: number
   /** With one client. */
@@ -347,11 +353,22 @@ async function main() {
             targets: set.files[op],
           }
           runWrk({ ...wrk, seconds: 2 }) // warm-up: JIT, caches, connections
+          const pid = child.pid as number
+          const cpuBefore = cpuMicros(pid)
+          const mainBefore = cpuMicros(pid, pid)
           const r = runWrk({ ...wrk, seconds: DURATION })
+          const requests = Math.max(1, r.requests)
+          const cpuUs = (cpuMicros(pid) - cpuBefore) / requests
+          const mainUs = (cpuMicros(pid, pid) - mainBefore) / requests
+          // the event loop's share of the run's wall time: below ~95 % it waited (for the disk)
+          const mainBusy = (mainUs * r.rps) / 1e6
           // one client at a time: the time a request takes, without waiting in line
           const one = runWrk({ ...wrk, connections: 1, seconds: DURATION })
           const sample: Sample = {
             rps: r.rps,
+            cpuUs,
+            mainUs,
+            mainBusy,
             p50ms: r.p50ms,
             p99ms: r.p99ms,
             oneP50ms: one.p50ms,
@@ -364,7 +381,7 @@ async function main() {
           const key = `${set.n}:${op}`
           samples.set(key, [...(samples.get(key) ?? []), sample])
           console.error(
-            `scale: round ${round} ${set.n} ${op}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50ms.toFixed(2)} ms, p99 ${r.p99ms.toFixed(2)} ms; one client: p50 ${one.p50ms.toFixed(2)} ms, p99 ${one.p99ms.toFixed(2)} ms; in process: p50 ${services[op].p50us.toFixed(0)} µs, p99 ${services[op].p99us.toFixed(0)} µs${sample.bad ? `, ${sample.bad} errors!` : ''}`,
+            `scale: round ${round} ${set.n} ${op}: ${r.rps.toFixed(0)} req/s, CPU ${cpuUs.toFixed(0)} µs/request (event loop ${mainUs.toFixed(0)} µs, busy ${(mainBusy * 100).toFixed(0)} %), p50 ${r.p50ms.toFixed(2)} ms, p99 ${r.p99ms.toFixed(2)} ms; one client: p50 ${one.p50ms.toFixed(2)} ms, p99 ${one.p99ms.toFixed(2)} ms; in process: p50 ${services[op].p50us.toFixed(0)} µs, p99 ${services[op].p99us.toFixed(0)} µs${sample.bad ? `, ${sample.bad} errors!` : ''}`,
           )
         }
       } finally {
@@ -390,10 +407,16 @@ function report(sets: Dataset[], samples: Map<string, Sample[]>, plans: PlannedO
       const rps = median(s.map((x) => x.rps))
       const base = median((samples.get(`${smallest.n}:${op}`) ?? []).map((x) => x.rps))
       const change = set === smallest ? '–' : `${(((rps - base) / base) * 100).toFixed(1)} %`
+      const cpu = median(s.map((x) => x.cpuUs))
+      const baseCpu = median((samples.get(`${smallest.n}:${op}`) ?? []).map((x) => x.cpuUs))
+      const cpuChange =
+        set === smallest
+          ? ''
+          : ` (${cpu >= baseCpu ? '+' : ''}${(((cpu - baseCpu) / baseCpu) * 100).toFixed(1)} %)`
       const ms = (pick: (x: Sample) => number) => `${median(s.map(pick)).toFixed(2)} ms`
       const us = (pick: (x: Sample) => number) => `${median(s.map(pick)).toFixed(0)} µs`
       rows.push(
-        `| ${thousands(set.n)} | ${thousands(set.data.historyRows)} | ${mb(set.bytes)} | ${label} | ${rps.toFixed(0)} | ${change} | ${ms((x) => x.p50ms)} | ${ms((x) => x.p99ms)} | ${ms((x) => x.oneP50ms)} | ${ms((x) => x.oneP99ms)} | ${us((x) => x.serviceP50us)} | ${us((x) => x.serviceP99us)} | ${Math.max(...s.map((x) => x.rssMb)).toFixed(0)} MB | ${s.reduce((n, x) => n + x.bad, 0)} |`,
+        `| ${thousands(set.n)} | ${thousands(set.data.historyRows)} | ${mb(set.bytes)} | ${label} | ${rps.toFixed(0)} | ${change} | ${cpu.toFixed(0)} µs${cpuChange} | ${us((x) => x.mainUs)}, ${median(s.map((x) => x.mainBusy * 100)).toFixed(0)} % | ${ms((x) => x.p50ms)} | ${ms((x) => x.p99ms)} | ${ms((x) => x.oneP50ms)} | ${ms((x) => x.oneP99ms)} | ${us((x) => x.serviceP50us)} | ${us((x) => x.serviceP99us)} | ${Math.max(...s.map((x) => x.rssMb)).toFixed(0)} MB | ${s.reduce((n, x) => n + x.bad, 0)} |`,
       )
     }
   }
@@ -403,10 +426,10 @@ function report(sets: Dataset[], samples: Map<string, Sample[]>, plans: PlannedO
   const section = [
     resultHeading(),
     '',
-    `\`${command}\`: one user on an unlimited plan; ${HISTORY} history rows per status on average, ${DISTRIBUTION === 'zipf' ? `Zipf-skewed (the busiest status of the largest size has ${thousands(largest.data.maxHistory)})` : 'evenly spread'}. statusd on SQLite (durable); per operation a 2 s warm-up, then wrk -t1 -c${CONNECTIONS} -d${DURATION}s (throughput, and latency under load) and wrk -t1 -c1 -d${DURATION}s (latency of one request at a time); "in process" is the service call alone, without HTTP, over ${SERVICE_CALLS} of the same targets (a PATCH rolled back: no commit, no fsync); medians of ${ROUNDS} rounds interleaved over the sizes, each on a fresh copy; peak RSS is the server's over all three operations. Seeding took ${sets.map((s) => `${s.data.seconds.toFixed(0)} s`).join(' / ')}.`,
+    `\`${command}\`: one user on an unlimited plan; ${HISTORY} history rows per status on average, ${DISTRIBUTION === 'zipf' ? `Zipf-skewed (the busiest status of the largest size has ${thousands(largest.data.maxHistory)})` : 'evenly spread'}. statusd on SQLite (durable); per operation a 2 s warm-up, then wrk -t1 -c${CONNECTIONS} -d${DURATION}s (throughput, and latency under load) and wrk -t1 -c1 -d${DURATION}s (latency of one request at a time); CPU per request is the server's (all threads, from /proc) over the ${CONNECTIONS}-connection run, and the event loop's alone with the share of the run it was busy (below ~95 % it waited, for the disk); "in process" is the service call alone, without HTTP, over ${SERVICE_CALLS} of the same targets (a PATCH rolled back: no commit, no fsync); medians of ${ROUNDS} rounds interleaved over the sizes, each on a fresh copy; peak RSS is the server's over all three operations. Seeding took ${sets.map((s) => `${s.data.seconds.toFixed(0)} s`).join(' / ')}.`,
     '',
-    `| statuses | history rows | database | operation | req/s (${CONNECTIONS} conn.) | vs smallest | p50 (${CONNECTIONS} conn.) | p99 (${CONNECTIONS} conn.) | p50 (1 conn.) | p99 (1 conn.) | in process p50 | in process p99 | peak RSS | errors |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    `| statuses | history rows | database | operation | req/s (${CONNECTIONS} conn.) | vs smallest | CPU per request | event loop per request, busy | p50 (${CONNECTIONS} conn.) | p99 (${CONNECTIONS} conn.) | p50 (1 conn.) | p99 (1 conn.) | in process p50 | in process p99 | peak RSS | errors |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     `Query plans at ${thousands(largest.n)} statuses: ${suspicious ? '**a scan or a sort, marked ⚠**' : 'index searches only, no scan, no sort'}.`,
