@@ -100,18 +100,28 @@ const writes = (f: Fixture, n: number) => [
 ]
 
 /**
+ * A description of 400 characters of 4 bytes each: 1 600 bytes, more than a page of a
+ * WITHOUT ROWID table (statuses) keeps in place (about 1 000 bytes), so a status created with
+ * it always needs a new overflow page, wherever its id lands in the table.
+ */
+const PAGE_SPILLING_DESCRIPTION = '\u{1F7E2}'.repeat(400)
+
+/**
  * Writes that need a new page. note: SQLite's size limit counts pages of the database file,
  * so an update that fits in its page (and goes to the WAL) still succeeds under it; a real
  * full disk stops those too (the WAL cannot grow).
  */
 const growingWrites = (f: Fixture, n: number) => [
-  () => f.t.request(f.owner, 'POST', `/v1/status-keys/grow-${n}`, { description: 'g'.repeat(400) }),
+  () =>
+    f.t.request(f.owner, 'POST', `/v1/status-keys/grow-${n}`, {
+      description: PAGE_SPILLING_DESCRIPTION,
+    }),
   () =>
     f.t.request(
       f.owner,
       'POST',
       `/v1/status-keys/grow-${n}-b`,
-      { description: 'h'.repeat(400) },
+      { description: PAGE_SPILLING_DESCRIPTION },
       {
         'idempotency-key': `grow-${n}`,
       },
@@ -220,10 +230,10 @@ describe('full disk', () => {
           start: async () => {
             // the file may not grow by a single page
             await sql.raw(`pragma max_page_count = ${await pages()}`).execute(f.t.database.db)
-            // fill what free space is left inside the file, so every write below needs a page
+            // use up the free pages left inside the file, so every write below needs a page
             for (let i = 0; i < 200; i++) {
               const res = await f.t.request(f.owner, 'POST', `/v1/status-keys/fill-${i}`, {
-                description: 'f'.repeat(400),
+                description: PAGE_SPILLING_DESCRIPTION,
               })
               if (res.statusCode === 503) break
               assert.equal(res.statusCode, 201, res.body)

@@ -145,7 +145,7 @@ describe(onEngine('migration 2026-11-24T000000-clustered-history'), () => {
       const before = await historyOf(db)
       assert.equal(before.length, 40)
 
-      assert.deepEqual(await migrateToLatest(db), [NAME])
+      assert.equal((await migrator.migrateTo(NAME)).error, undefined)
       assert.deepEqual(await historyOf(db), before, 'every row kept by the rebuild')
       if (TEST_ENGINE === 'sqlite') assert.equal(await withoutRowid(db), true)
       // the primary key still holds, and deleting a status still takes its history along
@@ -168,6 +168,160 @@ describe(onEngine('migration 2026-11-24T000000-clustered-history'), () => {
       assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
       assert.equal((await historyOf(db)).length, 20, 'down keeps the rows too')
       if (TEST_ENGINE === 'sqlite') assert.equal(await withoutRowid(db), false)
+    } finally {
+      await database.close()
+      await fresh.drop()
+    }
+  })
+})
+
+describe(onEngine('migration 2026-11-24T010000-clustered-statuses'), () => {
+  const BEFORE = '2026-11-24T000000-clustered-history'
+  const NAME = '2026-11-24T010000-clustered-statuses'
+
+  /** Whether statuses is stored WITHOUT ROWID (SQLite's `pragma table_list`). */
+  const withoutRowid = async (db: Kysely<DB>) =>
+    (await sql<{ wr: number }>`select wr from pragma_table_list('statuses')`.execute(db)).rows[0]
+      ?.wr === 1
+  const foreignKeysOn = async (db: Kysely<DB>) =>
+    (await sql<{ foreign_keys: number }>`pragma foreign_keys`.execute(db)).rows[0]?.foreign_keys ===
+    1
+
+  const statusesOf = (db: Kysely<DB>) =>
+    db.selectFrom('statuses').selectAll().orderBy('id').execute()
+  const childrenOf = async (db: Kysely<DB>) => ({
+    history: await db
+      .selectFrom('status_history')
+      .selectAll()
+      .orderBy('status_id')
+      .orderBy('change_no')
+      .execute(),
+    roles: await db.selectFrom('status_roles').selectAll().orderBy('status_id').execute(),
+  })
+
+  /** A database one migration short of this one, with statuses that have history and roles. */
+  async function seeded(db: Kysely<DB>) {
+    const migrator = await migratorFor(db)
+    assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+    const owner = userRow()
+    const reader = userRow()
+    await db.insertInto('users').values([owner, reader]).execute()
+    const statuses = [
+      statusRow(owner.id, { status_key: 'build', change_count: 3, version: 4 }),
+      statusRow(owner.id, { value: null, change_count: 0, value_updated_at: null }),
+      statusRow(owner.id, { status_key: 'deploy', description: 'with a description' }),
+    ]
+    await db.insertInto('statuses').values(statuses).execute()
+    const [first, , third] = statuses as [(typeof statuses)[0], unknown, (typeof statuses)[0]]
+    await db
+      .insertInto('status_history')
+      .values(
+        [1, 2, 3].map((n) => ({
+          status_id: first.id,
+          change_no: n,
+          value: `v${n}`,
+          at: new Date(Date.UTC(2026, 10, 24, 0, 0, n)).toISOString(),
+          by_user_id: owner.id,
+        })),
+      )
+      .execute()
+    const now = new Date().toISOString()
+    await db
+      .insertInto('status_roles')
+      .values([
+        { status_id: first.id, user_id: reader.id, role: 'subscriber', created_at: now },
+        { status_id: third.id, user_id: reader.id, role: 'updater', created_at: now },
+      ])
+      .execute()
+    return { migrator, owner, first, third }
+  }
+
+  it('keeps every status, history row and role, up and down, and clusters the table on SQLite only', async () => {
+    const fresh = await freshDatabase()
+    const database = createDatabase(fresh.url)
+    const { db } = database
+    try {
+      const { migrator, owner, first, third } = await seeded(db)
+      const statuses = await statusesOf(db)
+      const children = await childrenOf(db)
+      assert.equal(statuses.length, 3)
+
+      assert.equal((await migrator.migrateTo(NAME)).error, undefined)
+      assert.deepEqual(await statusesOf(db), statuses, 'every status kept by the rebuild')
+      assert.deepEqual(await childrenOf(db), children, 'no history row or role lost to the drop')
+      if (TEST_ENGINE === 'sqlite') {
+        assert.equal(await withoutRowid(db), true)
+        assert.equal(await foreignKeysOn(db), true, 'foreign keys are back on')
+      }
+
+      // the constraints hold on the new table: unique share id, unique key per owner, the
+      // owner must exist, history must reference a status
+      await assert.rejects(
+        db
+          .insertInto('statuses')
+          .values(statusRow(owner.id, { share_id: first.share_id }))
+          .execute(),
+      )
+      await assert.rejects(
+        db
+          .insertInto('statuses')
+          .values(statusRow(owner.id, { status_key: 'build' }))
+          .execute(),
+      )
+      await assert.rejects(db.insertInto('statuses').values(statusRow('no-such-user')).execute())
+      await assert.rejects(
+        db
+          .insertInto('status_history')
+          .values({
+            status_id: 'no-such-status',
+            change_no: 1,
+            value: 'x',
+            at: '',
+            by_user_id: owner.id,
+          })
+          .execute(),
+      )
+      // deleting a status still takes its history and roles along
+      await db.deleteFrom('statuses').where('id', '=', first.id).execute()
+      const left = await childrenOf(db)
+      assert.equal(left.history.length, 0, 'the cascade removed the deleted status’s history')
+      assert.deepEqual(
+        left.roles.map((r) => r.status_id),
+        [third.id],
+        'the cascade removed the deleted status’s roles',
+      )
+
+      assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+      assert.equal((await statusesOf(db)).length, 2, 'down keeps the statuses too')
+      assert.equal((await childrenOf(db)).roles.length, 1, 'and the roles')
+      if (TEST_ENGINE === 'sqlite') {
+        assert.equal(await withoutRowid(db), false)
+        assert.equal(await foreignKeysOn(db), true)
+      }
+    } finally {
+      await database.close()
+      await fresh.drop()
+    }
+  })
+
+  it('refuses to run inside a transaction, where SQLite cannot switch foreign keys off, and changes nothing', async (t) => {
+    if (TEST_ENGINE !== 'sqlite') return t.skip('SQLite only: PostgreSQL keeps its table')
+    const fresh = await freshDatabase()
+    const database = createDatabase(fresh.url)
+    const { db } = database
+    try {
+      await seeded(db)
+      const statuses = await statusesOf(db)
+      const children = await childrenOf(db)
+      const { up } = migrations[NAME] as { up: (db: Kysely<unknown>) => Promise<void> }
+      await assert.rejects(
+        db.transaction().execute((tx) => up(tx as unknown as Kysely<unknown>)),
+        /foreign keys could not be switched off/,
+      )
+      assert.deepEqual(await statusesOf(db), statuses)
+      assert.deepEqual(await childrenOf(db), children)
+      assert.equal(await withoutRowid(db), false)
+      assert.equal(await foreignKeysOn(db), true)
     } finally {
       await database.close()
       await fresh.drop()

@@ -3,6 +3,7 @@ import * as initial from './2026-11-22T000000-initial.ts'
 import * as idempotencyKeys from './2026-11-22T010000-idempotency-keys.ts'
 import * as sharing from './2026-11-23T000000-sharing.ts'
 import * as clusteredHistory from './2026-11-24T000000-clustered-history.ts'
+import * as clusteredStatuses from './2026-11-24T010000-clustered-statuses.ts'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22T010000-idempotency-keys': idempotencyKeys,
   '2026-11-23T000000-sharing': sharing,
   '2026-11-24T000000-clustered-history': clusteredHistory,
+  '2026-11-24T010000-clustered-statuses': clusteredStatuses,
 }

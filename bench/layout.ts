@@ -1,15 +1,17 @@
-// A/B of status_history's layout on SQLite (migration 2026-11-24T000000-clustered-history):
-// one dataset stored both ways — a rowid table with a separate primary-key index (before),
-// and WITHOUT ROWID, clustered on (status_id, change_no) (after). Both files are open in one
-// process and the calls alternate between them, so whatever else the machine does hits both
-// alike. Prints:
+// A/B of a table's layout on SQLite: one dataset stored both ways, with the table as a
+// rowid table plus a separate index on its primary key (before) and as a WITHOUT ROWID
+// table stored in primary-key order (after). `--table history` compares migration
+// 2026-11-24T000000-clustered-history (status_history, clustered on (status_id, change_no)),
+// `--table statuses` migration 2026-11-24T010000-clustered-statuses (statuses, on id). Both
+// files are open in one process and the calls alternate between them, so whatever else the
+// machine does hits both alike. Prints:
 //   - how long the migration takes at this size (rowid → clustered);
 //   - pages written to the write-ahead log per PATCH, each committed alone (deterministic);
-//   - a history page (50 entries below a random history row) and a PATCH rolled back:
-//     p50 and p99 of the database work in process, no HTTP.
-//   node bench/history-layout.ts [--dir /tmp/statusd-layout] [--statuses 1000000]
-//                                [--history 10] [--samples 2000]
-// A seed.db already in --dir (from bench/seed.ts, of either layout) is reused.
+//   - a history page (50 entries), an owned-status list page (50 statuses) and a PATCH
+//     rolled back: p50 and p99 of the database work in process, no HTTP.
+//   node bench/layout.ts [--table history|statuses] [--dir /tmp/statusd-layout]
+//                        [--statuses 1000000] [--history 10] [--samples 2000]
+// A seed.db already in --dir (from bench/seed.ts, of any layout) is reused.
 import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -17,9 +19,11 @@ import { type Kysely, sql } from 'kysely'
 import { createDatabase } from '../src/db/create-db.ts'
 import type { DB } from '../src/db/database.ts'
 import { transactionPerWrite } from '../src/db/group-commit.ts'
-import { down, up } from '../src/db/migrations/2026-11-24T000000-clustered-history.ts'
+import * as clusteredHistory from '../src/db/migrations/2026-11-24T000000-clustered-history.ts'
+import * as clusteredStatuses from '../src/db/migrations/2026-11-24T010000-clustered-statuses.ts'
 import { listHistory } from '../src/modules/history/history.repository.ts'
 import { loadPlansFile } from '../src/modules/plans/plans.ts'
+import { listOwnedStatuses } from '../src/modules/statuses/statuses.repository.ts'
 import { updateStatusById } from '../src/modules/statuses/statuses.service.ts'
 import { rollbackWriter } from './query-plans.ts'
 import { PLANS_FILE } from './rig.ts'
@@ -27,12 +31,20 @@ import { seed } from './seed.ts'
 
 const { values } = parseArgs({
   options: {
+    table: { type: 'string', default: 'history' },
     dir: { type: 'string', default: '/tmp/statusd-layout' },
     statuses: { type: 'string', default: '1000000' },
     history: { type: 'string', default: '10' },
     samples: { type: 'string', default: '2000' },
   },
 })
+const TABLES = {
+  history: { table: 'status_history', migration: clusteredHistory },
+  statuses: { table: 'statuses', migration: clusteredStatuses },
+} as const
+if (values.table !== 'history' && values.table !== 'statuses')
+  throw new Error('--table is history or statuses')
+const { table: TABLE, migration } = TABLES[values.table]
 const DIR = values.dir
 const SAMPLES = Number(values.samples)
 const log = (line: string) => console.error(`layout: ${line}`)
@@ -49,8 +61,8 @@ const meta = JSON.parse(readFileSync(join(DIR, 'meta.json'), 'utf8')) as { userI
 const ids = readFileSync(join(DIR, 'ids.txt'), 'utf8').trim().split('\n')
 
 const clustered = async (db: Kysely<DB>) =>
-  (await sql<{ wr: number }>`select wr from pragma_table_list('status_history')`.execute(db))
-    .rows[0]?.wr === 1
+  (await sql<{ wr: number }>`select wr from pragma_table_list(${TABLE})`.execute(db)).rows[0]
+    ?.wr === 1
 
 /** Copies `from` to `to` and brings it to the layout wanted; returns the seconds that took. */
 async function layoutCopy(from: string, to: string, wantClustered: boolean): Promise<number> {
@@ -60,7 +72,7 @@ async function layoutCopy(from: string, to: string, wantClustered: boolean): Pro
   try {
     if ((await clustered(database.db)) === wantClustered) return 0
     const started = performance.now()
-    await (wantClustered ? up : down)(database.db as Kysely<unknown>)
+    await (wantClustered ? migration.up : migration.down)(database.db as Kysely<unknown>)
     return (performance.now() - started) / 1000
   } finally {
     await database.close()
@@ -80,22 +92,41 @@ const plans = loadPlansFile(PLANS_FILE)
 const caller = { userId: meta.userId, plan: 'unlimited' }
 
 // targets: random history rows (so a status is picked in proportion to its history), read
-// from the rowid copy by rowid; PATCH targets: random statuses
+// by rowid from a copy whose history has one; PATCH and list targets: random statuses
 const rowidDb = layouts[0]?.database.db as Kysely<DB>
-const historyRows = Number(
-  (await sql<{ n: number }>`select count(*) as n from status_history`.execute(rowidDb)).rows[0]?.n,
+const count = async (table: string) =>
+  Number(
+    (await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(rowidDb))
+      .rows[0]?.n,
+  )
+const [statusCount, historyRows] = [await count('statuses'), await count('status_history')]
+log(
+  `migration rowid → clustered: ${upSeconds.toFixed(1)} s for ${TABLE === 'statuses' ? `${statusCount} statuses` : `${historyRows} history rows`}`,
 )
-log(`migration rowid → clustered: ${upSeconds.toFixed(1)} s for ${historyRows} history rows`)
 const random = (n: number) => 1 + Math.floor(Math.random() * n)
+const randomStatus = () => ids[random(ids.length) - 1] as string
 const pages: { statusId: string; before: number }[] = []
 while (pages.length < SAMPLES) {
-  const { rows } = await sql<{ status_id: string; change_no: number }>`
-    select status_id, change_no from status_history where rowid = ${random(historyRows)}`.execute(
-    rowidDb,
-  )
+  // note: with both layouts clustered, no history rowid to pick by: a random entry of a
+  // random status instead
+  const { rows } =
+    TABLE === 'status_history'
+      ? await sql<{ status_id: string; change_no: number }>`
+          select status_id, change_no from status_history where rowid = ${random(historyRows)}`.execute(
+          rowidDb,
+        )
+      : await sql<{ status_id: string; change_no: number }>`
+          select id as status_id, abs(random()) % change_count + 1 as change_no from statuses
+          where id = ${randomStatus()} and change_count > 0`.execute(rowidDb)
   if (rows[0]) pages.push({ statusId: rows[0].status_id, before: rows[0].change_no + 1 })
 }
-const patches = Array.from({ length: SAMPLES }, () => ids[random(ids.length) - 1] as string)
+const lists: { createdAt: string; id: string }[] = []
+for (let i = 0; i < SAMPLES; i++) {
+  const { rows } = await sql<{ created_at: string; id: string }>`
+    select created_at, id from statuses where id = ${randomStatus()}`.execute(rowidDb)
+  if (rows[0]) lists.push({ createdAt: rows[0].created_at, id: rows[0].id })
+}
+const patches = Array.from({ length: SAMPLES }, randomStatus)
 
 /** Times `call` on every layout, alternating which goes first; per layout the sorted µs. */
 async function alternate<T>(
@@ -118,13 +149,17 @@ const at = (sorted: number[], q: number) =>
 
 const historyPage = (db: Kysely<DB>, t: { statusId: string; before: number }) =>
   listHistory(db, t.statusId, { cutoff: null, keepChangeNo: 0, before: t.before, limit: 50 })
+const listPage = (db: Kysely<DB>, after: { createdAt: string; id: string }) =>
+  listOwnedStatuses(db, caller.userId, { limit: 51, after })
 const rolledBackPatch = (db: Kysely<DB>, id: string) =>
   updateStatusById({ db, plans, writer: rollbackWriter(db) }, caller, id, { value: '80%' })
 
 // warm-up (statement cache, JIT), then the measured runs
 await alternate(pages.slice(0, 200), historyPage)
+await alternate(lists.slice(0, 200), listPage)
 await alternate(patches.slice(0, 200), rolledBackPatch)
 const reads = await alternate(pages, historyPage)
+const listed = await alternate(lists, listPage)
 const writes = await alternate(patches, rolledBackPatch)
 
 // pages per committed PATCH: each commits alone, with no checkpoint in between (statusd's
@@ -152,14 +187,14 @@ for (const l of layouts) await l.database.close()
 
 const rows = layouts.map(
   (l, i) =>
-    `| ${l.name} | ${usedMb[i]?.toFixed(0)} MB | ${at(reads[i] ?? [], 0.5).toFixed(0)} µs | ${at(reads[i] ?? [], 0.99).toFixed(0)} µs | ${at(writes[i] ?? [], 0.5).toFixed(0)} µs | ${at(writes[i] ?? [], 0.99).toFixed(0)} µs | ${frames[i]?.toFixed(2)} |`,
+    `| ${l.name} | ${usedMb[i]?.toFixed(0)} MB | ${at(reads[i] ?? [], 0.5).toFixed(0)} µs | ${at(reads[i] ?? [], 0.99).toFixed(0)} µs | ${at(listed[i] ?? [], 0.5).toFixed(0)} µs | ${at(listed[i] ?? [], 0.99).toFixed(0)} µs | ${at(writes[i] ?? [], 0.5).toFixed(0)} µs | ${at(writes[i] ?? [], 0.99).toFixed(0)} µs | ${frames[i]?.toFixed(2)} |`,
 )
 console.log(
   [
-    `\`node bench/history-layout.ts --statuses ${values.statuses} --history ${values.history} --samples ${SAMPLES}\`: ${historyRows} history rows (Zipf-skewed); ${SAMPLES} history pages (50 entries below a random history row) and ${SAMPLES} PATCHes rolled back, alternating between the two files in one process; then ${committed.length} PATCHes committed one by one on each. The migration took ${upSeconds.toFixed(1)} s.`,
+    `\`npm run bench:layout -- --table ${values.table} --statuses ${values.statuses} --history ${values.history} --samples ${SAMPLES}\`: ${statusCount} statuses, ${historyRows} history rows (Zipf-skewed); ${SAMPLES} history pages (50 entries below ${TABLE === 'status_history' ? 'a random history row' : 'a random entry of a random status'}), ${SAMPLES} owned-status list pages (50 after a random status) and ${SAMPLES} PATCHes rolled back, alternating between the two files in one process; then ${committed.length} PATCHes committed one by one on each. The migration took ${upSeconds.toFixed(1)} s.`,
     '',
-    '| status_history stored as | database (pages in use) | history page p50 | p99 | PATCH (rolled back) p50 | p99 | pages logged per committed PATCH |',
-    '|---|---|---|---|---|---|---|',
+    `| ${TABLE} stored as | database (pages in use) | history page p50 | p99 | list page p50 | p99 | PATCH (rolled back) p50 | p99 | pages logged per committed PATCH |`,
+    '|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n'),
 )
