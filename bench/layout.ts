@@ -10,7 +10,8 @@
 //   - a history page (50 entries), an owned-status list page (50 statuses) and a PATCH
 //     rolled back: p50 and p99 of the database work in process, no HTTP.
 //   node bench/layout.ts [--table history|statuses] [--dir /tmp/statusd-layout]
-//                        [--statuses 1000000] [--history 10] [--samples 2000]
+//                        [--statuses 1000000] [--history 10] [--samples 2000] [--no-write]
+// The result is printed and appended to docs/performance.md (not with --no-write).
 // A seed.db already in --dir (from bench/seed.ts, of any layout) is reused.
 import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -26,7 +27,7 @@ import { loadPlansFile } from '../src/modules/plans/plans.ts'
 import { listOwnedStatuses } from '../src/modules/statuses/statuses.repository.ts'
 import { updateStatusById } from '../src/modules/statuses/statuses.service.ts'
 import { rollbackWriter } from './query-plans.ts'
-import { PLANS_FILE } from './rig.ts'
+import { appendToPerformance, PLANS_FILE, resultHeading } from './rig.ts'
 import { seed } from './seed.ts'
 
 const { values } = parseArgs({
@@ -36,6 +37,7 @@ const { values } = parseArgs({
     statuses: { type: 'string', default: '1000000' },
     history: { type: 'string', default: '10' },
     samples: { type: 'string', default: '2000' },
+    'no-write': { type: 'boolean', default: false },
   },
 })
 const TABLES = {
@@ -189,12 +191,15 @@ const rows = layouts.map(
   (l, i) =>
     `| ${l.name} | ${usedMb[i]?.toFixed(0)} MB | ${at(reads[i] ?? [], 0.5).toFixed(0)} µs | ${at(reads[i] ?? [], 0.99).toFixed(0)} µs | ${at(listed[i] ?? [], 0.5).toFixed(0)} µs | ${at(listed[i] ?? [], 0.99).toFixed(0)} µs | ${at(writes[i] ?? [], 0.5).toFixed(0)} µs | ${at(writes[i] ?? [], 0.99).toFixed(0)} µs | ${frames[i]?.toFixed(2)} |`,
 )
-console.log(
-  [
-    `\`npm run bench:layout -- --table ${values.table} --statuses ${values.statuses} --history ${values.history} --samples ${SAMPLES}\`: ${statusCount} statuses, ${historyRows} history rows (Zipf-skewed); ${SAMPLES} history pages (50 entries below ${TABLE === 'status_history' ? 'a random history row' : 'a random entry of a random status'}), ${SAMPLES} owned-status list pages (50 after a random status) and ${SAMPLES} PATCHes rolled back, alternating between the two files in one process; then ${committed.length} PATCHes committed one by one on each. The migration took ${upSeconds.toFixed(1)} s.`,
-    '',
-    `| ${TABLE} stored as | database (pages in use) | history page p50 | p99 | list page p50 | p99 | PATCH (rolled back) p50 | p99 | pages logged per committed PATCH |`,
-    '|---|---|---|---|---|---|---|---|---|',
-    ...rows,
-  ].join('\n'),
-)
+const section = [
+  resultHeading(),
+  '',
+  `\`npm run bench:layout -- --table ${values.table} --statuses ${values.statuses} --history ${values.history} --samples ${SAMPLES}\`: ${statusCount} statuses, ${historyRows} history rows (Zipf-skewed); ${SAMPLES} history pages (50 entries below ${TABLE === 'status_history' ? 'a random history row' : 'a random entry of a random status'}), ${SAMPLES} owned-status list pages (50 after a random status) and ${SAMPLES} PATCHes rolled back, alternating between the two files in one process; then ${committed.length} PATCHes committed one by one on each. The migration took ${upSeconds.toFixed(1)} s.`,
+  '',
+  `| ${TABLE} stored as | database (pages in use) | history page p50 | p99 | list page p50 | p99 | PATCH (rolled back) p50 | p99 | pages logged per committed PATCH |`,
+  '|---|---|---|---|---|---|---|---|---|',
+  ...rows,
+  '',
+].join('\n')
+process.stdout.write(`\n${section}\n`)
+if (!values['no-write']) appendToPerformance(section)

@@ -183,6 +183,12 @@ describe(onEngine('migration 2026-11-24T010000-clustered-statuses'), () => {
   const withoutRowid = async (db: Kysely<DB>) =>
     (await sql<{ wr: number }>`select wr from pragma_table_list('statuses')`.execute(db)).rows[0]
       ?.wr === 1
+  /** The columns of the list's index, statuses_owner_created (SQLite's `pragma index_info`). */
+  const listIndexColumns = async (db: Kysely<DB>) =>
+    (
+      await sql<{ name: string }>`select name from pragma_index_info('statuses_owner_created')
+        order by seqno`.execute(db)
+    ).rows.map((r) => r.name)
   const foreignKeysOn = async (db: Kysely<DB>) =>
     (await sql<{ foreign_keys: number }>`pragma foreign_keys`.execute(db)).rows[0]?.foreign_keys ===
     1
@@ -252,6 +258,15 @@ describe(onEngine('migration 2026-11-24T010000-clustered-statuses'), () => {
       if (TEST_ENGINE === 'sqlite') {
         assert.equal(await withoutRowid(db), true)
         assert.equal(await foreignKeysOn(db), true, 'foreign keys are back on')
+        // a list page reads the index alone: it carries the columns the page shows
+        assert.deepEqual(await listIndexColumns(db), [
+          'owner_id',
+          'created_at',
+          'id',
+          'status_key',
+          'share_id',
+          'name',
+        ])
       }
 
       // the constraints hold on the new table: unique share id, unique key per owner, the
@@ -297,6 +312,7 @@ describe(onEngine('migration 2026-11-24T010000-clustered-statuses'), () => {
       if (TEST_ENGINE === 'sqlite') {
         assert.equal(await withoutRowid(db), false)
         assert.equal(await foreignKeysOn(db), true)
+        assert.deepEqual(await listIndexColumns(db), ['owner_id', 'created_at', 'id'])
       }
     } finally {
       await database.close()
