@@ -4,8 +4,8 @@ import { type Kysely, SqliteAdapter, sql } from 'kysely'
 // `id`. A status found by its id (every PATCH reads and updates one; every history insert
 // checks its foreign key) is then one B-tree search instead of two: the id's automatic index,
 // then the table by rowid. That is one page fewer to read per lookup, which counts once the
-// table outgrows the caches (docs/performance.md, "Scale"). Lookups by share id or by key
-// still go through their unique index, as before.
+// table outgrows the caches (docs/performance.md, "The tables' layout"). Lookups by share id
+// or by key still go through their unique index, as before.
 //
 // Stored by id, one owner's statuses no longer sit together in creation order, as a rowid
 // table kept them: a list page would read one page per status (2.5× slower at 1 M
