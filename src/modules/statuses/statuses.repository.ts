@@ -119,26 +119,62 @@ export interface OwnedPage {
 
 export type OwnedListRow = Pick<StatusRow, 'id' | 'status_key' | 'share_id' | 'name' | 'created_at'>
 
+type OwnedPageParams = {
+  ownerId: string
+  createdAt: string
+  id: string
+  limit: number
+}
+
+/**
+ * The list's query for one shape of page (with a cursor or not, with a limit or not),
+ * prepared once: `GET /v1/user/status` is called as often as a client polls it.
+ */
+const ownedPageQuery = (withCursor: boolean, withLimit: boolean) =>
+  prepareQuery<OwnedPageParams, OwnedListRow>((db, p) => {
+    let query = db
+      .selectFrom('statuses')
+      .select(['id', 'status_key', 'share_id', 'name', 'created_at'])
+      .where('owner_id', '=', p('ownerId'))
+    // note: a row-value comparison, not `created_at > ? OR (created_at = ? AND id > ?)`: both
+    // engines seek the (owner_id, created_at, id) index straight to the cursor with it, where
+    // the OR form walks the owner's statuses from the first one (a page at a random place in
+    // a list of a million took 76 ms, median, against 0.07 ms)
+    if (withCursor)
+      query = query.where((eb) =>
+        eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(p('createdAt'), p('id'))),
+      )
+    query = query.orderBy('created_at').orderBy('id')
+    return withLimit ? query.limit(p('limit')) : query
+  })
+
+const ownedPageQueries = {
+  all: ownedPageQuery(false, false),
+  first: ownedPageQuery(false, true),
+  rest: ownedPageQuery(true, false),
+  next: ownedPageQuery(true, true),
+}
+
 /** The owner's statuses in creation order (id breaks ties within a millisecond). */
-export function listOwnedStatuses(
+export async function listOwnedStatuses(
   db: Db,
   ownerId: string,
   page: OwnedPage,
 ): Promise<OwnedListRow[]> {
-  let query = db
-    .selectFrom('statuses')
-    .select(['id', 'status_key', 'share_id', 'name', 'created_at'])
-    .where('owner_id', '=', ownerId)
-  const after = page.after
-  // note: a row-value comparison, not `created_at > ? OR (created_at = ? AND id > ?)`: both
-  // engines seek the (owner_id, created_at, id) index straight to the cursor with it, where
-  // the OR form walks the owner's statuses from the first one (a page at a random place in
-  // a list of a million took 76 ms, median, against 0.07 ms)
-  if (after)
-    query = query.where((eb) =>
-      eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.createdAt, after.id)),
-    )
-  query = query.orderBy('created_at').orderBy('id')
-  if (page.limit !== undefined) query = query.limit(page.limit)
-  return query.execute()
+  const { after, limit } = page
+  const query =
+    after === undefined
+      ? limit === undefined
+        ? ownedPageQueries.all
+        : ownedPageQueries.first
+      : limit === undefined
+        ? ownedPageQueries.rest
+        : ownedPageQueries.next
+  const params = {
+    ownerId,
+    createdAt: after?.createdAt ?? '',
+    id: after?.id ?? '',
+    limit: limit ?? 0,
+  }
+  return (await query(db, params)).rows
 }
