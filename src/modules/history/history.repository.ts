@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts'
-import { prepareQuery } from '../../db/prepared.ts'
+import { type PreparedQuery, prepareQuery } from '../../db/prepared.ts'
 
 export interface HistoryRow {
   change_no: number
@@ -19,24 +19,61 @@ export interface HistoryQuery {
   limit?: number
 }
 
+type HistoryPageParams = {
+  statusId: string
+  cutoff: string
+  keepChangeNo: number
+  before: number
+  limit: number
+}
+
+/**
+ * The history's query for one shape of page (with retention or not, after a cursor or not,
+ * limited or not), prepared once: it is built and compiled the first time that shape is
+ * asked for, not on every request.
+ */
+const historyPageQuery = (withCutoff: boolean, withBefore: boolean, withLimit: boolean) =>
+  prepareQuery<HistoryPageParams, HistoryRow>((db, p) => {
+    let query = db
+      .selectFrom('status_history as h')
+      .leftJoin('users as u', 'u.id', 'h.by_user_id')
+      .select(['h.change_no', 'h.value', 'h.at', 'h.by_user_id', 'u.name as by_name'])
+      .where('h.status_id', '=', p('statusId'))
+    // note: pruning happens on write, so a status nobody writes to may still hold old rows;
+    // the read filter keeps the answer exact anyway
+    if (withCutoff)
+      query = query.where((eb) =>
+        eb.or([eb('h.at', '>=', p('cutoff')), eb('h.change_no', '=', p('keepChangeNo'))]),
+      )
+    if (withBefore) query = query.where('h.change_no', '<', p('before'))
+    query = query.orderBy('h.change_no', 'desc')
+    return withLimit ? query.limit(p('limit')) : query
+  })
+
+// at most 8, made on first use
+const historyPageQueries = new Map<string, PreparedQuery<HistoryPageParams, HistoryRow>>()
+
 /** A status's value updates, newest first, within retention. */
-export function listHistory(db: Db, statusId: string, q: HistoryQuery): Promise<HistoryRow[]> {
-  let query = db
-    .selectFrom('status_history as h')
-    .leftJoin('users as u', 'u.id', 'h.by_user_id')
-    .select(['h.change_no', 'h.value', 'h.at', 'h.by_user_id', 'u.name as by_name'])
-    .where('h.status_id', '=', statusId)
-  const { cutoff, before } = q
-  // note: pruning happens on write, so a status nobody writes to may still hold old rows;
-  // the read filter keeps the answer exact anyway
-  if (cutoff !== null)
-    query = query.where((eb) =>
-      eb.or([eb('h.at', '>=', cutoff), eb('h.change_no', '=', q.keepChangeNo)]),
-    )
-  if (before !== undefined) query = query.where('h.change_no', '<', before)
-  query = query.orderBy('h.change_no', 'desc')
-  if (q.limit !== undefined) query = query.limit(q.limit)
-  return query.execute()
+export async function listHistory(
+  db: Db,
+  statusId: string,
+  q: HistoryQuery,
+): Promise<HistoryRow[]> {
+  const { cutoff, before, limit } = q
+  const shape = `${cutoff !== null},${before !== undefined},${limit !== undefined}`
+  let query = historyPageQueries.get(shape)
+  if (query === undefined) {
+    query = historyPageQuery(cutoff !== null, before !== undefined, limit !== undefined)
+    historyPageQueries.set(shape, query)
+  }
+  const params = {
+    statusId,
+    cutoff: cutoff ?? '',
+    keepChangeNo: q.keepChangeNo,
+    before: before ?? 0,
+    limit: limit ?? 0,
+  }
+  return (await query(db, params)).rows
 }
 
 /**
