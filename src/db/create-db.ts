@@ -8,7 +8,7 @@ import type { DB } from './database.ts'
 import { groupCommitWriter, transactionPerWrite, type Writer } from './group-commit.ts'
 import type { DirectRunner } from './prepared.ts'
 import { SqliteDialectWithSafeRollback } from './sqlite-dialect.ts'
-import { sqliteDurability } from './sqlite-durability.ts'
+import { type SqliteDurabilityOptions, sqliteDurability } from './sqlite-durability.ts'
 import { withStatementCache } from './statement-cache.ts'
 
 export type Engine = 'sqlite' | 'postgres'
@@ -50,6 +50,8 @@ export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.te
  */
 export const DEFAULT_BUSY_TIMEOUT_MS = 1000
 
+const WAL_SIZE_LIMIT = 64 * 1024 * 1024
+
 export interface DatabaseOptions {
   /** Most connections a PostgreSQL pool opens (`DATABASE_POOL_SIZE`); SQLite ignores it. */
   poolSize?: number
@@ -57,6 +59,11 @@ export interface DatabaseOptions {
   connectTimeoutMs?: number
   /** SQLite only: see DEFAULT_BUSY_TIMEOUT_MS. */
   busyTimeoutMs?: number
+  /**
+   * SQLite only: how often checkpoints run and how far the log may grow before it must
+   * restart (sqlite-durability.ts; the defaults suit every deployment, tests use small ones).
+   */
+  checkpoints?: Pick<SqliteDurabilityOptions, 'checkpointEvery' | 'restartFrames'>
 }
 
 /** Connections per instance when `DATABASE_POOL_SIZE` is not set. */
@@ -65,7 +72,8 @@ export const DEFAULT_POOL_SIZE = 10
 /** Opens the database named by a `DATABASE_URL`. */
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
   const path = sqlitePath(url)
-  if (path !== null) return openSqlite(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS)
+  if (path !== null)
+    return openSqlite(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, options.checkpoints)
   if (isPostgresUrl(url))
     return openPostgres(
       url,
@@ -89,7 +97,11 @@ export function redactUrl(url: string): string {
   }
 }
 
-function openSqlite(path: string, busyTimeoutMs: number): Database {
+function openSqlite(
+  path: string,
+  busyTimeoutMs: number,
+  checkpoints: DatabaseOptions['checkpoints'],
+): Database {
   if (path === '')
     throw new Error('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/statusd.db')
   const file = path === ':memory:' ? path : resolve(path)
@@ -104,9 +116,14 @@ function openSqlite(path: string, busyTimeoutMs: number): Database {
   const statements = withStatementCache(sqlite)
   const db = new Kysely<DB>({ dialect: new SqliteDialectWithSafeRollback(sqlite, statements) })
   // an in-memory database has no log to sync or checkpoint
-  const durability = file === ':memory:' ? undefined : sqliteDurability(file)
-  // checkpoints run on the durability's own thread, never inside a request's commit
-  if (durability) sqlite.pragma('wal_autocheckpoint = 0')
+  const durability = file === ':memory:' ? undefined : sqliteDurability(file, checkpoints)
+  if (durability) {
+    // checkpoints run on the durability's own thread, never inside a request's commit
+    sqlite.pragma('wal_autocheckpoint = 0')
+    // the log restarts at about 32 MiB (sqlite-durability.ts); should it ever grow far past
+    // that, its file is cut back to this size when it restarts, not kept at its largest
+    sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`)
+  }
   return {
     db,
     engine: 'sqlite',

@@ -18,9 +18,13 @@ import { walSyncer } from './wal-sync.ts'
  * - Checkpoints (copying the log into the database file, with their fsyncs) run on a worker
  *   thread with its own connection (checkpoint-worker.ts); the main connection never
  *   checkpoints by itself (`wal_autocheckpoint=0`). A checkpoint runs alongside the writes
- *   after every CHECKPOINT_EVERY units. When the log has grown past RESTART_FRAMES, because
- *   writes never paused long enough for a checkpoint to finish, the next checkpoint runs
- *   between two batches, so that the log restarts from its beginning.
+ *   after every CHECKPOINT_EVERY units.
+ * - SQLite writes the log from its beginning again (instead of appending) only when a write
+ *   transaction begins after a checkpoint has copied the whole log. Under steady writes a
+ *   batch always commits while the checkpoint runs, so the log would grow without end (tens
+ *   of MB a second under load). So when a checkpoint reports a log of RESTART_FRAMES or more
+ *   that it could not leave empty, the next batch waits for a checkpoint with no write in
+ *   between, and the log restarts at its first write.
  */
 export interface SqliteDurability extends BatchHooks {
   /** Stops the checkpoint thread; call before closing the main connection. */
@@ -42,10 +46,20 @@ interface CheckpointResult {
   message?: string
 }
 
+export interface SqliteDurabilityOptions {
+  onError?: (error: Error) => void
+  /** Units committed between two checkpoints under load (default CHECKPOINT_EVERY). */
+  checkpointEvery?: number
+  /** Log size, in frames, past which a batch waits for the log to restart (default RESTART_FRAMES). */
+  restartFrames?: number
+}
+
 export function sqliteDurability(
   file: string,
-  options: { onError?: (error: Error) => void } = {},
+  options: SqliteDurabilityOptions = {},
 ): SqliteDurability {
+  const checkpointEvery = options.checkpointEvery ?? CHECKPOINT_EVERY
+  const restartFrames = options.restartFrames ?? RESTART_FRAMES
   const wal = walSyncer(`${file}-wal`)
   let closed = false
   let worker: Worker | undefined
@@ -53,6 +67,9 @@ export function sqliteDurability(
   let waiting: ((result: CheckpointResult) => void)[] = []
   let running: Promise<CheckpointResult> | undefined
   let unitsSince = 0
+  /** Units committed since the start, to tell whether one committed while a checkpoint ran. */
+  let unitsCommitted = 0
+  /** The log's size at the last checkpoint, in frames; 0 once it will restart at the next write. */
   let logFrames = 0
   let idleTimer: NodeJS.Timeout | undefined
 
@@ -84,14 +101,19 @@ export function sqliteDurability(
     if (closed) return Promise.resolve({ ok: true })
     unitsSince = 0
     worker ??= startWorker()
+    const committedBefore = unitsCommitted
     const current = new Promise<CheckpointResult>((resolve) => {
       waiting.push(resolve)
       worker?.postMessage('checkpoint')
     }).then((result) => {
       running = undefined
-      // note: a log copied in full starts over at the next write
-      if (result.ok) logFrames = result.checkpointed === result.log ? 0 : (result.log ?? 0)
-      else options.onError?.(new Error(`checkpoint failed: ${result.message}`))
+      if (result.ok) {
+        // note: the log starts over at the next write only if this checkpoint copied all of it
+        // and no batch committed meanwhile: that batch's frames are past the copied end, and
+        // the log keeps growing after them
+        const restarts = result.checkpointed === result.log && unitsCommitted === committedBefore
+        logFrames = restarts ? 0 : (result.log ?? 0)
+      } else options.onError?.(new Error(`checkpoint failed: ${result.message}`))
       return result
     })
     running = current
@@ -105,22 +127,25 @@ export function sqliteDurability(
     async beforeBatch(connection: Kysely<DB>) {
       if (workerFailed) {
         // note: without its thread, the main connection checkpoints as SQLite would by itself
-        if (unitsSince >= CHECKPOINT_EVERY) {
+        if (unitsSince >= checkpointEvery) {
           unitsSince = 0
           await connection.executeQuery(CHECKPOINT_HERE)
         }
         return
       }
-      if (logFrames >= RESTART_FRAMES) {
-        // the log keeps growing: let a checkpoint finish with no write in between
-        await checkpoint()
-      } else if (unitsSince >= CHECKPOINT_EVERY) {
+      if (logFrames >= restartFrames) {
+        // the log keeps growing: let a checkpoint finish with no write in between (after the
+        // one under way, which batches overlapped)
+        if (running) await running
+        if (logFrames >= restartFrames) await checkpoint()
+      } else if (unitsSince >= checkpointEvery) {
         void checkpoint()
       }
     },
 
     afterCommit(units: number) {
       unitsSince += units
+      unitsCommitted += units
       // once writes stop, what they left in the log is copied too
       if (idleTimer) idleTimer.refresh()
       else {

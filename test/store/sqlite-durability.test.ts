@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
@@ -103,4 +103,38 @@ test('durability: the checkpoint thread copies the log into the database file', 
     await new Promise((resolve) => thread.once('exit', resolve))
     writer.close()
   }
+})
+
+test('durability: under writes that never pause, the log restarts instead of growing without end', async () => {
+  const file = join(dir, 'restart.db')
+  // one row per page, so that every write dirties a page of its own and logs a frame
+  const setup = new SQLite(file)
+  setup.pragma('journal_mode = WAL')
+  setup.exec(`create table pages (id integer primary key, body blob not null);
+    with recursive n(i) as (select 1 union all select i + 1 from n where i < 2000)
+    insert into pages select i, randomblob(3000) from n`)
+  setup.close() // checkpoints, and removes the log
+  const restartFrames = 256 // 1 MiB of 4 KiB pages
+  const database = createDatabase(`sqlite:${file}`, {
+    checkpoints: { checkpointEvery: 32, restartFrames },
+  })
+  // 32 clients, each writing as soon as its last write is durable: a batch is always under
+  // way, so the checkpoints (every 32 writes) always overlap one
+  let left = 6000
+  const client = async () => {
+    while (left-- > 0) {
+      const id = 1 + Math.floor(Math.random() * 2000)
+      await database.writer.run((tx) =>
+        sql`update pages set body = randomblob(3000) where id = ${id}`.execute(tx),
+      )
+    }
+  }
+  await Promise.all(Array.from({ length: 32 }, client))
+  const walBytes = statSync(`${file}-wal`).size
+  await database.close()
+  // 6000 writes logged about 6000 frames (24 MiB); a log that restarts stays near its limit
+  assert.ok(
+    walBytes < 4 * restartFrames * 4096,
+    `the log is ${(walBytes / 2 ** 20).toFixed(1)} MiB, past 4 × its restart size`,
+  )
 })
