@@ -50,7 +50,7 @@ export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.te
  */
 export const DEFAULT_BUSY_TIMEOUT_MS = 1000
 
-const WAL_SIZE_LIMIT = 64 * 1024 * 1024
+const WAL_SIZE_LIMIT = 128 * 1024 * 1024
 
 export interface DatabaseOptions {
   /** Most connections a PostgreSQL pool opens (`DATABASE_POOL_SIZE`); SQLite ignores it. */
@@ -120,7 +120,7 @@ function openSqlite(
   if (durability) {
     // checkpoints run on the durability's own thread, never inside a request's commit
     sqlite.pragma('wal_autocheckpoint = 0')
-    // the log restarts at about 32 MiB (sqlite-durability.ts); should it ever grow far past
+    // the log restarts at about 64 MiB (sqlite-durability.ts); should it ever grow far past
     // that, its file is cut back to this size when it restarts, not kept at its largest
     sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`)
   }
