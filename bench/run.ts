@@ -6,7 +6,7 @@
 //   node bench/run.ts [--rounds 3] [--duration 10] [--connections 32] [--statuses 10000]
 //                     [--only raw,naive,statusd-patch,statusd-post] [--no-write]
 import { spawn } from 'node:child_process'
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -98,6 +98,8 @@ interface Sample {
   rssMb: number
   /** The server's CPU time (all its threads) per answered request, in µs. */
   cpuUsPerRequest: number
+  /** The size of the SQLite write-ahead log at the end of the run, in MB (WAL targets only). */
+  walMb?: number
   non2xx: number
   socketErrors: number
 }
@@ -176,6 +178,7 @@ async function main() {
             p99ms: r.p99ms,
             rssMb: peakRssMb(child.pid as number),
             cpuUsPerRequest: cpuUsed / Math.max(1, r.requests),
+            walMb: existsSync(`${dbFile}-wal`) ? statSync(`${dbFile}-wal`).size / 1e6 : undefined,
             non2xx: r.non2xx,
             socketErrors: r.socketErrors,
           }
@@ -211,15 +214,17 @@ function report(samples: Map<string, Sample[]>, coldStartMs: number) {
       const s = samples.get(t.name) as Sample[]
       const rps = median(s.map((x) => x.rps))
       const bad = s.reduce((n, x) => n + x.non2xx + x.socketErrors, 0)
-      return `| ${t.label} | ${rps.toFixed(0)} | ${rawRps ? (rps / rawRps).toFixed(2) : '–'} | ${naiveRps ? (rps / naiveRps).toFixed(1) : '–'} | ${median(s.map((x) => x.p50ms)).toFixed(2)} ms | ${median(s.map((x) => x.p99ms)).toFixed(2)} ms | ${Math.max(...s.map((x) => x.rssMb)).toFixed(0)} MB | ${median(s.map((x) => x.cpuUsPerRequest)).toFixed(0)} µs | ${bad} |`
+      const wal = s.flatMap((x) => (x.walMb === undefined ? [] : [x.walMb]))
+      const walCell = wal.length ? `${Math.max(...wal).toFixed(0)} MB` : '–'
+      return `| ${t.label} | ${rps.toFixed(0)} | ${rawRps ? (rps / rawRps).toFixed(2) : '–'} | ${naiveRps ? (rps / naiveRps).toFixed(1) : '–'} | ${median(s.map((x) => x.p50ms)).toFixed(2)} ms | ${median(s.map((x) => x.p99ms)).toFixed(2)} ms | ${Math.max(...s.map((x) => x.rssMb)).toFixed(0)} MB | ${median(s.map((x) => x.cpuUsPerRequest)).toFixed(0)} µs | ${walCell} | ${bad} |`
     })
   const section = [
     resultHeading(),
     '',
-    `\`npm run bench -- --rounds ${ROUNDS} --duration ${DURATION} --connections ${CONNECTIONS} --statuses ${values.statuses}\`: wrk -t1 -c${CONNECTIONS} -d${DURATION}s, \`{"value":"80%"}\` rotating over ${values.statuses} statuses of one key; medians of ${ROUNDS} interleaved rounds (peak RSS: the highest; CPU: the server process's user + system time, all threads, per answered request).`,
+    `\`npm run bench -- --rounds ${ROUNDS} --duration ${DURATION} --connections ${CONNECTIONS} --statuses ${values.statuses}\`: wrk -t1 -c${CONNECTIONS} -d${DURATION}s, \`{"value":"80%"}\` rotating over ${values.statuses} statuses of one key; medians of ${ROUNDS} interleaved rounds (peak RSS: the highest; CPU: the server process's user + system time, all threads, per answered request; log: the largest SQLite \`-wal\` file at the end of a run).`,
     '',
-    '| target | req/s | × raw | × naive | p50 | p99 | peak RSS | CPU per request | errors |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| target | req/s | × raw | × naive | p50 | p99 | peak RSS | CPU per request | log | errors |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     `Cold start to \`/readyz\` 200 (median of 5, ${values.statuses} statuses): ${coldStartMs.toFixed(0)} ms.`,
