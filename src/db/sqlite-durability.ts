@@ -29,7 +29,7 @@ import { walSyncer } from './wal-sync.ts'
  *   and an fsync of the database file, 100–180 ms at 1 M statuses on a slow disk when
  *   checkpoints run every CHECKPOINT_EVERY units. So once the log comes within an eighth of
  *   RESTART_FRAMES, checkpoints run every NEAR_RESTART_EVERY units instead, and the last one
- *   before the restart has little left to copy (about 20 ms there). Not all the time: at
+ *   before the restart has little left to copy (a mean of 24–88 ms there). Not always: at
  *   10 k statuses, checkpoints that often copy the same hot pages again and again (+25 µs of
  *   CPU per write).
  */
