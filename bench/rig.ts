@@ -40,13 +40,17 @@ export function startFlags(root = ROOT): string[] {
   return words.slice(1, bin)
 }
 
-/** How to start `statusd serve` as users run it, on a port and a database. */
+/**
+ * How to start `statusd serve` as users run it, on a port and a database; `root` is the
+ * checkout to run (another one in bench/versus.ts), with its own `npm start` flags.
+ */
 export function statusdCommand(
   port: number,
   databaseUrl: string,
+  root = ROOT,
 ): { args: string[]; env: Record<string, string> } {
   return {
-    args: [...startFlags(), join(ROOT, 'bin/statusd.js'), 'serve'],
+    args: [...startFlags(root), join(root, 'bin/statusd.js'), 'serve'],
     env: {
       PORT: String(port),
       HOST: '127.0.0.1',
