@@ -18,7 +18,6 @@ import type { ChildProcess } from 'node:child_process'
 import {
   closeSync,
   copyFileSync,
-  existsSync,
   fsyncSync,
   mkdirSync,
   openSync,
@@ -59,7 +58,7 @@ import {
   takePort,
   type WrkMode,
 } from './rig.ts'
-import { type Distribution, prng, type SeedResult, seed } from './seed.ts'
+import { type Distribution, prng, type SeedResult, seedOrReuse } from './seed.ts'
 
 const { values } = parseArgs({
   options: {
@@ -134,18 +133,10 @@ interface Sample {
 async function prepare(n: number): Promise<Dataset> {
   const dir = join(DIR, `n${n}-h${HISTORY}-${DISTRIBUTION}`)
   const seedFile = join(dir, 'seed.db')
-  const metaFile = join(dir, 'meta.json')
-  let data: SeedResult
-  if (existsSync(metaFile) && existsSync(seedFile)) {
-    data = JSON.parse(readFileSync(metaFile, 'utf8'))
-    console.error(`scale: reusing ${dir} (seeded in ${data.seconds.toFixed(0)} s)`)
-  } else {
-    rmSync(dir, { recursive: true, force: true })
-    mkdirSync(dir, { recursive: true })
-    console.error(`scale: seeding ${n} statuses, ${n * HISTORY} history rows (${DISTRIBUTION})`)
-    data = await seed({ dir, statuses: n, history: HISTORY, distribution: DISTRIBUTION })
-    console.error(`scale: seeded in ${data.seconds.toFixed(1)} s`)
-  }
+  const data = await seedOrReuse(
+    { dir, statuses: n, history: HISTORY, distribution: DISTRIBUTION },
+    'scale',
+  )
   return {
     n,
     dir,

@@ -10,7 +10,7 @@
 //                        [--dir /tmp/statusd-versus] [--no-write]
 // Prints a table, and appends it to docs/performance.md unless --no-write.
 
-import { copyFileSync, existsSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { copyFileSync, existsSync, rmSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import {
@@ -27,7 +27,7 @@ import {
   stopServer,
   takePort,
 } from './rig.ts'
-import { type Distribution, seed } from './seed.ts'
+import { type Distribution, seedOrReuse } from './seed.ts'
 
 const { values } = parseArgs({
   options: {
@@ -70,29 +70,16 @@ interface Run {
 
 /** The dataset in --dir, seeded unless one of the same shape is already there. */
 async function dataset(): Promise<{ key: string; idsFile: string; seedFile: string }> {
-  const dir = values.dir
-  const metaFile = join(dir, 'meta.json')
-  const seedFile = join(dir, 'seed.db')
-  if (existsSync(metaFile) && existsSync(seedFile)) {
-    const meta = JSON.parse(readFileSync(metaFile, 'utf8'))
-    if (
-      meta.statuses === STATUSES &&
-      meta.historyRows === STATUSES * HISTORY &&
-      meta.distribution === values.distribution
-    ) {
-      console.error(`versus: reusing the dataset in ${dir}`)
-      return { key: meta.key, idsFile: meta.idsFile, seedFile }
-    }
-  }
-  rmSync(dir, { recursive: true, force: true })
-  console.error(`versus: seeding ${STATUSES} statuses in ${dir}`)
-  const data = await seed({
-    dir,
-    statuses: STATUSES,
-    history: HISTORY,
-    distribution: values.distribution as Distribution,
-  })
-  return { key: data.key, idsFile: data.idsFile, seedFile }
+  const data = await seedOrReuse(
+    {
+      dir: values.dir,
+      statuses: STATUSES,
+      history: HISTORY,
+      distribution: values.distribution as Distribution,
+    },
+    'versus',
+  )
+  return { key: data.key, idsFile: data.idsFile, seedFile: join(values.dir, 'seed.db') }
 }
 
 async function runOnce(

@@ -58,8 +58,6 @@ export interface SqliteDurabilityOptions {
   onError?: (error: Error) => void
   /** Units committed between two checkpoints under load (default CHECKPOINT_EVERY). */
   checkpointEvery?: number
-  /** The same, once the log is near RESTART_FRAMES (default NEAR_RESTART_EVERY). */
-  nearRestartEvery?: number
   /** Log size, in frames, past which a batch waits for the log to restart (default RESTART_FRAMES). */
   restartFrames?: number
 }
@@ -69,7 +67,6 @@ export function sqliteDurability(
   options: SqliteDurabilityOptions = {},
 ): SqliteDurability {
   const checkpointEvery = options.checkpointEvery ?? CHECKPOINT_EVERY
-  const nearRestartEvery = options.nearRestartEvery ?? NEAR_RESTART_EVERY
   const restartFrames = options.restartFrames ?? RESTART_FRAMES
   const nearRestartFrames = restartFrames - restartFrames / 8
   const wal = walSyncer(`${file}-wal`)
@@ -151,7 +148,7 @@ export function sqliteDurability(
         if (running) await running
         if (logFrames >= restartFrames) await checkpoint()
       } else if (
-        unitsSince >= (logFrames >= nearRestartFrames ? nearRestartEvery : checkpointEvery)
+        unitsSince >= (logFrames >= nearRestartFrames ? NEAR_RESTART_EVERY : checkpointEvery)
       ) {
         void checkpoint()
       }
