@@ -86,6 +86,26 @@ export function prepareQuery<P extends Record<string, unknown>, R>(
   }
 }
 
+/**
+ * The prepared queries of one query whose optional parts come and go (a cursor, a limit):
+ * `prepare` makes the query of one combination of `flags`, once, the first time it is asked
+ * for.
+ */
+export function preparedByShape<F extends boolean[], P, R>(
+  prepare: (...flags: F) => PreparedQuery<P, R>,
+): (...flags: F) => PreparedQuery<P, R> {
+  const made = new Map<string, PreparedQuery<P, R>>()
+  return (...flags) => {
+    const shape = flags.join(',')
+    let query = made.get(shape)
+    if (query === undefined) {
+      query = prepare(...flags)
+      made.set(shape, query)
+    }
+    return query
+  }
+}
+
 function compile<P, R>(
   db: Kysely<DB>,
   build: (db: Kysely<DB>, param: <K extends keyof P & string>(name: K) => P[K]) => Compilable<R>,

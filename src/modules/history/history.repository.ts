@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts'
-import { type PreparedQuery, prepareQuery } from '../../db/prepared.ts'
+import { preparedByShape, prepareQuery } from '../../db/prepared.ts'
 
 export interface HistoryRow {
   change_no: number
@@ -32,26 +32,25 @@ type HistoryPageParams = {
  * limited or not), prepared once: it is built and compiled the first time that shape is
  * asked for, not on every request.
  */
-const historyPageQuery = (withCutoff: boolean, withBefore: boolean, withLimit: boolean) =>
-  prepareQuery<HistoryPageParams, HistoryRow>((db, p) => {
-    let query = db
-      .selectFrom('status_history as h')
-      .leftJoin('users as u', 'u.id', 'h.by_user_id')
-      .select(['h.change_no', 'h.value', 'h.at', 'h.by_user_id', 'u.name as by_name'])
-      .where('h.status_id', '=', p('statusId'))
-    // note: pruning happens on write, so a status nobody writes to may still hold old rows;
-    // the read filter keeps the answer exact anyway
-    if (withCutoff)
-      query = query.where((eb) =>
-        eb.or([eb('h.at', '>=', p('cutoff')), eb('h.change_no', '=', p('keepChangeNo'))]),
-      )
-    if (withBefore) query = query.where('h.change_no', '<', p('before'))
-    query = query.orderBy('h.change_no', 'desc')
-    return withLimit ? query.limit(p('limit')) : query
-  })
-
-// at most 8, made on first use
-const historyPageQueries = new Map<string, PreparedQuery<HistoryPageParams, HistoryRow>>()
+const historyPageQuery = preparedByShape(
+  (withCutoff: boolean, withBefore: boolean, withLimit: boolean) =>
+    prepareQuery<HistoryPageParams, HistoryRow>((db, p) => {
+      let query = db
+        .selectFrom('status_history as h')
+        .leftJoin('users as u', 'u.id', 'h.by_user_id')
+        .select(['h.change_no', 'h.value', 'h.at', 'h.by_user_id', 'u.name as by_name'])
+        .where('h.status_id', '=', p('statusId'))
+      // note: pruning happens on write, so a status nobody writes to may still hold old rows;
+      // the read filter keeps the answer exact anyway
+      if (withCutoff)
+        query = query.where((eb) =>
+          eb.or([eb('h.at', '>=', p('cutoff')), eb('h.change_no', '=', p('keepChangeNo'))]),
+        )
+      if (withBefore) query = query.where('h.change_no', '<', p('before'))
+      query = query.orderBy('h.change_no', 'desc')
+      return withLimit ? query.limit(p('limit')) : query
+    }),
+)
 
 /** A status's value updates, newest first, within retention. */
 export async function listHistory(
@@ -60,12 +59,7 @@ export async function listHistory(
   q: HistoryQuery,
 ): Promise<HistoryRow[]> {
   const { cutoff, before, limit } = q
-  const shape = `${cutoff !== null},${before !== undefined},${limit !== undefined}`
-  let query = historyPageQueries.get(shape)
-  if (query === undefined) {
-    query = historyPageQuery(cutoff !== null, before !== undefined, limit !== undefined)
-    historyPageQueries.set(shape, query)
-  }
+  const query = historyPageQuery(cutoff !== null, before !== undefined, limit !== undefined)
   const params = {
     statusId,
     cutoff: cutoff ?? '',

@@ -5,7 +5,7 @@ import type {
   StatusRow,
   StatusRowUpdate,
 } from '../../db/database.ts'
-import { type PreparedQuery, prepareQuery } from '../../db/prepared.ts'
+import { type PreparedQuery, preparedByShape, prepareQuery } from '../../db/prepared.ts'
 
 // The write hot path (PATCH by id, POST by key) runs prepared queries: built and compiled
 // once, not per request (docs/performance.md).
@@ -130,7 +130,7 @@ type OwnedPageParams = {
  * The list's query for one shape of page (with a cursor or not, with a limit or not),
  * prepared once: `GET /v1/user/status` is called as often as a client polls it.
  */
-const ownedPageQuery = (withCursor: boolean, withLimit: boolean) =>
+const ownedPageQuery = preparedByShape((withCursor: boolean, withLimit: boolean) =>
   prepareQuery<OwnedPageParams, OwnedListRow>((db, p) => {
     let query = db
       .selectFrom('statuses')
@@ -146,14 +146,8 @@ const ownedPageQuery = (withCursor: boolean, withLimit: boolean) =>
       )
     query = query.orderBy('created_at').orderBy('id')
     return withLimit ? query.limit(p('limit')) : query
-  })
-
-const ownedPageQueries = {
-  all: ownedPageQuery(false, false),
-  first: ownedPageQuery(false, true),
-  rest: ownedPageQuery(true, false),
-  next: ownedPageQuery(true, true),
-}
+  }),
+)
 
 /** The owner's statuses in creation order (id breaks ties within a millisecond). */
 export async function listOwnedStatuses(
@@ -162,14 +156,7 @@ export async function listOwnedStatuses(
   page: OwnedPage,
 ): Promise<OwnedListRow[]> {
   const { after, limit } = page
-  const query =
-    after === undefined
-      ? limit === undefined
-        ? ownedPageQueries.all
-        : ownedPageQueries.first
-      : limit === undefined
-        ? ownedPageQueries.rest
-        : ownedPageQueries.next
+  const query = ownedPageQuery(after !== undefined, limit !== undefined)
   const params = {
     ownerId,
     createdAt: after?.createdAt ?? '',
