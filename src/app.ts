@@ -173,7 +173,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(docsRoutes)
 
   await app.register(healthRoutes, { ping: () => database.ping() })
-  await app.register(metricsPlugin)
+  await app.register(metricsPlugin, { files: database.files })
 
   // Everything under /v1 is authenticated, then rate limited per user and plan.
   await app.register(async (v1) => {

@@ -29,6 +29,11 @@ export interface Database {
    * pool's with `:<purpose>` added, so it can be told apart in `pg_stat_activity`.
    */
   dedicatedClient?(purpose: string): pg.Client
+  /**
+   * File-backed SQLite only: the database file and its write-ahead log, whose sizes
+   * `/metrics` reports (a log held back from restarting by a long reader keeps growing).
+   */
+  files?: { database: string; log: string }
   close(): Promise<void>
 }
 
@@ -132,6 +137,7 @@ function openSqlite(
       hooks: { ...durability, direct: directRunner(statements) },
     }),
     describe: file === ':memory:' ? 'sqlite (in memory)' : `sqlite ${file}`,
+    ...(file !== ':memory:' && { files: { database: file, log: `${file}-wal` } }),
     async ping() {
       try {
         sqlite.prepare('select 1').get()

@@ -1,12 +1,22 @@
+import { statSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import type { Database } from '../db/create-db.ts'
+
+export interface MetricsOptions {
+  /** The SQLite files whose sizes to report (Database.files); none on PostgreSQL. */
+  files?: Database['files']
+}
+
+/** A file's size now, 0 when it does not exist (SQLite removes the log at a clean close). */
+const sizeOf = (path: string): number => statSync(path, { throwIfNoEntry: false })?.size ?? 0
 
 /**
  * Prometheus metrics at GET /metrics: process metrics plus request counts and latencies by
  * route pattern (never the raw URL, so ids do not explode the label set).
  */
-export const metricsPlugin = fp(async (app: FastifyInstance) => {
+export const metricsPlugin = fp(async (app: FastifyInstance, options: MetricsOptions) => {
   // one registry per app, so several apps in one process (tests) never share counters
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
@@ -24,6 +34,28 @@ export const metricsPlugin = fp(async (app: FastifyInstance) => {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   })
+
+  const files = options.files
+  if (files) {
+    // read at each scrape: the log's size is the one to alert on, should a long reader (a
+    // backup, a sqlite3 shell left open) keep it from restarting at about 64 MiB
+    new Gauge({
+      name: 'statusd_sqlite_wal_bytes',
+      help: 'Size of the SQLite write-ahead log file (the -wal file)',
+      registers: [registry],
+      collect() {
+        this.set(sizeOf(files.log))
+      },
+    })
+    new Gauge({
+      name: 'statusd_sqlite_database_bytes',
+      help: 'Size of the SQLite database file',
+      registers: [registry],
+      collect() {
+        this.set(sizeOf(files.database))
+      },
+    })
+  }
 
   app.addHook('onResponse', (request, reply, done) => {
     const labels = {

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import { makeApp } from '../helpers/app.ts'
 
@@ -39,6 +42,35 @@ test('SPEC §8 GET /metrics exposes Prometheus metrics by route pattern', async 
     assert.ok(!res.body.includes(created.json().id), 'ids never become label values')
   } finally {
     await t.close()
+  }
+})
+
+test('SPEC §8 GET /metrics reports the SQLite database and log file sizes (file-backed SQLite only)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'statusd-metrics-'))
+  const file = join(dir, 'statusd.db')
+  const t = await makeApp({ databaseUrl: `sqlite:${file}` })
+  try {
+    const owner = await t.user()
+    const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
+    await t.request(owner, 'PATCH', `/v1/status/${created.json().id}`, { value: 'OFF' })
+    const body = (await t.request(null, 'GET', '/metrics')).body
+    const gauge = (name: string) => Number(body.match(new RegExp(`^${name} (\\d+)$`, 'm'))?.[1])
+    // nothing writes between the scrape and these reads: the files are as the scrape saw them
+    const log = statSync(`${file}-wal`).size
+    assert.ok(log > 0, 'the writes above are in the log')
+    assert.equal(gauge('statusd_sqlite_wal_bytes'), log)
+    assert.equal(gauge('statusd_sqlite_database_bytes'), statSync(file).size)
+  } finally {
+    await t.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  // in memory, or on PostgreSQL, there are no such files to report
+  const other = await makeApp()
+  try {
+    const body = (await other.request(null, 'GET', '/metrics')).body
+    assert.doesNotMatch(body, /statusd_sqlite_/)
+  } finally {
+    await other.close()
   }
 })
 
