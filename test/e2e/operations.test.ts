@@ -75,6 +75,45 @@ describe('probes and API description on a running server', () => {
   })
 })
 
+describe('GET /metrics on a running server', () => {
+  it('SPEC §8 counts requests by route pattern and reports the SQLite files', async () => {
+    const file = path.join(dir, 'metrics', 'statusd.db')
+    const server = await startServer(file)
+    try {
+      const key = server.firstKey
+      assert.ok(key, server.output())
+      // right at the ready line, all at once
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          i % 2 === 0
+            ? fetch(`${server.url}/v1/checkAuth`, { headers: { 'service-api-key': key } })
+            : fetch(`${server.url}/healthz`),
+        ),
+      )
+      assert.deepEqual(new Set(answers.map((res) => res.status)), new Set([200]))
+      const res = await fetch(`${server.url}/metrics`)
+      assert.equal(res.status, 200)
+      const body = await res.text()
+      const count = (route: string) =>
+        Number(
+          body.match(
+            new RegExp(
+              `^http_requests_total\\{method="GET",route="${route}",status_code="200"\\} (\\d+)$`,
+              'm',
+            ),
+          )?.[1],
+        )
+      assert.equal(count('/v1/checkAuth'), 10)
+      assert.equal(count('/healthz'), 10)
+      assert.match(body, /^process_cpu_seconds_total /m)
+      assert.match(body, /^statusd_sqlite_wal_bytes \d+$/m)
+      assert.match(body, /^statusd_sqlite_database_bytes [1-9]\d*$/m)
+    } finally {
+      assert.equal((await server.stop('SIGTERM')).code, 0, server.output())
+    }
+  })
+})
+
 describe('a configuration mistake: non-zero exit, one line on stderr, no stack trace', () => {
   /** Runs `statusd serve` to its end with these variables over a default, valid setup. */
   const serve = (name: string, vars: Record<string, string>) =>
