@@ -9,8 +9,17 @@ export interface MetricsOptions {
   files?: Database['files']
 }
 
-/** A file's size now, 0 when it does not exist (SQLite removes the log at a clean close). */
-const sizeOf = (path: string): number => statSync(path, { throwIfNoEntry: false })?.size ?? 0
+/**
+ * A file's size now: 0 when it does not exist (SQLite removes the log at a clean close), NaN
+ * when it cannot be read, so that a scrape never fails for it.
+ */
+function sizeOf(path: string): number {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.size ?? 0
+  } catch {
+    return Number.NaN
+  }
+}
 
 /**
  * Prometheus metrics at GET /metrics: process metrics plus request counts and latencies by
