@@ -35,6 +35,7 @@ import {
 import { docsRoutes } from './plugins/docs.ts'
 import { BODY_LIMIT, errorHandlerPlugin, sendError } from './plugins/error-handler.ts'
 import { trackRoutes } from './plugins/inventory.ts'
+import { useStrictJsonBodies } from './plugins/json-body.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 import { openApiRoutes } from './plugins/openapi.ts'
 import { webRoutes } from './web/web.routes.ts'
@@ -127,9 +128,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       maxParamLength: 16_384,
     },
     // errors raised before routing (malformed URL) get SPEC §5's body too; note: they skip
-    // the onSend hooks, so the request id header is set here
+    // the onSend hooks, so the request id and the API's headers are set here
     frameworkErrors: (err, request, reply) => {
-      reply.header('x-request-id', request.id)
+      reply.header('x-request-id', request.id).headers(API_RESPONSE_HEADERS)
       sendError(err, request, reply)
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -140,6 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onListen', async () => schemas.compileInBackground())
   // note: only JSON bodies; without this, text/plain would reach validation as a string
   app.removeContentTypeParser('text/plain')
+  useStrictJsonBodies(app)
   app.addHook('onRequest', requireHostHeader)
   refuseWhileClosing(app)
   // no id, key or share id holds NUL, and PostgreSQL cannot even compare text holding it

@@ -7,20 +7,45 @@ import { validationError } from './errors.ts'
 export const encodeCursor = (parts: readonly string[]): string =>
   Buffer.from(JSON.stringify(parts)).toString('base64url')
 
-/** Decodes a cursor of `length` strings; anything else is a 400 validationError on `cursor`. */
-export function decodeCursor(cursor: string, length: number): string[] {
+const notIssued = () =>
+  validationError([{ field: 'cursor', message: 'is not a cursor this service issued' }])
+
+/**
+ * Decodes a cursor of one string per pattern, each matching its pattern, encoded exactly as
+ * `encodeCursor` would encode it; anything else is a 400 validationError on `cursor`.
+ * note: cursors are not signed, so one a client builds in the issued shape is just a
+ * position in the caller's own list; the shape check keeps hand-made garbage out.
+ */
+export function decodeCursor(cursor: string, parts: readonly RegExp[]): string[] {
   try {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
     if (
       Array.isArray(parsed) &&
-      parsed.length === length &&
-      parsed.every((p) => typeof p === 'string')
+      parsed.length === parts.length &&
+      parsed.every((p, i) => typeof p === 'string' && (parts[i] as RegExp).test(p)) &&
+      encodeCursor(parsed) === cursor
     )
       return parsed
   } catch {
     // falls through to the validation error
   }
-  throw validationError([{ field: 'cursor', message: 'is not a cursor this service issued' }])
+  throw notIssued()
+}
+
+// the shapes of what positions are made of: stored timestamps (`toISOString`) and ids (ids.ts)
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
+const ID = /^[A-Za-z0-9][\w-]{20}$/
+const TIMESTAMP_OR_HEAD = new RegExp(`${TIMESTAMP.source}|^$`)
+const ID_OR_HEAD = new RegExp(`${ID.source}|^$`)
+
+/**
+ * Decodes a position in a list ordered by (created at, id). `['', '']` is the head of the
+ * list: a user list's owner, who comes before every granted role.
+ */
+export function decodePosition(cursor: string): { createdAt: string; id: string } {
+  const [createdAt, id] = decodeCursor(cursor, [TIMESTAMP_OR_HEAD, ID_OR_HEAD]) as [string, string]
+  if ((createdAt === '') !== (id === '')) throw notIssued()
+  return { createdAt, id }
 }
 
 /** One page of a list, with the cursor of the next page (null on the last). */

@@ -85,8 +85,8 @@ export const preconditionFailed = () =>
   )
 export const payloadTooLarge = (limit: number) =>
   new ApiError(413, 'payloadTooLarge', `Request body is larger than ${limit} bytes`)
-export const unsupportedMediaType = () =>
-  new ApiError(415, 'unsupportedMediaType', 'Request body must be sent as application/json')
+export const unsupportedMediaType = (message = 'Request body must be sent as application/json') =>
+  new ApiError(415, 'unsupportedMediaType', message)
 export const rateLimited = (retryAfterSeconds: number) =>
   new ApiError(429, 'rateLimited', 'Too many requests', undefined, {
     'retry-after': String(retryAfterSeconds),

@@ -29,7 +29,7 @@ export interface TestApp {
   database: Database
   /** Creates a user with a key. */
   user(options?: { plan?: string; verified?: boolean; name?: string }): Promise<TestUser>
-  /** Injects a request as a user (or anonymously), JSON body if given. */
+  /** Injects a request as a user (or anonymously), JSON body if given (a string or Buffer as is). */
   request(
     as: TestUser | null,
     method: InjectOptions['method'],
@@ -95,7 +95,7 @@ export async function makeApp(
           ...headers,
         },
         ...(body !== undefined && {
-          payload: typeof body === 'string' ? body : JSON.stringify(body),
+          payload: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
         }),
       })
     },

@@ -167,6 +167,38 @@ runScenarios('SPEC §2/§5 media type and size', withStatus, [
     headers: { 'content-type': 'application/json; charset=utf-8' },
     expectStatus: 200,
   },
+  ...['utf-8', 'UTF-8', '"utf-8"', 'utf8'].map((charset) => ({
+    name: `application/json with charset=${charset} is fine`,
+    ...patch,
+    body: '{"value":"ON"}',
+    headers: { 'content-type': `application/json; charset=${charset}` },
+    expectStatus: 200,
+  })),
+  ...['iso-8859-1', 'utf-16le', 'windows-1252'].map((charset) =>
+    errorScenario({
+      name: `JSON is UTF-8 (RFC 8259): charset=${charset} is 415 unsupportedMediaType`,
+      ...patch,
+      body: '{"value":"ON"}',
+      headers: { 'content-type': `application/json; charset=${charset}` },
+      expectStatus: 415,
+      expectErrorCode: 'unsupportedMediaType',
+    }),
+  ),
+  ...[
+    ['a byte that is never UTF-8 (0xFF)', Buffer.from([0xff, 0xfe])],
+    ['Latin-1 "café" (0xE9)', Buffer.from('caf\xe9', 'latin1')],
+    ['a surrogate encoded as bytes (CESU-8, ED A0 80)', Buffer.from([0xed, 0xa0, 0x80])],
+    ['an overlong encoding of "/" (C0 AF)', Buffer.from([0xc0, 0xaf])],
+    ['a truncated sequence (E2 82)', Buffer.from([0xe2, 0x82])],
+  ].map(([what, bytes]) =>
+    errorScenario({
+      name: `a body that is not valid UTF-8 is 400 invalidJson, never stored as U+FFFD: ${what}`,
+      ...patch,
+      body: Buffer.concat([Buffer.from('{"value":"'), bytes as Buffer, Buffer.from('"}')]),
+      expectStatus: 400,
+      expectErrorCode: 'invalidJson',
+    }),
+  ),
   errorScenario({
     name: 'a body over 16 KiB is 413 payloadTooLarge (PATCH)',
     ...patch,

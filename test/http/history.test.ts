@@ -80,9 +80,12 @@ test('SPEC §6 history pages like the list: ?limit, Link rel="next", the same en
     }
     assert.equal(pages, 3)
     assert.deepEqual(seen, all)
-    const bad = await t.request(owner, 'GET', `/v1/status/${s.id}/history?limit=2&cursor=nonsense`)
-    assert.equal(bad.statusCode, 400)
-    assert.equal(bad.json().errorCode, 'validationError')
+    const cursor = (parts: unknown) => Buffer.from(JSON.stringify(parts)).toString('base64url')
+    for (const bad of ['nonsense', cursor(['0']), cursor(['-3']), cursor(['1e3']), cursor([7])]) {
+      const res = await t.request(owner, 'GET', `/v1/status/${s.id}/history?limit=2&cursor=${bad}`)
+      assert.equal(res.statusCode, 400, bad)
+      assert.equal(res.json().errorCode, 'validationError')
+    }
   } finally {
     await t.close()
   }

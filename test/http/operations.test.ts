@@ -96,8 +96,11 @@ test('API responses are marked no-store, nosniff and unframeable', async () => {
     for (const res of [
       await t.request(owner, 'GET', '/v1/user/status'),
       await t.request(null, 'GET', '/v1/user/status'),
+      // refused before routing, so before the /v1 hooks
+      await t.request(owner, 'GET', '/v1/status/%zz'),
     ]) {
       assert.equal(res.headers['cache-control'], 'no-store')
+      assert.equal(res.headers['referrer-policy'], 'no-referrer')
       assert.equal(res.headers['x-content-type-options'], 'nosniff')
       assert.match(String(res.headers['content-security-policy']), /frame-ancestors 'none'/)
     }

@@ -277,6 +277,28 @@ runScenarios('SPEC §2 operation 3: GET /v1/user/status', withOneStatus, [
     expectStatus: 400,
     expectErrorCode: 'validationError',
   },
+  ...[
+    ['base64url JSON of the wrong shape', ['9999', 'zzzz']],
+    ['a timestamp that is not one', ['yesterday', 'aaaaaaaaaaaaaaaaaaaaa']],
+    ['an id that is not one', ['2026-11-22T04:26:43.806Z', 'x']],
+    ['half a list head', ['', 'aaaaaaaaaaaaaaaaaaaaa']],
+    ['three parts', ['2026-11-22T04:26:43.806Z', 'aaaaaaaaaaaaaaaaaaaaa', 'x']],
+  ].map(([what, parts]) => ({
+    name: `a cursor the service did not issue is a validationError: ${what}`,
+    method: 'GET' as const,
+    url: `/v1/user/status?limit=2&cursor=${Buffer.from(JSON.stringify(parts)).toString('base64url')}`,
+    expectStatus: 400,
+    expectErrorCode: 'validationError',
+    expect: (body: { errors: { field: string }[] }) =>
+      assert.equal(body.errors[0]?.field, 'cursor'),
+  })),
+  {
+    name: 'a cursor the service did not issue is a validationError: padded base64',
+    method: 'GET',
+    url: `/v1/user/status?limit=2&cursor=${Buffer.from('["2026-11-22T04:26:43.806Z","aaaaaaaaaaaaaaaaaaaaa"]').toString('base64')}`,
+    expectStatus: 400,
+    expectErrorCode: 'validationError',
+  },
 ])
 
 // Paging needs more than one status; its own test keeps the table above readable.

@@ -32,6 +32,27 @@ runScenarios('SPEC §1 text rules at the Unicode edges', withOneStatus, [
     'value',
   ),
   rejected(
+    'a name of Hangul fillers (U+3164, default-ignorable) has no visible character',
+    { name: '\u3164\u3164\u3164' },
+    'name',
+  ),
+  rejected(
+    'a value of a lone combining grapheme joiner (U+034F) has no visible character',
+    { value: '\u034f' },
+    'value',
+  ),
+  rejected('a lone variation selector (U+FE0F) is not a value', { value: '\ufe0f' }, 'value'),
+  rejected('a combining accent without a base is not a value', { value: '\u0301' }, 'value'),
+  rejected('the blank Braille pattern (U+2800) is not a value', { value: '\u2800\u2800' }, 'value'),
+  {
+    name: 'a combining accent on a visible base is a fine value',
+    method: 'PATCH',
+    url: '/v1/status/{statusId}',
+    body: { value: 'cafe\u0301 \u2764\ufe0f' },
+    expectStatus: 200,
+    expect: (body) => assert.equal(body.value, 'cafe\u0301 \u2764\ufe0f'),
+  },
+  rejected(
     'a line separator (U+2028) is a line break, not allowed in a name',
     { name: 'A\u2028B name' },
     'name',

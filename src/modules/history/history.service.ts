@@ -54,9 +54,9 @@ export interface HistoryAccess {
 
 function beforeOf(cursor: string | undefined): number | undefined {
   if (cursor === undefined) return undefined
-  const [changeNo] = decodeCursor(cursor, 1) as [string]
+  const [changeNo] = decodeCursor(cursor, [/^[1-9]\d{0,15}$/]) as [string]
   const n = Number(changeNo)
-  if (!Number.isSafeInteger(n) || n < 1)
+  if (!Number.isSafeInteger(n))
     throw validationError([{ field: 'cursor', message: 'is not a cursor this service issued' }])
   return n
 }

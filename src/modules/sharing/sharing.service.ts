@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { DB, Db, StatusRow } from '../../db/database.ts'
 import { type Writer, writerOf } from '../../db/group-commit.ts'
-import { decodeCursor, type Page, toPage } from '../../lib/cursor.ts'
+import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
 import { nowIso } from '../../lib/time.ts'
 import { announce, type EventBus } from '../events/event-bus.ts'
@@ -180,11 +180,8 @@ export interface PageRequest {
   cursor?: string
 }
 
-const positionOf = (cursor: string | undefined) => {
-  if (cursor === undefined) return undefined
-  const [createdAt, id] = decodeCursor(cursor, 2) as [string, string]
-  return { createdAt, id }
-}
+const positionOf = (cursor: string | undefined) =>
+  cursor === undefined ? undefined : decodePosition(cursor)
 
 /** GET /v1/user/subscriptions — statuses the caller has a role on but does not own. */
 export async function listSubscriptions(

@@ -7,11 +7,13 @@ export type AccessType = (typeof ACCESS_TYPES)[number]
 export type AccessLevel = (typeof ACCESS_LEVELS)[number]
 
 // note: lengths count code points (Ajv's default), so "80%" is 3 and "🟢" is 1.
-// Single-line text: at least one visible character (not whitespace, not an invisible format
-// character such as U+200B), and no control, lone-surrogate or line/paragraph-separator
-// characters. Zero-width joiners inside emoji sequences stay allowed.
+// Single-line text: at least one visible character, and no control, lone-surrogate or
+// line/paragraph-separator characters. Not visible on their own: whitespace, format characters
+// (U+200B), default-ignorable ones (Hangul fillers U+3164, variation selectors, U+034F),
+// combining marks without a base, and the blank Braille pattern U+2800. Zero-width joiners
+// inside emoji sequences, and marks on a visible base, stay allowed.
 const SINGLE_LINE =
-  '^(?=[^]*?[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Zl}\\p{Zp}])[^\\p{Cc}\\p{Cs}\\p{Zl}\\p{Zp}]*$'
+  '^(?=[^]*?[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Zl}\\p{Zp}\\p{M}\\p{Default_Ignorable_Code_Point}\\u2800])[^\\p{Cc}\\p{Cs}\\p{Zl}\\p{Zp}]*$'
 // Descriptions may hold tabs and line breaks, but no other control characters (C0 or C1).
 const MULTI_LINE = '^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F-\\x9F\\p{Cs}]*$'
 

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { DB, Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
 import { type Writer, writerOf } from '../../db/group-commit.ts'
 import { lockForTransaction } from '../../db/locks.ts'
-import { decodeCursor, type Page, toPage } from '../../lib/cursor.ts'
+import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import {
   invalidStatusKey,
   notFound,
@@ -354,11 +354,7 @@ export async function listOwned(
   caller: Caller,
   page: { limit?: number; cursor?: string },
 ): Promise<Page<StatusListEntry>> {
-  let after: { createdAt: string; id: string } | undefined
-  if (page.cursor !== undefined) {
-    const [createdAt, id] = decodeCursor(page.cursor, 2) as [string, string]
-    after = { createdAt, id }
-  }
+  const after = page.cursor === undefined ? undefined : decodePosition(page.cursor)
   // one row more than asked tells whether another page follows
   const limit = page.limit === undefined ? undefined : page.limit + 1
   const rows = await listOwnedStatuses(deps.db, caller.userId, { limit, after })

@@ -1,0 +1,26 @@
+import { isUtf8 } from 'node:buffer'
+import type { FastifyInstance } from 'fastify'
+import { invalidJson, unsupportedMediaType } from '../lib/errors.ts'
+
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i
+const UTF8 = /^utf-?8$/i
+
+/**
+ * Replaces Fastify's JSON body parser with one that refuses what it would store wrongly.
+ * JSON is UTF-8 (RFC 8259 §8.1): a body that is not valid UTF-8 is 400 invalidJson, where
+ * Fastify's decoder would turn each bad byte into U+FFFD and store that. A `charset` other
+ * than UTF-8 is 415, where the body would be read as UTF-8 anyway. Everything else (the
+ * empty body, `__proto__` keys, syntax errors) is Fastify's own parser, unchanged.
+ */
+export function useStrictJsonBodies(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]
+    if (charset !== undefined && !UTF8.test(charset))
+      return done(unsupportedMediaType('Request body must be JSON in UTF-8 (charset=utf-8)'))
+    const bytes = body as Buffer
+    if (!isUtf8(bytes)) return done(invalidJson('Request body is not valid UTF-8'))
+    parse(request, bytes.toString('utf8'), done)
+  })
+}
