@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { ApiError } from '../../src/lib/errors.ts'
+import { planOf } from '../../src/modules/plans/plan-of.ts'
 import { assertPlanAllows, containsLink } from '../../src/modules/plans/plan-rules.ts'
 import {
   DEFAULT_PLANS,
@@ -42,6 +43,12 @@ describe('containsLink (SPEC §4: URLs, bare domains, e-mail addresses)', () => 
     'münchen.de',
     'пример.рф',
     '(example.io)',
+    // newer generic top-level domains (IANA's list, not only linkify-it's short default one)
+    'example.dev',
+    'www.example.app',
+    'status.example.xyz/room-4',
+    'mysite.tech',
+    '//example.com/x',
   ])
     it(`finds a link in ${JSON.stringify(text)}`, () => assert.equal(containsLink(text), true))
 
@@ -56,6 +63,9 @@ describe('containsLink (SPEC §4: URLs, bare domains, e-mail addresses)', () => 
     'a@b',
     'line one\nline two',
     '🟢 all good',
+    'see node.js and main.go',
+    'Meeting in room 4.1',
+    'i.e. now',
   ])
     it(`finds no link in ${JSON.stringify(text)}`, () => assert.equal(containsLink(text), false))
 })
@@ -282,4 +292,18 @@ describe('loadPlansFile (SPEC §4 PLANS_FILE)', () => {
     rejects(plansJson({ 'Free Plan': FREE }), /Free Plan/, /plan name/i)
     rejects(plansJson({ '1st': FREE }), /1st/, /plan name/i)
   })
+})
+
+describe('planOf (SPEC §4: a user whose plan left the plans file is treated as on free)', () => {
+  const plans: Plans = { free: FREE, pro: PRO }
+
+  it('finds the plan by name', () => assert.equal(planOf(plans, 'pro'), PRO))
+
+  it('a plan no longer in the table is free', () => assert.equal(planOf(plans, 'tiny'), FREE))
+
+  for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty'])
+    it(`a removed plan named ${name} is free, not Object.prototype's ${name}`, () =>
+      assert.equal(planOf(plans, name), FREE))
+
+  it('without a free plan, the first plan', () => assert.equal(planOf({ pro: PRO }, 'gone'), PRO))
 })

@@ -1,14 +1,28 @@
+import { createRequire } from 'node:module'
 import { LinkifyIt } from 'linkify-it'
 import { planFeatureUnavailable, planLimitReached } from '../../lib/errors.ts'
 import type { Plan } from './plans.ts'
 
-// note: fuzzyLink (bare domains like example.com) is off by default in linkify-it 6, so
-// it is switched on here; fuzzyEmail is on by default, and an e-mail address is a link a
-// reader can follow, so it counts.
-const linkify = new LinkifyIt({ fuzzyLink: true })
+let linkify: LinkifyIt | undefined
+
+/**
+ * The link finder, built on first use (its pattern over every top-level domain takes about
+ * 15 ms to compile, which a start should not pay). note: fuzzyLink (bare domains like
+ * example.com) is off by default in linkify-it 6, so it is switched on; fuzzyEmail is on by
+ * default, and an e-mail address is a link a reader can follow, so it counts. Bare domains
+ * are matched against IANA's whole list of top-level domains (the `tlds` package), not
+ * linkify-it's short default list, which lets `example.dev` or `example.xyz` through.
+ */
+function linkFinder(): LinkifyIt {
+  linkify ??= new LinkifyIt({ fuzzyLink: true }).tlds(
+    createRequire(import.meta.url)('tlds') as string[],
+    true,
+  )
+  return linkify
+}
 
 /** True when the text holds a URL, a bare domain or an e-mail address. */
-export const containsLink = (text: string): boolean => linkify.test(text)
+export const containsLink = (text: string): boolean => linkFinder().test(text)
 
 /** The access settings a plan gates, with their defaults. */
 export const ACCESS_SETTING_DEFAULTS = {
