@@ -176,6 +176,27 @@ test('SPEC §7 the same key with a different body is 422 idempotencyKeyReused', 
   }
 })
 
+test('SPEC §7 a retry at the same path spelt another way (trailing slash, %-encoding) is replayed', async () => {
+  const ctx = await withOneStatus()
+  try {
+    const owner = ctx.users.owner ?? null
+    const headers = { 'idempotency-key': 'same-path' }
+    const first = await ctx.t.request(owner, 'POST', '/v1/status-keys/a-1', { value: 'S' }, headers)
+    assert.equal(first.statusCode, 201)
+    for (const url of ['/v1/status-keys/a-1/', '/v1/status-keys/a%2D1', '/v1/status-keys/%61-1']) {
+      const retry = await ctx.t.request(owner, 'POST', url, { value: 'S' }, headers)
+      assert.equal(retry.statusCode, 201, `${url}: ${retry.body}`)
+      assert.equal(retry.json().id, first.json().id)
+      assert.equal(retry.json().changeCount, first.json().changeCount, 'applied once')
+    }
+    // another key is another request
+    const other = await ctx.t.request(owner, 'POST', '/v1/status-keys/a-2', { value: 'S' }, headers)
+    assert.equal(other.statusCode, 422)
+  } finally {
+    await ctx.t.close()
+  }
+})
+
 test('SPEC §7 keys are per user: another user may use the same key', async () => {
   const ctx = await withOneStatus()
   try {

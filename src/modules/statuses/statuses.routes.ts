@@ -74,6 +74,15 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
     }),
   })
 
+  // The path as routed, so that `/v1/status-keys/a-1/` and `/v1/status-keys/a%2D1` are the
+  // same request as `/v1/status-keys/a-1`: the route's pattern with its decoded parameters.
+  const canonicalPath = (request: FastifyRequest) => {
+    const params = request.params as Record<string, string>
+    return (
+      request.routeOptions.url?.replace(/:(\w+)/g, (_, name: string) => params[name] ?? '') ?? ''
+    )
+  }
+
   const idempotencyScope = (request: FastifyRequest) => {
     const key = parseIdempotencyKey(request.headers['idempotency-key'])
     return {
@@ -83,7 +92,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
       fingerprint:
         key === undefined
           ? ''
-          : requestFingerprint(request.method, request.url.split('?')[0] ?? '', request.body),
+          : requestFingerprint(request.method, canonicalPath(request), request.body),
     }
   }
 
