@@ -55,7 +55,7 @@ export async function keyCommand(args: string[], config: Config, output: Output)
           keys
             .map(
               (k) =>
-                `${k.id}  ${k.prefix}…  ${k.label ?? ''}  created ${k.createdAt}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}${k.expiresAt ? `  expires ${k.expiresAt}` : ''}`,
+                `${k.id}  ${k.prefix}…  ${k.label ?? ''}  created ${k.createdAt}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}${k.expiresAt ? `  expires ${k.expiresAt}` : ''}${k.replacedBy ? `  replaced by ${k.replacedBy}` : ''}`,
             )
             .join('\n') || '(no keys)',
       )

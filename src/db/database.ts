@@ -22,6 +22,8 @@ export interface ApiKeysTable {
   created_at: string
   expires_at: string | null
   revoked_at: string | null
+  /** The key a rotation replaced this one with (null: never rotated). */
+  replaced_by: string | null
 }
 
 export interface StatusesTable {

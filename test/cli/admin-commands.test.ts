@@ -176,6 +176,7 @@ describe('statusd key …', () => {
         'id',
         'label',
         'prefix',
+        'replacedBy',
         'revokedAt',
       ])
       assert.match(k.prefix, /^sdk_[A-Za-z0-9]{8}$/)

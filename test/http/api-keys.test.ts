@@ -25,6 +25,7 @@ runScenarios('SPEC §3 a user manages their own API keys', twoUsers, [
         'id',
         'label',
         'prefix',
+        'replacedBy',
         'revokedAt',
       ])
       const secret = ctx.users.owner?.key as string

@@ -192,3 +192,57 @@ test('two racing rotations of one key: exactly one wins, the other gets 409', as
     await t.close()
   }
 })
+
+test('two racing rotations with a grace period: exactly one wins, the other gets 409', async () => {
+  const t = await makeApp()
+  try {
+    const owner = await t.user()
+    const keyId = await keyIdOf(t, owner)
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        t.request(owner, 'POST', `/v1/user/api-keys/${keyId}/rotate`, { graceSeconds: 60 }),
+      ),
+    )
+    assert.deepEqual(results.map((r) => r.statusCode).sort(), [201, 409, 409, 409, 409])
+    const list = (await t.request(owner, 'GET', '/v1/user/api-keys')).json()
+    assert.equal(list.length, 2, 'the original, in its grace period, and one successor')
+  } finally {
+    await t.close()
+  }
+})
+
+test('a key is replaced once: rotating it again in its grace period is 409, and the successor keeps the old expiry', async () => {
+  const t = await makeApp()
+  try {
+    const owner = await t.user()
+    const keyId = await keyIdOf(t, owner)
+    const first = await t.request(owner, 'POST', `/v1/user/api-keys/${keyId}/rotate`, {
+      graceSeconds: 60,
+    })
+    assert.equal(first.statusCode, 201)
+    const successor = first.json()
+    assert.equal(successor.expiresAt, null, 'the original never expired, nor does its successor')
+    assert.equal(successor.replaced.replacedBy, successor.id)
+    assert.equal(successor.replacedBy, null)
+
+    // the response was "lost": the old key still gets in, but cannot make a second successor
+    const again = await t.request(owner, 'POST', `/v1/user/api-keys/${keyId}/rotate`, {
+      graceSeconds: 60,
+    })
+    assert.equal(again.statusCode, 409)
+    assert.equal(again.json().errorCode, 'conflict')
+    assert.match(again.json().message, /already rotated/)
+
+    // the way back: the list names the successor, whose rotation gives a secret we hold
+    const list = (await t.request(owner, 'GET', '/v1/user/api-keys')).json()
+    const old = list.find((k: { id: string }) => k.id === keyId)
+    assert.equal(old.replacedBy, successor.id)
+    const recovered = await t.request(owner, 'POST', `/v1/user/api-keys/${old.replacedBy}/rotate`)
+    assert.equal(recovered.statusCode, 201)
+    assert.equal(recovered.json().expiresAt, null, 'the recovery key does not expire either')
+    assert.equal((await check(t, recovered.json().key)).statusCode, 200)
+    assert.equal((await check(t, successor.key)).statusCode, 401, 'the lost secret is revoked')
+  } finally {
+    await t.close()
+  }
+})

@@ -21,6 +21,7 @@ export const keyRow = (userId: string, over: Partial<NewApiKey> = {}): NewApiKey
   created_at: new Date().toISOString(),
   expires_at: null,
   revoked_at: null,
+  replaced_by: null,
   ...over,
 })
 

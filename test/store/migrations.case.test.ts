@@ -7,7 +7,7 @@ import { migrateToLatest, migratorFor, pendingMigrations } from '../../src/db/mi
 import { migrations } from '../../src/db/migrations/index.ts'
 import { freshDatabase, TEST_ENGINE } from '../helpers/engine.ts'
 import { onEngine } from '../helpers/store.ts'
-import { statusRow, userRow } from './fixtures.ts'
+import { keyRow, statusRow, userRow } from './fixtures.ts'
 
 const ALL = Object.keys(migrations).sort()
 // statusd's first tables; later migrations add more, which the checks below allow for
@@ -338,6 +338,36 @@ describe(onEngine('migration 2026-11-24T010000-clustered-statuses'), () => {
       assert.deepEqual(await childrenOf(db), children)
       assert.equal(await withoutRowid(db), false)
       assert.equal(await foreignKeysOn(db), true)
+    } finally {
+      await database.close()
+      await fresh.drop()
+    }
+  })
+})
+
+describe(onEngine('migration 2026-11-25T000000-api-key-successor'), () => {
+  const BEFORE = '2026-11-24T010000-clustered-statuses'
+  const NAME = '2026-11-25T000000-api-key-successor'
+
+  it('keeps every key, never rotated (replaced_by null), up and down', async () => {
+    const fresh = await freshDatabase()
+    const database = createDatabase(fresh.url)
+    const { db } = database
+    try {
+      const migrator = await migratorFor(db)
+      assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+      const owner = userRow()
+      await db.insertInto('users').values(owner).execute()
+      const { replaced_by: _, ...key } = keyRow(owner.id, { label: 'ci' })
+      await db.insertInto('api_keys').values(key).execute()
+
+      assert.equal((await migrator.migrateTo(NAME)).error, undefined)
+      const after = await db.selectFrom('api_keys').selectAll().execute()
+      assert.deepEqual(after, [{ ...key, replaced_by: null }])
+
+      assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+      const [down] = await db.selectFrom('api_keys').selectAll().execute()
+      assert.deepEqual(down, key, 'the key is kept, without the column')
     } finally {
       await database.close()
       await fresh.drop()

@@ -4,6 +4,7 @@ import * as idempotencyKeys from './2026-11-22T010000-idempotency-keys.ts'
 import * as sharing from './2026-11-23T000000-sharing.ts'
 import * as clusteredHistory from './2026-11-24T000000-clustered-history.ts'
 import * as clusteredStatuses from './2026-11-24T010000-clustered-statuses.ts'
+import * as apiKeySuccessor from './2026-11-25T000000-api-key-successor.ts'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23T000000-sharing': sharing,
   '2026-11-24T000000-clustered-history': clusteredHistory,
   '2026-11-24T010000-clustered-statuses': clusteredStatuses,
+  '2026-11-25T000000-api-key-successor': apiKeySuccessor,
 }

@@ -21,6 +21,7 @@ export async function findActiveKeyByHash(
       'k.created_at as k_created_at',
       'k.expires_at as k_expires_at',
       'k.revoked_at as k_revoked_at',
+      'k.replaced_by as k_replaced_by',
       'u.id',
       'u.name',
       'u.email',
@@ -43,6 +44,7 @@ export async function findActiveKeyByHash(
       created_at: row.k_created_at,
       expires_at: row.k_expires_at,
       revoked_at: row.k_revoked_at,
+      replaced_by: row.k_replaced_by,
     },
     user: {
       id: row.id,
@@ -89,13 +91,15 @@ export async function countActiveApiKeys(db: Db, userId: string, now: string): P
 }
 
 /**
- * Ends a key that still works at `now`: revoked at once, or (`until` later than now) set to
- * expire then, never later than it already would. Returns undefined when the key had
- * already stopped working, so of two racing rotations exactly one wins.
+ * Ends a key that still works at `now` and was never rotated, naming its successor: revoked
+ * at once, or (`until` later than now) set to expire then, never later than it already would.
+ * Returns undefined when the key had already stopped working or been replaced, so of two
+ * racing rotations exactly one wins, and a key in its grace period is not rotated again.
  */
 export const retireActiveApiKey = (
   db: Db,
   id: string,
+  successor: string,
   now: string,
   until: string,
 ): Promise<ApiKey | undefined> =>
@@ -103,8 +107,9 @@ export const retireActiveApiKey = (
     .updateTable('api_keys')
     .set((eb) =>
       until <= now
-        ? { revoked_at: now }
+        ? { revoked_at: now, replaced_by: successor }
         : {
+            replaced_by: successor,
             expires_at: eb
               .case()
               .when(eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', until)]))
@@ -115,6 +120,7 @@ export const retireActiveApiKey = (
     )
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
+    .where('replaced_by', 'is', null)
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
     .returningAll()
     .executeTakeFirst()

@@ -22,6 +22,9 @@ const ApiKeySchema = Type.Object({
   createdAt: Timestamp(),
   expiresAt: Type.Union([Timestamp(), Type.Null()]),
   revokedAt: Type.Union([Timestamp(), Type.Null()]),
+  replacedBy: Type.Union([Type.String(), Type.Null()], {
+    description: 'The id of the key a rotation replaced this one with (null: never rotated)',
+  }),
 })
 
 const NewApiKeySchema = Type.Object({

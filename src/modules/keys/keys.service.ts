@@ -23,6 +23,7 @@ export interface ApiKeyView {
   createdAt: string
   expiresAt: string | null
   revokedAt: string | null
+  replacedBy: string | null
 }
 
 export const toApiKeyView = (key: ApiKey): ApiKeyView => ({
@@ -32,6 +33,7 @@ export const toApiKeyView = (key: ApiKey): ApiKeyView => ({
   createdAt: key.created_at,
   expiresAt: key.expires_at,
   revokedAt: key.revoked_at,
+  replacedBy: key.replaced_by,
 })
 
 /** Creates a key for a user; the secret is in the result and nowhere else, ever. */
@@ -60,6 +62,7 @@ export async function createApiKey(
     created_at: nowIso(),
     expires_at: expiresAt,
     revoked_at: null,
+    replaced_by: null,
   })
   return { ...toApiKeyView(row), key: secret, userId }
 }
@@ -132,7 +135,7 @@ export async function createOwnApiKey(
 /** The longest a rotated key keeps working beside its successor. */
 export const MAX_GRACE_SECONDS = 24 * 60 * 60
 
-/** The key to rotate exists but no longer works (revoked or expired). */
+/** The key to rotate exists but no longer works (revoked or expired), or was rotated already. */
 export class KeyNotActiveError extends UserInputError {
   override name = 'KeyNotActiveError'
 }
@@ -143,8 +146,11 @@ export type RotatedKey = ApiKeyView & { key: string; userId: string; replaced: A
 /**
  * Replaces a working key by a new one with the same label and expiry, in one transaction.
  * The old key is revoked at once, or with `graceSeconds` keeps working that long (never past
- * its own expiry), so clients can switch over. Throws UserInputError for a key that does not
- * exist or no longer works.
+ * its own expiry), so clients can switch over. A key is replaced once: rotating a key that a
+ * rotation already replaced (a race, or a retry during the grace period) is refused, since a
+ * second successor would inherit the grace period's expiry as its own. Throws UserInputError
+ * for a key that does not exist, KeyNotActiveError for one that no longer works or was
+ * replaced.
  */
 export async function rotateKey(
   db: Kysely<DB>,
@@ -159,9 +165,18 @@ export async function rotateKey(
     if (!old) throw new UserInputError(`no key ${keyId}`)
     const now = new Date()
     const until = new Date(now.getTime() + grace * 1000).toISOString()
-    const retired = await retireActiveApiKey(tx, keyId, now.toISOString(), until)
-    if (!retired)
+    const id = newId()
+    // note: the key's expiry before this rotation: the successor keeps it, not the grace end
+    const expiresAt = old.expires_at
+    const retired = await retireActiveApiKey(tx, keyId, id, now.toISOString(), until)
+    if (!retired) {
+      const current = await findApiKeyById(tx, keyId)
+      if (current?.replaced_by)
+        throw new KeyNotActiveError(
+          `key ${keyId} was already rotated: it was replaced by ${current.replaced_by}; rotate that one`,
+        )
       throw new KeyNotActiveError(`key ${keyId} is revoked or expired; create a new one`)
+    }
     // with a grace period the user briefly holds one key more: that one must fit the cap too
     if (
       grace > 0 &&
@@ -171,15 +186,16 @@ export async function rotateKey(
       throw tooManyKeys()
     const { secret, prefix, hash } = newApiKey()
     const row = await insertApiKey(tx, {
-      id: newId(),
+      id,
       user_id: old.user_id,
       prefix,
       key_hash: hash,
       label: old.label,
       created_at: now.toISOString(),
       // rotation replaces the secret, not the policy: an expiring key stays expiring
-      expires_at: old.expires_at,
+      expires_at: expiresAt,
       revoked_at: null,
+      replaced_by: null,
     })
     return {
       ...toApiKeyView(row),
@@ -203,7 +219,13 @@ export async function rotateOwnKey(
     return await rotateKey(db, keyId, { ...options, maxActive: MAX_ACTIVE_KEYS })
   } catch (err) {
     if (err instanceof KeyNotActiveError)
-      throw new ApiError(409, 'conflict', 'This API key is revoked or expired; create a new one')
+      throw new ApiError(
+        409,
+        'conflict',
+        /already rotated/.test(err.message)
+          ? 'This API key was already rotated: rotate the key in its replacedBy instead'
+          : 'This API key is revoked or expired; create a new one',
+      )
     throw err
   }
 }
