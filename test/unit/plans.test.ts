@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { ApiError } from '../../src/lib/errors.ts'
+import { retentionCutoff } from '../../src/modules/history/history.service.ts'
 import { planOf } from '../../src/modules/plans/plan-of.ts'
 import { assertPlanAllows, containsLink } from '../../src/modules/plans/plan-rules.ts'
 import {
@@ -284,6 +285,21 @@ describe('loadPlansFile (SPEC §4 PLANS_FILE)', () => {
 
   it('a fractional limit is refused', () =>
     rejects(plansJson({ free: { ...FREE, requestsPerMinute: 1.5 } }), /\/free\/requestsPerMinute/))
+
+  it('historyDays past 1 000 000 days is refused (null keeps history forever)', () => {
+    rejects(
+      plansJson({ free: { ...FREE, historyDays: 200_000_000 } }),
+      /\/free\/historyDays/,
+      /1000000/,
+    )
+    const plans = { free: { ...FREE, historyDays: 1_000_000 } }
+    assert.deepEqual(loadPlansFile(plansJson(plans)), plans)
+    // the longest retention still has a cut-off that is a date
+    assert.match(String(retentionCutoff(plans.free)), /^-?\d+-\d\d-\d\dT/)
+  })
+
+  it('a limit past the largest safe integer is refused', () =>
+    rejects(plansJson({ free: { ...FREE, maxStatuses: 2 ** 60 } }), /\/free\/maxStatuses/))
 
   it('an unknown plan property is refused, naming it as unknown', () =>
     rejects(plansJson({ free: { ...FREE, maxStatus: 3 } }), /maxStatus\b/, /unknown|not a known/i))

@@ -2,15 +2,19 @@ import { readFileSync } from 'node:fs'
 import { Ajv, type ErrorObject } from 'ajv'
 import { type Static, Type } from 'typebox'
 
-const Limit = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])
+const Limit = (maximum: number) => Type.Union([Type.Integer({ minimum: 0, maximum }), Type.Null()])
+/** The most days of history a plan may keep short of forever (null): about 2 700 years. */
+export const MAX_HISTORY_DAYS = 1_000_000
 
 export const PlanSchema = Type.Object(
   {
     descriptionLinks: Type.Boolean(),
     accessSettings: Type.Boolean(),
-    maxStatuses: Limit,
-    requestsPerMinute: Limit,
-    historyDays: Limit,
+    maxStatuses: Limit(Number.MAX_SAFE_INTEGER),
+    requestsPerMinute: Limit(Number.MAX_SAFE_INTEGER),
+    // note: bounded so that "now minus that many days" stays a date (a larger value made every
+    // value update fail with a RangeError); null keeps history forever
+    historyDays: Limit(MAX_HISTORY_DAYS),
   },
   { additionalProperties: false },
 )
