@@ -9,8 +9,9 @@ const UTF8 = /^utf-?8$/i
  * Replaces Fastify's JSON body parser with one that refuses what it would store wrongly.
  * JSON is UTF-8 (RFC 8259 §8.1): a body that is not valid UTF-8 is 400 invalidJson, where
  * Fastify's decoder would turn each bad byte into U+FFFD and store that. A `charset` other
- * than UTF-8 is 415, where the body would be read as UTF-8 anyway. Everything else (the
- * empty body, `__proto__` keys, syntax errors) is Fastify's own parser, unchanged.
+ * than UTF-8 is 415, where the body would be read as UTF-8 anyway. An empty body is no body
+ * (Fastify's parser refuses it, even where a route takes none). Everything else
+ * (`__proto__` keys, syntax errors) is Fastify's own parser, unchanged.
  */
 export function useStrictJsonBodies(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error')
@@ -20,6 +21,9 @@ export function useStrictJsonBodies(app: FastifyInstance): void {
     if (charset !== undefined && !UTF8.test(charset))
       return done(unsupportedMediaType('Request body must be JSON in UTF-8 (charset=utf-8)'))
     const bytes = body as Buffer
+    // an empty body is no body, as without a Content-Type: a route that takes none is fine,
+    // and one that needs one answers as it does to a missing body (emptyBody)
+    if (bytes.length === 0) return done(null, undefined)
     if (!isUtf8(bytes)) return done(invalidJson('Request body is not valid UTF-8'))
     parse(request, bytes.toString('utf8'), done)
   })

@@ -117,6 +117,23 @@ runScenarios('SPEC §5 framework errors: bodies', withStatus, [
   }),
 ])
 
+test('SPEC §2 an empty body sent as application/json is no body: fine where a route takes none', async () => {
+  const ctx = await withStatus()
+  try {
+    const owner = ctx.users.owner ?? null
+    const json = { 'content-type': 'application/json' }
+    const key = await ctx.t.request(owner, 'POST', '/v1/user/api-keys', undefined, json)
+    assert.equal(key.statusCode, 201, key.body)
+    const patch = await ctx.t.request(owner, 'PATCH', `/v1/status/${ctx.vars.statusId}`, '', json)
+    assert.equal(patch.statusCode, 400)
+    assert.equal(patch.json().errorCode, 'emptyBody')
+    const del = await ctx.t.request(owner, 'DELETE', `/v1/status/${ctx.vars.statusId}`, '', json)
+    assert.equal(del.statusCode, 204, del.body)
+  } finally {
+    await ctx.t.close()
+  }
+})
+
 runScenarios('SPEC §2/§5 media type and size', withStatus, [
   errorScenario({
     name: 'a JSON body sent as text/plain is 415 unsupportedMediaType',
