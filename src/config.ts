@@ -24,17 +24,31 @@ export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
+/**
+ * A whole-number setting: decimal digits only, within [min, max]; `fallback` when the variable
+ * is unset or empty. note: not Number() alone, which reads `0x10` as 16, `1e3` as 1000 and
+ * blanks as 0 (for PORT, a random port).
+ */
+function wholeNumber(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  [min, max]: [number, number],
+  what = 'an integer',
+): number {
+  const text = env[name]
+  if (text === undefined || text === '') return fallback
+  const n = Number(text)
+  if (!/^\d{1,15}$/.test(text) || n < min || n > max)
+    throw new ConfigError(`${name} must be ${what} from ${min} to ${max}, got "${text}"`)
+  return n
+}
+
 /** Reads the environment into one validated Config (SPEC §8). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  // note: an empty variable means unset, as for the others; Number('') is 0, a random port
-  const port = Number(env.PORT || '8080')
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${env.PORT}"`)
-  const poolSize = Number(env.DATABASE_POOL_SIZE || DEFAULT_POOL_SIZE)
-  if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 1000)
-    throw new ConfigError(
-      `DATABASE_POOL_SIZE must be an integer from 1 to 1000, got "${env.DATABASE_POOL_SIZE}"`,
-    )
+  // note: an empty variable means unset, as for the others
+  const port = wholeNumber(env, 'PORT', 8080, [0, 65535])
+  const poolSize = wholeNumber(env, 'DATABASE_POOL_SIZE', DEFAULT_POOL_SIZE, [1, 1000])
   const logLevel = env.LOG_LEVEL || 'info'
   if (!LOG_LEVELS.includes(logLevel))
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
@@ -49,20 +63,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       )
     publicUrl = url.href.replace(/\/$/, '')
   }
-  const authCacheSeconds = Number(env.AUTH_CACHE_SECONDS || '5')
-  if (!/^\d+$/.test(env.AUTH_CACHE_SECONDS || '5') || authCacheSeconds > 3600)
-    throw new ConfigError(
-      `AUTH_CACHE_SECONDS must be a whole number of seconds from 0 to 3600, got "${env.AUTH_CACHE_SECONDS}"`,
-    )
-  const sqliteBusyTimeoutMs = Number(env.SQLITE_BUSY_TIMEOUT_MS || DEFAULT_BUSY_TIMEOUT_MS)
-  if (
-    !Number.isInteger(sqliteBusyTimeoutMs) ||
-    sqliteBusyTimeoutMs < 0 ||
-    sqliteBusyTimeoutMs > 60_000
+  const authCacheSeconds = wholeNumber(
+    env,
+    'AUTH_CACHE_SECONDS',
+    5,
+    [0, 3600],
+    'a whole number of seconds',
   )
-    throw new ConfigError(
-      `SQLITE_BUSY_TIMEOUT_MS must be an integer from 0 to 60000, got "${env.SQLITE_BUSY_TIMEOUT_MS}"`,
-    )
+  const sqliteBusyTimeoutMs = wholeNumber(
+    env,
+    'SQLITE_BUSY_TIMEOUT_MS',
+    DEFAULT_BUSY_TIMEOUT_MS,
+    [0, 60_000],
+  )
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/statusd.db'
   checkDatabaseUrl(databaseUrl)
   let plans = DEFAULT_PLANS

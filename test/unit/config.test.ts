@@ -79,6 +79,21 @@ describe('loadConfig (SPEC §8)', () => {
     it(`PORT ${JSON.stringify(port)} is a ConfigError naming PORT`, () =>
       refuses({ PORT: port }, /PORT/, new RegExp(port.replace('.', '\\.'))))
 
+  // decimal digits only: Number() alone reads these as 16, 1000, 80, 0 (a random port) and 80
+  for (const port of ['0x10', '1e3', ' 80', '  ', '+80', '0b1', '80 '])
+    it(`PORT ${JSON.stringify(port)} is a ConfigError, not the number Number() reads`, () =>
+      refuses({ PORT: port }, /PORT/))
+
+  for (const [name, text] of [
+    ['DATABASE_POOL_SIZE', '0x10'],
+    ['DATABASE_POOL_SIZE', ' 5'],
+    ['SQLITE_BUSY_TIMEOUT_MS', '1e3'],
+    ['SQLITE_BUSY_TIMEOUT_MS', '5000.0'],
+    ['AUTH_CACHE_SECONDS', '0x5'],
+  ] as const)
+    it(`${name} ${JSON.stringify(text)} is a ConfigError naming it`, () =>
+      refuses({ [name]: text }, new RegExp(name)))
+
   it('an empty PORT means the default, like the other variables (not a random port)', () =>
     assert.equal(loadConfig({ PORT: '' }).port, 8080))
 
