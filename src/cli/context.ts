@@ -9,6 +9,24 @@ export class UsageError extends Error {
   override name = 'UsageError'
 }
 
+/**
+ * Refuses what a command does not take, an option or an argument more, rather than ignoring
+ * it (exit 2): `user list --plan pro` would otherwise list every user without a word.
+ */
+export function takesOnly(
+  command: string,
+  parsed: { values: Record<string, unknown>; positionals: string[] },
+  options: readonly string[],
+  positionals = 0,
+): void {
+  const option = Object.keys(parsed.values).find(
+    (name) => name !== 'json' && !options.includes(name),
+  )
+  if (option !== undefined) throw new UsageError(`${command} does not take --${option}`)
+  const extra = parsed.positionals[positionals]
+  if (extra !== undefined) throw new UsageError(`${command} does not take "${extra}"`)
+}
+
 export interface Output {
   json: boolean
   out: (text: string) => void

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util'
 import type { Config } from '../config.ts'
 import { apiKeysOf, createApiKey, revokeKey, rotateKey } from '../modules/keys/keys.service.ts'
 import { resolveUser } from '../modules/users/users.service.ts'
-import { type Output, print, UsageError, withDb } from './context.ts'
+import { type Output, print, takesOnly, UsageError, withDb } from './context.ts'
 
 export const KEY_USAGE = `statusd key create --user <id|email> [--label LABEL] [--expires ISO-8601] [--json]
 statusd key list --user <id|email> [--json]
@@ -12,7 +12,7 @@ statusd key rotate <keyId> [--grace SECONDS] [--json]`
 /** `statusd key …` */
 export async function keyCommand(args: string[], config: Config, output: Output): Promise<void> {
   const [sub, ...rest] = args
-  const { values, positionals } = parseArgs({
+  const parsed = parseArgs({
     args: rest,
     allowPositionals: true,
     options: {
@@ -23,8 +23,10 @@ export async function keyCommand(args: string[], config: Config, output: Output)
       json: { type: 'boolean' },
     },
   })
+  const { values, positionals } = parsed
   switch (sub) {
     case 'create': {
+      takesOnly('key create', parsed, ['user', 'label', 'expires'])
       const who = values.user
       if (!who) throw new UsageError('key create needs --user')
       const key = await withDb(config, async (db) =>
@@ -43,6 +45,7 @@ export async function keyCommand(args: string[], config: Config, output: Output)
       )
     }
     case 'list': {
+      takesOnly('key list', parsed, ['user'])
       const who = values.user
       if (!who) throw new UsageError('key list needs --user')
       const keys = await withDb(config, async (db) =>
@@ -61,12 +64,14 @@ export async function keyCommand(args: string[], config: Config, output: Output)
       )
     }
     case 'revoke': {
+      takesOnly('key revoke', parsed, [], 1)
       const keyId = positionals[0]
       if (!keyId) throw new UsageError('key revoke needs a key id')
       const key = await withDb(config, (db) => revokeKey(db, keyId))
       return print(output, key, () => `revoked key ${key.id} (${key.prefix}…)`)
     }
     case 'rotate': {
+      takesOnly('key rotate', parsed, ['grace'], 1)
       const keyId = positionals[0]
       if (!keyId) throw new UsageError('key rotate needs a key id')
       const grace = values.grace === undefined ? 0 : Number(values.grace)

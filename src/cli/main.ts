@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '../config.ts'
 import { isStorageUnavailable } from '../db/create-db.ts'
 import { migrateToLatest } from '../db/migrate.ts'
@@ -31,9 +32,11 @@ export async function main(
     const config = loadConfig()
     switch (command) {
       case 'serve':
+        parseArgs({ args, options: {} })
         await serve(config)
         return 0
       case 'migrate': {
+        parseArgs({ args, options: { json: { type: 'boolean' } } })
         // note: not migrated on opening, or there would be nothing left to report
         const applied = await withDb(config, (db) => migrateToLatest(db), { migrate: false })
         print(output, { applied }, () =>

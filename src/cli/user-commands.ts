@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import type { Config } from '../config.ts'
 import { allUsers, createUser, setUser, type UserView } from '../modules/users/users.service.ts'
-import { type Output, print, UsageError, withDb } from './context.ts'
+import { type Output, print, takesOnly, UsageError, withDb } from './context.ts'
 
 export const USER_USAGE = `statusd user add --name NAME [--email EMAIL] [--plan PLAN] [--unverified] [--json]
 statusd user list [--json]
@@ -13,7 +13,7 @@ const describe = (u: UserView) =>
 /** `statusd user …` */
 export async function userCommand(args: string[], config: Config, output: Output): Promise<void> {
   const [sub, ...rest] = args
-  const { values, positionals } = parseArgs({
+  const parsed = parseArgs({
     args: rest,
     allowPositionals: true,
     options: {
@@ -26,8 +26,10 @@ export async function userCommand(args: string[], config: Config, output: Output
       json: { type: 'boolean' },
     },
   })
+  const { values, positionals } = parsed
   switch (sub) {
     case 'add': {
+      takesOnly('user add', parsed, ['name', 'email', 'plan', 'unverified'])
       if (!values.name) throw new UsageError('user add needs --name')
       const user = await withDb(config, (db) =>
         createUser(db, config.plans, {
@@ -44,10 +46,12 @@ export async function userCommand(args: string[], config: Config, output: Output
       return print(output, user, () => `created user ${describe(user)}`)
     }
     case 'list': {
+      takesOnly('user list', parsed, [])
       const users = await withDb(config, (db) => allUsers(db))
       return print(output, users, () => users.map(describe).join('\n') || '(no users)')
     }
     case 'set': {
+      takesOnly('user set', parsed, ['user', 'plan', 'verified', 'unverified'], 1)
       const who = values.user ?? positionals[0]
       if (!who) throw new UsageError('user set needs a user id or e-mail')
       if (values.verified && values.unverified)

@@ -293,6 +293,42 @@ describe('statusd errors: non-zero exit, one clear line on stderr (JSON with --j
       message: /Unknown option '--colour'/,
     },
     {
+      name: 'an option the subcommand does not take',
+      argv: ['user', 'list', '--plan', 'pro'],
+      code: 2,
+      message: /user list does not take --plan/,
+    },
+    {
+      name: 'an argument more than the subcommand takes',
+      argv: ['user', 'list', 'extra'],
+      code: 2,
+      message: /user list does not take "extra"/,
+    },
+    {
+      name: 'an argument more for key revoke',
+      argv: ['key', 'revoke', 'k1', 'k2'],
+      code: 2,
+      message: /key revoke does not take "k2"/,
+    },
+    {
+      name: 'an option key list does not take',
+      argv: ['key', 'list', '--user', 'alice@example.com', '--grace', '5'],
+      code: 2,
+      message: /key list does not take --grace/,
+    },
+    {
+      name: 'migrate takes no argument',
+      argv: ['migrate', 'extra'],
+      code: 2,
+      message: /extra/,
+    },
+    {
+      name: 'serve takes no option',
+      argv: ['serve', '--bogus'],
+      code: 2,
+      message: /--bogus/,
+    },
+    {
       name: 'missing --name',
       argv: ['user', 'add'],
       code: 2,
