@@ -114,10 +114,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: (req) => {
       const upstream = req.headers['x-request-id']
-      // note: never echo (and log) something shaped like an API key as a request id
+      // note: never echo (and log) something holding an API key as a request id
       return typeof upstream === 'string' &&
         REQUEST_ID.test(upstream) &&
-        !upstream.startsWith(API_KEY_PREFIX)
+        !upstream.includes(API_KEY_PREFIX)
         ? upstream
         : randomUUID()
     },

@@ -11,28 +11,36 @@ const decoded = (text: string): string => {
   }
 }
 
+/** One path segment or query value: key-shaped text masked, also when percent-encoded. */
+function redactPiece(piece: string): string {
+  const masked = piece.replace(KEY_SHAPED, `${API_KEY_PREFIX}[redacted]`)
+  if (masked !== piece || !piece.includes('%')) return masked
+  // note: `sdk%5F…` or `%73dk_…` spell a key too once decoded; the whole piece goes
+  KEY_SHAPED.lastIndex = 0
+  return KEY_SHAPED.test(decoded(piece)) ? '[redacted]' : piece
+}
+
 /**
- * A request URL fit for a log line: API-key-shaped text masked wherever it is, and the values
- * of secret-looking query parameters masked. note: keys are never accepted in the query
- * string, but a client that tries it must not get its key written to the log either.
+ * A request URL fit for a log line: API-key-shaped text masked wherever it is, percent-encoded
+ * or not, and the values of secret-looking query parameters masked. note: keys are never
+ * accepted in the query string, but a client that tries it must not get its key written to
+ * the log either.
  */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?')
-  const query =
-    q === -1
-      ? ''
-      : `?${url
-          .slice(q + 1)
-          .split('&')
-          .map((pair) => {
-            const eq = pair.indexOf('=')
-            return eq !== -1 && SECRET_PARAM.test(decoded(pair.slice(0, eq)))
-              ? `${pair.slice(0, eq)}=[redacted]`
-              : pair
-          })
-          .join('&')}`
-  return `${q === -1 ? url : url.slice(0, q)}${query}`.replace(
-    KEY_SHAPED,
-    `${API_KEY_PREFIX}[redacted]`,
-  )
+  const path = (q === -1 ? url : url.slice(0, q)).split('/').map(redactPiece).join('/')
+  if (q === -1) return path
+  const query = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=')
+      if (eq === -1) return redactPiece(pair)
+      const name = pair.slice(0, eq)
+      return SECRET_PARAM.test(decoded(name))
+        ? `${name}=[redacted]`
+        : `${redactPiece(name)}=${redactPiece(pair.slice(eq + 1))}`
+    })
+    .join('&')
+  return `${path}?${query}`
 }

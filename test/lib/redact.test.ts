@@ -20,7 +20,24 @@ it('masks key-shaped text anywhere in the URL', () => {
   assert.equal(redactUrl(`/v1/x?q=${KEY}`), '/v1/x?q=sdk_[redacted]')
 })
 
+it('masks a key percent-encoded anywhere in the URL', () => {
+  const encoded = `sdk%5F${KEY.slice(4)}`
+  assert.equal(redactUrl(`/v1/user/status?x=${encoded}`), '/v1/user/status?x=[redacted]')
+  assert.equal(redactUrl(`/v1/x?${encoded}`), '/v1/x?[redacted]')
+  assert.equal(redactUrl(`/v1/status-keys/%73dk_${KEY.slice(4)}`), '/v1/status-keys/[redacted]')
+  assert.equal(redactUrl(`/v1/x?q=a%20${encoded}&limit=2`), '/v1/x?q=[redacted]&limit=2')
+  // malformed encoding next to a key is masked all the same
+  assert.equal(redactUrl(`/v1/x?q=%ZZ${KEY}`), '/v1/x?q=%ZZsdk_[redacted]')
+})
+
 it('leaves ordinary URLs alone', () => {
-  for (const url of ['/v1/user/status?limit=5&cursor=abc', '/v1/status/abc', '/healthz', '/x?flag'])
+  for (const url of [
+    '/v1/user/status?limit=5&cursor=abc',
+    '/v1/status/abc',
+    '/healthz',
+    '/x?flag',
+    '/v1/status-keys/a%2D1?x=caf%C3%A9',
+    '/v1/x?a=&=b&&',
+  ])
     assert.equal(redactUrl(url), url)
 })
