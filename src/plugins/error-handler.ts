@@ -139,14 +139,28 @@ export function toApiError(err: unknown): ApiError {
   return internalError()
 }
 
-/** Sends an error in SPEC §5's shape; logs server-side failures with their details. */
-export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
+/**
+ * Logs a server-side failure with its details (storage that cannot answer at level 40, the
+ * rest at 50) and sets the error's own headers (`Retry-After`); answers the ApiError to send.
+ */
+export function prepareError(
+  err: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  what = 'request failed',
+): ApiError {
   const apiError = toApiError(err)
   if (apiError.statusCode >= 500) {
     if (apiError.errorCode === 'unavailable') request.log.warn({ err }, 'storage unavailable')
-    else request.log.error({ err }, 'request failed')
+    else request.log.error({ err }, what)
   }
   if (apiError.headers) reply.headers(apiError.headers)
+  return apiError
+}
+
+/** Sends an error in SPEC §5's shape; logs server-side failures with their details. */
+export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const apiError = prepareError(err, request, reply)
   reply
     .code(apiError.statusCode)
     .type('application/json; charset=utf-8')

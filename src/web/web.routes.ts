@@ -11,7 +11,7 @@ import { toShareView } from '../modules/sharing/share-view.ts'
 import { findStatusByShareId } from '../modules/sharing/sharing.repository.ts'
 import { ShareIdParamsSchema } from '../modules/sharing/sharing.schemas.ts'
 import { listStatusUsers } from '../modules/sharing/sharing.service.ts'
-import { toApiError } from '../plugins/error-handler.ts'
+import { prepareError } from '../plugins/error-handler.ts'
 import { renderBadge } from './badge.ts'
 import { paletteCss } from './palette.ts'
 import { type AssetUrls, renderMessagePage, renderSharePage } from './share-page.ts'
@@ -106,8 +106,16 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ db: Kysely<DB>; plans: Plans
 ) => {
   app.setNotFoundHandler((_request, reply) => sendHtml(reply, 404, notFoundPage()))
   app.setErrorHandler((err, request, reply) => {
-    const apiError = toApiError(err)
-    if (apiError.statusCode >= 500) request.log.error({ err }, 'share page failed')
+    const apiError = prepareError(err, request, reply, 'share page failed')
+    // an image where an image was asked for: a README shows a badge, not a broken picture
+    if (request.routeOptions.url?.endsWith('/badge.svg'))
+      return sendBadge(
+        reply,
+        apiError.statusCode,
+        apiError.statusCode === 404
+          ? renderBadge('status', 'not found', 11)
+          : renderBadge('status', apiError.statusCode === 503 ? 'unavailable' : 'error', 11),
+      )
     if (apiError.statusCode === 404) return sendHtml(reply, 404, notFoundPage())
     return sendHtml(
       reply,

@@ -127,6 +127,11 @@ describe('SPEC §6 share page GET /s/:shareId', () => {
       assert.equal(badge.statusCode, 404)
       assert.match(String(badge.headers['content-type']), /^image\/svg\+xml/)
       assert.ok(!badge.body.includes('HIDDEN'))
+      // a share id that cannot be one (NUL) is refused before any lookup: still an image
+      const bad = await get(t, '/s/a%00b/badge.svg')
+      assert.equal(bad.statusCode, 400)
+      assert.match(String(bad.headers['content-type']), /^image\/svg\+xml/)
+      assert.match(bad.body, /^<svg/)
     } finally {
       await t.close()
     }

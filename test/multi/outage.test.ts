@@ -82,6 +82,19 @@ test('PostgreSQL outage: 503 unavailable while it is down, recovery when it retu
         )
         assert.ok(res.ms < QUICK_MS, `${method} ${path} took ${res.ms.toFixed(0)} ms`)
       }
+      // the public pages too: the share page an HTML 503, the badge an image, both to retry
+      const shareId = created.body.shareId as string
+      for (const [path, type] of [
+        [`/s/${shareId}`, /^text\/html/],
+        [`/s/${shareId}/badge.svg`, /^image\/svg\+xml/],
+      ] as const) {
+        const res = await fetch(`${server.url}${path}`, { signal: AbortSignal.timeout(15_000) })
+        const text = await res.text()
+        assert.equal(res.status, 503, `${path}: ${text.slice(0, 200)}`)
+        assert.match(String(res.headers.get('content-type')), type, path)
+        assert.equal(res.headers.get('retry-after'), '5', path)
+        assert.doesNotMatch(text, /ECONNREFUSED|postgres|at \//i, 'no internals')
+      }
       const burst = await Promise.all(
         Array.from({ length: 30 }, () => timed(server, key, 'GET', `/v1/status/${id}`)),
       )
