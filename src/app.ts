@@ -131,6 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // the onSend hooks, so the request id and the API's headers are set here
     frameworkErrors: (err, request, reply) => {
       reply.header('x-request-id', request.id).headers(API_RESPONSE_HEADERS)
+      reply.raw.once('finish', () => app.observeResponse?.(request, reply))
       sendError(err, request, reply)
     },
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -1,8 +1,15 @@
 import { statSync } from 'node:fs'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { Database } from '../db/create-db.ts'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Counts an answered request in the HTTP metrics (once /metrics is registered). */
+    observeResponse?(request: FastifyRequest, reply: FastifyReply): void
+  }
+}
 
 export interface MetricsOptions {
   /** The SQLite files whose sizes to report (Database.files); none on PostgreSQL. */
@@ -66,7 +73,7 @@ export const metricsPlugin = fp(async (app: FastifyInstance, options: MetricsOpt
     })
   }
 
-  app.addHook('onResponse', (request, reply, done) => {
+  const observe = (request: FastifyRequest, reply: FastifyReply) => {
     const labels = {
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',
@@ -74,8 +81,13 @@ export const metricsPlugin = fp(async (app: FastifyInstance, options: MetricsOpt
     }
     requests.inc(labels)
     duration.observe(labels, reply.elapsedTime / 1000)
+  }
+  app.addHook('onResponse', (request, reply, done) => {
+    observe(request, reply)
     done()
   })
+  // note: an error answered before routing (a malformed URL) runs no onResponse hook
+  app.decorate('observeResponse', observe)
 
   app.get(
     '/metrics',

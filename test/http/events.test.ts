@@ -198,6 +198,9 @@ describe('SPEC §6 Server-Sent Events over a real socket', () => {
 
       const again = await SseTestClient.connect(`${base}/v1/share/${s.shareId}/events`)
       assert.equal(again.status, 404, 'a private status has no public stream')
+      // the refusal carries the public view's headers, as the other /v1/share routes' do
+      assert.equal(again.response.headers['access-control-allow-origin'], '*')
+      assert.equal(again.response.headers['cache-control'], 'no-cache')
       assert.equal(JSON.parse(await again.text()).errorCode, 'notFound')
     } finally {
       await t.close()

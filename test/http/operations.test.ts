@@ -31,8 +31,19 @@ test('SPEC §8 GET /metrics exposes Prometheus metrics by route pattern', async 
     const owner = await t.user()
     const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
     await t.request(owner, 'PATCH', `/v1/status/${created.json().id}`, { value: 'OFF' })
+    // answered without a route: an unknown path, and a URL refused before routing
+    await t.request(null, 'GET', '/nope')
+    for (let i = 0; i < 2; i++) await t.request(null, 'GET', '/v1/share/%ZZ')
     const res = await t.request(null, 'GET', '/metrics')
     assert.equal(res.statusCode, 200)
+    assert.match(
+      res.body,
+      /http_requests_total\{method="GET",route="unmatched",status_code="404"\} 1/,
+    )
+    assert.match(
+      res.body,
+      /http_requests_total\{method="GET",route="unmatched",status_code="400"\} 2/,
+    )
     assert.match(String(res.headers['content-type']), /^text\/plain/)
     assert.match(
       res.body,

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/database.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
-import { publicStatus } from '../sharing/share.routes.ts'
+import { publicStatus, publicViewHeaders } from '../sharing/share.routes.ts'
 import { ShareIdParamsSchema } from '../sharing/sharing.schemas.ts'
 import { accessById } from '../sharing/sharing.service.ts'
 import { StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
@@ -83,6 +83,8 @@ export const shareEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = 
   app,
   { db, feeds, sse },
 ) => {
+  // a refusal (404, 400) carries the public view's headers too; the stream sets its own
+  app.addHook('onSend', publicViewHeaders)
   app.get(
     '/v1/share/:shareId/events',
     {

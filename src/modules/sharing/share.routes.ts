@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { Type } from 'typebox'
 import type { Db, StatusRow } from '../../db/database.ts'
 import { pageItems } from '../../lib/cursor.ts'
@@ -23,6 +24,21 @@ export async function publicStatus(db: Db, shareId: string): Promise<StatusRow> 
 const tags = ['public']
 
 /**
+ * onSend hook of the anonymous `/v1/share/…` routes, errors included: public data for any page
+ * to embed (no credentials are involved), and always revalidated.
+ */
+export function publicViewHeaders(
+  _request: FastifyRequest,
+  reply: FastifyReply,
+  _payload: unknown,
+  done: HookHandlerDoneFunction,
+): void {
+  reply.header('access-control-allow-origin', '*')
+  if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-cache')
+  done()
+}
+
+/**
  * Anonymous views of public statuses (SPEC §6): no API key, no per-user rate limit. A key, if
  * sent, is ignored: these answer what anyone on the internet sees.
  */
@@ -30,12 +46,7 @@ export const shareRoutes: FastifyPluginAsyncTypebox<{
   deps: SharingDeps
   publicUrl: string | null
 }> = async (app, { deps, publicUrl }) => {
-  // public data for any page to embed (no credentials are involved), and always revalidated
-  app.addHook('onSend', (_request, reply, _payload, done) => {
-    reply.header('access-control-allow-origin', '*')
-    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-cache')
-    done()
-  })
+  app.addHook('onSend', publicViewHeaders)
 
   app.get(
     '/v1/share/:shareId',
