@@ -138,6 +138,8 @@ export const MAX_GRACE_SECONDS = 24 * 60 * 60
 /** The key to rotate exists but no longer works (revoked or expired), or was rotated already. */
 export class KeyNotActiveError extends UserInputError {
   override name = 'KeyNotActiveError'
+  /** The key's successor, when a rotation already replaced it. */
+  replacedBy: string | null = null
 }
 
 /** A rotation's result: the new key (secret shown once) and the key it replaces. */
@@ -171,10 +173,13 @@ export async function rotateKey(
     const retired = await retireActiveApiKey(tx, keyId, id, now.toISOString(), until)
     if (!retired) {
       const current = await findApiKeyById(tx, keyId)
-      if (current?.replaced_by)
-        throw new KeyNotActiveError(
+      if (current?.replaced_by) {
+        const error = new KeyNotActiveError(
           `key ${keyId} was already rotated: it was replaced by ${current.replaced_by}; rotate that one`,
         )
+        error.replacedBy = current.replaced_by
+        throw error
+      }
       throw new KeyNotActiveError(`key ${keyId} is revoked or expired; create a new one`)
     }
     // with a grace period the user briefly holds one key more: that one must fit the cap too
@@ -222,7 +227,7 @@ export async function rotateOwnKey(
       throw new ApiError(
         409,
         'conflict',
-        /already rotated/.test(err.message)
+        err.replacedBy !== null
           ? 'This API key was already rotated: rotate the key in its replacedBy instead'
           : 'This API key is revoked or expired; create a new one',
       )
