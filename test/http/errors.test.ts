@@ -201,6 +201,23 @@ runScenarios('SPEC §2/§5 media type and size', withStatus, [
       expectErrorCode: 'unsupportedMediaType',
     }),
   ),
+  ...['gzip', 'br', 'deflate'].map((coding) =>
+    errorScenario({
+      name: `a compressed body (Content-Encoding: ${coding}) is 415 unsupportedMediaType`,
+      ...patch,
+      body: '{"value":"ON"}',
+      headers: { 'content-type': 'application/json', 'content-encoding': coding },
+      expectStatus: 415,
+      expectErrorCode: 'unsupportedMediaType',
+    }),
+  ),
+  {
+    name: 'Content-Encoding: identity is no coding at all',
+    ...patch,
+    body: '{"value":"ON"}',
+    headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+    expectStatus: 200,
+  },
   ...[
     ['a byte that is never UTF-8 (0xFF)', Buffer.from([0xff, 0xfe])],
     ['Latin-1 "café" (0xE9)', Buffer.from('caf\xe9', 'latin1')],
