@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '../config.ts'
 import { isStorageUnavailable } from '../db/create-db.ts'
-import { migrateToLatest } from '../db/migrate.ts'
+import { DatabaseTooNewError, migrateToLatest } from '../db/migrate.ts'
 import { UserInputError } from '../modules/users/users.service.ts'
 import { serve } from '../server.ts'
 import { type Output, print, UsageError, withDb } from './context.ts'
@@ -72,7 +72,11 @@ const isSystemError = (error: unknown): error is NodeJS.ErrnoException =>
 function report(error: unknown, json: boolean, err: (text: string) => void): number {
   const usage =
     error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
-  const known = usage || error instanceof UserInputError || error instanceof ConfigError
+  const known =
+    usage ||
+    error instanceof UserInputError ||
+    error instanceof ConfigError ||
+    error instanceof DatabaseTooNewError
   const message = known
     ? (error as Error).message
     : isSystemError(error)

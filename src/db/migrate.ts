@@ -1,5 +1,5 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely'
-import { type MigrationResultSet, Migrator } from 'kysely/migration'
+import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration'
 import type { DB } from './database.ts'
 import { migrations } from './migrations/index.ts'
 
@@ -16,14 +16,32 @@ async function migrationSchema(db: Kysely<DB>): Promise<string | undefined> {
   return rows[0]?.schema ?? undefined
 }
 
-/** The migrator for this database, with every migration statusd knows. */
-export async function migratorFor(db: Kysely<DB>): Promise<Migrator> {
+/** The migrator for this database, with every migration statusd knows (or `known`: tests). */
+export async function migratorFor(
+  db: Kysely<DB>,
+  known: Record<string, Migration> = migrations,
+): Promise<Migrator> {
   const schema = await migrationSchema(db)
   return new Migrator({
     db,
-    provider: { getMigrations: async () => migrations },
+    provider: { getMigrations: async () => known },
     ...(schema !== undefined && { migrationTableSchema: schema }),
   })
+}
+
+/**
+ * The database holds a migration this version does not know: a newer statusd migrated it (a
+ * downgrade). Nothing is changed; the operator gets one line saying what to do.
+ */
+export class DatabaseTooNewError extends Error {
+  override name = 'DatabaseTooNewError'
+  readonly migration: string
+  constructor(migration: string) {
+    super(
+      `the database was migrated by a newer statusd (migration ${migration} is unknown to this version): run that version, or restore the backup taken before the upgrade`,
+    )
+    this.migration = migration
+  }
 }
 
 /**
@@ -34,6 +52,8 @@ export async function migratorFor(db: Kysely<DB>): Promise<Migrator> {
 export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
   const migrator = await migratorFor(db)
   const { error, results }: MigrationResultSet = await migrator.migrateToLatest()
+  const unknown = /previously executed migration (\S+) is missing/.exec(String(error))?.[1]
+  if (unknown !== undefined) throw new DatabaseTooNewError(unknown)
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { main } from '../../src/cli/main.ts'
+import { createDatabase } from '../../src/db/create-db.ts'
+import { migratorFor } from '../../src/db/migrate.ts'
 import { migrations } from '../../src/db/migrations/index.ts'
 import { freshDatabase, TEST_ENGINE, type TestDatabase } from '../helpers/engine.ts'
 
@@ -42,5 +44,39 @@ describe(`statusd migrate [${TEST_ENGINE}]`, () => {
 
   it('applies nothing the second time', async () => {
     assert.deepEqual(await migrate(), [])
+  })
+
+  it('a database a newer statusd migrated (a downgrade) is refused in one line, unchanged', async () => {
+    const database = createDatabase(target.url)
+    const future = '2099-01-01T000000-from-a-newer-version'
+    try {
+      const newer = await migratorFor(database.db, {
+        ...migrations,
+        [future]: { up: async () => {} },
+      })
+      assert.equal((await newer.migrateToLatest()).error, undefined)
+    } finally {
+      await database.close()
+    }
+    let out = ''
+    let err = ''
+    const code = await main(
+      ['migrate'],
+      (t) => {
+        out += t
+        return true
+      },
+      (t) => {
+        err += t
+        return true
+      },
+    )
+    assert.equal(code, 1)
+    assert.equal(out, '')
+    assert.match(
+      err,
+      /^statusd: the database was migrated by a newer statusd \(migration 2099-01-01T000000-from-a-newer-version is unknown/,
+    )
+    assert.match(err, /^[^\n]+\n$/, 'one line, no stack trace')
   })
 })
