@@ -8,6 +8,7 @@ import type { Database } from './db/create-db.ts'
 import { rateLimited, validationError } from './lib/errors.ts'
 import { API_KEY_PREFIX } from './lib/ids.ts'
 import { LazySchemas } from './lib/lazy-schemas.ts'
+import { API_RESPONSE_HEADERS } from './lib/response-headers.ts'
 import { createEventBus } from './modules/events/create-event-bus.ts'
 import type { EventBus } from './modules/events/event-bus.ts'
 import { shareEventsRoutes, statusEventsRoutes } from './modules/events/events.routes.ts'
@@ -74,13 +75,6 @@ const queryAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: true }
 type CompilersFactory = NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/
-
-const API_RESPONSE_HEADERS = {
-  'cache-control': 'no-store',
-  'x-content-type-options': 'nosniff',
-  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-  'referrer-policy': 'no-referrer',
-}
 
 /** Builds the whole service as a Fastify instance that never listens (tests inject into it). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {

@@ -36,7 +36,13 @@ describe('SPEC §6 Server-Sent Events over a real socket', () => {
       const first = await SseTestClient.connect(url, auth)
       assert.equal(first.status, 200)
       assert.match(String(first.response.headers['content-type']), /^text\/event-stream/)
-      assert.match(String(first.response.headers['cache-control']), /no-cache/)
+      // per-user data, as every keyed /v1 response: never stored, sniffed or framed, though
+      // the stream is written past Fastify's onSend hooks
+      const headers = first.response.headers
+      assert.equal(headers['cache-control'], 'no-store, no-transform')
+      assert.equal(headers['x-content-type-options'], 'nosniff')
+      assert.match(String(headers['content-security-policy']), /frame-ancestors 'none'/)
+      assert.equal(headers['referrer-policy'], 'no-referrer')
       let e = statusEvent(await first.nextEvent())
       assert.deepEqual(
         [e.id, e.body.value, e.body.id],
@@ -158,6 +164,24 @@ describe('SPEC §6 Server-Sent Events over a real socket', () => {
       assert.deepEqual(JSON.parse(last.data), { reason: 'notVisible' })
       await client.ended
       await waitUntil(() => bus.listenerCount(s.id) === 0, 'the stream is cleaned up')
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('a stream counts against the rate limit and says so in its headers', async () => {
+    const { t, base } = await liveApp()
+    try {
+      const owner = await t.user({ plan: 'pro' })
+      const s = await createStatus(t, owner, 'room-5', { value: 'FREE' })
+      const client = await SseTestClient.connect(`${base}/v1/status/${s.id}/events`, {
+        'service-api-key': owner.key,
+      })
+      assert.equal(client.status, 200)
+      const limit = Number(client.response.headers['x-ratelimit-limit'])
+      assert.ok(limit > 0, 'x-ratelimit-limit')
+      assert.equal(Number(client.response.headers['x-ratelimit-remaining']), limit - 2)
+      client.close()
     } finally {
       await t.close()
     }

@@ -1,8 +1,10 @@
+import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/database.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import { API_RESPONSE_HEADERS } from '../../lib/response-headers.ts'
 import { publicStatus, publicViewHeaders } from '../sharing/share.routes.ts'
 import { ShareIdParamsSchema } from '../sharing/sharing.schemas.ts'
 import { accessById } from '../sharing/sharing.service.ts'
@@ -34,7 +36,14 @@ function openStream(
 ): SseStream {
   reply.hijack()
   const raw = reply.raw
-  raw.writeHead(200, { ...SSE_HEADERS, 'x-request-id': request.id, ...extraHeaders })
+  // note: a hijacked reply runs no onSend hook: the headers hooks set before the handler
+  // (rate limits) are taken from the reply, the rest are given here
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as OutgoingHttpHeaders),
+    ...SSE_HEADERS,
+    'x-request-id': request.id,
+    ...extraHeaders,
+  })
   // events are small and should leave at once; keep-alive probes find vanished peers
   request.raw.socket.setNoDelay(true)
   request.raw.socket.setKeepAlive(true, 30_000)
@@ -66,7 +75,10 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
       // access errors are ordinary JSON errors: the stream opens only after this check
       const { status } = await accessById(db, caller, request.params.statusId)
       const viewer: Viewer = { kind: 'user', userId: caller.userId }
-      const stream = openStream(request, reply, sse)
+      const stream = openStream(request, reply, sse, {
+        ...API_RESPONSE_HEADERS,
+        'cache-control': `${API_RESPONSE_HEADERS['cache-control']}, no-transform`,
+      })
       await feeds.attach(
         status.id,
         stream,
@@ -100,7 +112,10 @@ export const shareEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = 
     },
     async (request, reply) => {
       const status = await publicStatus(db, request.params.shareId)
-      const stream = openStream(request, reply, sse, { 'access-control-allow-origin': '*' })
+      const stream = openStream(request, reply, sse, {
+        'access-control-allow-origin': '*',
+        'x-content-type-options': 'nosniff',
+      })
       await feeds.attach(
         status.id,
         stream,
