@@ -62,6 +62,12 @@ const ASSET_URLS: AssetUrls = {
   icon: (ASSETS['favicon.svg'] as Asset).url,
 }
 
+/** A documented response that is not JSON (for the OpenAPI document only: nothing serializes it). */
+const page = (type: string, description: string) => ({
+  description,
+  content: { [type]: { schema: Type.String() } },
+})
+
 function sendHtml(reply: FastifyReply, status: number, body: string): FastifyReply {
   return reply
     .code(status)
@@ -156,6 +162,11 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ db: Kysely<DB>; plans: Plans
         tags: ['public'],
         security: [],
         params: ShareIdParamsSchema,
+        response: {
+          200: page('text/html', 'The share page'),
+          404: page('text/html', 'No public status here: unknown, deleted or private'),
+          503: page('text/html', 'Storage cannot answer now; `Retry-After: 5`'),
+        },
       },
     },
     async (request, reply) => {
@@ -195,6 +206,14 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ db: Kysely<DB>; plans: Plans
         tags: ['public'],
         security: [],
         params: ShareIdParamsSchema,
+        response: {
+          200: page('image/svg+xml', 'The badge'),
+          404: page(
+            'image/svg+xml',
+            'A grey "status | not found" badge: unknown, deleted or private',
+          ),
+          503: page('image/svg+xml', 'A grey "status | unavailable" badge; `Retry-After: 5`'),
+        },
       },
     },
     async (request, reply) => {

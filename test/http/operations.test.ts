@@ -95,6 +95,19 @@ test('SPEC §8 GET /openapi.json is OpenAPI 3.1 generated from the validating sc
     assert.equal(body.properties.value.maxLength, 10)
     assert.equal(body.additionalProperties, false)
     assert.ok(doc.components.securitySchemes.apiKey)
+    // what the document says matches what the routes do
+    assert.equal(doc.paths['/v1/user/api-keys'].post.requestBody.required, false, 'no body: {}')
+    assert.equal(doc.paths['/v1/user/api-keys/{keyId}/rotate'].post.requestBody.required, false)
+    assert.equal(doc.paths['/v1/status-keys/{statusKey}'].post.requestBody.required, true)
+    assert.ok(!JSON.stringify(doc).includes('x-body-optional'), 'the marker stays internal')
+    for (const path of ['/v1/status/{statusId}', '/v1/status-keys/{statusKey}'])
+      assert.ok(doc.paths[path].get.responses['304'], `${path}: 304 Not Modified`)
+    for (const [path, type] of [
+      ['/s/{shareId}', 'text/html'],
+      ['/s/{shareId}/badge.svg', 'image/svg+xml'],
+    ] as const)
+      for (const code of ['200', '404', '503'])
+        assert.ok(doc.paths[path].get.responses[code].content[type], `${path} ${code} ${type}`)
   } finally {
     await t.close()
   }

@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import type { DB } from '../../db/database.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { validationError } from '../../lib/errors.ts'
-import { Timestamp } from '../../lib/schema.ts'
+import { BODY_OPTIONAL, Timestamp } from '../../lib/schema.ts'
 import { UserInputError } from '../users/users.service.ts'
 import type { KeyCache } from './key-cache.ts'
 import {
@@ -99,6 +99,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{
         tags,
         security,
         body: CreateApiKeyBodySchema,
+        [BODY_OPTIONAL]: true,
         response: { 201: NewApiKeySchema, ...ERROR_RESPONSES },
       },
     },
@@ -148,11 +149,12 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         summary: 'Rotate one of your API keys: a new secret (shown once) replaces it',
         description:
-          'The new key keeps the label and expiry. The old key is revoked at once, or keeps working for `graceSeconds` (at most 24 h, never past its own expiry). A revoked or expired key cannot be rotated (409).',
+          'The new key keeps the label and expiry; `replaced` is the old key as it is now, its `replacedBy` the new one. The old key is revoked at once, or keeps working for `graceSeconds` (at most 24 h, never past its own expiry). A revoked or expired key, or one a rotation already replaced, cannot be rotated (409).',
         tags,
         security,
         params: KeyIdParamsSchema,
         body: RotateApiKeyBodySchema,
+        [BODY_OPTIONAL]: true,
         response: { 201: RotatedApiKeySchema, ...ERROR_RESPONSES },
       },
     },

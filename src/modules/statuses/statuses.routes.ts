@@ -59,6 +59,10 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
   }
 
   /** A GET of one status: 304 when the client's If-None-Match still matches. */
+  const NOT_MODIFIED = Type.Null({
+    description: 'Not modified: `If-None-Match` names the current ETag (no body)',
+  })
+
   const sendRead = (request: FastifyRequest, reply: FastifyReply, status: Status) => {
     const tag = etagOf(status)
     const ifNoneMatch = request.headers['if-none-match']
@@ -190,7 +194,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
         tags,
         security,
         params: StatusIdParamsSchema,
-        response: { 200: StatusSchema, ...ERROR_RESPONSES },
+        response: { 200: StatusSchema, 304: NOT_MODIFIED, ...ERROR_RESPONSES },
       },
     },
     async (request, reply) =>
@@ -209,7 +213,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
         tags,
         security,
         params: StatusKeyParamsSchema,
-        response: { 200: StatusSchema, ...ERROR_RESPONSES },
+        response: { 200: StatusSchema, 304: NOT_MODIFIED, ...ERROR_RESPONSES },
       },
     },
     async (request, reply) =>
