@@ -203,6 +203,11 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
   // on the pool; unhandled, that would crash the process. The pool has already dropped it and
   // the next query opens a fresh one, so there is nothing to do here.
   pool.on('error', () => {})
+  // note: … and a connection that dies while checked out (a query in flight: a server restart,
+  // failover, pg_terminate_backend) emits 'error' on its client, which pg-pool no longer
+  // listens to then. The query itself fails (503), the pool drops the client on release; the
+  // event must not crash the process, so every client gets a listener for its whole life.
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,

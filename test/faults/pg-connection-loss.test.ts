@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { sql } from 'kysely'
+import { createDatabase, isStorageUnavailable } from '../../src/db/create-db.ts'
+import { makeApp } from '../helpers/app.ts'
+import { freshDatabase, postgresOnly } from '../helpers/engine.ts'
+
+// SPEC §5/§8, docs/postgres.md: a connection lost in the middle of a query (a server restart
+// or failover, an administrator's pg_terminate_backend) fails that query, which answers 503,
+// and nothing else: the process lives on and the pool opens a fresh connection. Before the
+// fix, the dying client's 'error' event had no listener once pg-pool had handed it out, and
+// it crashed the whole process (this test file with it).
+
+test('SPEC §5 a pooled connection killed mid-query answers 503, and the service lives on', {
+  skip: postgresOnly,
+}, async () => {
+  const fresh = await freshDatabase()
+  const t = await makeApp({ databaseUrl: fresh.url })
+  // the killer: a connection of its own, outside the app's pool
+  const admin = createDatabase(fresh.url, { poolSize: 1 })
+  try {
+    const owner = await t.user()
+    const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
+    assert.equal(created.statusCode, 201)
+
+    const sleeping = sql`select pg_sleep(30)`.execute(t.database.db)
+    let pid: number | undefined
+    for (let i = 0; i < 100 && pid === undefined; i++) {
+      const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity
+        where query like ${`%pg_sleep(30)%`} and state = 'active' and pid <> pg_backend_pid()
+          and query not like '%pg_stat_activity%'`.execute(admin.db)
+      pid = rows[0]?.pid
+      if (pid === undefined) await new Promise((r) => setTimeout(r, 20))
+    }
+    assert.ok(pid, 'the query is running')
+    await sql`select pg_terminate_backend(${pid})`.execute(admin.db)
+
+    await assert.rejects(sleeping, (err: unknown) => isStorageUnavailable(err))
+    // note: the server's goodbye fails the query before the socket closes, so the connection
+    // may be handed out once more before pg notices it is gone: a request then gets 503
+    // too. The pool drops it then, and the next request gets a fresh connection.
+    const patch = () =>
+      t.request(owner, 'PATCH', `/v1/status/${created.json().id}`, { value: 'OFF' })
+    let after = await patch()
+    if (after.statusCode === 503) after = await patch()
+    assert.equal(after.statusCode, 200, after.body)
+    assert.equal(after.json().changeCount, 2, 'a 503 changed nothing')
+  } finally {
+    await admin.close()
+    await t.close()
+    await fresh.drop()
+  }
+})
