@@ -53,6 +53,55 @@ const range = (from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, i) => from + i)
 
 for (const engine of ENGINES) {
+  describe(`SPEC §7 If-Match under concurrency on ${engine.name} (the test engine's own on PostgreSQL)`, () => {
+    it('20 concurrent writes with one If-Match: exactly one succeeds, the rest 412', () =>
+      withApp(engine.url(), async (t) => {
+        const owner = await t.user()
+        const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'A' })
+        const { id } = created.json()
+        const headers = { 'if-match': String(created.headers.etag) }
+        const responses = await Promise.all([
+          ...range(1, 10).map((i) =>
+            t.request(owner, 'PATCH', `/v1/status/${id}`, { value: `P${i}` }, headers),
+          ),
+          ...range(1, 10).map((i) =>
+            t.request(owner, 'POST', '/v1/status-keys/room-4', { value: `K${i}` }, headers),
+          ),
+        ])
+        const codes = responses.map((r) => r.statusCode).sort()
+        assert.deepEqual(codes, [200, ...range(1, 19).map(() => 412)], `codes: ${codes}`)
+        const winner = responses.find((r) => r.statusCode === 200)?.json()
+        const final = (await t.request(owner, 'GET', `/v1/status/${id}`)).json()
+        assert.equal(final.changeCount, 2, 'one write landed')
+        assert.equal(final.value, winner.value)
+        assert.equal((await history(t, id)).length, 2)
+      }))
+
+    it('a PATCH and a DELETE with one If-Match: one of them, never both', () =>
+      withApp(engine.url(), async (t) => {
+        const owner = await t.user()
+        for (let round = 0; round < 5; round++) {
+          const key = `race-${round}`
+          const created = await t.request(owner, 'POST', `/v1/status-keys/${key}`, { value: 'A' })
+          const { id } = created.json()
+          const headers = { 'if-match': String(created.headers.etag) }
+          const [patch, del] = await Promise.all([
+            t.request(owner, 'PATCH', `/v1/status/${id}`, { value: 'B' }, headers),
+            t.request(owner, 'DELETE', `/v1/status/${id}`, undefined, headers),
+          ])
+          // the PATCH first: the DELETE's If-Match fails; the DELETE first: the PATCH finds
+          // no status (404) or, having read it before, a changed one (412)
+          const outcome = `PATCH ${patch.statusCode}, DELETE ${del.statusCode}`
+          assert.ok(
+            ['PATCH 200, DELETE 412', 'PATCH 404, DELETE 204', 'PATCH 412, DELETE 204'].includes(
+              outcome,
+            ),
+            `round ${round}: ${outcome}`,
+          )
+        }
+      }))
+  })
+
   describe(`SPEC §2 concurrency on ${engine.name}`, () => {
     it(`${N} concurrent POSTs of one new key yield one status: one 201, the rest 200`, () =>
       withApp(engine.url(), async (t) => {

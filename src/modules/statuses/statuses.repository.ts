@@ -1,4 +1,6 @@
+import { type Kysely, PostgresAdapter } from 'kysely'
 import type {
+  DB,
   Db,
   NewHistoryRow,
   NewStatusRow,
@@ -30,6 +32,41 @@ export const findStatusByKey = async (
   ownerId: string,
   key: string,
 ): Promise<StatusRow | undefined> => (await byKey(db, { ownerId, key })).rows[0]
+
+/**
+ * On PostgreSQL, a row read to be written is locked (`FOR UPDATE`) until the transaction
+ * ends: concurrent writers of one status take turns from the read on, so `If-Match` and every
+ * other check on the row read hold when the write lands. Without it, READ COMMITTED let 20
+ * writes with one `If-Match` all succeed. SQLite needs nothing: its writes never overlap.
+ */
+const forWrite = <Q extends { forUpdate(): Q }>(db: Kysely<DB>, query: Q): Q =>
+  db.getExecutor().adapter instanceof PostgresAdapter ? query.forUpdate() : query
+
+const byIdForWrite = prepareQuery<{ id: string }, StatusRow>((db, p) =>
+  forWrite(db, db.selectFrom('statuses').selectAll().where('id', '=', p('id'))),
+)
+
+const byKeyForWrite = prepareQuery<{ ownerId: string; key: string }, StatusRow>((db, p) =>
+  forWrite(
+    db,
+    db
+      .selectFrom('statuses')
+      .selectAll()
+      .where('owner_id', '=', p('ownerId'))
+      .where('status_key', '=', p('key')),
+  ),
+)
+
+/** A status by id, to be changed in this transaction (locked on PostgreSQL). */
+export const findStatusByIdForWrite = async (db: Db, id: string): Promise<StatusRow | undefined> =>
+  (await byIdForWrite(db, { id })).rows[0]
+
+/** A status by its owner's key, to be changed in this transaction (locked on PostgreSQL). */
+export const findStatusByKeyForWrite = async (
+  db: Db,
+  ownerId: string,
+  key: string,
+): Promise<StatusRow | undefined> => (await byKeyForWrite(db, { ownerId, key })).rows[0]
 
 /**
  * Inserts a status unless a unique column clashes: the owner's key (a concurrent create won)

@@ -22,7 +22,9 @@ import {
   countOwnedStatuses,
   deleteStatusRow,
   findStatusById,
+  findStatusByIdForWrite,
   findStatusByKey,
+  findStatusByKeyForWrite,
   insertHistory,
   insertStatusUnlessKeyTaken,
   listOwnedStatuses,
@@ -178,7 +180,7 @@ export async function updateStatusById(
 ): Promise<Status> {
   const input = normaliseInput(rawInput)
   const updated = await writerOf(deps).run(async (tx) => {
-    const status = await findStatusById(tx, statusId)
+    const status = await findStatusByIdForWrite(tx, statusId)
     if (!status) throw notFound('Status not found')
     return applyUpdate(tx, deps.plans, caller, status, input, options)
   })
@@ -229,7 +231,7 @@ export async function setStatusByKey(
   const input = normaliseInput(rawInput)
   const { row, created } = await writerOf(deps).run(async (tx) => {
     for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
-      const existing = await findStatusByKey(tx, caller.userId, key)
+      const existing = await findStatusByKeyForWrite(tx, caller.userId, key)
       if (existing)
         return {
           row: await applyUpdate(tx, deps.plans, caller, existing, input, options),
@@ -316,7 +318,7 @@ export async function deleteStatusById(
   options: Pick<WriteOptions, 'ifMatch'> = {},
 ): Promise<void> {
   const deleted = await writerOf(deps).run(async (tx) => {
-    const status = await findStatusById(tx, statusId)
+    const status = await findStatusByIdForWrite(tx, statusId)
     const role = status ? await roleOn(tx, status, caller.userId) : null
     const visible = assertVisible(status, role)
     assertMayChange(role, 'delete')
@@ -336,7 +338,7 @@ export async function deleteStatusByKey(
 ): Promise<void> {
   assertStatusKey(key)
   const deleted = await writerOf(deps).run(async (tx) => {
-    const status = await findStatusByKey(tx, caller.userId, key)
+    const status = await findStatusByKeyForWrite(tx, caller.userId, key)
     if (!status) throw notFound('Status not found')
     assertPreconditions(status, options)
     if (!(await deleteStatusRow(tx, status.id))) throw notFound('Status not found')
