@@ -39,14 +39,19 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     await database.close()
     throw err
   }
-  const first = await ensureFirstUser(database.db, config.plans)
-  const app = await buildApp({
-    database,
-    plans: config.plans,
-    publicUrl: config.publicUrl,
-    keyCacheTtlMs: config.authCacheSeconds * 1000,
-    logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
-  })
+  let app: FastifyInstance
+  try {
+    app = await buildApp({
+      database,
+      plans: config.plans,
+      publicUrl: config.publicUrl,
+      keyCacheTtlMs: config.authCacheSeconds * 1000,
+      logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
+    })
+  } catch (err) {
+    await database.close()
+    throw err
+  }
 
   // housekeeping: stored idempotent responses are kept for their 24 h window only
   const prune = () =>
@@ -71,8 +76,22 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   process.once('SIGTERM', shutdown)
   process.once('SIGINT', shutdown)
 
-  // note: the bound address, not config.port: with PORT=0 this line is where the port is read
-  const address = await app.listen({ port: config.port, host: config.host })
+  let address: string
+  let first: Awaited<ReturnType<typeof ensureFirstUser>>
+  try {
+    // note: the bound address, not config.port: with PORT=0 this line is where the port is read
+    address = await app.listen({ port: config.port, host: config.host })
+    // note: after listening, so that a start that cannot listen (port taken) never creates
+    // the first user and loses its key, printed only by the start that made it
+    first = await ensureFirstUser(database.db, config.plans)
+  } catch (err) {
+    // a start that fails lets go of everything it opened (storage, LISTEN connection,
+    // checkpoint thread), so the process ends with status 1 and a supervisor restarts it
+    process.removeListener('SIGTERM', shutdown)
+    process.removeListener('SIGINT', shutdown)
+    await app.close()
+    throw err
+  }
   // the schema migrations this start applied, if any: an upgrade shows what it changed
   app.log.info(
     {

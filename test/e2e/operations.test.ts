@@ -4,6 +4,8 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import SQLite from 'better-sqlite3'
+import { freshDatabase, postgresOnly } from '../helpers/engine.ts'
 import { BIN, killAll, runToEnd, statusdEnv } from '../helpers/processes.ts'
 import { type Json, type Server, startServer } from '../helpers/server-process.ts'
 
@@ -183,8 +185,32 @@ describe('a configuration mistake: non-zero exit, one line on stderr, no stack t
         !fs.existsSync(wal) || fs.statSync(wal).size === 0,
         'storage was closed cleanly before exiting',
       )
+      // the first user is made only once listening: its key, printed once, is not lost
+      const db = new SQLite(path.join(dir, 'port-taken', 'statusd.db'), { readonly: true })
+      try {
+        assert.deepEqual(db.prepare('select count(*) as n from users').get(), { n: 0 })
+      } finally {
+        db.close()
+      }
     } finally {
       await new Promise((resolve) => blocker.close(resolve))
+    }
+  })
+
+  it('the port is taken, on PostgreSQL: the process still ends (pool and LISTEN closed)', {
+    skip: postgresOnly,
+  }, async () => {
+    const blocker = net.createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    const fresh = await freshDatabase()
+    try {
+      const port = (blocker.address() as net.AddressInfo).port
+      const r = await serve('port-taken-pg', { PORT: String(port), DATABASE_URL: fresh.url })
+      assertOneLine(r, new RegExp(`EADDRINUSE.*127\\.0\\.0\\.1:${port}`))
+      assert.equal(r.code, 1)
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve))
+      await fresh.drop()
     }
   })
 
