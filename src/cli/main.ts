@@ -68,6 +68,19 @@ export async function main(
 const isSystemError = (error: unknown): error is NodeJS.ErrnoException =>
   error instanceof Error && typeof (error as NodeJS.ErrnoException).syscall === 'string'
 
+/**
+ * PostgreSQL refusing the database as set up, not a fault of statusd: no such database
+ * (3D000), no such schema (3F000), a login refused (class 28) or a missing privilege (42501).
+ * Its message names the cause; a stack trace would only bury it.
+ */
+const isDatabaseSetupError = (error: unknown): boolean => {
+  const code = (error as { code?: unknown })?.code
+  return (
+    typeof code === 'string' &&
+    (code === '3D000' || code === '3F000' || code.startsWith('28') || code === '42501')
+  )
+}
+
 /** Prints a failed command's error to `err` and returns its exit code (2 usage, 1 otherwise). */
 function report(error: unknown, json: boolean, err: (text: string) => void): number {
   const usage =
@@ -81,7 +94,7 @@ function report(error: unknown, json: boolean, err: (text: string) => void): num
     ? (error as Error).message
     : isSystemError(error)
       ? error.message
-      : isStorageUnavailable(error)
+      : isStorageUnavailable(error) || isDatabaseSetupError(error)
         ? `cannot use the database: ${(error as Error).message}`
         : `unexpected error: ${(error as Error)?.stack ?? error}`
   if (json) err(`${JSON.stringify({ error: (error as Error).message })}\n`)

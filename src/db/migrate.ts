@@ -13,7 +13,17 @@ async function migrationSchema(db: Kysely<DB>): Promise<string | undefined> {
   const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(
     db,
   )
-  return rows[0]?.schema ?? undefined
+  const schema = rows[0]?.schema
+  // note: a search_path naming only schemas that do not exist leaves no current schema, and
+  // the migrator would fail on its lock table with a message that names neither
+  if (schema === null || schema === undefined)
+    throw Object.assign(
+      new Error(
+        'no schema of its search_path exists: create the schema first (CREATE SCHEMA …), or fix the search_path option of DATABASE_URL',
+      ),
+      { code: '3F000' },
+    )
+  return schema
 }
 
 /** The migrator for this database, with every migration statusd knows (or `known`: tests). */

@@ -7,7 +7,14 @@ import { main } from '../../src/cli/main.ts'
 import { createDatabase } from '../../src/db/create-db.ts'
 import { migratorFor } from '../../src/db/migrate.ts'
 import { migrations } from '../../src/db/migrations/index.ts'
-import { freshDatabase, TEST_ENGINE, type TestDatabase } from '../helpers/engine.ts'
+import {
+  freshDatabase,
+  postgresOnly,
+  TEST_DATABASE_URL,
+  TEST_ENGINE,
+  type TestDatabase,
+  withSearchPath,
+} from '../helpers/engine.ts'
 
 describe(`statusd migrate [${TEST_ENGINE}]`, () => {
   let target: TestDatabase
@@ -78,5 +85,47 @@ describe(`statusd migrate [${TEST_ENGINE}]`, () => {
       /^statusd: the database was migrated by a newer statusd \(migration 2099-01-01T000000-from-a-newer-version is unknown/,
     )
     assert.match(err, /^[^\n]+\n$/, 'one line, no stack trace')
+  })
+})
+
+describe('statusd migrate on a PostgreSQL database set up wrong: one line, no stack trace', {
+  skip: postgresOnly,
+}, () => {
+  const saved = process.env.DATABASE_URL
+  after(() => {
+    if (saved === undefined) delete process.env.DATABASE_URL
+    else process.env.DATABASE_URL = saved
+  })
+
+  const migrateOn = async (url: string) => {
+    process.env.DATABASE_URL = url
+    let err = ''
+    const code = await main(
+      ['migrate'],
+      () => true,
+      (t) => {
+        err += t
+        return true
+      },
+    )
+    return { code, err }
+  }
+
+  it('a search_path naming no schema that exists', async () => {
+    const r = await migrateOn(withSearchPath(TEST_DATABASE_URL ?? '', 'no_such_schema_here'))
+    assert.equal(r.code, 1)
+    assert.match(r.err, /^statusd: cannot use the database: no schema of its search_path exists/)
+    assert.match(r.err, /^[^\n]+\n$/, 'one line')
+  })
+
+  it('a database that does not exist', async () => {
+    const url = new URL(TEST_DATABASE_URL ?? '')
+    url.pathname = '/statusd_no_such_database'
+    const r = await migrateOn(url.href)
+    assert.equal(r.code, 1)
+    assert.match(
+      r.err,
+      /^statusd: cannot use the database: database "statusd_no_such_database" does not exist\n$/,
+    )
   })
 })
