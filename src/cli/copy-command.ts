@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readSync, rmSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import {
   type CopyProgress,
@@ -63,9 +63,16 @@ export async function copyCommand(
   // note: opening a missing SQLite file would create an empty one: a typo must not do that
   if (fromPath === ':memory:' || (fromPath !== null && !existsSync(fromPath)))
     throw new UserInputError(`no database at ${from}`)
+  // the source is only read: a file that is not a statusd database (every one is in WAL
+  // mode) is refused before opening it, which would switch it to WAL mode
+  if (fromPath !== null && !isWalDatabaseFile(fromPath))
+    throw new UserInputError(`${from} is not a statusd database (not a SQLite file in WAL mode)`)
+  const toPath = sqlitePath(to)
+  const targetIsNew = toPath !== null && toPath !== ':memory:' && !existsSync(toPath)
 
   const source = open(from)
   const target = open(to)
+  let copied = false
   const started = performance.now()
   let lastTable = ''
   let lastDraw = 0
@@ -92,6 +99,7 @@ export async function copyCommand(
         throw new UserInputError(`cannot reach a database: ${(err as Error).message}`)
       throw err
     })
+    copied = true
     if (progress.isTTY) progress.write('\n')
     const seconds = Math.round(performance.now() - started) / 1000
     print(
@@ -104,6 +112,24 @@ export async function copyCommand(
   } finally {
     await source.close()
     await target.close()
+    // a copy that did not happen leaves no new, empty target file behind
+    if (!copied && targetIsNew && toPath !== null)
+      for (const file of [toPath, `${toPath}-wal`, `${toPath}-shm`]) rmSync(file, { force: true })
+  }
+}
+
+/** SQLite's file header says "SQLite format 3" and WAL mode (read and write versions 2). */
+function isWalDatabaseFile(path: string): boolean {
+  let fd: number | undefined
+  try {
+    fd = openSync(path, 'r')
+    const header = Buffer.alloc(20)
+    if (readSync(fd, header, 0, 20, 0) < 20) return false
+    return header.toString('latin1', 0, 16) === 'SQLite format 3\0' && header[18] === 2
+  } catch {
+    return false
+  } finally {
+    if (fd !== undefined) closeSync(fd)
   }
 }
 

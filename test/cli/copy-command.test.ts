@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import type { Kysely } from 'kysely'
 import { copyCommand, renderBar } from '../../src/cli/copy-command.ts'
@@ -269,6 +269,46 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
       '--force',
     )
     assert.equal(code, 1)
+  })
+
+  it('the source is only read: a file that is no database is refused untouched, and no target is left', async () => {
+    const empty = join(dir, 'empty.db')
+    const text = join(dir, 'notes.db')
+    writeFileSync(empty, '')
+    writeFileSync(text, 'just some text, long enough to hold a header\n')
+    for (const file of [empty, text]) {
+      const before = readFileSync(file)
+      const newTarget = join(dir, `never-${basename(file)}`)
+      const { code, err } = await statusd(
+        'copy',
+        '--from',
+        `sqlite:${file}`,
+        '--to',
+        `sqlite:${newTarget}`,
+      )
+      assert.equal(code, 1)
+      assert.match(err, /is not a statusd database/)
+      assert.deepEqual(readFileSync(file), before, 'the source is unchanged')
+      assert.equal(existsSync(`${file}-wal`), false)
+      assert.equal(existsSync(newTarget), false, 'no empty target file is left behind')
+    }
+  })
+
+  it('a refused copy leaves no new target file behind', async () => {
+    // a statusd database with nothing in it: refused as a source with nothing to copy, or
+    // copied; either way a target that did not exist before exists only if the copy ran
+    const newTarget = join(dir, 'refused-target.db')
+    const other = createDatabase(`sqlite:${join(dir, 'unmigrated.db')}`)
+    await other.close()
+    const { code } = await statusd(
+      'copy',
+      '--from',
+      `sqlite:${join(dir, 'unmigrated.db')}`,
+      '--to',
+      `sqlite:${newTarget}`,
+    )
+    assert.equal(code, 1, 'an unmigrated source is refused')
+    assert.equal(existsSync(newTarget), false)
   })
 
   it('usage errors: missing --to, the same database twice, a bad batch size', async () => {
