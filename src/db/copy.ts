@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import type { DB } from './database.ts'
 import { migrateToLatest, pendingMigrations } from './migrate.ts'
 import { migrations } from './migrations/index.ts'
@@ -166,13 +166,11 @@ async function* readInBatches(
     let query = loose.selectFrom(table).selectAll()
     const last = after
     if (last) {
-      // (k1, k2) > (v1, v2), spelt out: both engines, any number of key columns
-      query = query.where((eb) =>
-        eb.or(
-          keys.map((key, i) =>
-            eb.and([...keys.slice(0, i).map((k) => eb(k, '=', last[k])), eb(key, '>', last[key])]),
-          ),
-        ),
+      // note: a row-value comparison, (k1, k2) > (v1, v2): both engines seek the primary key
+      // straight to it. Spelt out as `k1 > v1 OR (k1 = v1 AND k2 > v2)`, SQLite scanned the
+      // table from its start for every page: 800 000 history rows took minutes, not seconds.
+      query = query.where(
+        sql<boolean>`(${sql.join(keys.map((k) => sql.ref(k)))}) > (${sql.join(keys.map((k) => last[k]))})`,
       )
     }
     for (const key of keys) query = query.orderBy(key)
