@@ -7,7 +7,8 @@ import { validationError } from './errors.ts'
 export const encodeCursor = (parts: readonly string[]): string =>
   Buffer.from(JSON.stringify(parts)).toString('base64url')
 
-const notIssued = () =>
+/** The 400 for a cursor this service could not have issued. */
+export const cursorNotIssued = () =>
   validationError([{ field: 'cursor', message: 'is not a cursor this service issued' }])
 
 /**
@@ -29,7 +30,7 @@ export function decodeCursor(cursor: string, parts: readonly RegExp[]): string[]
   } catch {
     // falls through to the validation error
   }
-  throw notIssued()
+  throw cursorNotIssued()
 }
 
 // the shapes of what positions are made of: stored timestamps (`toISOString`) and ids (ids.ts)
@@ -44,7 +45,7 @@ const ID_OR_HEAD = new RegExp(`${ID.source}|^$`)
  */
 export function decodePosition(cursor: string): { createdAt: string; id: string } {
   const [createdAt, id] = decodeCursor(cursor, [TIMESTAMP_OR_HEAD, ID_OR_HEAD]) as [string, string]
-  if ((createdAt === '') !== (id === '')) throw notIssued()
+  if ((createdAt === '') !== (id === '')) throw cursorNotIssued()
   return { createdAt, id }
 }
 

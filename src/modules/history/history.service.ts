@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { DB, Db, StatusRow } from '../../db/database.ts'
-import { decodeCursor, type Page, toPage } from '../../lib/cursor.ts'
-import { validationError } from '../../lib/errors.ts'
+import { cursorNotIssued, decodeCursor, type Page, toPage } from '../../lib/cursor.ts'
 import { planOf } from '../plans/plan-of.ts'
 import type { Plan, Plans } from '../plans/plans.ts'
 import { assertMayReadDetail, mayReadDetail, type Role } from '../statuses/statuses.access.ts'
@@ -56,8 +55,7 @@ function beforeOf(cursor: string | undefined): number | undefined {
   if (cursor === undefined) return undefined
   const [changeNo] = decodeCursor(cursor, [/^[1-9]\d{0,15}$/]) as [string]
   const n = Number(changeNo)
-  if (!Number.isSafeInteger(n))
-    throw validationError([{ field: 'cursor', message: 'is not a cursor this service issued' }])
+  if (!Number.isSafeInteger(n)) throw cursorNotIssued()
   return n
 }
 

@@ -12,26 +12,15 @@ import { type PreparedQuery, preparedByShape, prepareQuery } from '../../db/prep
 // The write hot path (PATCH by id, POST by key) runs prepared queries: built and compiled
 // once, not per request (docs/performance.md).
 
-const byId = prepareQuery<{ id: string }, StatusRow>((db, p) =>
-  db.selectFrom('statuses').selectAll().where('id', '=', p('id')),
-)
+const selectById = (db: Kysely<DB>, id: string) =>
+  db.selectFrom('statuses').selectAll().where('id', '=', id)
 
-export const findStatusById = async (db: Db, id: string): Promise<StatusRow | undefined> =>
-  (await byId(db, { id })).rows[0]
-
-const byKey = prepareQuery<{ ownerId: string; key: string }, StatusRow>((db, p) =>
+const selectByKey = (db: Kysely<DB>, ownerId: string, key: string) =>
   db
     .selectFrom('statuses')
     .selectAll()
-    .where('owner_id', '=', p('ownerId'))
-    .where('status_key', '=', p('key')),
-)
-
-export const findStatusByKey = async (
-  db: Db,
-  ownerId: string,
-  key: string,
-): Promise<StatusRow | undefined> => (await byKey(db, { ownerId, key })).rows[0]
+    .where('owner_id', '=', ownerId)
+    .where('status_key', '=', key)
 
 /**
  * On PostgreSQL, a row read to be written is locked (`FOR UPDATE`) until the transaction
@@ -42,20 +31,25 @@ export const findStatusByKey = async (
 const forWrite = <Q extends { forUpdate(): Q }>(db: Kysely<DB>, query: Q): Q =>
   db.getExecutor().adapter instanceof PostgresAdapter ? query.forUpdate() : query
 
+const byId = prepareQuery<{ id: string }, StatusRow>((db, p) => selectById(db, p('id')))
 const byIdForWrite = prepareQuery<{ id: string }, StatusRow>((db, p) =>
-  forWrite(db, db.selectFrom('statuses').selectAll().where('id', '=', p('id'))),
+  forWrite(db, selectById(db, p('id'))),
+)
+const byKey = prepareQuery<{ ownerId: string; key: string }, StatusRow>((db, p) =>
+  selectByKey(db, p('ownerId'), p('key')),
+)
+const byKeyForWrite = prepareQuery<{ ownerId: string; key: string }, StatusRow>((db, p) =>
+  forWrite(db, selectByKey(db, p('ownerId'), p('key'))),
 )
 
-const byKeyForWrite = prepareQuery<{ ownerId: string; key: string }, StatusRow>((db, p) =>
-  forWrite(
-    db,
-    db
-      .selectFrom('statuses')
-      .selectAll()
-      .where('owner_id', '=', p('ownerId'))
-      .where('status_key', '=', p('key')),
-  ),
-)
+export const findStatusById = async (db: Db, id: string): Promise<StatusRow | undefined> =>
+  (await byId(db, { id })).rows[0]
+
+export const findStatusByKey = async (
+  db: Db,
+  ownerId: string,
+  key: string,
+): Promise<StatusRow | undefined> => (await byKey(db, { ownerId, key })).rows[0]
 
 /** A status by id, to be changed in this transaction (locked on PostgreSQL). */
 export const findStatusByIdForWrite = async (db: Db, id: string): Promise<StatusRow | undefined> =>
