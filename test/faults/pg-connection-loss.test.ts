@@ -30,7 +30,10 @@ test('SPEC §5 a pooled connection killed mid-query answers 503, and the service
       (err: unknown) => err,
     )
     let pid: number | undefined
-    for (let i = 0; i < 100 && pid === undefined; i++) {
+    // note: a deadline, not a count of tries: on a loaded machine the query may take a while
+    // to show as active
+    const deadline = Date.now() + 15_000
+    while (pid === undefined && Date.now() < deadline) {
       const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity
         where query like ${`%pg_sleep(30)%`} and state = 'active' and pid <> pg_backend_pid()
           and query not like '%pg_stat_activity%'`.execute(admin.db)

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
 import { BIN, type Proc, start, statusdEnv } from './processes.ts'
 
 export type LogLine = Record<string, unknown>
@@ -35,6 +36,8 @@ const BANNER_KEY = /^\s+(sdk_[A-Za-z0-9]{40})\s*$/
  * its "statusd ready" line; `vars` add to or override the environment.
  */
 export async function startServer(dbFile: string, vars: Record<string, string> = {}) {
+  // a start on a file that does not exist yet creates the first user and prints the banner
+  const bannerDue = vars.DATABASE_URL === undefined && !existsSync(dbFile)
   const proc = start(
     process.execPath,
     [BIN, 'serve'],
@@ -52,7 +55,12 @@ export async function startServer(dbFile: string, vars: Record<string, string> =
   )
   const address = asLogLine(ready)?.address
   assert.equal(typeof address, 'string', `the ready line names the bound address: ${ready}`)
-  const keyLine = proc.stdout.find((line) => BANNER_KEY.test(line))
+  // note: the banner is written right after the ready line, but pino writes its lines
+  // asynchronously (on libuv's thread pool) and the banner is written at once: either may
+  // reach the pipe first, and in separate reads. A banner that is due is waited for.
+  const keyLine = bannerDue
+    ? await proc.waitForLine((line) => BANNER_KEY.test(line), 'the first-start banner')
+    : proc.stdout.find((line) => BANNER_KEY.test(line))
   const server: Server = {
     ...proc,
     url: address as string,

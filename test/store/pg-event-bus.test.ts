@@ -281,7 +281,10 @@ describe('PgEventBus: LISTEN/NOTIFY between instances [postgres]', { skip: postg
         },
         log,
         checkIntervalMs: 30,
-        checkTimeoutMs: 30,
+        // note: the same timeout judges the healthy connection that replaces the silent one: on
+        // a loaded machine a probe may take well over 30 ms, and a dropped replacement would
+        // be replaced again (more connects, resyncs, and a change lost in the gap)
+        checkTimeoutMs: 2_000,
       })
       cleanup.push(async () => {
         await bus.close()
