@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { ApiKey, DB, User } from '../../db/database.ts'
 import { ApiError, notFound } from '../../lib/errors.ts'
 import { hashApiKey, newApiKey, newId } from '../../lib/ids.ts'
-import { nowIso, parseIsoInstant } from '../../lib/time.ts'
+import { creationIso, nowIso, parseIsoInstant } from '../../lib/time.ts'
 import { UserInputError } from '../users/users.service.ts'
 import type { KeyCache } from './key-cache.ts'
 import {
@@ -59,7 +59,7 @@ export async function createApiKey(
     prefix,
     key_hash: hash,
     label: options.label ?? null,
-    created_at: nowIso(),
+    created_at: creationIso(),
     expires_at: expiresAt,
     revoked_at: null,
     replaced_by: null,
@@ -196,7 +196,7 @@ export async function rotateKey(
       prefix,
       key_hash: hash,
       label: old.label,
-      created_at: now.toISOString(),
+      created_at: creationIso(),
       // rotation replaces the secret, not the policy: an expiring key stays expiring
       expires_at: expiresAt,
       revoked_at: null,

@@ -3,7 +3,7 @@ import type { DB, Db, StatusRow } from '../../db/database.ts'
 import { type Writer, writerOf } from '../../db/group-commit.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
-import { nowIso } from '../../lib/time.ts'
+import { creationIso } from '../../lib/time.ts'
 import { announce, type EventBus } from '../events/event-bus.ts'
 import type { Plans } from '../plans/plans.ts'
 import {
@@ -96,7 +96,12 @@ export async function grantRole(
     if (user.id === status.owner_id)
       throw ownerConflict('The owner has every right on their status; the role cannot change')
     const before = await findRole(tx, status.id, user.id)
-    await upsertRole(tx, { status_id: status.id, user_id: user.id, role, created_at: nowIso() })
+    await upsertRole(tx, {
+      status_id: status.id,
+      user_id: user.id,
+      role,
+      created_at: creationIso(),
+    })
     return { user: { userId: user.id, name: user.name, role }, created: !before }
   })
 }
@@ -140,7 +145,7 @@ export async function subscribe(
       status_id: status.id,
       user_id: caller.userId,
       role: 'subscriber',
-      created_at: nowIso(),
+      created_at: creationIso(),
     })
     if (inserted) return { subscription: subscriptionOf(status, 'subscriber'), created: true }
     // a concurrent request of the same user subscribed first

@@ -11,7 +11,7 @@ import {
 } from '../../lib/errors.ts'
 import { etagMatches, etagOf } from '../../lib/etag.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
-import { nowIso } from '../../lib/time.ts'
+import { creationIso, nowIso } from '../../lib/time.ts'
 import { announce, type EventBus } from '../events/event-bus.ts'
 import { pruneExpiredHistory } from '../history/history.service.ts'
 import { planOf } from '../plans/plan-of.ts'
@@ -264,7 +264,7 @@ export async function setStatusByKey(
 }
 
 function newStatusRow(caller: Caller, key: string, name: string, input: StatusInput): StatusRow {
-  const now = nowIso()
+  const now = creationIso()
   const hasValue = input.value !== undefined
   return {
     id: newId(),

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { DB, User } from '../../db/database.ts'
 import { newId } from '../../lib/ids.ts'
-import { nowIso } from '../../lib/time.ts'
+import { creationIso } from '../../lib/time.ts'
 import type { Plans } from '../plans/plans.ts'
 import {
   findUserByEmail,
@@ -62,7 +62,7 @@ export async function createUser(
     email: input.email ?? null,
     plan: input.plan,
     verified: input.verified ? 1 : 0,
-    created_at: nowIso(),
+    created_at: creationIso(),
   })
   return toUserView(user)
 }
