@@ -102,6 +102,37 @@ for (const engine of ENGINES) {
       }))
   })
 
+  describe(`SPEC §6 sharing a status while it is deleted on ${engine.name} (the test engine's own on PostgreSQL)`, () => {
+    it('a grant or a subscription racing the delete gets 404 or succeeds, never 500', () =>
+      withApp(engine.url(), async (t) => {
+        const owner = await t.user()
+        const friend = await t.user()
+        const stranger = await t.user()
+        for (let round = 0; round < 10; round++) {
+          const created = await t.request(owner, 'POST', `/v1/status-keys/gone-${round}`, {
+            value: 'A',
+            accessType: 'public',
+          })
+          const { id } = created.json()
+          const [del, grant, follow] = await Promise.all([
+            t.request(owner, 'DELETE', `/v1/status/${id}`),
+            t.request(owner, 'PUT', `/v1/status/${id}/users/${friend.id}`, { role: 'subscriber' }),
+            t.request(stranger, 'POST', `/v1/status/${id}/subscription`),
+          ])
+          assert.equal(del.statusCode, 204)
+          assert.ok([201, 404].includes(grant.statusCode), `round ${round}: grant ${grant.body}`)
+          assert.ok([201, 404].includes(follow.statusCode), `round ${round}: follow ${follow.body}`)
+          // and the delete took every role along
+          const roles = await t.database.db
+            .selectFrom('status_roles')
+            .select('user_id')
+            .where('status_id', '=', id)
+            .execute()
+          assert.deepEqual(roles, [])
+        }
+      }))
+  })
+
   describe(`SPEC §2 concurrency on ${engine.name}`, () => {
     it(`${N} concurrent POSTs of one new key yield one status: one 201, the rest 200`, () =>
       withApp(engine.url(), async (t) => {

@@ -12,7 +12,7 @@ import {
   type Role,
   roleOn,
 } from '../statuses/statuses.access.ts'
-import { findStatusById } from '../statuses/statuses.repository.ts'
+import { findStatusById, findStatusByIdForWrite } from '../statuses/statuses.repository.ts'
 import type { AccessLevel } from '../statuses/statuses.schemas.ts'
 import type { Caller } from '../statuses/statuses.service.ts'
 import { findUserById } from '../users/users.repository.ts'
@@ -44,20 +44,29 @@ export interface StatusAccess {
 // note: 409, not 400: the request is well-formed; it clashes with who owns the status
 const ownerConflict = (message: string) => new ApiError(409, 'conflict', message)
 
-/** The status by id as the caller sees it: 404 when it does not exist or is hidden from them. */
+/**
+ * The status by id as the caller sees it: 404 when it does not exist or is hidden from them.
+ * `forWrite` reads it to be written in this transaction: on PostgreSQL the row stays locked,
+ * so a concurrent delete waits for this transaction's roles, or this one sees it gone (404).
+ * Unlocked, a role inserted for a status deleted meanwhile broke its foreign key (500).
+ */
 export async function accessById(
   db: Db,
   caller: Caller | null,
   statusId: string,
+  { forWrite = false } = {},
 ): Promise<StatusAccess> {
-  const status = await findStatusById(db, statusId)
+  const status = await (forWrite ? findStatusByIdForWrite : findStatusById)(db, statusId)
   const role = status ? await roleOn(db, status, caller?.userId ?? null) : null
   return { status: assertVisible(status, role), role }
 }
 
-/** Throws unless the caller owns the status: 403 when they can see it, 404 when they cannot. */
+/**
+ * The status the caller is about to share (locked, as `accessById` forWrite): 403 unless they
+ * own it, 404 when they cannot see it.
+ */
 async function ownedStatus(db: Db, caller: Caller, statusId: string): Promise<StatusRow> {
-  const { status, role } = await accessById(db, caller, statusId)
+  const { status, role } = await accessById(db, caller, statusId, { forWrite: true })
   if (role !== 'owner') throw forbidden('Only the owner may share this status')
   return status
 }
@@ -138,7 +147,7 @@ export async function subscribe(
   statusId: string,
 ): Promise<{ subscription: Subscription; created: boolean }> {
   return writerOf(deps).run(async (tx) => {
-    const { status, role } = await accessById(tx, caller, statusId)
+    const { status, role } = await accessById(tx, caller, statusId, { forWrite: true })
     if (role === 'owner') throw ownerConflict('You own this status')
     if (role !== null) return { subscription: subscriptionOf(status, role), created: false }
     const inserted = await insertRoleUnlessPresent(tx, {
@@ -167,7 +176,7 @@ export async function unsubscribe(
   statusId: string,
 ): Promise<void> {
   const status = await writerOf(deps).run(async (tx) => {
-    const { status, role } = await accessById(tx, caller, statusId)
+    const { status, role } = await accessById(tx, caller, statusId, { forWrite: true })
     if (role === 'owner') throw ownerConflict('You own this status')
     if (role === null || !(await deleteRole(tx, status.id, caller.userId)))
       throw notFound('You do not follow this status')
