@@ -188,6 +188,24 @@ describe('API keys per user', () => {
     )
     assert.equal((await w.t.request(w.owner, 'POST', '/v1/user/api-keys', {})).statusCode, 201)
   })
+
+  it(`at most ${MAX_ACTIVE_KEYS} working keys also when the requests race (one at a time per user on PostgreSQL)`, async () => {
+    // the owner already has one; 10 more are asked for at once than the cap allows
+    const responses = await Promise.all(
+      Array.from({ length: MAX_ACTIVE_KEYS + 9 }, () =>
+        w.t.request(w.owner, 'POST', '/v1/user/api-keys', {}),
+      ),
+    )
+    const codes = responses.map((r) => r.statusCode)
+    assert.equal(codes.filter((c) => c === 201).length, MAX_ACTIVE_KEYS - 1, `codes: ${codes}`)
+    assert.equal(codes.filter((c) => c === 409).length, 10)
+    const { count } = await w.t.database.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('user_id', '=', w.owner.id)
+      .executeTakeFirstOrThrow()
+    assert.equal(Number(count), MAX_ACTIVE_KEYS)
+  })
 })
 
 describe('slow clients are cut off', () => {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { ApiKey, DB, User } from '../../db/database.ts'
+import { lockForTransaction } from '../../db/locks.ts'
 import { ApiError, notFound } from '../../lib/errors.ts'
 import { hashApiKey, newApiKey, newId } from '../../lib/ids.ts'
 import { creationIso, nowIso, parseIsoInstant } from '../../lib/time.ts'
@@ -120,6 +121,9 @@ const tooManyKeys = () =>
     `You have ${MAX_ACTIVE_KEYS} working API keys, the most allowed; revoke one first`,
   )
 
+/** The lock that counting a user's working keys and adding one take together. */
+const keysLock = (userId: string) => `statusd:keys:${userId}`
+
 /** POST /v1/user/api-keys: a new key for the caller, within MAX_ACTIVE_KEYS. */
 export async function createOwnApiKey(
   db: Kysely<DB>,
@@ -127,6 +131,8 @@ export async function createOwnApiKey(
   options: { label?: string; expiresAt?: string } = {},
 ): Promise<ApiKeyView & { key: string; userId: string }> {
   return db.transaction().execute(async (tx) => {
+    // the count and the insert in one turn per user, on every instance (PostgreSQL)
+    await lockForTransaction(tx, keysLock(userId))
     if ((await countActiveApiKeys(tx, userId, nowIso())) >= MAX_ACTIVE_KEYS) throw tooManyKeys()
     return createApiKey(tx, userId, options)
   })
@@ -183,12 +189,11 @@ export async function rotateKey(
       throw new KeyNotActiveError(`key ${keyId} is revoked or expired; create a new one`)
     }
     // with a grace period the user briefly holds one key more: that one must fit the cap too
-    if (
-      grace > 0 &&
-      options.maxActive !== undefined &&
-      (await countActiveApiKeys(tx, old.user_id, now.toISOString())) >= options.maxActive
-    )
-      throw tooManyKeys()
+    if (grace > 0 && options.maxActive !== undefined) {
+      await lockForTransaction(tx, keysLock(old.user_id))
+      if ((await countActiveApiKeys(tx, old.user_id, now.toISOString())) >= options.maxActive)
+        throw tooManyKeys()
+    }
     const { secret, prefix, hash } = newApiKey()
     const row = await insertApiKey(tx, {
       id,
