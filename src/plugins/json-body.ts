@@ -10,8 +10,8 @@ const UTF8 = /^utf-?8$/i
  * JSON is UTF-8 (RFC 8259 §8.1): a body that is not valid UTF-8 is 400 invalidJson, where
  * Fastify's decoder would turn each bad byte into U+FFFD and store that. A `charset` other
  * than UTF-8 is 415, where the body would be read as UTF-8 anyway, and so is a body with a
- * Content-Encoding (gzip) statusd does not decode. An empty body is no body
- * (Fastify's parser refuses it, even where a route takes none). Everything else
+ * Content-Encoding (gzip) statusd does not decode. An empty body is no body, whatever its
+ * media type (Fastify's parser refuses it, even where a route takes none). Everything else
  * (`__proto__` keys, syntax errors) is Fastify's own parser, unchanged.
  */
 export function useStrictJsonBodies(app: FastifyInstance): void {
@@ -32,5 +32,16 @@ export function useStrictJsonBodies(app: FastifyInstance): void {
     if (bytes.length === 0) return done(null, undefined)
     if (!isUtf8(bytes)) return done(invalidJson('Request body is not valid UTF-8'))
     parse(request, bytes.toString('utf8'), done)
+  })
+  // any other media type: an empty body is no body here too (`curl -X DELETE -d ''` sends
+  // it as a form), and anything in it is not JSON: 415, without reading it
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    const length = request.headers['content-length']
+    const empty =
+      length === undefined
+        ? request.headers['transfer-encoding'] === undefined
+        : Number(length) === 0
+    if (empty) done(null, undefined)
+    else done(unsupportedMediaType())
   })
 }

@@ -134,6 +134,32 @@ test('SPEC §2 an empty body sent as application/json is no body: fine where a r
   }
 })
 
+test('SPEC §2 an empty body is no body whatever its Content-Type (curl -d "" sends a form type)', async () => {
+  const ctx = await withStatus()
+  try {
+    const owner = ctx.users.owner ?? null
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data']) {
+      const headers = { 'content-type': type }
+      const key = await ctx.t.request(owner, 'POST', '/v1/user/api-keys', '', headers)
+      assert.equal(key.statusCode, 201, `${type}: ${key.body}`)
+      const patch = await ctx.t.request(
+        owner,
+        'PATCH',
+        `/v1/status/${ctx.vars.statusId}`,
+        '',
+        headers,
+      )
+      assert.equal(patch.statusCode, 400, `${type}: ${patch.body}`)
+      assert.equal(patch.json().errorCode, 'emptyBody')
+    }
+    const headers = { 'content-type': 'text/plain' }
+    const del = await ctx.t.request(owner, 'DELETE', `/v1/status/${ctx.vars.statusId}`, '', headers)
+    assert.equal(del.statusCode, 204, del.body)
+  } finally {
+    await ctx.t.close()
+  }
+})
+
 runScenarios('SPEC §2/§5 media type and size', withStatus, [
   errorScenario({
     name: 'a JSON body sent as text/plain is 415 unsupportedMediaType',
