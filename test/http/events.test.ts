@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import type { AddressInfo } from 'node:net'
+import net, { type AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import {
   type EventBus,
@@ -269,6 +269,36 @@ describe('SPEC §6 Server-Sent Events over a real socket', () => {
       const e = statusEvent(await client.nextEvent())
       assert.deepEqual([e.id, e.body.value], [3, 'DIM'])
       client.close()
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('HEAD works on every GET endpoint: an event stream answers its head and ends, freeing the connection', async () => {
+    const { t, base } = await liveApp()
+    try {
+      const { owner } = await makeCast(t)
+      const s = await createStatus(t, owner, 'lamp', { value: 'ON', accessType: 'public' })
+      const { port } = new URL(base)
+      for (const [path, key] of [
+        [`/v1/share/${s.shareId}/events`, ''],
+        [`/v1/status/${s.id}/events`, `service-api-key: ${owner.key}\r\n`],
+      ]) {
+        // a HEAD, then a GET on the same keep-alive connection: both are answered
+        const socket = net.connect(Number(port), '127.0.0.1')
+        let received = ''
+        socket.on('data', (d) => {
+          received += d.toString('latin1')
+        })
+        socket.write(`HEAD ${path} HTTP/1.1\r\nHost: x\r\n${key}\r\n`)
+        socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+        await waitUntil(() => /\r\n\r\n\{"status":"ok"\}/.test(received), `${path}: ${received}`)
+        socket.destroy()
+        const [head] = received.split('\r\n\r\n')
+        assert.match(head ?? '', /^HTTP\/1\.1 200/, path)
+        assert.match(head ?? '', /content-type: text\/event-stream/i, path)
+        assert.doesNotMatch(received, /event: status/, `${path}: no body for HEAD`)
+      }
     } finally {
       await t.close()
     }

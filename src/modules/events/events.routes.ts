@@ -27,13 +27,17 @@ const EVENT_STREAM_RESPONSE = {
   ...ERROR_RESPONSES,
 }
 
-/** Takes the response over from Fastify and opens an event stream on it. */
+/**
+ * Takes the response over from Fastify and opens an event stream on it. A HEAD gets the
+ * stream's head and nothing more (null): a stream left open would hold its connection, and
+ * every request queued behind it, for good.
+ */
 function openStream(
   request: FastifyRequest,
   reply: FastifyReply,
   sse: SseOptions,
   extraHeaders: Record<string, string> = {},
-): SseStream {
+): SseStream | null {
   reply.hijack()
   const raw = reply.raw
   // note: a hijacked reply runs no onSend hook: the headers hooks set before the handler
@@ -44,6 +48,10 @@ function openStream(
     'x-request-id': request.id,
     ...extraHeaders,
   })
+  if (request.method === 'HEAD') {
+    raw.end()
+    return null
+  }
   // events are small and should leave at once; keep-alive probes find vanished peers
   request.raw.socket.setNoDelay(true)
   request.raw.socket.setKeepAlive(true, 30_000)
@@ -79,6 +87,7 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
         ...API_RESPONSE_HEADERS,
         'cache-control': `${API_RESPONSE_HEADERS['cache-control']}, no-transform`,
       })
+      if (stream === null) return reply
       await feeds.attach(
         status.id,
         stream,
@@ -116,6 +125,7 @@ export const shareEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = 
         'access-control-allow-origin': '*',
         'x-content-type-options': 'nosniff',
       })
+      if (stream === null) return reply
       await feeds.attach(
         status.id,
         stream,
