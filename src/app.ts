@@ -39,7 +39,7 @@ import { trackRoutes } from './plugins/inventory.ts'
 import { useStrictJsonBodies } from './plugins/json-body.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 import { openApiRoutes } from './plugins/openapi.ts'
-import { webRoutes } from './web/web.routes.ts'
+import { isWebUrl, sendWebError, webRoutes } from './web/web.routes.ts'
 
 export interface AppDeps {
   database: Database
@@ -121,11 +121,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // 400 invalidStatusKey from its own check, never a router 414
       maxParamLength: 16_384,
     },
-    // errors raised before routing (malformed URL) get SPEC §5's body too; note: they skip
-    // the onSend hooks, so the request id and the API's headers are set here
+    // errors raised before routing (malformed URL) get SPEC §5's body too, or on the share
+    // page's and badge's paths their page or badge; note: they skip the onSend hooks, so the
+    // request id and the API's headers are set here
     frameworkErrors: (err, request, reply) => {
-      reply.header('x-request-id', request.id).headers(API_RESPONSE_HEADERS)
+      reply.header('x-request-id', request.id)
       reply.raw.once('finish', () => app.observeResponse?.(request, reply))
+      if (isWebUrl(request.url)) return sendWebError(err, request, reply)
+      reply.headers(API_RESPONSE_HEADERS)
       sendError(err, request, reply)
     },
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import { Type } from 'typebox'
 import type { DB } from '../db/database.ts'
@@ -102,6 +102,34 @@ function sendBadge(reply: FastifyReply, status: number, svg: string): FastifyRep
     .send(svg)
 }
 
+/** Whether a URL as requested is the share page's or its badge's: errors in HTML or SVG. */
+export const isWebUrl = (url: string): boolean => url.startsWith('/s/')
+
+/**
+ * An error of the share page or badge, as a page or a badge (never a JSON body). Also for
+ * errors raised before routing (a malformed URL) on their paths, hence the URL's own path
+ * when there is no route.
+ */
+export function sendWebError(err: Error, request: FastifyRequest, reply: FastifyReply) {
+  const apiError = prepareError(err, request, reply, 'share page failed')
+  const path = request.routeOptions.url ?? request.url.split('?')[0] ?? ''
+  // an image where an image was asked for: a README shows a badge, not a broken picture
+  if (path.endsWith('/badge.svg'))
+    return sendBadge(
+      reply,
+      apiError.statusCode,
+      apiError.statusCode === 404
+        ? renderBadge('status', 'not found', 11)
+        : renderBadge('status', apiError.statusCode === 503 ? 'unavailable' : 'error', 11),
+    )
+  if (apiError.statusCode === 404) return sendHtml(reply, 404, notFoundPage())
+  return sendHtml(
+    reply,
+    apiError.statusCode,
+    renderMessagePage(ASSET_URLS, 'Something went wrong', apiError.message),
+  )
+}
+
 /**
  * The share page `GET /s/:shareId`, its badge and assets: public, outside the API-key scope,
  * with their own HTML not-found and error pages (never a JSON body).
@@ -111,24 +139,7 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ db: Kysely<DB>; plans: Plans
   { db, plans },
 ) => {
   app.setNotFoundHandler((_request, reply) => sendHtml(reply, 404, notFoundPage()))
-  app.setErrorHandler((err, request, reply) => {
-    const apiError = prepareError(err, request, reply, 'share page failed')
-    // an image where an image was asked for: a README shows a badge, not a broken picture
-    if (request.routeOptions.url?.endsWith('/badge.svg'))
-      return sendBadge(
-        reply,
-        apiError.statusCode,
-        apiError.statusCode === 404
-          ? renderBadge('status', 'not found', 11)
-          : renderBadge('status', apiError.statusCode === 503 ? 'unavailable' : 'error', 11),
-      )
-    if (apiError.statusCode === 404) return sendHtml(reply, 404, notFoundPage())
-    return sendHtml(
-      reply,
-      apiError.statusCode,
-      renderMessagePage(ASSET_URLS, 'Something went wrong', apiError.message),
-    )
-  })
+  app.setErrorHandler(sendWebError)
 
   app.get(
     '/assets/:name',

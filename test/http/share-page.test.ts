@@ -111,7 +111,7 @@ describe('SPEC §6 share page GET /s/:shareId', () => {
     }
   })
 
-  it('a private or unknown share id is a 404 HTML page (not JSON), the badge a 404 SVG', async () => {
+  it('a private or unknown share id is a 404 HTML page (not JSON), the badge a 404 SVG; malformed URLs too', async () => {
     const t = await makeApp()
     try {
       const { owner } = await makeCast(t)
@@ -132,6 +132,21 @@ describe('SPEC §6 share page GET /s/:shareId', () => {
       assert.equal(bad.statusCode, 400)
       assert.match(String(bad.headers['content-type']), /^image\/svg\+xml/)
       assert.match(bad.body, /^<svg/)
+      // and so is a URL too malformed to route (a broken percent-encoding), and the page's
+      // own is a page
+      const broken = await get(t, '/s/%zz/badge.svg?style=flat')
+      assert.equal(broken.statusCode, 400)
+      assert.match(String(broken.headers['content-type']), /^image\/svg\+xml/)
+      assert.match(broken.body, /^<svg/)
+      assert.ok(broken.headers['x-request-id'])
+      const page = await get(t, '/s/%zz')
+      assert.equal(page.statusCode, 400)
+      assert.match(String(page.headers['content-type']), /^text\/html/)
+      assert.match(page.body, /Something went wrong/)
+      // the API's own malformed URLs keep SPEC §5's JSON body
+      const api = await get(t, '/v1/status/%zz')
+      assert.equal(api.statusCode, 400)
+      assert.equal(api.json().errorCode, 'validationError')
     } finally {
       await t.close()
     }
