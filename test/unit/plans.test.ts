@@ -50,6 +50,16 @@ describe('containsLink (SPEC §4: URLs, bare domains, e-mail addresses)', () => 
     'status.example.xyz/room-4',
     'mysite.tech',
     '//example.com/x',
+    // schemes linkify-it does not know, and bare domains with a port
+    'sftp://example.com/x',
+    'git://example.com/repo.git',
+    'ssh://host.example.com',
+    'wss://live.example.com/feed',
+    'Open https:example.com',
+    'example.com:8080/path',
+    'Docs: rooms.example.com:443/desk',
+    'sftp://example.com:22/x',
+    'at example.com:8080',
   ])
     it(`finds a link in ${JSON.stringify(text)}`, () => assert.equal(containsLink(text), true))
 
@@ -67,6 +77,10 @@ describe('containsLink (SPEC §4: URLs, bare domains, e-mail addresses)', () => 
     'see node.js and main.go',
     'Meeting in room 4.1',
     'i.e. now',
+    'Status: ok, back at 10:30',
+    'build 4.2:17 done',
+    'ratio 16:9/4:3',
+    'note:see room 4',
   ])
     it(`finds no link in ${JSON.stringify(text)}`, () => assert.equal(containsLink(text), false))
 })

@@ -21,8 +21,20 @@ function linkFinder(): LinkifyIt {
   return linkify
 }
 
-/** True when the text holds a URL, a bare domain or an e-mail address. */
-export const containsLink = (text: string): boolean => linkFinder().test(text)
+/** A port after a host name (`example.com:8080/desk`), which hides the domain from linkify-it. */
+const PORT = /(\w):\d{1,5}(?=[/?#\s]|$)/g
+/** A scheme linkify-it does not know (`sftp://`, `git://`, `ssh://`, `https:example.com`). */
+const SCHEME = /\b[a-z][a-z\d+.-]*:(?:\/\/)?/gi
+
+/**
+ * True when the text holds a URL, a bare domain or an e-mail address. What linkify-it
+ * passes over but a reader would still follow (a bare domain with a port, a URL of a
+ * scheme it does not know) is tested again with the port and the scheme taken out, so the
+ * domain that remains is found as a bare domain.
+ */
+export const containsLink = (text: string): boolean =>
+  linkFinder().test(text) ||
+  (text.includes(':') && linkFinder().test(text.replace(PORT, '$1').replace(SCHEME, ' ')))
 
 /** The access settings a plan gates, with their defaults. */
 export const ACCESS_SETTING_DEFAULTS = {
