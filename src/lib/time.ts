@@ -35,12 +35,12 @@ export function creationIso(): string {
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/
 const ISO_DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/i
+  /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d|60)(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/i
 
 /**
  * Parses an ISO 8601 date (`2030-12-31`, midnight UTC) or date-time with a zone
- * (`2030-12-31T23:59:59Z`, `…+02:00`; `t` and `z` in lower case too, as RFC 3339 allows) into
- * a Date; null for anything else.
+ * (`2030-12-31T23:59:59Z`, `…+02:00`; `t` and `z` in lower case and a leap second too, as
+ * RFC 3339 allows) into a Date; null for anything else.
  * note: `new Date()` alone also takes `Dec 31 2030` and rolls `2030-02-30` over to March.
  */
 export function parseIsoInstant(text: string): Date | null {
@@ -54,6 +54,10 @@ export function parseIsoInstant(text: string): Date | null {
     date.getUTCDate() !== day
   )
     return null
-  const at = new Date(text)
+  // a leap second (`23:59:60Z`, which RFC 3339 allows and JavaScript does not parse) is the
+  // second after :59, as PostgreSQL reads it
+  const leap = parts[6] === '60'
+  const at = new Date(leap ? text.replace(/:60(?=[.zZ+-])/, ':59') : text)
+  if (leap) at.setTime(at.getTime() + 1000)
   return Number.isNaN(at.getTime()) ? null : at
 }

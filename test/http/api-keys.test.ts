@@ -75,6 +75,14 @@ runScenarios('SPEC §3 a user manages their own API keys', twoUsers, [
     expect: (body) => assert.equal(body.expiresAt, '2099-01-01T12:00:00.000Z'),
   },
   {
+    name: 'an expiry on a leap second (RFC 3339 :60) is the second after :59',
+    method: 'POST',
+    url: '/v1/user/api-keys',
+    body: { expiresAt: '2099-06-30T23:59:60Z' },
+    expectStatus: 201,
+    expect: (body) => assert.equal(body.expiresAt, '2099-07-01T00:00:00.000Z'),
+  },
+  {
     name: 'an expiry that is not a date-time is a validationError',
     method: 'POST',
     url: '/v1/user/api-keys',

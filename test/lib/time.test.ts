@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { CREATION_LEAD_MS, creationIso, nowIso } from '../../src/lib/time.ts'
+import { CREATION_LEAD_MS, creationIso, nowIso, parseIsoInstant } from '../../src/lib/time.ts'
 
 const ms = (iso: string) => Date.parse(iso)
 
@@ -38,4 +38,14 @@ it('a write takes the real clock, not a borrowed millisecond', () => {
   const at = ms(nowIso())
   // only a creation burst (the test above) may leave it up to CREATION_LEAD_MS ahead
   assert.ok(at >= before && at <= Date.now() + CREATION_LEAD_MS)
+})
+
+it('an expiry may be a leap second (RFC 3339 allows :60): it is the second after :59', () => {
+  assert.equal(parseIsoInstant('2099-06-30T23:59:60Z')?.toISOString(), '2099-07-01T00:00:00.000Z')
+  assert.equal(
+    parseIsoInstant('2099-06-30T23:59:60.5+00:00')?.toISOString(),
+    '2099-07-01T00:00:00.500Z',
+  )
+  assert.equal(parseIsoInstant('2099-06-30T23:59:61Z'), null)
+  assert.equal(parseIsoInstant('2099-06-30T23:60:00Z'), null)
 })
