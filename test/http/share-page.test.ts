@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { setUser } from '../../src/modules/users/users.service.ts'
 import { contrastRatio, PALETTE, TEXT_ON_COLOR } from '../../src/web/palette.ts'
@@ -272,6 +273,24 @@ describe('the palette', () => {
     assert.equal(new Set(PALETTE.map((c) => c.hex)).size, 12)
     for (const c of PALETTE)
       assert.ok(contrastRatio(c.hex, TEXT_ON_COLOR) >= 4.5, `${c.name} ${c.hex}`)
+  })
+
+  it('is documented in docs/api.md (SPEC §1) as src/web/palette.ts defines it', () => {
+    const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8')
+    const rows = [
+      ...doc.matchAll(
+        /^\| (\d+)(?: \(default\))? +\| (\w+) +\| `(#[0-9a-f]{6})` \| ([\d.]+) +\|$/gm,
+      ),
+    ]
+    assert.deepEqual(
+      rows.map(([, no, name, hex, ratio]) => [Number(no), name, hex, ratio]),
+      PALETTE.map((c) => [
+        c.colorNo,
+        c.name,
+        c.hex,
+        contrastRatio(c.hex, TEXT_ON_COLOR).toFixed(2),
+      ]),
+    )
   })
 })
 
