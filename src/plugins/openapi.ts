@@ -2,6 +2,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify'
 import Fastify from 'fastify'
 import { BODY_OPTIONAL } from '../lib/schema.ts'
 import { API_KEY_HEADER } from './auth.ts'
+import { documentHeaders } from './openapi-headers.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -31,8 +32,11 @@ type Document = (options?: { yaml?: boolean }) => unknown
 
 type Operation = { requestBody?: { required?: boolean }; [BODY_OPTIONAL]?: boolean }
 
-/** Bodies a route marked optional (BODY_OPTIONAL) are documented as not required. */
-function optionalBodies(document: object) {
+/**
+ * Bodies a route marked optional (BODY_OPTIONAL) are documented as not required, and the
+ * API's headers are added (`documentHeaders`).
+ */
+function completeDocument(document: object) {
   const openapiObject = (document as { openapiObject?: object }).openapiObject ?? {}
   const paths = (openapiObject as { paths?: Record<string, Record<string, Operation>> }).paths
   for (const operation of Object.values(paths ?? {}).flatMap((p) => Object.values(p))) {
@@ -40,6 +44,7 @@ function optionalBodies(document: object) {
     delete operation[BODY_OPTIONAL]
     if (operation.requestBody) operation.requestBody.required = false
   }
+  documentHeaders(openapiObject)
   return openapiObject
 }
 
@@ -64,7 +69,7 @@ export function openApiRoutes(app: FastifyInstance): void {
     // the document reads the schemas; nothing here validates or serializes with them
     inner.setValidatorCompiler(() => () => true)
     inner.setSerializerCompiler(() => JSON.stringify)
-    await inner.register(swagger, { ...SWAGGER_OPTIONS, transformObject: optionalBodies })
+    await inner.register(swagger, { ...SWAGGER_OPTIONS, transformObject: completeDocument })
     for (const { method, url, schema, config } of routes)
       inner.route({ method, url, schema, config, handler: async () => null } as RouteOptions)
     await inner.ready()

@@ -123,6 +123,108 @@ test('SPEC §8 GET /openapi.json is OpenAPI 3.1 generated from the validating sc
   }
 })
 
+test('SPEC §7 the OpenAPI document names the headers the API reads and sends, and the API sends them', async () => {
+  const t = await makeApp()
+  try {
+    const doc = (await t.request(null, 'GET', '/openapi.json')).json()
+    const params = (method: string, path: string) =>
+      (doc.paths[path][method].parameters ?? []).map((p: { $ref?: string; name?: string }) =>
+        p.$ref ? doc.components.parameters[p.$ref.split('/').pop() as string].name : p.name,
+      )
+    assert.deepEqual(
+      params('patch', '/v1/status/{statusId}').filter((n: string) => n !== 'statusId'),
+      ['If-Match', 'If-None-Match', 'Idempotency-Key'],
+    )
+    assert.ok(params('post', '/v1/status-keys/{statusKey}').includes('Idempotency-Key'))
+    assert.ok(params('get', '/v1/status/{statusId}').includes('If-None-Match'))
+    const key = doc.paths['/v1/status-keys/{statusKey}'].post.parameters.find(
+      (p: { name?: string }) => p.name === 'statusKey',
+    )
+    assert.ok(new RegExp(key.schema.pattern).test('room-4.b_~'))
+    assert.ok(!new RegExp(key.schema.pattern).test('room 4'))
+
+    // every header a response is documented with is sent (the optional ones when they apply),
+    // and every one of these headers sent is documented
+    const KNOWN = [
+      'etag',
+      'location',
+      'link',
+      'idempotent-replayed',
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+      'x-request-id',
+      'access-control-allow-origin',
+    ]
+    const check = (
+      method: string,
+      path: string,
+      res: { statusCode: number; headers: Record<string, unknown> },
+      optional: string[] = [],
+    ) => {
+      const response = doc.paths[path][method].responses[String(res.statusCode)]
+      assert.ok(response, `${method} ${path} documents ${res.statusCode}`)
+      const documented = Object.keys(response.headers ?? {}).map((h) => h.toLowerCase())
+      for (const h of documented)
+        if (!optional.includes(h))
+          assert.ok(res.headers[h] !== undefined, `${method} ${path} ${res.statusCode} sends ${h}`)
+      for (const h of KNOWN)
+        if (res.headers[h] !== undefined)
+          assert.ok(documented.includes(h), `${method} ${path} ${res.statusCode} documents ${h}`)
+    }
+    const owner = await t.user({ plan: 'pro' }) // a plan with a request limit
+    const once = { 'idempotency-key': 'openapi-headers-1' }
+    const body = { value: 'A', accessType: 'public' }
+    const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', body, once)
+    const byKey = '/v1/status-keys/{statusKey}'
+    const byId = '/v1/status/{statusId}'
+    check('post', byKey, created, ['idempotent-replayed'])
+    const replay = await t.request(owner, 'POST', '/v1/status-keys/room-4', body, once)
+    assert.equal(replay.headers['idempotent-replayed'], 'true')
+    check('post', byKey, replay)
+    const { id, shareId } = created.json()
+    check('post', byKey, await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'B' }), [
+      'idempotent-replayed',
+    ])
+    const twice = { 'idempotency-key': 'openapi-headers-2' }
+    await t.request(owner, 'PATCH', `/v1/status/${id}`, { value: 'C' }, twice)
+    check('patch', byId, await t.request(owner, 'PATCH', `/v1/status/${id}`, { value: 'C' }, twice))
+    const read = await t.request(owner, 'GET', `/v1/status/${id}`)
+    check('get', byId, read)
+    check(
+      'get',
+      byId,
+      await t.request(owner, 'GET', `/v1/status/${id}`, undefined, {
+        'if-none-match': String(read.headers.etag),
+      }),
+    )
+    check('get', byKey, await t.request(owner, 'GET', '/v1/status-keys/room-4'))
+    await t.request(owner, 'POST', '/v1/status-keys/room-5', { value: 'D' })
+    const list = await t.request(owner, 'GET', '/v1/user/status?limit=1')
+    assert.ok(list.headers.link, 'a page that is not the last has a Link')
+    check('get', '/v1/user/status', list)
+    check(
+      'get',
+      '/v1/status/{statusId}/history',
+      await t.request(owner, 'GET', `/v1/status/${id}/history?limit=1`),
+    )
+    check('get', '/v1/share/{shareId}', await t.request(null, 'GET', `/v1/share/${shareId}`))
+    const made = await t.request(owner, 'POST', '/v1/user/api-keys', {})
+    check('post', '/v1/user/api-keys', made)
+    check(
+      'post',
+      '/v1/user/api-keys/{keyId}/rotate',
+      await t.request(owner, 'POST', `/v1/user/api-keys/${made.json().id}/rotate`, {}),
+    )
+    check('delete', byKey, await t.request(owner, 'DELETE', '/v1/status-keys/room-5'))
+    const refused = await t.request(null, 'GET', `/v1/status/${id}`)
+    assert.ok(refused.headers['www-authenticate'])
+    assert.ok(doc.paths[byId].get.responses['4XX'].headers['WWW-Authenticate'])
+  } finally {
+    await t.close()
+  }
+})
+
 test('API responses are marked no-store, nosniff and unframeable', async () => {
   const t = await makeApp()
   try {
