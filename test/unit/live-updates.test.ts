@@ -71,6 +71,29 @@ describe('SseStream', () => {
     assert.equal(sink.written.length, count, 'no heartbeat after close')
   })
 
+  it('a client that left before its stream opened (during the access check) ends it at once', () => {
+    const sink = new StuckSink()
+    sink.destroy() // its 'close' is gone before the stream could listen for it
+    const stream = new SseStream(sink, { ...OPTIONS, heartbeatMs: 5 })
+    let closed = 0
+    stream.onClose(() => closed++)
+    assert.equal(stream.closed, true)
+    assert.equal(stream.endReason, 'disconnected')
+    assert.equal(closed, 1, 'the feed forgets it')
+  })
+
+  it('a sink destroyed without a close event ends the stream on the next write', () => {
+    const sink = new StuckSink()
+    const stream = new SseStream(sink, OPTIONS)
+    let closed = 0
+    stream.onClose(() => closed++)
+    stream.start()
+    sink.destroyed = true
+    assert.equal(stream.send(encodeEvent('status', 1, '{}')), false)
+    assert.equal(stream.closed, true)
+    assert.equal(closed, 1)
+  })
+
   it('parses Last-Event-ID: a change number or nothing', () => {
     assert.equal(parseLastEventId('42'), 42)
     assert.equal(parseLastEventId(' 7 '), 7)

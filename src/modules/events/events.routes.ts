@@ -30,7 +30,7 @@ const EVENT_STREAM_RESPONSE = {
 /**
  * Takes the response over from Fastify and opens an event stream on it. A HEAD gets the
  * stream's head and nothing more (null): a stream left open would hold its connection, and
- * every request queued behind it, for good.
+ * every request queued behind it, for good. null too when the client has left already.
  */
 function openStream(
   request: FastifyRequest,
@@ -40,6 +40,8 @@ function openStream(
 ): SseStream | null {
   reply.hijack()
   const raw = reply.raw
+  // the client left while access was checked: there is no one to stream to
+  if (raw.destroyed || request.raw.destroyed) return null
   // note: a hijacked reply runs no onSend hook: the headers hooks set before the handler
   // (rate limits) are taken from the reply, the rest are given here
   raw.writeHead(200, {

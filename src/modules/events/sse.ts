@@ -151,7 +151,10 @@ export class SseStream {
   constructor(sink: SseSink, options: SseOptions) {
     this.#sink = sink
     this.#options = options
-    sink.once('close', () => this.#finish('disconnected'))
+    // note: a response whose client left already (while access was checked) has emitted its
+    // 'close': waiting for it would keep the stream, its timer and its feed for good
+    if (sink.destroyed) this.#finish('disconnected')
+    else sink.once('close', () => this.#finish('disconnected'))
   }
 
   /** Advertises the reconnection delay and starts the heartbeat. */
@@ -171,7 +174,11 @@ export class SseStream {
    * closed or was just dropped for overflow.
    */
   send(frame: SseFrame): boolean {
-    if (this.#closed || this.#sink.destroyed) return false
+    if (this.#closed) return false
+    if (this.#sink.destroyed) {
+      this.#finish('disconnected')
+      return false
+    }
     if (this.#sink.writableLength + frame.bytes.length > this.#options.maxBufferedBytes) {
       // the client is not reading: drop it rather than buffer without bound
       this.#finish('overflow')
