@@ -258,6 +258,39 @@ for (const engine of ENGINES) {
         },
       ))
 
+    it('concurrent creates of one key with one place left under maxStatuses: one 201, the rest update it (200)', () =>
+      withApp(
+        engine.url(),
+        async (t) => {
+          const owner = await t.user({ plan: 'two' })
+          await t.request(owner, 'POST', '/v1/status-keys/first', { value: 'X' })
+          for (let round = 0; round < 3; round++) {
+            const key = `last-${round}`
+            const responses = await Promise.all(
+              range(1, 6).map((i) =>
+                t.request(owner, 'POST', `/v1/status-keys/${key}`, { value: `V${i}` }),
+              ),
+            )
+            const codes = responses.map((r) => r.statusCode).sort()
+            assert.deepEqual(codes, [200, 200, 200, 200, 200, 201], `round ${round}: ${codes}`)
+            // and the place is free again for the next round
+            assert.equal(
+              (await t.request(owner, 'DELETE', `/v1/status-keys/${key}`)).statusCode,
+              204,
+            )
+          }
+        },
+        {
+          two: {
+            descriptionLinks: false,
+            accessSettings: false,
+            maxStatuses: 2,
+            requestsPerMinute: null,
+            historyDays: 7,
+          },
+        },
+      ))
+
     it('concurrent deletes of one status: one 204, the rest 404', () =>
       withApp(engine.url(), async (t) => {
         const owner = await t.user()

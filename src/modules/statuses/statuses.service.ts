@@ -243,6 +243,9 @@ export async function setStatusByKey(
       assertPlanAllows(plan, input)
       // one owner's creates take turns, so concurrent ones cannot all pass the plan's limit
       await lockForTransaction(tx, `statusd:create:${caller.userId}`)
+      // created by a request this one waited for (PostgreSQL): update it, as SPEC §2 says,
+      // rather than count it against the limit (402)
+      if (await findStatusByKey(tx, caller.userId, key)) continue
       assertUnderStatusLimit(plan, await countOwnedStatuses(tx, caller.userId))
       const inserted = await insertStatusUnlessKeyTaken(tx, newStatusRow(caller, key, name, input))
       if (!inserted) continue // the key was taken meanwhile, or the share id clashed: look again
