@@ -1,8 +1,23 @@
 import type SQLite from 'better-sqlite3'
-import { type DatabaseConnection, type Driver, type SqliteDatabase, SqliteDialect } from 'kysely'
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type SqliteDatabase,
+  SqliteDialect,
+} from 'kysely'
+
+const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate')
 
 /**
- * Kysely's SqliteDialect, except that a rollback SQLite has already done is not done again.
+ * Kysely's SqliteDialect, except that transactions begin IMMEDIATE, and that a rollback
+ * SQLite has already done is not done again.
+ *
+ * note: a transaction begun DEFERRED (Kysely's `begin`) that reads before it writes, as
+ * every write of statusd does, takes the write lock only at its first write, and SQLite
+ * does not wait (busy_timeout) for a lock a read transaction upgrades to: while another
+ * process (a CLI command, a backup) held the lock, every write failed at once with 503.
+ * Begun IMMEDIATE, it takes the lock first, waiting up to busy_timeout for it.
  *
  * note: on SQLITE_FULL, SQLITE_IOERR and some other errors SQLite rolls the transaction back
  * itself. Kysely then sends ROLLBACK anyway, which fails with "cannot rollback - no
@@ -21,6 +36,9 @@ export class SqliteDialectWithSafeRollback extends SqliteDialect {
   override createDriver(): Driver {
     const driver = super.createDriver()
     const sqlite = this.#sqlite
+    driver.beginTransaction = async (connection: DatabaseConnection) => {
+      await connection.executeQuery(BEGIN_IMMEDIATE)
+    }
     const rollback = driver.rollbackTransaction.bind(driver)
     driver.rollbackTransaction = async (connection: DatabaseConnection) => {
       if (sqlite.inTransaction) await rollback(connection)

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { ConfigError, loadConfig } from '../../src/config.ts'
 import { createDatabase, DEFAULT_BUSY_TIMEOUT_MS } from '../../src/db/create-db.ts'
+import { makeApp } from '../helpers/app.ts'
+import { TEST_ENGINE } from '../helpers/engine.ts'
 
 // How long a SQLite write waits for another process's lock: 1 s by default (better-sqlite3
 // blocks the event loop while it waits, so every request waits with it), configurable with
@@ -40,4 +47,56 @@ describe('SQLite busy timeout', () => {
           err instanceof ConfigError &&
           /SQLITE_BUSY_TIMEOUT_MS must be an integer/.test(err.message),
       ))
+})
+
+/** Another process (a CLI command, a backup tool) holds the write lock of `file` for `ms`. */
+async function holdWriteLock(file: string, ms: number): Promise<{ released: Promise<void> }> {
+  const sqlite = createRequire(import.meta.url).resolve('better-sqlite3')
+  const child = spawn(process.execPath, [
+    '-e',
+    `const db = new (require(${JSON.stringify(sqlite)}))(${JSON.stringify(file)})
+     db.exec('BEGIN IMMEDIATE'); process.stdout.write('locked\\n')
+     setTimeout(() => { db.exec('COMMIT'); db.close() }, ${ms})`,
+  ])
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  await new Promise((resolve, reject) => {
+    child.stdout.once('data', resolve)
+    child.once('exit', reject)
+  })
+  // note: in an object, or the async function's promise would wait for this one
+  return { released: exited }
+}
+
+describe('SQLite busy timeout, with another process holding the write lock', {
+  // a SQLite file of its own on either pass: once is enough
+  skip: TEST_ENGINE === 'postgres' && 'SQLite only: runs in the SQLite pass',
+}, () => {
+  for (const [timeout, expected] of [
+    [undefined, 200],
+    [0, 503],
+  ] as const)
+    it(`a write ${expected === 200 ? 'waits for it (SQLITE_BUSY_TIMEOUT_MS 1 s)' : 'fails at once with SQLITE_BUSY_TIMEOUT_MS=0 (503)'}`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'statusd-busy-'))
+      const file = join(dir, 'statusd.db')
+      const t = await makeApp({
+        databaseUrl: `sqlite:${file}`,
+        ...(timeout !== undefined && { busyTimeoutMs: timeout }),
+      })
+      try {
+        const owner = await t.user()
+        const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
+        // note: every write reads before it writes, and SQLite does not wait for a lock a
+        // read transaction upgrades to: only a write transaction begun IMMEDIATE waits
+        const { released } = await holdWriteLock(file, 150)
+        const patch = await t.request(owner, 'PATCH', `/v1/status/${created.json().id}`, {
+          value: 'OFF',
+        })
+        assert.equal(patch.statusCode, expected, patch.body)
+        await released
+        if (expected === 503) assert.equal(patch.json().errorCode, 'unavailable')
+      } finally {
+        await t.close()
+        rmSync(dir, { recursive: true, force: true })
+      }
+    })
 })
