@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { PUBLIC_PAGE_SIZE } from '../../src/modules/sharing/share.routes.ts'
 import { makeApp } from '../helpers/app.ts'
 import { createStatus, makeCast } from '../helpers/sharing.ts'
 
@@ -176,6 +177,36 @@ test('history never reveals who has a role: by is null unless the caller may see
     assert.deepEqual(anonymous, [{ value: 'ON', at: s.createdAt, by: null }])
     const mine = (await t.request(owner, 'GET', `/v1/status/${s.id}/history`)).json()
     assert.deepEqual(mine[0].by, { userId: owner.id, name: 'Olivia Owner' })
+  } finally {
+    await t.close()
+  }
+})
+
+test(`the public history is always paged: ${PUBLIC_PAGE_SIZE} entries without limit, and a Link to the rest`, async () => {
+  const t = await makeApp()
+  try {
+    const { owner } = await makeCast(t)
+    const s = await createStatus(t, owner, 'lamp', {
+      value: 'V0',
+      accessType: 'public',
+      accessTypeHistory: 'public',
+    })
+    for (let i = 1; i <= PUBLIC_PAGE_SIZE; i++)
+      await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: `V${i}` })
+    const first = await t.request(null, 'GET', `/v1/share/${s.shareId}/history`)
+    assert.equal(first.json().length, PUBLIC_PAGE_SIZE)
+    assert.equal(first.json()[0].value, `V${PUBLIC_PAGE_SIZE}`, 'newest first')
+    const next = String(first.headers.link).match(/^<([^>]+)>; rel="next"$/)?.[1]
+    assert.ok(next?.includes(`limit=${PUBLIC_PAGE_SIZE}`), String(first.headers.link))
+    const rest = await t.request(null, 'GET', next as string)
+    assert.deepEqual(
+      rest.json().map((e: { value: string }) => e.value),
+      ['V0'],
+    )
+    assert.equal(rest.headers.link, undefined)
+    // the owner's own history is not capped: without limit, every entry (SPEC §6, as the list)
+    const mine = await t.request(owner, 'GET', `/v1/status/${s.id}/history`)
+    assert.equal(mine.json().length, PUBLIC_PAGE_SIZE + 1)
   } finally {
     await t.close()
   }

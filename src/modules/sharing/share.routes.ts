@@ -39,8 +39,15 @@ export function publicViewHeaders(
 }
 
 /**
+ * The page size of the public lists when the request names none. Anyone may ask, without a
+ * rate limit: a whole history (500 000 entries, 30 MB) held the event loop for seconds.
+ */
+export const PUBLIC_PAGE_SIZE = 100
+
+/**
  * Anonymous views of public statuses (SPEC §6): no API key, no per-user rate limit. A key, if
- * sent, is ignored: these answer what anyone on the internet sees.
+ * sent, is ignored: these answer what anyone on the internet sees. Their lists are always
+ * paged (PUBLIC_PAGE_SIZE without `limit`).
  */
 export const shareRoutes: FastifyPluginAsyncTypebox<{
   deps: SharingDeps
@@ -78,7 +85,7 @@ export const shareRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const { limit, cursor } = request.query
+      const { limit = PUBLIC_PAGE_SIZE, cursor } = request.query
       const { shareId } = request.params
       const status = await publicStatus(deps.db, shareId)
       const page = await listStatusHistory(deps, { status, role: null }, { limit, cursor })
@@ -99,7 +106,7 @@ export const shareRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const { limit, cursor } = request.query
+      const { limit = PUBLIC_PAGE_SIZE, cursor } = request.query
       const { shareId } = request.params
       const status = await publicStatus(deps.db, shareId)
       const page = await listStatusUsers(deps, { status, role: null }, { limit, cursor })
