@@ -8,6 +8,8 @@ import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.servi
 import { ensureFirstUser } from './modules/users/first-user.ts'
 
 const HOUSEKEEPING_INTERVAL_MS = 60 * 60 * 1000
+/** The first housekeeping, after the start's own work (schemas compile in idle turns). */
+const FIRST_HOUSEKEEPING_MS = 60 * 1000
 
 /** Redacted request fields: API keys never reach a log line. */
 const REDACT = ['req.headers["service-api-key"]', 'req.headers.authorization']
@@ -53,14 +55,20 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     throw err
   }
 
-  // housekeeping: stored idempotent responses are kept for their 24 h window only
+  // housekeeping: stored idempotent responses are kept for their 24 h window only; once
+  // soon after the start too, so an instance restarted more often than hourly still prunes
   const prune = () =>
     pruneIdempotencyRecords(database.db).catch((err) =>
       app.log.warn({ err }, 'pruning idempotency records failed'),
     )
   const housekeeping = setInterval(prune, HOUSEKEEPING_INTERVAL_MS)
   housekeeping.unref()
-  app.addHook('onClose', async () => clearInterval(housekeeping))
+  const firstPrune = setTimeout(prune, FIRST_HOUSEKEEPING_MS)
+  firstPrune.unref()
+  app.addHook('onClose', async () => {
+    clearInterval(housekeeping)
+    clearTimeout(firstPrune)
+  })
 
   const shutdown = (signal: string) => {
     app.log.info({ signal }, 'shutting down: draining requests')

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { pruneIdempotencyRecords } from '../../src/modules/idempotency/idempotency.service.ts'
 import { makeApp } from '../helpers/app.ts'
 import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
 
@@ -266,5 +267,36 @@ test('SPEC §7 concurrent retries with one key apply the update once', async () 
     assert.equal((await readBack(ctx)).changeCount, 2)
   } finally {
     await ctx.t.close()
+  }
+})
+
+test('SPEC §7 records past the 24 h window are pruned, a chunk at a time; those within it stay', async () => {
+  const t = await makeApp()
+  try {
+    const owner = await t.user()
+    const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
+    for (let i = 0; i < 7; i++)
+      await t.request(
+        owner,
+        'PATCH',
+        `/v1/status/${created.json().id}`,
+        { value: `V${i}` },
+        {
+          'idempotency-key': `retry-${i}`,
+        },
+      )
+    // five of the seven were stored more than 24 h ago
+    const old = new Date(Date.now() - 25 * 60 * 60 * 1000).toISOString()
+    await t.database.db
+      .updateTable('idempotency_keys')
+      .set({ created_at: old })
+      .where('key', 'in', ['retry-0', 'retry-1', 'retry-2', 'retry-3', 'retry-4'])
+      .execute()
+    assert.equal(await pruneIdempotencyRecords(t.database.db, { chunk: 2 }), 5)
+    const left = await t.database.db.selectFrom('idempotency_keys').select('key').execute()
+    assert.deepEqual(left.map((r) => r.key).sort(), ['retry-5', 'retry-6'])
+    assert.equal(await pruneIdempotencyRecords(t.database.db), 0)
+  } finally {
+    await t.close()
   }
 })

@@ -23,6 +23,26 @@ export async function insertIdempotencyRecord(db: Db, record: IdempotencyRecord)
   return inserted !== undefined
 }
 
-export async function deleteIdempotencyRecordsBefore(db: Db, before: string): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where('created_at', '<', before).execute()
+/** Deletes up to `limit` records stored before `before` (oldest first); how many it deleted. */
+export async function deleteIdempotencyRecordsBefore(
+  db: Db,
+  before: string,
+  limit: number,
+): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where(({ eb, refTuple, selectFrom }) =>
+      eb(
+        refTuple('user_id', 'key'),
+        'in',
+        selectFrom('idempotency_keys')
+          .select(['user_id', 'key'])
+          .where('created_at', '<', before)
+          .orderBy('created_at')
+          .limit(limit)
+          .$asTuple('user_id', 'key'),
+      ),
+    )
+    .executeTakeFirst()
+  return Number(result.numDeletedRows)
 }

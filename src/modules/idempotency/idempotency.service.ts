@@ -124,9 +124,25 @@ export async function recordResponse(
   if (!(await insertIdempotencyRecord(tx, record))) throw new IdempotencyRace()
 }
 
-/** Drops records past the replay window; run periodically. */
-export const pruneIdempotencyRecords = (db: Kysely<DB>): Promise<void> =>
-  deleteIdempotencyRecordsBefore(db, windowStart())
+/**
+ * Drops records past the replay window, `chunk` at a time (run at start and hourly); how many
+ * it dropped.
+ */
+export async function pruneIdempotencyRecords(
+  db: Kysely<DB>,
+  { chunk = 1000 }: { chunk?: number } = {},
+): Promise<number> {
+  const before = windowStart()
+  let pruned = 0
+  for (;;) {
+    const deleted = await deleteIdempotencyRecordsBefore(db, before, chunk)
+    pruned += deleted
+    if (deleted < chunk) return pruned
+    // note: requests run between the chunks; one DELETE of 500 000 rows held the event loop
+    // (SQLite) for 1.5 s
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
 
 /** Records a response inside the write's transaction. */
 export type Recorder = (tx: Db, response: StoredResponse) => Promise<void>
