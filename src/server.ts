@@ -30,9 +30,15 @@ const serializeRequest = (req: FastifyRequest) => ({
  * SIGTERM and SIGINT drain in-flight requests and close the database.
  */
 export async function serve(config: Config): Promise<FastifyInstance> {
+  // note: a failed checkpoint is not a failed request (writes stay durable in the log), but
+  // the log grows until one succeeds: it is logged, by the app's logger once there is one
+  let reportCheckpointError = (err: Error): void => {
+    process.stderr.write(`statusd: SQLite checkpoint failed: ${err.message}\n`)
+  }
   const database = createDatabase(config.databaseUrl, {
     poolSize: config.databasePoolSize,
     busyTimeoutMs: config.sqliteBusyTimeoutMs,
+    checkpoints: { onError: (err) => reportCheckpointError(err) },
   })
   let applied: string[]
   try {
@@ -54,6 +60,9 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     await database.close()
     throw err
   }
+
+  reportCheckpointError = (err) =>
+    app.log.error({ err }, 'SQLite checkpoint failed: the log grows until one succeeds')
 
   // housekeeping: stored idempotent responses are kept for their 24 h window only; once
   // soon after the start too, so an instance restarted more often than hourly still prunes

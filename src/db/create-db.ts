@@ -66,9 +66,10 @@ export interface DatabaseOptions {
   busyTimeoutMs?: number
   /**
    * SQLite only: how often checkpoints run and how far the log may grow before it must
-   * restart (sqlite-durability.ts; the defaults suit every deployment, tests use small ones).
+   * restart (sqlite-durability.ts; the defaults suit every deployment, tests use small ones),
+   * and who hears of a checkpoint that failed (`onError`: the server logs it).
    */
-  checkpoints?: Pick<SqliteDurabilityOptions, 'checkpointEvery' | 'restartFrames'>
+  checkpoints?: Pick<SqliteDurabilityOptions, 'checkpointEvery' | 'restartFrames' | 'onError'>
 }
 
 /** Connections per instance when `DATABASE_POOL_SIZE` is not set. */

@@ -6,6 +6,7 @@ import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
+import { createDatabase } from '../../src/db/create-db.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 
 // Storage faults on SQLite, provoked for real: the write lock held by another connection
@@ -343,6 +344,33 @@ describe('read-only database', () => {
     } finally {
       tryRun('chattr', ['-i', ...files])
       await f.t.close()
+    }
+  })
+})
+
+describe('SQLite checkpoints', () => {
+  it('a checkpoint that fails is reported (the server logs it), never lost silently', async (t) => {
+    const file = path.join(dir, 'checkpoint', 'statusd.db')
+    const errors: Error[] = []
+    const database = createDatabase(`sqlite:${file}`, {
+      checkpoints: { onError: (err) => errors.push(err) },
+    })
+    try {
+      await database.writer.run(async (tx) => {
+        await sql`create table probe (x integer)`.execute(tx)
+        await sql`insert into probe values (1)`.execute(tx)
+      })
+      if (!tryRun('chattr', ['+i', file]))
+        return t.skip('chattr +i is not supported here (needs root and ext2/3/4, xfs, btrfs)')
+      // the write's log is copied into the database file a second after the last write:
+      // the immutable file refuses it
+      const deadline = Date.now() + 15_000
+      while (errors.length === 0 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      assert.match(String(errors[0]?.message), /checkpoint failed/)
+    } finally {
+      tryRun('chattr', ['-i', file])
+      await database.close()
     }
   })
 })
