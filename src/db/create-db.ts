@@ -181,7 +181,7 @@ const PING_TIMEOUT_MS = 2_000
 const require = createRequire(import.meta.url)
 
 function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): Database {
-  const { Pool, Client } = require('pg') as typeof pg
+  const { Pool, Client, types } = require('pg') as typeof pg
   if (!Number.isInteger(poolSize) || poolSize < 1)
     throw new Error(`database pool size must be a positive integer, got ${poolSize}`)
   let parsed: URL | undefined
@@ -199,6 +199,14 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
     keepAlive: true,
     // shows in pg_stat_activity; a URL's own application_name wins
     application_name: applicationName,
+    // bigint (int8: the status counters, counts) as a number, as SQLite gives it: pg's
+    // default is a string. They stay far below 2^53.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === types.builtins.INT8
+          ? Number
+          : types.getTypeParser(oid, format)) as typeof types.getTypeParser,
+    },
   })
   // note: an idle pooled connection that dies (server restart, admin shutdown) emits 'error'
   // on the pool; unhandled, that would crash the process. The pool has already dropped it and

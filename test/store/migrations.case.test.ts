@@ -374,3 +374,57 @@ describe(onEngine('migration 2026-11-25T000000-api-key-successor'), () => {
     }
   })
 })
+
+describe(onEngine('migration 2026-11-25T010000-bigint-counters'), () => {
+  const BEFORE = '2026-11-25T000000-api-key-successor'
+  const NAME = '2026-11-25T010000-bigint-counters'
+
+  it('a status takes writes past 2^31 (its counters are 64-bit), and comes back as numbers', async () => {
+    const fresh = await freshDatabase()
+    const database = createDatabase(fresh.url)
+    const { db } = database
+    try {
+      const migrator = await migratorFor(db)
+      assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+      const owner = userRow()
+      await db.insertInto('users').values(owner).execute()
+      const status = statusRow(owner.id, { change_count: 2 ** 31 - 1, version: 2 ** 31 - 1 })
+      await db.insertInto('statuses').values(status).execute()
+      assert.equal((await migrator.migrateTo(NAME)).error, undefined)
+
+      await db
+        .updateTable('statuses')
+        .set((eb) => ({ change_count: eb('change_count', '+', 1), version: eb('version', '+', 1) }))
+        .where('id', '=', status.id)
+        .execute()
+      await db
+        .insertInto('status_history')
+        .values({
+          status_id: status.id,
+          change_no: 2 ** 31,
+          value: 'ON',
+          at: status.updated_at,
+          by_user_id: owner.id,
+        })
+        .execute()
+      const after = await db
+        .selectFrom('statuses')
+        .select(['change_count', 'version'])
+        .executeTakeFirstOrThrow()
+      assert.deepEqual(after, { change_count: 2 ** 31, version: 2 ** 31 })
+      const entry = await db
+        .selectFrom('status_history')
+        .select('change_no')
+        .executeTakeFirstOrThrow()
+      assert.equal(entry.change_no, 2 ** 31)
+      const count = await db
+        .selectFrom('statuses')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+      assert.equal(Number(count.n), 1)
+    } finally {
+      await database.close()
+      await fresh.drop()
+    }
+  })
+})

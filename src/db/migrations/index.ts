@@ -5,6 +5,7 @@ import * as sharing from './2026-11-23T000000-sharing.ts'
 import * as clusteredHistory from './2026-11-24T000000-clustered-history.ts'
 import * as clusteredStatuses from './2026-11-24T010000-clustered-statuses.ts'
 import * as apiKeySuccessor from './2026-11-25T000000-api-key-successor.ts'
+import * as bigintCounters from './2026-11-25T010000-bigint-counters.ts'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24T000000-clustered-history': clusteredHistory,
   '2026-11-24T010000-clustered-statuses': clusteredStatuses,
   '2026-11-25T000000-api-key-successor': apiKeySuccessor,
+  '2026-11-25T010000-bigint-counters': bigintCounters,
 }
