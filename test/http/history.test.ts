@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { PUBLIC_PAGE_SIZE } from '../../src/modules/sharing/share.routes.ts'
+import { MAX_PAGE_SIZE } from '../../src/modules/statuses/statuses.schemas.ts'
 import { makeApp } from '../helpers/app.ts'
 import { createStatus, makeCast } from '../helpers/sharing.ts'
 
@@ -204,9 +205,48 @@ test(`the public history is always paged: ${PUBLIC_PAGE_SIZE} entries without li
       ['V0'],
     )
     assert.equal(rest.headers.link, undefined)
-    // the owner's own history is not capped: without limit, every entry (SPEC §6, as the list)
+    // the owner's own history pages at 1 000 without limit
     const mine = await t.request(owner, 'GET', `/v1/status/${s.id}/history`)
     assert.equal(mine.json().length, PUBLIC_PAGE_SIZE + 1)
+    assert.equal(mine.headers.link, undefined)
+  } finally {
+    await t.close()
+  }
+})
+
+test(`a history without limit answers ${MAX_PAGE_SIZE} entries, newest first, and a Link to the rest`, async () => {
+  const t = await makeApp()
+  try {
+    const { owner } = await makeCast(t)
+    const s = await createStatus(t, owner, 'meter', { value: 'V1' })
+    // the entries written straight into the table: 1 001 updates over HTTP would be slow
+    const entries = Array.from({ length: MAX_PAGE_SIZE }, (_, i) => ({
+      status_id: s.id,
+      change_no: i + 2,
+      value: `V${i + 2}`,
+      at: new Date().toISOString(),
+      by_user_id: owner.id,
+    }))
+    for (let i = 0; i < entries.length; i += 200)
+      await t.database.db
+        .insertInto('status_history')
+        .values(entries.slice(i, i + 200))
+        .execute()
+    await t.database.db
+      .updateTable('statuses')
+      .set({ change_count: MAX_PAGE_SIZE + 1, value: `V${MAX_PAGE_SIZE + 1}` })
+      .where('id', '=', s.id)
+      .execute()
+    const first = await t.request(owner, 'GET', `/v1/status/${s.id}/history`)
+    assert.equal(first.json().length, MAX_PAGE_SIZE)
+    assert.equal(first.json()[0].value, `V${MAX_PAGE_SIZE + 1}`)
+    const next = String(first.headers.link).match(/^<([^>]+)>; rel="next"$/)?.[1]
+    assert.ok(next, String(first.headers.link))
+    const rest = await t.request(owner, 'GET', next as string)
+    assert.deepEqual(
+      rest.json().map((e: { value: string }) => e.value),
+      ['V1'],
+    )
   } finally {
     await t.close()
   }

@@ -3,7 +3,11 @@ import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { accessById } from '../sharing/sharing.service.ts'
-import { ListQuerySchema, StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
+import {
+  ListQuerySchema,
+  MAX_PAGE_SIZE,
+  StatusIdParamsSchema,
+} from '../statuses/statuses.schemas.ts'
 import { HistoryEntrySchema } from './history.schemas.ts'
 import { type HistoryDeps, listStatusHistory } from './history.service.ts'
 
@@ -18,7 +22,7 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         summary: 'Value updates of a status, newest first (per accessTypeHistory)',
         description:
-          'The value given at creation is the oldest entry. Entries older than the owner\'s plan retention (`historyDays`) are gone, except the one that set the current value. Without `limit`, every entry; with `limit`, one page and a `Link: <…>; rel="next"` header.',
+          'The value given at creation is the oldest entry. Entries older than the owner\'s plan retention (`historyDays`) are gone, except the one that set the current value. One page of `limit` entries (1 000 without it), and a `Link: <…>; rel="next"` header while there are more.',
         tags: ['sharing'],
         security: [{ apiKey: [] }, { bearer: [] }],
         params: StatusIdParamsSchema,
@@ -27,7 +31,9 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const { limit, cursor } = request.query
+      // note: a history grows with time, not with what a plan allows (a write a second is
+      // 31 million entries a year): without `limit`, the largest page, never all of it
+      const { limit = MAX_PAGE_SIZE, cursor } = request.query
       const { statusId } = request.params
       const access = await accessById(
         deps.db,
