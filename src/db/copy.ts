@@ -119,10 +119,13 @@ export async function copyDatabase(
     )
 
   // note: repeatable read gives PostgreSQL one snapshot for every table; on SQLite a read
-  // transaction is a snapshot already (WAL), and the setting is ignored
+  // transaction is a snapshot already (WAL), and the setting is ignored. Read only: on
+  // SQLite it then begins DEFERRED and never holds the write lock of a source that serves
+  // (sqlite-dialect.ts); begun IMMEDIATE, it stopped the server's writes for the whole copy
   return source
     .transaction()
     .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
     .execute(async (src) => {
       const totals = await countRows(src)
       const totalAll = total(totals)

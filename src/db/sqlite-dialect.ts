@@ -8,6 +8,7 @@ import {
 } from 'kysely'
 
 const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate')
+const BEGIN = CompiledQuery.raw('begin')
 
 /**
  * Kysely's SqliteDialect, except that transactions begin IMMEDIATE, and that a rollback
@@ -17,7 +18,9 @@ const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate')
  * every write of statusd does, takes the write lock only at its first write, and SQLite
  * does not wait (busy_timeout) for a lock a read transaction upgrades to: while another
  * process (a CLI command, a backup) held the lock, every write failed at once with 503.
- * Begun IMMEDIATE, it takes the lock first, waiting up to busy_timeout for it.
+ * Begun IMMEDIATE, it takes the lock first, waiting up to busy_timeout for it. A transaction
+ * marked `setAccessMode('read only')` (the copy's snapshot of a live source) begins
+ * DEFERRED: it never takes the lock, and the server keeps writing while it reads.
  *
  * note: on SQLITE_FULL, SQLITE_IOERR and some other errors SQLite rolls the transaction back
  * itself. Kysely then sends ROLLBACK anyway, which fails with "cannot rollback - no
@@ -36,8 +39,8 @@ export class SqliteDialectWithSafeRollback extends SqliteDialect {
   override createDriver(): Driver {
     const driver = super.createDriver()
     const sqlite = this.#sqlite
-    driver.beginTransaction = async (connection: DatabaseConnection) => {
-      await connection.executeQuery(BEGIN_IMMEDIATE)
+    driver.beginTransaction = async (connection, settings) => {
+      await connection.executeQuery(settings.accessMode === 'read only' ? BEGIN : BEGIN_IMMEDIATE)
     }
     const rollback = driver.rollbackTransaction.bind(driver)
     driver.rollbackTransaction = async (connection: DatabaseConnection) => {

@@ -3,10 +3,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import { copyCommand, renderBar } from '../../src/cli/copy-command.ts'
 import { main } from '../../src/cli/main.ts'
-import { COPY_TABLES, type CopyProgress, PRIMARY_KEYS } from '../../src/db/copy.ts'
+import { COPY_TABLES, type CopyProgress, copyDatabase, PRIMARY_KEYS } from '../../src/db/copy.ts'
 import { createDatabase, type Database } from '../../src/db/create-db.ts'
 import type { DB } from '../../src/db/database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
@@ -163,6 +164,35 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
     })
     assert.equal(summary.replaced, false)
     assert.deepEqual(await targetDump(), expected)
+  })
+
+  it("an online copy never holds the source's write lock: the serving instance keeps writing", async () => {
+    const to = createDatabase(`sqlite:${join(dir, 'online.db')}`)
+    const file = join(dir, 'source.db')
+    const outcomes: string[] = []
+    try {
+      await copyDatabase(source.db, to.db, {
+        batchSize: 2,
+        onProgress: ({ copiedAll }) => {
+          if (copiedAll === 0 || outcomes.length > 0) return
+          // mid-copy, another connection (the server) takes the write lock without waiting
+          const writer = new SQLite(file)
+          try {
+            writer.pragma('busy_timeout = 0')
+            writer.exec('begin immediate')
+            writer.exec('rollback')
+            outcomes.push('written')
+          } catch (err) {
+            outcomes.push(String((err as { code?: string }).code))
+          } finally {
+            writer.close()
+          }
+        },
+      })
+      assert.deepEqual(outcomes, ['written'])
+    } finally {
+      await to.close()
+    }
   })
 
   it('a service on the copy works with the keys issued before', async () => {
