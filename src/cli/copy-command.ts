@@ -63,14 +63,16 @@ export async function copyCommand(
   // note: opening a missing SQLite file would create an empty one: a typo must not do that
   if (fromPath === ':memory:' || (fromPath !== null && !existsSync(fromPath)))
     throw new UserInputError(`no database at ${from}`)
-  // the source is only read: a file that is not a statusd database (every one is in WAL
-  // mode) is refused before opening it, which would switch it to WAL mode
-  if (fromPath !== null && !isWalDatabaseFile(fromPath))
-    throw new UserInputError(`${from} is not a statusd database (not a SQLite file in WAL mode)`)
+  // the source is only read: a file that is not SQLite is refused before it is opened, and
+  // one not in WAL mode (a `VACUUM INTO` backup) is opened read-only, as it is: opened as
+  // statusd opens its own, it would be switched to WAL mode
+  const journal = fromPath === null ? 'wal' : sqliteJournal(fromPath)
+  if (journal === null)
+    throw new UserInputError(`${from} is not a statusd database (not a SQLite file)`)
   const toPath = sqlitePath(to)
   const targetIsNew = toPath !== null && toPath !== ':memory:' && !existsSync(toPath)
 
-  const source = open(from)
+  const source = open(from, { readOnly: journal === 'rollback' })
   const target = open(to)
   let copied = false
   const started = performance.now()
@@ -118,24 +120,28 @@ export async function copyCommand(
   }
 }
 
-/** SQLite's file header says "SQLite format 3" and WAL mode (read and write versions 2). */
-function isWalDatabaseFile(path: string): boolean {
+/**
+ * A SQLite file's journal mode, from its header ("SQLite format 3", then read and write
+ * versions: 2 for WAL, 1 for a rollback journal); null for a file that is not SQLite.
+ */
+function sqliteJournal(path: string): 'wal' | 'rollback' | null {
   let fd: number | undefined
   try {
     fd = openSync(path, 'r')
     const header = Buffer.alloc(20)
-    if (readSync(fd, header, 0, 20, 0) < 20) return false
-    return header.toString('latin1', 0, 16) === 'SQLite format 3\0' && header[18] === 2
+    if (readSync(fd, header, 0, 20, 0) < 20) return null
+    if (header.toString('latin1', 0, 16) !== 'SQLite format 3\0') return null
+    return header[18] === 2 ? 'wal' : 'rollback'
   } catch {
-    return false
+    return null
   } finally {
     if (fd !== undefined) closeSync(fd)
   }
 }
 
-function open(url: string): Database {
+function open(url: string, options: { readOnly?: boolean } = {}): Database {
   try {
-    return createDatabase(url, { poolSize: 2 })
+    return createDatabase(url, { poolSize: 2, ...options })
   } catch (err) {
     throw new UserInputError((err as Error).message)
   }

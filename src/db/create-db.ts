@@ -70,6 +70,11 @@ export interface DatabaseOptions {
    * and who hears of a checkpoint that failed (`onError`: the server logs it).
    */
   checkpoints?: Pick<SqliteDurabilityOptions, 'checkpointEvery' | 'restartFrames' | 'onError'>
+  /**
+   * SQLite only: open the file read-only, as it is (no switch to WAL mode, no checkpoints):
+   * for reading a file that must not change, e.g. a `VACUUM INTO` backup as a copy's source.
+   */
+  readOnly?: boolean
 }
 
 /** Connections per instance when `DATABASE_POOL_SIZE` is not set. */
@@ -79,7 +84,9 @@ export const DEFAULT_POOL_SIZE = 10
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
   const path = sqlitePath(url)
   if (path !== null)
-    return openSqlite(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, options.checkpoints)
+    return openSqlite(path, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, options.checkpoints, {
+      readOnly: options.readOnly ?? false,
+    })
   if (isPostgresUrl(url))
     return openPostgres(
       url,
@@ -107,13 +114,14 @@ function openSqlite(
   path: string,
   busyTimeoutMs: number,
   checkpoints: DatabaseOptions['checkpoints'],
+  { readOnly }: { readOnly: boolean },
 ): Database {
   if (path === '')
     throw new Error('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/statusd.db')
   const file = path === ':memory:' ? path : resolve(path)
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
-  const sqlite = new SQLite(file)
-  sqlite.pragma('journal_mode = WAL')
+  if (file !== ':memory:' && !readOnly) mkdirSync(dirname(file), { recursive: true })
+  const sqlite = new SQLite(file, { readonly: readOnly, fileMustExist: readOnly })
+  if (!readOnly) sqlite.pragma('journal_mode = WAL')
   // note: FULL fsyncs the WAL on every commit, so an acknowledged write survives power loss;
   // group-committed batches get the same guarantee off the event loop (sqlite-durability.ts)
   sqlite.pragma('synchronous = FULL')
@@ -122,7 +130,8 @@ function openSqlite(
   const statements = withStatementCache(sqlite)
   const db = new Kysely<DB>({ dialect: new SqliteDialectWithSafeRollback(sqlite, statements) })
   // an in-memory database has no log to sync or checkpoint
-  const durability = file === ':memory:' ? undefined : sqliteDurability(file, checkpoints)
+  const durability =
+    file === ':memory:' || readOnly ? undefined : sqliteDurability(file, checkpoints)
   if (durability) {
     // checkpoints run on the durability's own thread, never inside a request's commit
     sqlite.pragma('wal_autocheckpoint = 0')

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import SQLite from 'better-sqlite3'
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { copyCommand, renderBar } from '../../src/cli/copy-command.ts'
 import { main } from '../../src/cli/main.ts'
 import { COPY_TABLES, type CopyProgress, copyDatabase, PRIMARY_KEYS } from '../../src/db/copy.ts'
@@ -192,6 +192,30 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
       assert.deepEqual(outcomes, ['written'])
     } finally {
       await to.close()
+    }
+  })
+
+  it('a VACUUM INTO backup (not in WAL mode) is a source too, read as it is and left unchanged', async () => {
+    const backup = join(dir, 'vacuumed.db')
+    const copy = join(dir, 'from-backup.db')
+    await sql`vacuum into ${backup}`.execute(source.db)
+    const before = readFileSync(backup)
+    assert.equal(before[18], 1, 'the backup is in rollback-journal mode')
+    const { code, out } = await statusd(
+      'copy',
+      '--from',
+      `sqlite:${backup}`,
+      '--to',
+      `sqlite:${copy}`,
+    )
+    assert.equal(code, 0, out)
+    assert.deepEqual(readFileSync(backup), before, 'the backup is untouched')
+    assert.equal(existsSync(`${backup}-wal`), false)
+    const copied = createDatabase(`sqlite:${copy}`)
+    try {
+      assert.deepEqual(await dump(copied.db), await dump(source.db))
+    } finally {
+      await copied.close()
     }
   })
 
