@@ -91,13 +91,15 @@ function report(error: unknown, json: boolean, err: (text: string) => void): num
     error instanceof ConfigError ||
     error instanceof DatabaseTooNewError
   const message = known
-    ? (error as Error).message
+    ? // note: one line even where the text has several (parseArgs explains an ambiguous
+      // option argument, `--grace -1`, over three)
+      (error as Error).message.replace(/\s*\n\s*/g, ' ')
     : isSystemError(error)
       ? error.message
       : isStorageUnavailable(error) || isDatabaseSetupError(error)
         ? `cannot use the database: ${(error as Error).message}`
         : `unexpected error: ${(error as Error)?.stack ?? error}`
-  if (json) err(`${JSON.stringify({ error: (error as Error).message })}\n`)
+  if (json) err(`${JSON.stringify({ error: known ? message : (error as Error).message })}\n`)
   // one line: the usage is one `statusd help` away (not `--help`: `npx statusd --help` is npm's help)
   else err(`statusd: ${message}${usage ? ' (see: statusd help)' : ''}\n`)
   return usage ? 2 : 1

@@ -317,6 +317,12 @@ describe('statusd errors: non-zero exit, one clear line on stderr (JSON with --j
       message: /key list does not take --grace/,
     },
     {
+      name: 'an option argument that starts with a dash (parseArgs explains it over three lines)',
+      argv: ['key', 'rotate', 'k1', '--grace', '-1'],
+      code: 2,
+      message: /--grace' argument is ambiguous\. Did you forget/,
+    },
+    {
       name: 'migrate takes no argument',
       argv: ['migrate', 'extra'],
       code: 2,
