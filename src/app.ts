@@ -75,6 +75,11 @@ const queryAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: true }
 type CompilersFactory = NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/
+/**
+ * What an upstream request id must not hold, since it is echoed and logged: the API key
+ * prefix in any case, or a run of 40 letters and digits (a key's secret part, alone).
+ */
+const KEY_LIKE = new RegExp(`${API_KEY_PREFIX}|[A-Za-z0-9]{40}`, 'i')
 
 /** Builds the whole service as a Fastify instance that never listens (tests inject into it). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -109,9 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: (req) => {
       const upstream = req.headers['x-request-id']
       // note: never echo (and log) something holding an API key as a request id
-      return typeof upstream === 'string' &&
-        REQUEST_ID.test(upstream) &&
-        !upstream.includes(API_KEY_PREFIX)
+      return typeof upstream === 'string' && REQUEST_ID.test(upstream) && !KEY_LIKE.test(upstream)
         ? upstream
         : randomUUID()
     },

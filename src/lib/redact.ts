@@ -11,13 +11,30 @@ const decoded = (text: string): string => {
   }
 }
 
+/**
+ * The text with every valid percent-escape decoded, one by one (a malformed one elsewhere,
+ * `%ZZ`, does not stop the rest, as it stops `decodeURIComponent`), and again while any is
+ * left (`%2573` is `%73`, which is `s`). For spotting a key only: bytes become latin1 chars.
+ */
+function unescaped(text: string): string {
+  let current = text
+  for (let round = 0; round < 8 && current.includes('%'); round++) {
+    const next = current.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) =>
+      String.fromCharCode(Number.parseInt(hex, 16)),
+    )
+    if (next === current) break
+    current = next
+  }
+  return current
+}
+
 /** One path segment or query value: key-shaped text masked, also when percent-encoded. */
 function redactPiece(piece: string): string {
   const masked = piece.replace(KEY_SHAPED, `${API_KEY_PREFIX}[redacted]`)
   if (masked !== piece || !piece.includes('%')) return masked
-  // note: `sdk%5F…` or `%73dk_…` spell a key too once decoded; the whole piece goes
+  // note: `sdk%5F…`, `%73dk_…` or `%2573dk_…` spell a key too once decoded; the whole piece goes
   KEY_SHAPED.lastIndex = 0
-  return KEY_SHAPED.test(decoded(piece)) ? '[redacted]' : piece
+  return KEY_SHAPED.test(unescaped(piece)) ? '[redacted]' : piece
 }
 
 /**

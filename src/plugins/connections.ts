@@ -74,7 +74,12 @@ export function clientErrorHandler(
   ]
   const requestId = randomUUID()
   const body = JSON.stringify({ message, errorCode, requestId })
-  this.log.debug({ err, requestId }, 'client error')
+  // note: the code and reason only: the error also holds the raw request bytes
+  // (`rawPacket`), API key header included
+  this.log.debug(
+    { errorCode: err.code, reason: (err as { reason?: string }).reason, requestId },
+    'client error',
+  )
   // note: as Node's own handler: no second response on a socket whose response has started
   // (e.g. a 401 sent before a slow body finished arriving)
   const current = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage

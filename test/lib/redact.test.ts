@@ -28,6 +28,10 @@ it('masks a key percent-encoded anywhere in the URL', () => {
   assert.equal(redactUrl(`/v1/x?q=a%20${encoded}&limit=2`), '/v1/x?q=[redacted]&limit=2')
   // malformed encoding next to a key is masked all the same
   assert.equal(redactUrl(`/v1/x?q=%ZZ${KEY}`), '/v1/x?q=%ZZsdk_[redacted]')
+  // … also when the key is percent-encoded beside it, or encoded twice
+  assert.equal(redactUrl(`/v1/status/x%ZZ%73dk_${KEY.slice(4)}`), '/v1/status/[redacted]')
+  assert.equal(redactUrl(`/v1/checkAuth?q=%ZZ%73dk_${KEY.slice(4)}`), '/v1/checkAuth?q=[redacted]')
+  assert.equal(redactUrl(`/v1/share/%2573dk_${KEY.slice(4)}`), '/v1/share/[redacted]')
 })
 
 it('leaves ordinary URLs alone', () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
+import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { after, afterEach, beforeEach, describe, it } from 'node:test'
@@ -244,12 +245,37 @@ describe('no API key in any log line (a real server, LOG_LEVEL=trace)', () => {
       headers: { 'service-api-key': newKey },
     })
     await fetch(`${server.url}/v1/checkAuth`, { headers: { authorization: `Basic ${newKey}` } })
+    // … the secret part alone as a request id, or the prefix in capitals
+    const secret = newKey.slice(4)
+    for (const id of [secret, `SDK_${secret}`])
+      await fetch(`${server.url}/v1/checkAuth`, { headers: { 'x-request-id': id } })
+    // … percent-encoded beside a malformed escape, or encoded twice
+    await fetch(`${server.url}/v1/status/x%ZZ%73dk_${secret}`)
+    await fetch(`${server.url}/v1/share/%2573dk_${secret}`)
+    // … in a request Node cannot parse (conflicting lengths): its raw bytes stay out of the log
+    await new Promise<void>((resolve) => {
+      const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1', () =>
+        socket.write(
+          `GET /v1/checkAuth HTTP/1.1\r\nHost: x\r\nservice-api-key: ${newKey}\r\n` +
+            'Content-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        ),
+      )
+      socket.on('data', () => {})
+      socket.on('error', () => resolve())
+      socket.on('close', () => resolve())
+    })
     assert.equal((await server.stop('SIGTERM')).code, 0)
 
     const secrets = [first, made.body.key as string, newKey]
     const hashes = secrets.map(sha256)
     const lines = [...server.stdout, ...server.stderr].filter((l) => asLogLine(l) !== null)
     assert.ok(lines.length > 20, 'the requests were logged')
+    assert.ok(
+      lines.some((l) => l.includes('"client error"')),
+      'the unparsable request was logged (at debug)',
+    )
+    // note: raw request bytes would be logged as an array of numbers, which no text search finds
+    for (const line of lines) assert.ok(!line.includes('rawPacket'), `raw bytes logged: ${line}`)
     for (const line of lines)
       for (const s of [...secrets, ...hashes])
         assert.ok(
