@@ -71,11 +71,11 @@ export function renderSharePage(input: SharePageInput): string {
   const attrs = html` data-events="${input.eventsUrl}" data-history="${input.historyUrl}" data-change-count="${view.changeCount}"`
   const main = html`<main>
 <div class="top"><span>Status</span><span class="live" id="live" data-state="connecting">Connecting…</span></div>
-<h1 id="name">${view.name}</h1>
-<p id="value" class="value c${view.colorNo}${view.value === null ? ' empty' : ''}" aria-live="polite">${view.value ?? '—'}</p>
+<h1 id="name" dir="auto">${view.name}</h1>
+<p id="value" class="value c${view.colorNo}${view.value === null ? ' empty' : ''}" aria-live="polite" dir="auto">${view.value ?? '—'}</p>
 <p class="meta" id="changed">${view.valueUpdatedAt === null ? 'No value yet' : html`Changed ${time(view.valueUpdatedAt)}`}</p>
-<p class="gone-note" id="gone" hidden>This status is no longer shared. The last value seen is shown above.</p>
-<p class="description" id="description"${view.descriptionParts.length === 0 ? html` hidden` : ''}>${descriptionHtml(view.descriptionParts)}</p>
+<p class="gone-note" id="gone" role="status" hidden>This status is no longer shared. The last value seen is shown above.</p>
+<p class="description" id="description" dir="auto"${view.descriptionParts.length === 0 ? html` hidden` : ''}>${descriptionHtml(view.descriptionParts)}</p>
 ${
   history === null
     ? ''
@@ -84,7 +84,7 @@ ${
 <p class="item-side" id="history-empty"${history.length > 0 ? html` hidden` : ''}>No value yet.</p>
 <ol id="history-list">${history.map(
         (e) =>
-          html`<li><span class="item-main">${e.value}</span><span class="item-side">${time(e.at)}${e.by ? html` · ${e.by.name}` : ''}</span></li>`,
+          html`<li><span class="item-main" dir="auto">${e.value}</span><span class="item-side">${time(e.at)}${e.by ? html` · ${e.by.name}` : ''}</span></li>`,
       )}</ol>
 </section>`
 }
@@ -95,7 +95,7 @@ ${
 <h2 id="people-title">People</h2>
 <ul>${users.map(
         (u) =>
-          html`<li><span class="item-main">${u.name}</span><span class="item-side">${ROLE_NAMES[u.role]}</span></li>`,
+          html`<li><span class="item-main" dir="auto">${u.name}</span><span class="item-side">${ROLE_NAMES[u.role]}</span></li>`,
       )}</ul>
 </section>`
 }

@@ -132,4 +132,68 @@ describe('share page in real Chromium', { skip: chromiumMissing(), timeout: 120_
       await t.close()
     }
   })
+
+  it("a stream refused with other than 200 (a proxy's 502 in a restart): the page tries again and catches up", async () => {
+    const { t, base } = await listeningApp()
+    try {
+      const { owner } = await makeCast(t)
+      const s = await createStatus(t, owner, 'room-5', { value: 'FREE', accessType: 'public' })
+      const page = await browser.context.newPage()
+      // the first stream gets a 502 from "the proxy", as while the server restarts; an
+      // EventSource gives up for good on such an answer
+      let refused = 0
+      await page.route('**/events', async (route) => {
+        if (refused++ === 0) await route.fulfill({ status: 502, body: 'Bad Gateway' })
+        else await route.continue()
+      })
+      await page.goto(`${base}/s/${s.shareId}`)
+      await page.waitForSelector('#live[data-state="live"]', WAIT)
+      assert.equal(refused, 2, 'refused once, then opened again')
+      await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })
+      await waitForText(page, '#value', 'BUSY')
+      await page.close()
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('a status deleted while its stream could not connect: the page says sharing ended', async () => {
+    const { t, base } = await listeningApp()
+    try {
+      const { owner } = await makeCast(t)
+      const s = await createStatus(t, owner, 'room-6', { value: 'FREE', accessType: 'public' })
+      const page = await browser.context.newPage()
+      await page.route('**/events', (route) => route.fulfill({ status: 502, body: 'Bad Gateway' }))
+      await page.goto(`${base}/s/${s.shareId}`)
+      assert.equal((await t.request(owner, 'DELETE', `/v1/status/${s.id}`)).statusCode, 204)
+      await page.waitForSelector('#gone', { ...WAIT, state: 'visible' })
+      assert.equal(
+        await page.getAttribute('#gone', 'role'),
+        'status',
+        'announced to screen readers',
+      )
+      await page.close()
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('the not-found page runs no live-update code: no stream, no script error', async () => {
+    const { t, base } = await listeningApp()
+    try {
+      const page = await browser.context.newPage()
+      const problems: string[] = []
+      page.on('pageerror', (err) => problems.push(`page error: ${err.message}`))
+      page.on('request', (req) => {
+        if (req.url().includes('undefined')) problems.push(`request: ${req.url()}`)
+      })
+      const res = await page.goto(`${base}/s/zzzzzzzz`)
+      assert.equal(res?.status(), 404)
+      await page.waitForLoadState('networkidle')
+      assert.deepEqual(problems, [])
+      await page.close()
+    } finally {
+      await t.close()
+    }
+  })
 })

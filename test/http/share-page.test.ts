@@ -58,8 +58,11 @@ describe('SPEC §6 share page GET /s/:shareId', () => {
       assert.match(csp, /style-src 'self'(;|$)/, 'no inline styles')
       assert.equal(res.headers['x-content-type-options'], 'nosniff')
       const page = res.body
-      assert.match(page, /<h1 id="name">Meeting room 4<\/h1>/)
-      assert.match(page, /<p id="value" class="value c2" aria-live="polite">OCCUPIED<\/p>/)
+      assert.match(page, /<h1 id="name" dir="auto">Meeting room 4<\/h1>/)
+      assert.match(
+        page,
+        /<p id="value" class="value c2" aria-live="polite" dir="auto">OCCUPIED<\/p>/,
+      )
       assert.match(page, new RegExp(`<time datetime="${s.valueUpdatedAt}">`))
       assert.match(
         page,
@@ -95,17 +98,19 @@ describe('SPEC §6 share page GET /s/:shareId', () => {
       const page = (await get(t, `/s/${s.shareId}`)).body
       const history = /<ol id="history-list">(.*?)<\/ol>/s.exec(page)?.[1] ?? ''
       assert.deepEqual(
-        [...history.matchAll(/<span class="item-main">([^<]*)<\/span>/g)].map((m) => m[1]),
+        [...history.matchAll(/<span class="item-main" dir="auto">([^<]*)<\/span>/g)].map(
+          (m) => m[1],
+        ),
         ['FAILING', 'PASSING'],
       )
       assert.match(history, / · Uma Updater/, 'the user list is public: who is shown')
       assert.match(
         page,
-        /<span class="item-main">Olivia Owner<\/span><span class="item-side">Owner<\/span>/,
+        /<span class="item-main" dir="auto">Olivia Owner<\/span><span class="item-side">Owner<\/span>/,
       )
       assert.match(
         page,
-        /<span class="item-main">Uma Updater<\/span><span class="item-side">Updater<\/span>/,
+        /<span class="item-main" dir="auto">Uma Updater<\/span><span class="item-side">Updater<\/span>/,
       )
     } finally {
       await t.close()
@@ -202,7 +207,10 @@ describe('XSS: hostile names, values and descriptions stay text', () => {
           page,
           /<title>&lt;script&gt;alert\(1\)&lt;\/script&gt;: &lt;b&gt;x&lt;\/b&gt;<\/title>/,
         )
-        assert.match(page, /<h1 id="name">&lt;script&gt;alert\(1\)&lt;\/script&gt;<\/h1>/)
+        assert.match(
+          page,
+          /<h1 id="name" dir="auto">&lt;script&gt;alert\(1\)&lt;\/script&gt;<\/h1>/,
+        )
         assert.match(page, /&quot;&gt;&lt;img src=x onerror=alert\(1\)&gt;/)
         assert.match(page, /&lt;a href=&quot;javascript:alert\(4\)&quot;&gt;click&lt;\/a&gt;/)
         const links = [...page.matchAll(/<a [^>]*>/g)].map((m) => m[0])

@@ -47,6 +47,7 @@
         const li = document.createElement('li')
         const value = document.createElement('span')
         value.className = 'item-main'
+        value.dir = 'auto'
         value.textContent = entry.value
         const side = document.createElement('span')
         side.className = 'item-side'
@@ -88,23 +89,55 @@
   }
 
   const live = byId('live')
+  // the not-found and error pages share this script, but have no status to follow
+  if (!live || !body.dataset.events || !('EventSource' in window)) return
   const setLive = (state, label) => {
     live.dataset.state = state
     live.textContent = label
   }
 
-  if (!('EventSource' in window)) return
-  const events = new EventSource(body.dataset.events)
-  events.addEventListener('open', () => setLive('live', 'Live'))
-  events.addEventListener('error', () => {
-    if (events.readyState === EventSource.CLOSED) setLive('offline', 'Offline')
-    else setLive('connecting', 'Reconnecting…')
-  })
-  events.addEventListener('status', (event) => render(JSON.parse(event.data)))
-  events.addEventListener('unavailable', () => {
-    events.close()
+  const ended = () => {
     body.classList.add('gone')
     byId('gone').hidden = false
     setLive('offline', 'Offline')
-  })
+  }
+
+  // note: EventSource reconnects by itself after a dropped connection, but gives up for good
+  // on any answer other than 200 (a proxy's 502 during a restart, a 503, the 404 of a status
+  // deleted meanwhile). Then the page asks the share view itself: 404 means sharing ended;
+  // anything else, it opens a new stream after a growing pause.
+  const viewUrl = body.dataset.events.replace(/\/events$/, '')
+  let pause = 2000
+  const retryLater = () => {
+    setLive('connecting', 'Reconnecting…')
+    setTimeout(async () => {
+      try {
+        const res = await fetch(viewUrl, { headers: { accept: 'application/json' } })
+        if (res.status === 404) return ended()
+        if (res.ok) render(await res.json())
+      } catch {
+        // still unreachable: the stream below fails too, and this runs again
+      }
+      connect()
+    }, pause)
+    pause = Math.min(pause * 2, 60_000)
+  }
+
+  const connect = () => {
+    const events = new EventSource(body.dataset.events)
+    events.addEventListener('open', () => {
+      pause = 2000
+      setLive('live', 'Live')
+    })
+    events.addEventListener('error', () => {
+      if (events.readyState === EventSource.CLOSED) retryLater()
+      else setLive('connecting', 'Reconnecting…')
+    })
+    events.addEventListener('status', (event) => render(JSON.parse(event.data)))
+    events.addEventListener('unavailable', () => {
+      events.close()
+      ended()
+    })
+  }
+  connect()
 })()
