@@ -5,14 +5,21 @@ const LABEL_COLOR = '#555555'
 const HEIGHT = 20
 const PADDING = 6
 
+// note: made on the first badge, not at start (cold start)
+let graphemes: Intl.Segmenter | undefined
+
 /**
  * Approximate width of text in 11px Verdana (what badges use). Exact metrics do not matter:
- * the text is drawn with `textLength`, so it always fills the box it is given.
+ * the text is drawn with `textLength`, so it always fills the box it is given. Counted per
+ * grapheme, by its first character: combining marks, emoji sequences and flags take no room
+ * of their own (counted per code point, they widened the box and stretched the glyphs).
  */
 export function textWidth(text: string): number {
   let width = 0
-  for (const ch of text) {
-    const code = ch.codePointAt(0) ?? 0
+  graphemes ??= new Intl.Segmenter('en', { granularity: 'grapheme' })
+  for (const { segment } of graphemes.segment(text)) {
+    const code = segment.codePointAt(0) ?? 0
+    const ch = String.fromCodePoint(code)
     if (code > 0x2e80)
       width += 11 // CJK, emoji: full width
     else if ("il.,:;|!'`Ijt()[]{} ".includes(ch)) width += 4

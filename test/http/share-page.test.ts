@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { setUser } from '../../src/modules/users/users.service.ts'
+import { textWidth } from '../../src/web/badge.ts'
 import { contrastRatio, PALETTE, TEXT_ON_COLOR } from '../../src/web/palette.ts'
 import { makeApp, TEST_PLANS } from '../helpers/app.ts'
 import { createStatus, grant, makeCast } from '../helpers/sharing.ts'
@@ -251,6 +252,13 @@ describe('XSS: hostile names, values and descriptions stay text', () => {
 })
 
 describe('the badge', () => {
+  it('measures text per grapheme: combining marks, emoji sequences and flags take no room of their own', () => {
+    assert.equal(textWidth('Z\u0338\u0322a\u0337'), textWidth('Za'))
+    assert.equal(textWidth('👩\u200d💻'), textWidth('💻'))
+    assert.equal(textWidth('🇩🇪'), textWidth('💻'))
+    assert.equal(textWidth('e\u0301'), textWidth('e'))
+  })
+
   it('is "name | value" in the status colour', async () => {
     const t = await makeApp()
     try {
