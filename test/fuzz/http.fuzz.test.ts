@@ -463,6 +463,10 @@ const SOCKET_RUNS = Math.max(100, Math.round(RUNS / 15))
 
 /** The body of a raw HTTP/1.1 response, chunked transfer coding undone. */
 function dechunk(head: string, rest: string): string {
+  // note: bytes after a complete request are a second (pipelined) request, whose own answer
+  // follows the first one's body: the first body ends where its Content-Length says
+  const length = /^content-length:\s*(\d+)/im.exec(head)?.[1]
+  if (length !== undefined) return rest.slice(0, Number(length)) // latin1: a char per byte
   if (!/^transfer-encoding:\s*chunked/im.test(head)) return rest
   let out = ''
   let at = 0
