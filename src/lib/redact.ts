@@ -3,14 +3,6 @@ import { API_KEY_PREFIX } from './ids.ts'
 const KEY_SHAPED = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9]+`, 'g')
 const SECRET_PARAM = /key|token|secret|auth|pass/i
 
-const decoded = (text: string): string => {
-  try {
-    return decodeURIComponent(text)
-  } catch {
-    return text
-  }
-}
-
 /**
  * The text with every valid percent-escape decoded, one by one (a malformed one elsewhere,
  * `%ZZ`, does not stop the rest, as it stops `decodeURIComponent`), and again while any is
@@ -54,7 +46,7 @@ export function redactUrl(url: string): string {
       const eq = pair.indexOf('=')
       if (eq === -1) return redactPiece(pair)
       const name = pair.slice(0, eq)
-      return SECRET_PARAM.test(decoded(name))
+      return SECRET_PARAM.test(unescaped(name))
         ? `${name}=[redacted]`
         : `${redactPiece(name)}=${redactPiece(pair.slice(eq + 1))}`
     })
