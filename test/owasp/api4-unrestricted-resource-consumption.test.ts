@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import { afterEach, beforeEach, describe, it } from 'node:test'
 import { sql } from 'kysely'
-import { MAX_ACTIVE_KEYS } from '../../src/modules/keys/keys.service.ts'
+import { MAX_ACTIVE_KEYS, MAX_ENDED_KEYS } from '../../src/modules/keys/keys.service.ts'
 import { SERVER_TIMEOUTS } from '../../src/plugins/connections.ts'
 import { makeApp, type TestApp } from '../helpers/app.ts'
 import { makeWorld, type World } from './world.ts'
@@ -205,6 +205,68 @@ describe('API keys per user', () => {
       .where('user_id', '=', w.owner.id)
       .executeTakeFirstOrThrow()
     assert.equal(Number(count), MAX_ACTIVE_KEYS)
+  })
+})
+
+describe('ended API keys per user', () => {
+  it(`a new key deletes the ended keys beyond the ${MAX_ENDED_KEYS} that ended last: the key list stays bounded`, async () => {
+    const revokeNew = async () => {
+      const made = await w.t.request(w.owner, 'POST', '/v1/user/api-keys', {})
+      assert.equal(made.statusCode, 201, made.body)
+      const id: string = made.json().id
+      assert.equal(
+        (await w.t.request(w.owner, 'DELETE', `/v1/user/api-keys/${id}`)).statusCode,
+        204,
+      )
+      return id
+    }
+    const first: string[] = []
+    for (let i = 0; i < 5; i++) first.push(await revokeNew())
+    // the first five end strictly before all the others
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const later: string[] = []
+    for (let i = 0; i < MAX_ENDED_KEYS; i++) later.push(await revokeNew())
+    // the other user's ended keys are theirs: never counted or deleted with the owner's
+    const otherKey = (await w.t.request(w.stranger, 'POST', '/v1/user/api-keys', {})).json().id
+    await w.t.request(w.stranger, 'DELETE', `/v1/user/api-keys/${otherKey}`)
+
+    const last = await w.t.request(w.owner, 'POST', '/v1/user/api-keys', {})
+    assert.equal(last.statusCode, 201)
+    const list: { id: string; revokedAt: string | null }[] = (
+      await w.t.request(w.owner, 'GET', '/v1/user/api-keys')
+    ).json()
+    const ended = list.filter((k) => k.revokedAt !== null).map((k) => k.id)
+    assert.equal(ended.length, MAX_ENDED_KEYS)
+    assert.deepEqual(new Set(ended), new Set(later), 'the keys that ended last are kept')
+    assert.deepEqual(
+      list.filter((k) => k.revokedAt === null).map((k) => k.id),
+      [w.ownerIds.keyId, last.json().id],
+      'working keys are never deleted',
+    )
+    const strangerKeys = (await w.t.request(w.stranger, 'GET', '/v1/user/api-keys')).json()
+    assert.ok(strangerKeys.some((k: { id: string }) => k.id === otherKey))
+  })
+
+  it('an expired key counts as ended: it is deleted once the ended keys that ended later fill the list', async () => {
+    const expiring = (
+      await w.t.request(w.owner, 'POST', '/v1/user/api-keys', { expiresAt: '2099-01-01T00:00:00Z' })
+    ).json().id
+    await sql`update api_keys set expires_at = '2000-01-01T00:00:00.000Z' where id = ${expiring}`.execute(
+      w.t.database.db,
+    )
+    for (let i = 0; i < MAX_ENDED_KEYS - 1; i++) {
+      const id = (await w.t.request(w.owner, 'POST', '/v1/user/api-keys', {})).json().id
+      await w.t.request(w.owner, 'DELETE', `/v1/user/api-keys/${id}`)
+    }
+    const ids = async () =>
+      ((await w.t.request(w.owner, 'GET', '/v1/user/api-keys')).json() as { id: string }[]).map(
+        (k) => k.id,
+      )
+    assert.ok((await ids()).includes(expiring), `${MAX_ENDED_KEYS} ended keys: all kept`)
+    const id = (await w.t.request(w.owner, 'POST', '/v1/user/api-keys', {})).json().id
+    await w.t.request(w.owner, 'DELETE', `/v1/user/api-keys/${id}`)
+    await w.t.request(w.owner, 'POST', '/v1/user/api-keys', {})
+    assert.ok(!(await ids()).includes(expiring), 'the key that ended first went')
   })
 })
 

@@ -78,6 +78,45 @@ export const revokeApiKey = (db: Db, id: string, at: string): Promise<ApiKey | u
     .returningAll()
     .executeTakeFirst()
 
+/**
+ * Deletes a user's ended keys (revoked, or expired at `now`) beyond the `keep` that ended
+ * last, at most `chunk` of them; returns how many went.
+ */
+export async function deleteEndedApiKeys(
+  db: Db,
+  userId: string,
+  now: string,
+  keep: number,
+  chunk = 1000,
+): Promise<number> {
+  const old = await db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where((eb) =>
+      eb.or([
+        eb('revoked_at', 'is not', null),
+        eb.and([eb('expires_at', 'is not', null), eb('expires_at', '<=', now)]),
+      ]),
+    )
+    // when it ended: revoked, or else expired (an expired key revoked later counts as revoked then)
+    .orderBy((eb) => eb.fn.coalesce('revoked_at', 'expires_at'), 'desc')
+    .orderBy('id', 'desc')
+    .limit(chunk)
+    .offset(keep)
+    .execute()
+  if (old.length === 0) return 0
+  const result = await db
+    .deleteFrom('api_keys')
+    .where(
+      'id',
+      'in',
+      old.map((row) => row.id),
+    )
+    .executeTakeFirst()
+  return Number(result.numDeletedRows)
+}
+
 /** Keys of a user that work at `now`: neither revoked nor expired. */
 export async function countActiveApiKeys(db: Db, userId: string, now: string): Promise<number> {
   const row = await db

@@ -78,6 +78,8 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{
       config,
       schema: {
         summary: 'List your API keys (prefix only, never the secret)',
+        description:
+          'Oldest first: every working key, and the 100 keys that stopped working (revoked or expired) last. Creating or rotating a key deletes older ended keys.',
         tags,
         security,
         response: { 200: Type.Array(ApiKeySchema), ...ERROR_RESPONSES },

@@ -8,6 +8,7 @@ import { UserInputError } from '../users/users.service.ts'
 import type { KeyCache } from './key-cache.ts'
 import {
   countActiveApiKeys,
+  deleteEndedApiKeys,
   findActiveKeyByHash,
   findApiKeyById,
   insertApiKey,
@@ -37,6 +38,13 @@ export const toApiKeyView = (key: ApiKey): ApiKeyView => ({
   replacedBy: key.replaced_by,
 })
 
+/**
+ * Ended keys (revoked or expired) a user's key list keeps: the ones that ended last.
+ * Each new key (created or by rotation) deletes the older ones, so the list stays bounded
+ * (at most about MAX_ACTIVE_KEYS + MAX_ENDED_KEYS) however many keys a user makes and revokes.
+ */
+export const MAX_ENDED_KEYS = 100
+
 /** Creates a key for a user; the secret is in the result and nowhere else, ever. */
 export async function createApiKey(
   db: Kysely<DB>,
@@ -65,6 +73,7 @@ export async function createApiKey(
     revoked_at: null,
     replaced_by: null,
   })
+  await deleteEndedApiKeys(db, userId, nowIso(), MAX_ENDED_KEYS)
   return { ...toApiKeyView(row), key: secret, userId }
 }
 
@@ -207,6 +216,7 @@ export async function rotateKey(
       revoked_at: null,
       replaced_by: null,
     })
+    await deleteEndedApiKeys(tx, old.user_id, now.toISOString(), MAX_ENDED_KEYS)
     return {
       ...toApiKeyView(row),
       key: secret,
