@@ -13,6 +13,7 @@ import {
   unsupportedMediaType,
   validationError,
 } from '../lib/errors.ts'
+import { redactUrl } from '../lib/redact.ts'
 import { PATTERN_MESSAGES, READ_ONLY_FIELDS } from '../modules/statuses/statuses.schemas.ts'
 
 export const BODY_LIMIT = 16 * 1024
@@ -177,7 +178,10 @@ export const errorHandlerPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((err, request, reply) => sendError(err, request, reply))
   app.setNotFoundHandler((request, reply) =>
     sendError(
-      notFound(`No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}`),
+      // note: a key pasted into a path comes back masked, as in the logs
+      notFound(
+        `No route ${request.method} ${redactUrl(request.url.split('?')[0] ?? '').slice(0, 200)}`,
+      ),
       request,
       reply,
     ),

@@ -323,6 +323,18 @@ runScenarios('SPEC §5 routing and URL errors', withStatus, [
     expectErrorCode: 'notFound',
   }),
   errorScenario({
+    name: 'an unknown route names its path in the 404, with API-key-shaped text masked',
+    as: null,
+    method: 'GET',
+    url: '/v1/sdk_AAAAbbbbCCCCddddEEEEffffGGGGhhhhIIIIjjjj/x%73dk_AAAAbbbbCCCCddddEEEEffffGGGGhhhhIIIIjjjj',
+    expectStatus: 404,
+    expectErrorCode: 'notFound',
+    expect: (body) => {
+      assert.equal(body.message, 'No route GET /v1/sdk_[redacted]/[redacted]')
+      assert.doesNotMatch(JSON.stringify(body), /AAAAbbbb/)
+    },
+  }),
+  errorScenario({
     name: 'an unknown version is 404 notFound JSON',
     method: 'GET',
     url: '/v2/user/status',
