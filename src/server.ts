@@ -29,7 +29,14 @@ const serializeRequest = (req: FastifyRequest) => ({
  * Process entry: config → database → migrations → first user → app → listen.
  * SIGTERM and SIGINT drain in-flight requests and close the database.
  */
-export async function serve(config: Config): Promise<FastifyInstance> {
+/**
+ * Starts the service. With `json`, the first start's key is printed as one JSON line, for the
+ * script that starts statusd; the log is JSON lines either way.
+ */
+export async function serve(
+  config: Config,
+  { json = false }: { json?: boolean } = {},
+): Promise<FastifyInstance> {
   // note: a failed checkpoint is not a failed request (writes stay durable in the log), but
   // the log grows until one succeeds: it is logged, by the app's logger once there is one
   let reportCheckpointError = (err: Error): void => {
@@ -118,12 +125,23 @@ export async function serve(config: Config): Promise<FastifyInstance> {
     },
     'statusd ready',
   )
-  if (first) printFirstKey(first.user.id, first.user.plan, first.key, config.publicUrl ?? address)
+  if (first)
+    printFirstKey(first.user.id, first.user.plan, first.key, config.publicUrl ?? address, json)
   return app
 }
 
-/** The first user's key goes to the terminal once, never into the JSON log. */
-function printFirstKey(userId: string, plan: string, key: string, base: string): void {
+/** The first user's key goes to stdout once, never into the JSON log. */
+function printFirstKey(
+  userId: string,
+  plan: string,
+  key: string,
+  base: string,
+  json: boolean,
+): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ firstStart: { userId, plan, key, url: base } })}\n`)
+    return
+  }
   process.stdout.write(
     [
       '',

@@ -10,7 +10,7 @@ import { KEY_USAGE, keyCommand } from './key-commands.ts'
 import { USER_USAGE, userCommand } from './user-commands.ts'
 
 const USAGE = `Usage:
-statusd serve                      run the service (PORT, HOST, DATABASE_URL, … from the environment)
+statusd serve [--json]             run the service (PORT, HOST, DATABASE_URL, … from the environment)
 statusd migrate [--json]           apply pending schema migrations and exit
 ${USER_USAGE}
 ${KEY_USAGE}
@@ -22,19 +22,24 @@ export async function main(
   out: (text: string) => void = (t) => process.stdout.write(t),
   err: (text: string) => void = (t) => process.stderr.write(t),
 ): Promise<number> {
-  const [command, ...args] = argv
+  // `--json` may come before the command too (`statusd --json user list`)
+  let rest = argv
+  while (rest[0] === '--json') rest = rest.slice(1)
+  const [command, ...tail] = rest
+  const args = rest === argv ? tail : [...tail, '--json']
   const output: Output = { json: args.includes('--json'), out }
   try {
     if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
-      out(`${USAGE}\n`)
+      out(output.json ? `${JSON.stringify({ usage: USAGE })}\n` : `${USAGE}\n`)
       return command === undefined ? 2 : 0
     }
     const config = loadConfig()
     switch (command) {
-      case 'serve':
-        parseArgs({ args, options: {} })
-        await serve(config)
+      case 'serve': {
+        const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } })
+        await serve(config, { json: values.json === true })
         return 0
+      }
       case 'migrate': {
         parseArgs({ args, options: { json: { type: 'boolean' } } })
         // note: not migrated on opening, or there would be nothing left to report

@@ -200,6 +200,31 @@ describe('statusd key …', () => {
   })
 })
 
+describe('SPEC §8 every command takes --json, before or after the command', () => {
+  it('statusd --json user list is user list --json', async () => {
+    const after = await run('--json', 'user', 'list')
+    assert.equal(after.code, 0, after.stderr)
+    assert.deepEqual(JSON.parse(after.stdout), await json('user', 'list'))
+  })
+
+  it('an error with --json before the command is a JSON error too', async () => {
+    const res = await run('--json', 'key', 'list', '--user', 'nobody@example.com')
+    assert.equal(res.code, 1)
+    assert.match(JSON.parse(res.stderr).error, /no user nobody@example\.com/)
+  })
+
+  it('help --json prints the usage as { usage }', async () => {
+    for (const argv of [
+      ['help', '--json'],
+      ['--json', 'help'],
+    ]) {
+      const res = await run(...argv)
+      assert.equal(res.code, 0)
+      assert.match(JSON.parse(res.stdout).usage, /^Usage:\nstatusd serve \[--json\]/)
+    }
+  })
+})
+
 describe('statusd errors: non-zero exit, one clear line on stderr (JSON with --json)', () => {
   const cases: { name: string; argv: string[]; code: number; message: RegExp }[] = [
     {

@@ -6,8 +6,8 @@ import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import SQLite from 'better-sqlite3'
 import { freshDatabase, postgresOnly } from '../helpers/engine.ts'
-import { BIN, killAll, runToEnd, statusdEnv } from '../helpers/processes.ts'
-import { type Json, type Server, startServer } from '../helpers/server-process.ts'
+import { BIN, killAll, runToEnd, start, statusdEnv } from '../helpers/processes.ts'
+import { asLogLine, type Json, type Server, startServer } from '../helpers/server-process.ts'
 
 // SPEC §8 "Operating it": probes, OpenAPI 3.1 and the docs page on a running server, and
 // configuration mistakes that stop `statusd serve` with one line instead of a stack trace.
@@ -20,6 +20,43 @@ before(() => {
 after(() => {
   killAll()
   fs.rmSync(dir, { recursive: true, force: true })
+})
+
+describe('SPEC §8 every command takes --json: serve --json', () => {
+  it("serve --json prints the first start's key as one JSON line (and no banner) that works", async () => {
+    const proc = start(
+      process.execPath,
+      [BIN, 'serve', '--json'],
+      statusdEnv({
+        DATABASE_URL: `sqlite:${path.join(dir, 'serve-json', 'statusd.db')}`,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+      }),
+    )
+    try {
+      const line = await proc.waitForLine(
+        (l) => asLogLine(l)?.firstStart !== undefined,
+        'the first-start JSON line',
+      )
+      const { firstStart } = asLogLine(line) as Json
+      assert.deepEqual(Object.keys(firstStart).sort(), ['key', 'plan', 'url', 'userId'])
+      assert.match(firstStart.key, /^sdk_[A-Za-z0-9]{40}$/)
+      const res = await fetch(`${firstStart.url}/v1/checkAuth`, {
+        headers: { 'service-api-key': firstStart.key },
+      })
+      assert.equal(res.status, 200)
+      const me = (await res.json()) as Json
+      assert.equal(me.userId, firstStart.userId)
+      assert.equal(me.plan, firstStart.plan)
+      assert.ok(
+        !proc.stdout.some((l) => l.includes('first start on an empty database')),
+        'no text banner beside it',
+      )
+    } finally {
+      assert.equal((await proc.stop('SIGTERM')).code, 0, proc.output())
+    }
+  })
 })
 
 describe('probes and API description on a running server', () => {

@@ -329,7 +329,7 @@ runScenarios('SPEC §5 routing and URL errors', withStatus, [
     url: '/v1/sdk_AAAAbbbbCCCCddddEEEEffffGGGGhhhhIIIIjjjj/x%73dk_AAAAbbbbCCCCddddEEEEffffGGGGhhhhIIIIjjjj',
     expectStatus: 404,
     expectErrorCode: 'notFound',
-    expect: (body) => {
+    extra: (body) => {
       assert.equal(body.message, 'No route GET /v1/sdk_[redacted]/[redacted]')
       assert.doesNotMatch(JSON.stringify(body), /AAAAbbbb/)
     },
