@@ -130,6 +130,41 @@ describe('SPEC §6 Server-Sent Events over a real socket', () => {
     }
   })
 
+  it('SPEC §2 a value equal to the stored one is an update: subscribers are told; SPEC §7 a replayed request tells no one', async () => {
+    const { t, base } = await liveApp()
+    try {
+      const { owner, subscriber } = await makeCast(t)
+      const s = await createStatus(t, owner, 'same-value', { value: 'ON' })
+      await grant(t, owner, s.id, subscriber, 'subscriber')
+      const client = await SseTestClient.connect(`${base}/v1/status/${s.id}/events`, {
+        'service-api-key': subscriber.key,
+      })
+      const first = statusEvent(await client.nextEvent())
+      assert.equal(first.body.value, 'ON')
+      const retried = { 'idempotency-key': 'same-value-1' }
+      const sent = await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'ON' }, retried)
+      assert.equal(sent.statusCode, 200)
+      const same = statusEvent(await client.nextEvent())
+      assert.deepEqual(
+        [same.id, same.body.value, same.body.changeCount],
+        [first.id + 1, 'ON', first.body.changeCount + 1],
+        'the same value again is an event',
+      )
+      const replay = await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'ON' }, retried)
+      assert.equal(replay.headers['idempotent-replayed'], 'true')
+      await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'OFF' })
+      const next = statusEvent(await client.nextEvent())
+      assert.deepEqual(
+        [next.id, next.body.value, next.body.changeCount],
+        [same.id + 1, 'OFF', same.body.changeCount + 1],
+        'the replay wrote nothing and sent nothing: the next event is the next write',
+      )
+      client.close()
+    } finally {
+      await t.close()
+    }
+  })
+
   it('visibility as GET status: 401 without a key, 404 for a stranger on a private status', async () => {
     const { t, base } = await liveApp()
     try {

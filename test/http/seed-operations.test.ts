@@ -79,6 +79,13 @@ runScenarios('SPEC §2 operation 1: PATCH /v1/status/:statusId', withOneStatus, 
         'valueUpdatedAt',
       ])
       assert.equal(body.id, ctx.vars.statusId)
+      assert.match(body.id, /^[A-Za-z0-9_-]{21}$/, 'SPEC §1: 21 URL-safe characters')
+      for (const field of ['createdAt', 'updatedAt', 'valueUpdatedAt'])
+        assert.match(
+          body[field],
+          /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/,
+          `SPEC §1: ${field} is RFC 3339 UTC`,
+        )
       assert.match(body.shareId, /^[a-z2-7]{8}$/)
       assert.equal(body.statusKey, 'room-4')
     },
@@ -179,6 +186,41 @@ runScenarios('SPEC §2 operation 2: POST /v1/status-keys/:statusKey', withOneSta
     expectStatus: 400,
     expectErrorCode: 'validationError',
     expect: (body) => assert.equal(body.errors[0].field, 'name'),
+  },
+  {
+    name: 'a key of 42 characters, the longest, names the status; one of 43 needs a name',
+    method: 'POST',
+    url: '/v1/status-keys/k22222222222222222222222222222222222222222',
+    body: { value: 'ON' },
+    expectStatus: 201,
+    expect: async (body, ctx) => {
+      assert.equal(body.name, 'k22222222222222222222222222222222222222222')
+      const longer = await ctx.t.request(
+        ctx.users.owner ?? null,
+        'POST',
+        '/v1/status-keys/k333333333333333333333333333333333333333333',
+        {
+          value: 'ON',
+        },
+      )
+      assert.equal(longer.statusCode, 400)
+      assert.equal(longer.json().errors[0].field, 'name')
+    },
+  },
+  {
+    name: 'a key of 3 characters, the shortest, names the status; one of 2 needs a name',
+    method: 'POST',
+    url: '/v1/status-keys/abc',
+    body: { value: 'ON' },
+    expectStatus: 201,
+    expect: async (body, ctx) => {
+      assert.equal(body.name, 'abc')
+      const shorter = await ctx.t.request(ctx.users.owner ?? null, 'POST', '/v1/status-keys/ab', {
+        value: 'ON',
+      })
+      assert.equal(shorter.statusCode, 400)
+      assert.equal(shorter.json().errors[0].field, 'name')
+    },
   },
   {
     name: 'a key not 3..42 characters long is fine with a name',
