@@ -66,6 +66,46 @@ describe('live updates across instances on PostgreSQL', { skip: postgresOnly }, 
     }
   })
 
+  it("a write reaches every instance's streams even if its instance does nothing after the commit (the NOTIFY is part of the transaction)", async () => {
+    const fresh = await freshDatabase()
+    const busDatabase = createDatabase(fresh.url, { poolSize: 1 })
+    // B announces nothing once a write has committed, as if it died right after its commit
+    class AfterCommitSilent extends PgEventBus {
+      override async publish(): Promise<void> {}
+    }
+    const silent = new AfterCommitSilent({
+      db: busDatabase.db,
+      openClient: () => busDatabase.dedicatedClient?.('listen') as pg.Client,
+    })
+    await silent.start()
+    const a = await makeApp({ databaseUrl: fresh.url })
+    const b = await makeApp({ databaseUrl: fresh.url, deps: { events: silent } })
+    try {
+      const base = await listen(a)
+      const owner = await a.user()
+      const s = await createStatus(a, owner, 'room-6', { value: 'FREE', accessType: 'public' })
+      const client = await SseTestClient.connect(`${base}/v1/share/${s.shareId}/events`)
+      const first = statusEvent(await client.nextEvent())
+      assert.equal(
+        (await b.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })).statusCode,
+        200,
+      )
+      const e = statusEvent(await client.nextEvent())
+      assert.deepEqual([e.id, e.body.value], [first.id + 1, 'BUSY'])
+      assert.equal((await b.request(owner, 'DELETE', `/v1/status/${s.id}`)).statusCode, 204)
+      const gone = await client.nextEvent()
+      assert.equal(gone.event, 'unavailable')
+      assert.deepEqual(JSON.parse(gone.data), { reason: 'deleted' })
+      await client.ended
+      client.close()
+    } finally {
+      await a.close()
+      await b.close() // closes the bus too
+      await busDatabase.close()
+      await fresh.drop()
+    }
+  })
+
   it('changes lost while the LISTEN connection was down reach the streams after the reconnect (resync)', async () => {
     const fresh = await freshDatabase()
     // A's bus reconnects only when the test opens the gate: a gap of known length

@@ -1,3 +1,7 @@
+import type { Kysely, Transaction } from 'kysely'
+import type { DB } from '../../db/database.ts'
+import { type Writer, writerOf } from '../../db/group-commit.ts'
+
 /**
  * A committed write to a status, as the event bus carries it. Deliberately small (no status
  * body): it must fit a PostgreSQL NOTIFY payload, and every instance reads the current row
@@ -25,6 +29,14 @@ export type ChangeListener = (change: StatusChange) => void
  */
 export interface EventBus {
   publish(change: StatusChange): Promise<void>
+  /**
+   * Optional: announces the change inside the write's own transaction, so that it is
+   * delivered if and only if the write commits, even when this process dies right after
+   * the commit (PostgreSQL's NOTIFY is transactional). A bus that has it is not called
+   * with `publish` for the change after the commit. Unlike `publish` it throws like any
+   * statement, and fails the write with it.
+   */
+  publishWithin?(tx: Transaction<DB>, change: StatusChange): Promise<void>
   /** Calls `listener` for every change of the status until the returned function is called. */
   subscribe(statusId: string, listener: ChangeListener): () => void
   /**
@@ -36,8 +48,29 @@ export interface EventBus {
   close(): Promise<void>
 }
 
+/**
+ * Runs a write and announces the change it made (`changeOf` its result): within its
+ * transaction when the bus can, otherwise right after the commit (never before: streams
+ * would read the old row).
+ */
+export async function announcedWrite<T>(
+  deps: { db: Kysely<DB>; writer?: Writer; events?: EventBus | undefined },
+  work: (tx: Transaction<DB>) => Promise<T>,
+  changeOf: (result: T) => StatusChange,
+): Promise<T> {
+  const { events } = deps
+  const within = events?.publishWithin?.bind(events)
+  const result = await writerOf(deps).run(async (tx) => {
+    const done = await work(tx)
+    if (within) await within(tx, changeOf(done))
+    return done
+  })
+  if (!within) await announce(events, changeOf(result))
+  return result
+}
+
 /** Hands a committed change to the bus, if there is one; never fails the caller. */
-export async function announce(events: EventBus | undefined, change: StatusChange): Promise<void> {
+async function announce(events: EventBus | undefined, change: StatusChange): Promise<void> {
   if (!events) return
   try {
     await events.publish(change)

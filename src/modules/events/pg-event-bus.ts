@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, sql, type Transaction } from 'kysely'
 import type pg from 'pg'
 import type { DB } from '../../db/database.ts'
 import {
@@ -48,6 +48,10 @@ const CHANNEL_SQL = `(case
   else 'statusd:' || md5(current_schema())
 end)`
 
+/** Sends one change on the channel. note: the payload is its JSON, under 100 bytes (8000 allowed). */
+const notify = (db: Kysely<DB> | Transaction<DB>, change: StatusChange) =>
+  sql`select pg_notify(${sql.raw(CHANNEL_SQL)}, ${JSON.stringify(change)})`.execute(db)
+
 const NOOP_LOG: BusLog = { info() {}, warn() {}, error() {} }
 
 const KINDS = new Set<StatusChange['kind']>(['status', 'deleted', 'access'])
@@ -79,15 +83,17 @@ export function parseChange(payload: string | undefined): StatusChange | undefin
 
 /**
  * The event bus of several instances on one PostgreSQL database (SPEC §6: every instance
- * delivers every change). `publish` sends a NOTIFY through the pool; one dedicated
+ * delivers every change). A write sends its NOTIFY inside its own transaction
+ * (`publishWithin`), so the change is announced exactly when it commits; one dedicated
  * connection per instance LISTENs and hands every notification to this instance's
  * listeners.
  *
  * note: delivery is **only** through NOTIFY, the publishing instance included (it hears its
- * own notifications): one path, the same order on every instance, no instance ids in the
- * payload and nothing delivered twice. The price is a round trip through the database
- * before a local stream hears of a local write. Exception: when the NOTIFY itself fails the
- * change is delivered here directly, so at least this instance's streams are told.
+ * own notifications): one path, the same order on every instance (commit order), no
+ * instance ids in the payload and nothing delivered twice. The price is a round trip
+ * through the database before a local stream hears of a local write. `publish`, a NOTIFY
+ * after the fact, is for callers outside a transaction; when it fails, the change is
+ * delivered here directly, so at least this instance's streams are told.
  *
  * When the LISTEN connection drops (PostgreSQL restarted, the backend was terminated, the
  * network went away) the bus reconnects with backoff and then calls the `onResync`
@@ -155,13 +161,22 @@ export class PgEventBus implements EventBus {
     return this.#connects
   }
 
+  /**
+   * The NOTIFY inside the write's transaction: PostgreSQL delivers it when, and only if, the
+   * transaction commits, so an instance that dies between its commit and an announcement
+   * cannot leave every stream without the change. note: a NOTIFY fails only when the
+   * server's notification queue (8 GB) is full, because some listener stopped reading; the
+   * write then fails too (503), where it could not be delivered anyway.
+   */
+  async publishWithin(tx: Transaction<DB>, change: StatusChange): Promise<void> {
+    await notify(tx, change)
+  }
+
+  /** A NOTIFY on its own, through the pool (a change announced after its commit). */
   async publish(change: StatusChange): Promise<void> {
     if (this.#closed) return
     try {
-      // note: the payload is the change's JSON, under 100 bytes (NOTIFY allows 8000)
-      await sql`select pg_notify(${sql.raw(CHANNEL_SQL)}, ${JSON.stringify(change)})`.execute(
-        this.#db,
-      )
+      await notify(this.#db, change)
     } catch (err) {
       // the write is committed: never fail it. Other instances miss this change until the
       // status changes again or their clients reconnect; this one can still tell its own.

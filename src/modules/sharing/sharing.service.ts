@@ -4,7 +4,7 @@ import { type Writer, writerOf } from '../../db/group-commit.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
 import { creationIso } from '../../lib/time.ts'
-import { announce, type EventBus } from '../events/event-bus.ts'
+import { announcedWrite, type EventBus, type StatusChange } from '../events/event-bus.ts'
 import type { Plans } from '../plans/plans.ts'
 import {
   assertMayReadDetail,
@@ -122,20 +122,26 @@ export async function revokeRole(
   statusId: string,
   userId: string,
 ): Promise<void> {
-  const status = await writerOf(deps).run(async (tx) => {
-    const status = await ownedStatus(tx, caller, statusId)
-    if (userId === status.owner_id) throw ownerConflict('The owner cannot be removed')
-    if (!(await deleteRole(tx, status.id, userId)))
-      throw notFound('That user has no role on this status')
-    return status
-  })
   // live streams of the user re-check whether they may still see the status
-  await announce(deps.events, {
-    statusId: status.id,
-    version: Number(status.version),
-    kind: 'access',
-  })
+  await announcedWrite(
+    deps,
+    async (tx) => {
+      const status = await ownedStatus(tx, caller, statusId)
+      if (userId === status.owner_id) throw ownerConflict('The owner cannot be removed')
+      if (!(await deleteRole(tx, status.id, userId)))
+        throw notFound('That user has no role on this status')
+      return status
+    },
+    accessChanged,
+  )
 }
+
+/** The change of a role taken away: streams re-check access; the status itself is as it was. */
+const accessChanged = (status: StatusRow): StatusChange => ({
+  statusId: status.id,
+  version: Number(status.version),
+  kind: 'access',
+})
 
 /**
  * POST /v1/status/:statusId/subscription — follow a status you can see. A public status
@@ -175,18 +181,17 @@ export async function unsubscribe(
   caller: Caller,
   statusId: string,
 ): Promise<void> {
-  const status = await writerOf(deps).run(async (tx) => {
-    const { status, role } = await accessById(tx, caller, statusId, { forWrite: true })
-    if (role === 'owner') throw ownerConflict('You own this status')
-    if (role === null || !(await deleteRole(tx, status.id, caller.userId)))
-      throw notFound('You do not follow this status')
-    return status
-  })
-  await announce(deps.events, {
-    statusId: status.id,
-    version: Number(status.version),
-    kind: 'access',
-  })
+  await announcedWrite(
+    deps,
+    async (tx) => {
+      const { status, role } = await accessById(tx, caller, statusId, { forWrite: true })
+      if (role === 'owner') throw ownerConflict('You own this status')
+      if (role === null || !(await deleteRole(tx, status.id, caller.userId)))
+        throw notFound('You do not follow this status')
+      return status
+    },
+    accessChanged,
+  )
 }
 
 export interface PageRequest {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { DB, Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
-import { type Writer, writerOf } from '../../db/group-commit.ts'
+import type { Writer } from '../../db/group-commit.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import {
@@ -12,7 +12,7 @@ import {
 import { etagMatches, etagOf } from '../../lib/etag.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
 import { creationIso, nowIso } from '../../lib/time.ts'
-import { announce, type EventBus } from '../events/event-bus.ts'
+import { announcedWrite, type EventBus, type StatusChange } from '../events/event-bus.ts'
 import { pruneExpiredHistory } from '../history/history.service.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
@@ -179,22 +179,31 @@ export async function updateStatusById(
   options: WriteOptions = {},
 ): Promise<Status> {
   const input = normaliseInput(rawInput)
-  const updated = await writerOf(deps).run(async (tx) => {
-    const status = await findStatusByIdForWrite(tx, statusId)
-    if (!status) throw notFound('Status not found')
-    return applyUpdate(tx, deps.plans, caller, status, input, options)
-  })
-  await announceWrite(deps, updated)
+  const updated = await announcedWrite(
+    deps,
+    async (tx) => {
+      const status = await findStatusByIdForWrite(tx, statusId)
+      if (!status) throw notFound('Status not found')
+      return applyUpdate(tx, deps.plans, caller, status, input, options)
+    },
+    written,
+  )
   return toStatus(updated)
 }
 
-/** After the commit: live streams hear of the write (never before: they would read old rows). */
-const announceWrite = (deps: StatusDeps, row: StatusRow) =>
-  announce(deps.events, { statusId: row.id, version: Number(row.version), kind: 'status' })
+/** The change live streams hear of a write (the status's new version). */
+const written = (row: StatusRow): StatusChange => ({
+  statusId: row.id,
+  version: Number(row.version),
+  kind: 'status',
+})
 
-/** After the commit of a delete; the version moves once more, so the event id still grows. */
-const announceDelete = (deps: StatusDeps, row: StatusRow) =>
-  announce(deps.events, { statusId: row.id, version: Number(row.version) + 1, kind: 'deleted' })
+/** The change of a delete: the version moves once more, so the event id still grows. */
+const deleted = (row: StatusRow): StatusChange => ({
+  statusId: row.id,
+  version: Number(row.version) + 1,
+  kind: 'deleted',
+})
 
 /** Throws 400 invalidStatusKey unless the key has the documented format. */
 export function assertStatusKey(key: string): void {
@@ -229,40 +238,46 @@ export async function setStatusByKey(
 ): Promise<{ status: Status; created: boolean }> {
   assertStatusKey(key)
   const input = normaliseInput(rawInput)
-  const { row, created } = await writerOf(deps).run(async (tx) => {
-    for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
-      const existing = await findStatusByKeyForWrite(tx, caller.userId, key)
-      if (existing)
-        return {
-          row: await applyUpdate(tx, deps.plans, caller, existing, input, options),
-          created: false,
-        }
-      assertPreconditions(null, options)
-      const plan = planOf(deps.plans, caller.plan)
-      const name = input.name ?? defaultName(key)
-      assertPlanAllows(plan, input)
-      // one owner's creates take turns, so concurrent ones cannot all pass the plan's limit
-      await lockForTransaction(tx, `statusd:create:${caller.userId}`)
-      // created by a request this one waited for (PostgreSQL): update it, as SPEC §2 says,
-      // rather than count it against the limit (402)
-      if (await findStatusByKey(tx, caller.userId, key)) continue
-      assertUnderStatusLimit(plan, await countOwnedStatuses(tx, caller.userId))
-      const inserted = await insertStatusUnlessKeyTaken(tx, newStatusRow(caller, key, name, input))
-      if (!inserted) continue // the key was taken meanwhile, or the share id clashed: look again
-      if (inserted.value !== null)
-        await insertHistory(tx, {
-          status_id: inserted.id,
-          change_no: 1,
-          value: inserted.value,
-          at: inserted.created_at,
-          by_user_id: caller.userId,
-        })
-      await options.onWrite?.(tx, { status: toStatus(inserted), created: true })
-      return { row: inserted, created: true }
-    }
-    throw new Error(`could not create status after ${CREATE_ATTEMPTS} attempts`)
-  })
-  await announceWrite(deps, row)
+  const { row, created } = await announcedWrite(
+    deps,
+    async (tx) => {
+      for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
+        const existing = await findStatusByKeyForWrite(tx, caller.userId, key)
+        if (existing)
+          return {
+            row: await applyUpdate(tx, deps.plans, caller, existing, input, options),
+            created: false,
+          }
+        assertPreconditions(null, options)
+        const plan = planOf(deps.plans, caller.plan)
+        const name = input.name ?? defaultName(key)
+        assertPlanAllows(plan, input)
+        // one owner's creates take turns, so concurrent ones cannot all pass the plan's limit
+        await lockForTransaction(tx, `statusd:create:${caller.userId}`)
+        // created by a request this one waited for (PostgreSQL): update it, as SPEC §2 says,
+        // rather than count it against the limit (402)
+        if (await findStatusByKey(tx, caller.userId, key)) continue
+        assertUnderStatusLimit(plan, await countOwnedStatuses(tx, caller.userId))
+        const inserted = await insertStatusUnlessKeyTaken(
+          tx,
+          newStatusRow(caller, key, name, input),
+        )
+        if (!inserted) continue // the key was taken meanwhile, or the share id clashed: look again
+        if (inserted.value !== null)
+          await insertHistory(tx, {
+            status_id: inserted.id,
+            change_no: 1,
+            value: inserted.value,
+            at: inserted.created_at,
+            by_user_id: caller.userId,
+          })
+        await options.onWrite?.(tx, { status: toStatus(inserted), created: true })
+        return { row: inserted, created: true }
+      }
+      throw new Error(`could not create status after ${CREATE_ATTEMPTS} attempts`)
+    },
+    (result) => written(result.row),
+  )
   return { status: toStatus(row), created }
 }
 
@@ -320,16 +335,19 @@ export async function deleteStatusById(
   statusId: string,
   options: Pick<WriteOptions, 'ifMatch'> = {},
 ): Promise<void> {
-  const deleted = await writerOf(deps).run(async (tx) => {
-    const status = await findStatusByIdForWrite(tx, statusId)
-    const role = status ? await roleOn(tx, status, caller.userId) : null
-    const visible = assertVisible(status, role)
-    assertMayChange(role, 'delete')
-    assertPreconditions(visible, options)
-    if (!(await deleteStatusRow(tx, statusId))) throw notFound('Status not found')
-    return visible
-  })
-  await announceDelete(deps, deleted)
+  await announcedWrite(
+    deps,
+    async (tx) => {
+      const status = await findStatusByIdForWrite(tx, statusId)
+      const role = status ? await roleOn(tx, status, caller.userId) : null
+      const visible = assertVisible(status, role)
+      assertMayChange(role, 'delete')
+      assertPreconditions(visible, options)
+      if (!(await deleteStatusRow(tx, statusId))) throw notFound('Status not found')
+      return visible
+    },
+    deleted,
+  )
 }
 
 /** DELETE /v1/status-keys/:statusKey — the caller's own status with this key. */
@@ -340,14 +358,17 @@ export async function deleteStatusByKey(
   options: Pick<WriteOptions, 'ifMatch'> = {},
 ): Promise<void> {
   assertStatusKey(key)
-  const deleted = await writerOf(deps).run(async (tx) => {
-    const status = await findStatusByKeyForWrite(tx, caller.userId, key)
-    if (!status) throw notFound('Status not found')
-    assertPreconditions(status, options)
-    if (!(await deleteStatusRow(tx, status.id))) throw notFound('Status not found')
-    return status
-  })
-  await announceDelete(deps, deleted)
+  await announcedWrite(
+    deps,
+    async (tx) => {
+      const status = await findStatusByKeyForWrite(tx, caller.userId, key)
+      if (!status) throw notFound('Status not found')
+      assertPreconditions(status, options)
+      if (!(await deleteStatusRow(tx, status.id))) throw notFound('Status not found')
+      return status
+    },
+    deleted,
+  )
 }
 
 /**
