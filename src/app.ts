@@ -14,10 +14,12 @@ import type { EventBus } from './modules/events/event-bus.ts'
 import { shareEventsRoutes, statusEventsRoutes } from './modules/events/events.routes.ts'
 import { DEFAULT_SSE_OPTIONS, type SseOptions } from './modules/events/sse.ts'
 import { StatusFeeds } from './modules/events/status-feeds.ts'
+import { StreamKeys } from './modules/events/stream-keys.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
 import { historyRoutes } from './modules/history/history.routes.ts'
 import { KeyCache } from './modules/keys/key-cache.ts'
 import { apiKeyRoutes } from './modules/keys/keys.routes.ts'
+import { authenticateHash } from './modules/keys/keys.service.ts'
 import { planOf } from './modules/plans/plan-of.ts'
 import type { Plans } from './modules/plans/plans.ts'
 import { shareRoutes } from './modules/sharing/share.routes.ts'
@@ -166,8 +168,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const sse: SseOptions = { ...DEFAULT_SSE_OPTIONS, ...deps.sse }
   const feeds = new StatusFeeds({ db: database.db, plans, events, log: app.log })
   events.onResync?.(() => feeds.refreshAll())
+  const streamKeys = new StreamKeys({
+    check: (hash) => authenticateHash(database.db, hash, keyCache),
+    // as long as a request trusts a key it has looked up
+    intervalMs: keyCache.ttlMs,
+    onError: (err) =>
+      app.log.warn({ err }, 'live updates: could not check the keys of open streams'),
+  })
   // note: open event streams would keep close() waiting for ever; end them first
-  app.addHook('preClose', async () => feeds.closeAll())
+  app.addHook('preClose', async () => {
+    streamKeys.close()
+    feeds.closeAll()
+  })
   app.addHook('onClose', () => events.close())
   const services = { db: database.db, plans, events, writer: database.writer }
 
@@ -198,11 +210,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       errorResponseBuilder: (_request, context) => rateLimited(Math.ceil(context.ttl / 1000)),
     })
     await v1.register(userRoutes)
-    await v1.register(apiKeyRoutes, { db: database.db, keyCache })
+    await v1.register(apiKeyRoutes, { db: database.db, keyCache, streamKeys })
     await v1.register(statusRoutes, { deps: services, publicUrl })
     await v1.register(sharingRoutes, { deps: services, publicUrl })
     await v1.register(historyRoutes, { deps: services, publicUrl })
-    await v1.register(statusEventsRoutes, { db: database.db, feeds, sse })
+    await v1.register(statusEventsRoutes, { db: database.db, feeds, sse, streamKeys })
   })
 
   // Public views of public statuses: outside the /v1 scope above, so no API key is asked for.

@@ -2,8 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB, User } from '../db/database.ts'
 import { notVerified, unauthorized } from '../lib/errors.ts'
+import { hashApiKey } from '../lib/ids.ts'
 import type { KeyCache } from '../modules/keys/key-cache.ts'
-import { authenticate } from '../modules/keys/keys.service.ts'
+import { authenticateHash } from '../modules/keys/keys.service.ts'
 import { type AuthLevel, authLevelOf } from '../modules/users/users.service.ts'
 
 export const API_KEY_HEADER = 'service-api-key'
@@ -12,6 +13,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated user; set by the auth hook on every /v1 route. */
     user: User
+    /** The API key the request was authenticated with: its id and hash (never the secret). */
+    apiKey: { id: string; hash: string }
   }
   interface FastifyContextConfig {
     /** The level a route needs; `verified` unless it says otherwise (SPEC §3). */
@@ -39,9 +42,11 @@ export function authHook(db: Kysely<DB>, cache?: KeyCache) {
     const secret = presentedKey(request)
     if (secret === undefined) throw unauthorized()
     if (secret.length > MAX_KEY_LENGTH) throw unauthorized('API key is not valid')
-    const found = await authenticate(db, secret, cache)
+    const hash = hashApiKey(secret)
+    const found = await authenticateHash(db, hash, cache)
     if (!found) throw unauthorized('API key is not valid, revoked or expired')
     request.user = found.user
+    request.apiKey = { id: found.keyId, hash }
     const needed = request.routeOptions.config.authLevel ?? 'verified'
     if (needed === 'verified' && authLevelOf(found.user) !== 'verified') throw notVerified()
   }

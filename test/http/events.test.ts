@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import net, { type AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
+import { sql } from 'kysely'
 import {
   type EventBus,
   InProcessEventBus,
@@ -199,6 +200,77 @@ describe('SPEC §6 Server-Sent Events over a real socket', () => {
       assert.deepEqual(JSON.parse(last.data), { reason: 'notVisible' })
       await client.ended
       await waitUntil(() => bus.listenerCount(s.id) === 0, 'the stream is cleaned up')
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('SPEC §3 a revoked key is refused: a stream opened with it ends at once when revoked through this instance (event: unavailable, unauthorized)', async () => {
+    const { t, base } = await liveApp()
+    try {
+      const { owner } = await makeCast(t)
+      const s = await createStatus(t, owner, 'revoked-stream', { value: 'ON' })
+      const made = (await t.request(owner, 'POST', '/v1/user/api-keys', {})).json()
+      const url = `${base}/v1/status/${s.id}/events`
+      const doomed = await SseTestClient.connect(url, { 'service-api-key': made.key })
+      const kept = await SseTestClient.connect(url, { 'service-api-key': owner.key })
+      const first = statusEvent(await doomed.nextEvent())
+      statusEvent(await kept.nextEvent())
+      const revoked = await t.request(owner, 'DELETE', `/v1/user/api-keys/${made.id}`)
+      assert.equal(revoked.statusCode, 204)
+      const end = await doomed.nextEvent()
+      assert.equal(end.event, 'unavailable')
+      assert.deepEqual(JSON.parse(end.data), { reason: 'unauthorized' })
+      assert.equal(end.id, undefined, 'no id: the client keeps the version it had')
+      await doomed.ended
+      // the user's other key keeps its stream
+      await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'OFF' })
+      const e = statusEvent(await kept.nextEvent())
+      assert.deepEqual([e.id, e.body.value], [first.id + 1, 'OFF'])
+      kept.close()
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('SPEC §3 a key revoked or expired elsewhere, or a user no longer verified, ends the streams within AUTH_CACHE_SECONDS', async () => {
+    const bus = new InProcessEventBus()
+    const t = await makeApp({
+      deps: { events: bus, sse: { heartbeatMs: 50 }, keyCacheTtlMs: 1_000 },
+    })
+    try {
+      await t.app.listen({ port: 0, host: '127.0.0.1' })
+      const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+      const { owner, subscriber } = await makeCast(t)
+      const s = await createStatus(t, owner, 'elsewhere', { value: 'ON', accessType: 'public' })
+      const url = `${base}/v1/status/${s.id}/events`
+      const keys = [
+        (await t.request(owner, 'POST', '/v1/user/api-keys', {})).json(),
+        (await t.request(owner, 'POST', '/v1/user/api-keys', {})).json(),
+      ]
+      const revokedElsewhere = await SseTestClient.connect(url, { 'service-api-key': keys[0].key })
+      const expired = await SseTestClient.connect(url, { 'service-api-key': keys[1].key })
+      const unverified = await SseTestClient.connect(url, { 'service-api-key': subscriber.key })
+      for (const client of [revokedElsewhere, expired, unverified]) await client.nextEvent()
+      // as the CLI or another instance would: straight in the database, this instance unaware
+      const db = t.database.db
+      await sql`update api_keys set revoked_at = ${new Date().toISOString()} where id = ${keys[0].id}`.execute(
+        db,
+      )
+      await sql`update api_keys set expires_at = ${new Date().toISOString()} where id = ${keys[1].id}`.execute(
+        db,
+      )
+      await sql`update users set verified = 0 where id = ${subscriber.id}`.execute(db)
+      for (const [client, reason] of [
+        [revokedElsewhere, 'unauthorized'],
+        [expired, 'unauthorized'],
+        [unverified, 'notVerified'],
+      ] as const) {
+        const end = await client.nextEvent()
+        assert.equal(end.event, 'unavailable')
+        assert.deepEqual(JSON.parse(end.data), { reason })
+        await client.ended
+      }
     } finally {
       await t.close()
     }

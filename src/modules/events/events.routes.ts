@@ -11,11 +11,14 @@ import { accessById } from '../sharing/sharing.service.ts'
 import { StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
 import { parseLastEventId, ResponseSink, SSE_HEADERS, type SseOptions, SseStream } from './sse.ts'
 import type { StatusFeeds, Viewer } from './status-feeds.ts'
+import type { StreamKeys } from './stream-keys.ts'
 
 export interface EventsRouteOptions {
   db: Kysely<DB>
   feeds: StatusFeeds
   sse: SseOptions
+  /** Where an authenticated stream is watched until its key stops working. */
+  streamKeys?: StreamKeys
 }
 
 const EVENT_STREAM_RESPONSE = {
@@ -65,7 +68,7 @@ function openStream(
 /** `GET /v1/status/:statusId/events` — authenticated; whoever may GET the status (SPEC §6). */
 export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = async (
   app,
-  { db, feeds, sse },
+  { db, feeds, sse, streamKeys },
 ) => {
   app.get(
     '/v1/status/:statusId/events',
@@ -73,7 +76,7 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
       schema: {
         summary: 'Live updates of a status you may see (Server-Sent Events)',
         description:
-          'Starts with the current state unless `Last-Event-ID` names the current version; then one `status` event per write (value, setting). Event ids are the status version: they grow with every write.',
+          'Starts with the current state unless `Last-Event-ID` names the current version; then one `status` event per write (value, setting). Event ids are the status version: they grow with every write. The stream ends with `event: unavailable` when the status is deleted or hidden from you (`deleted`, `notVisible`), or when the API key it was opened with stops working (`unauthorized`: revoked, expired or rotated away; within `AUTH_CACHE_SECONDS`, at once when revoked through this instance) or your user is no longer verified (`notVerified`).',
         tags: ['live updates'],
         security: [{ apiKey: [] }, { bearer: [] }],
         params: StatusIdParamsSchema,
@@ -90,6 +93,8 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
         'cache-control': `${API_RESPONSE_HEADERS['cache-control']}, no-transform`,
       })
       if (stream === null) return reply
+      // the stream lasts only as long as its key works (and its user stays verified)
+      streamKeys?.track(request.apiKey.hash, request.apiKey.id, stream)
       await feeds.attach(
         status.id,
         stream,

@@ -5,6 +5,7 @@ import type { DB } from '../../db/database.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { validationError } from '../../lib/errors.ts'
 import { BODY_OPTIONAL, Timestamp } from '../../lib/schema.ts'
+import type { StreamKeys } from '../events/stream-keys.ts'
 import { UserInputError } from '../users/users.service.ts'
 import type { KeyCache } from './key-cache.ts'
 import {
@@ -71,7 +72,9 @@ const config = { authLevel: 'authenticated' as const }
 export const apiKeyRoutes: FastifyPluginAsyncTypebox<{
   db: Kysely<DB>
   keyCache: KeyCache
-}> = async (app, { db, keyCache }) => {
+  /** Open event streams by key: a key revoked here ends its streams at once. */
+  streamKeys?: StreamKeys
+}> = async (app, { db, keyCache, streamKeys }) => {
   app.get(
     '/v1/user/api-keys',
     {
@@ -136,6 +139,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       await revokeOwnKey(db, request.user.id, request.params.keyId)
       keyCache.forgetKey(request.params.keyId)
+      streamKeys?.endKey(request.params.keyId)
       return reply.code(204).send(null)
     },
   )
@@ -169,6 +173,8 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{
       )
       // the old key is revoked or now expires: a cached copy must not outlive that
       keyCache.forgetKey(request.params.keyId)
+      // revoked at once: so are its streams (an expiring one's end with their periodic check)
+      if (key.replaced.revokedAt !== null) streamKeys?.endKey(request.params.keyId)
       return reply.code(201).header('location', `/v1/user/api-keys/${key.id}`).send(key)
     },
   )

@@ -88,12 +88,18 @@ export async function revokeKey(db: Kysely<DB>, keyId: string): Promise<ApiKeyVi
 }
 
 /** The user behind a presented secret, when the key is known, unrevoked and unexpired. */
-export async function authenticate(
+export const authenticate = (
   db: Kysely<DB>,
   secret: string,
   cache?: KeyCache,
+): Promise<{ user: User; keyId: string } | null> => authenticateHash(db, hashApiKey(secret), cache)
+
+/** As `authenticate`, for a key known by its hash (an open event stream's, looked up again). */
+export async function authenticateHash(
+  db: Kysely<DB>,
+  hash: string,
+  cache?: KeyCache,
 ): Promise<{ user: User; keyId: string } | null> {
-  const hash = hashApiKey(secret)
   const cached = cache?.get(hash)
   if (cached) return { user: cached.user, keyId: cached.keyId }
   const found = await findActiveKeyByHash(db, hash, nowIso())
