@@ -74,6 +74,15 @@ export function runScenarios(
         if (s.expectStatus >= 400) {
           assert.equal(typeof parsed?.message, 'string', 'error body has a message')
           assert.equal(typeof parsed?.requestId, 'string', 'error body has a requestId')
+          // SPEC §5: exactly { message, errorCode, errors?, requestId }, the id the header names
+          assert.equal(parsed?.requestId, res.headers['x-request-id'], 'requestId is x-request-id')
+          assert.deepEqual(
+            Object.keys(parsed ?? {})
+              .filter((k) => k !== 'errors')
+              .sort(),
+            ['errorCode', 'message', 'requestId'],
+            'the error body has the fields of SPEC §5 and no others',
+          )
           if (s.expectErrorCode) assert.equal(parsed?.errorCode, s.expectErrorCode)
         }
         await s.expect?.(parsed, ctx, res)

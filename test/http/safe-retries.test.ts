@@ -41,7 +41,91 @@ runScenarios('SPEC §7 ETag and If-Match', withOneStatus, [
     method: 'GET',
     url: '/v1/status/{statusId}',
     expectStatus: 200,
-    expect: (_body, ctx, res) => assert.equal(res.headers.etag, ctx.vars.etag),
+    expect: async (_body, ctx, res) => {
+      assert.equal(res.headers.etag, ctx.vars.etag)
+      const owner = ctx.users.owner ?? null
+      const etagOf = async (
+        method: 'GET' | 'HEAD' | 'PATCH' | 'POST',
+        url: string,
+        body?: unknown,
+        headers?: Record<string, string>,
+      ) => {
+        const r = await ctx.t.request(owner, method, url, body, headers)
+        assert.ok(r.statusCode < 400, `${method} ${url}: ${r.statusCode} ${r.body}`)
+        assert.match(
+          String(r.headers.etag),
+          /^"[^"]+"$/,
+          `${method} ${url} (${r.statusCode}) has an ETag`,
+        )
+        // the tag names the Status it came with (304 and HEAD: the current one)
+        const current = await ctx.t.request(owner, 'GET', '/v1/status-keys/room-4')
+        if (r.statusCode !== 201 || url.endsWith('room-4'))
+          assert.equal(r.headers.etag, current.headers.etag, `${method} ${url}: the current tag`)
+        return String(r.headers.etag)
+      }
+      await etagOf('GET', '/v1/status-keys/room-4')
+      await etagOf(
+        'HEAD',
+        '/v1/status/{statusId}'.replace('{statusId}', ctx.vars.statusId as string),
+      )
+      await etagOf('GET', `/v1/status/${ctx.vars.statusId}`, undefined, {
+        'if-none-match': ctx.vars.etag as string,
+      })
+      await etagOf('PATCH', `/v1/status/${ctx.vars.statusId}`, { value: 'A' })
+      await etagOf('POST', '/v1/status-keys/room-4', { value: 'B' })
+      const created = await ctx.t.request(
+        owner,
+        'POST',
+        '/v1/status-keys/room-5',
+        { value: 'C' },
+        { 'idempotency-key': 'etag-1' },
+      )
+      assert.equal(created.statusCode, 201)
+      assert.match(String(created.headers.etag), /^"[^"]+"$/, 'a 201 has an ETag')
+      const replayed = await ctx.t.request(
+        owner,
+        'POST',
+        '/v1/status-keys/room-5',
+        { value: 'C' },
+        { 'idempotency-key': 'etag-1' },
+      )
+      assert.equal(replayed.headers['idempotent-replayed'], 'true')
+      assert.equal(
+        replayed.headers.etag,
+        created.headers.etag,
+        "a replay has the first answer's ETag",
+      )
+    },
+  },
+  {
+    name: 'If-Match with the current ETag lets POST by key through',
+    method: 'POST',
+    url: '/v1/status-keys/room-4',
+    body: { value: 'FREE' },
+    headers: { 'if-match': '{etag}' },
+    expectStatus: 200,
+    expect: async (_body, ctx) => assert.equal((await readBack(ctx)).value, 'FREE'),
+  },
+  {
+    name: 'If-Match is honoured on DELETE by key: a stale tag is 412, the current one deletes',
+    method: 'DELETE',
+    url: '/v1/status-keys/room-4',
+    headers: { 'if-match': '"stale"' },
+    expectStatus: 412,
+    expectErrorCode: 'preconditionFailed',
+    expect: async (_body, ctx) => {
+      assert.equal((await readBack(ctx)).value, 'OCCUPIED')
+      const deleted = await ctx.t.request(
+        ctx.users.owner ?? null,
+        'DELETE',
+        '/v1/status-keys/room-4',
+        undefined,
+        {
+          'if-match': ctx.vars.etag as string,
+        },
+      )
+      assert.equal(deleted.statusCode, 204)
+    },
   },
   {
     name: 'If-Match with the current ETag lets the PATCH through',

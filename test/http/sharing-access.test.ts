@@ -138,6 +138,61 @@ const STATUS: Record<AccessType, Record<Who, { read: number; value: number }>> =
   },
 }
 
+/** Deleting a status, and changing a setting, per role: the owner's alone (SPEC §3). */
+const OWNER_ONLY: Record<AccessType, Record<Who, number>> = {
+  public: { owner: 204, updater: 403, subscriber: 403, stranger: 403, anonymous: 401 },
+  private: { owner: 204, updater: 403, subscriber: 403, stranger: 404, anonymous: 401 },
+}
+
+function ownerOnlyScenarios(): Scenario[] {
+  const scenarios: Scenario[] = []
+  for (const accessType of ACCESS_TYPES)
+    for (const who of WHO) {
+      const code = OWNER_ONLY[accessType][who]
+      const as = who === 'anonymous' ? null : who
+      const stillThere = async (ctx: ScenarioContext) => {
+        const res = await ctx.t.request(
+          ctx.users.owner ?? null,
+          'GET',
+          `/v1/status/${ctx.vars[`${accessType}_owner`]}`,
+        )
+        if (code === 204) assert.equal(res.statusCode, 404, 'deleted')
+        else assert.equal(res.json().value, 'FIRST', 'not deleted')
+      }
+      scenarios.push(
+        {
+          name: `delete: ${who} on a ${accessType} status → ${code}`,
+          as,
+          method: 'DELETE',
+          url: `/v1/status/{${accessType}_owner}`,
+          expectStatus: code,
+          ...(code === 403 && { expectErrorCode: 'forbidden' }),
+          ...(code === 404 && { expectErrorCode: 'notFound' }),
+          expect: (_body, ctx) => stillThere(ctx),
+        },
+        {
+          name: `change a setting (colorNo): ${who} on a ${accessType} status → ${code === 204 ? 200 : code}`,
+          as,
+          method: 'PATCH',
+          url: `/v1/status/{${accessType}_owner}`,
+          body: { colorNo: 5 },
+          expectStatus: code === 204 ? 200 : code,
+          ...(code === 403 && { expectErrorCode: 'forbidden' }),
+          ...(code === 404 && { expectErrorCode: 'notFound' }),
+          expect: async (_body, ctx) => {
+            const res = await ctx.t.request(
+              ctx.users.owner ?? null,
+              'GET',
+              `/v1/status/${ctx.vars[`${accessType}_owner`]}`,
+            )
+            assert.equal(res.json().colorNo, code === 204 ? 5 : 1)
+          },
+        },
+      )
+    }
+  return scenarios
+}
+
 function statusScenarios(): Scenario[] {
   const scenarios: Scenario[] = []
   for (const accessType of ACCESS_TYPES)
@@ -182,6 +237,7 @@ function statusScenarios(): Scenario[] {
 
 runScenarios('SPEC §3 roles: reading and changing a status', world, [
   ...statusScenarios(),
+  ...ownerOnlyScenarios(),
   {
     name: 'an updater may set only value: a name change → 403 forbidden',
     as: 'updater',
