@@ -1,10 +1,10 @@
 // The benchmark rig (`npm run bench`): seeds a dataset, then in interleaved rounds drives
-// statusd (PATCH by id, POST by key) and two peers kept in bench/peers/ with wrk, 32
+// statusd (PATCH by id, POST by key) and three peers kept in bench/peers/ with wrk, 32
 // connections, and prints + appends to docs/performance.md the medians: req/s, p50, p99,
 // peak RSS and the ratio to raw node:http, with the machine and date. Also measures cold
 // start to /readyz. BENCH_DATABASE_URL=postgres://… adds statusd on PostgreSQL.
 //   node bench/run.ts [--rounds 3] [--duration 10] [--connections 32] [--statuses 10000]
-//                     [--only raw,naive,statusd-patch,statusd-post] [--no-write]
+//                     [--only raw,naive,lean,statusd-patch,statusd-post] [--no-write]
 import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -77,6 +77,16 @@ const targets: Target[] = (
       engine: 'sqlite',
       start: (port, dbFile) => ({
         args: [join(ROOT, 'bench/peers/naive-express.ts')],
+        env: { PORT: String(port), DATABASE_URL: `sqlite:${dbFile}` },
+      }),
+    },
+    {
+      name: 'lean',
+      label: 'lean Fastify + better-sqlite3, group commit + fdatasync (the floor of the write)',
+      mode: 'patch',
+      engine: 'sqlite',
+      start: (port, dbFile) => ({
+        args: [join(ROOT, 'bench/peers/lean-fastify.ts')],
         env: { PORT: String(port), DATABASE_URL: `sqlite:${dbFile}` },
       }),
     },
