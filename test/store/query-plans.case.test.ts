@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import SQLite from 'better-sqlite3'
 import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
-import type { DB } from '../../src/db/database.ts'
+import type { DB, StatusRow } from '../../src/db/database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 import { listHistory, pruneHistory } from '../../src/modules/history/history.repository.ts'
 import {
@@ -13,6 +13,7 @@ import {
 } from '../../src/modules/statuses/statuses.repository.ts'
 import { freshDatabase, TEST_ENGINE, type TestDatabase } from '../helpers/engine.ts'
 import { onEngine } from '../helpers/store.ts'
+import { statusRow } from './fixtures.ts'
 
 // The hot paths must stay index searches at any size (docs/performance.md, "Scale"): a page
 // deep in a list of a million statuses, a page deep in a long history, and a value update's
@@ -147,7 +148,8 @@ describe(onEngine('query plans of the hot paths'), () => {
   it('a value update reads, updates and prunes through primary keys, pruning only expired entries', async () => {
     const statements = await store.plansOf(async (db) => {
       await findStatusById(db, 'status')
-      await updateStatusRow(db, 'status', { value: 'ON' }, true)
+      const current = { ...statusRow('owner', { id: 'status' }), version: 1 } as StatusRow
+      await updateStatusRow(db, current, { value: 'ON' }, true)
       await pruneHistory(db, 'status', '2030-01-01T00:00:00.000Z', 90)
     })
     assert.equal(statements.length, 3)

@@ -69,14 +69,52 @@ describe(onEngine('statuses store'), () => {
 
   it('a value update moves the counter in the same statement; other updates do not', async () => {
     const row = statusRow(await owner(), { change_count: 1 })
-    await insertStatusUnlessKeyTaken(store().db, row)
-    const counted = await updateStatusRow(store().db, row.id, { value: 'OFF' }, true)
+    const inserted = await insertStatusUnlessKeyTaken(store().db, row)
+    assert.ok(inserted)
+    const counted = await updateStatusRow(store().db, inserted, { value: 'OFF' }, true)
     assert.equal(counted?.change_count, 2)
     assert.equal(counted?.value, 'OFF')
-    const plain = await updateStatusRow(store().db, row.id, { color_no: 3 }, false)
+    assert.ok(counted)
+    const plain = await updateStatusRow(store().db, counted, { color_no: 3 }, false)
     assert.equal(plain?.change_count, 2)
     assert.equal(plain?.color_no, 3)
-    assert.equal(await updateStatusRow(store().db, 'nope', { color_no: 3 }, true), undefined)
+    assert.equal(
+      await updateStatusRow(store().db, { ...inserted, id: 'nope' }, { color_no: 3 }, true),
+      undefined,
+    )
+  })
+
+  it('an update returns the row as stored, to the type, without reading it back', async () => {
+    const inserted = await insertStatusUnlessKeyTaken(store().db, statusRow(await owner()))
+    assert.ok(inserted)
+    let current = inserted
+    const changes = [
+      {
+        value: 'ON',
+        value_updated_at: '2026-11-25T10:00:00.000Z',
+        updated_at: '2026-11-25T10:00:00.000Z',
+      },
+      {
+        name: 'Renamed',
+        color_no: 7,
+        access_type: 'public',
+        updated_at: '2026-11-25T10:00:01.000Z',
+      },
+      {
+        value: null,
+        description: 'd',
+        access_type_history: 'public',
+        updated_at: '2026-11-25T10:00:02.000Z',
+      },
+    ]
+    for (const change of changes) {
+      const returned = await updateStatusRow(store().db, current, change, 'value' in change)
+      assert.deepEqual(returned, await findStatusById(store().db, inserted.id))
+      assert.ok(returned)
+      current = returned
+    }
+    assert.equal(current.version, Number(inserted.version) + changes.length)
+    assert.equal(current.change_count, Number(inserted.change_count) + 2)
   })
 
   it('history rows are unique per status and change number', async () => {

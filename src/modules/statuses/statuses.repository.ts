@@ -1,4 +1,4 @@
-import { type Kysely, PostgresAdapter } from 'kysely'
+import { type Kysely, PostgresAdapter, type UpdateResult } from 'kysely'
 import type {
   DB,
   Db,
@@ -78,13 +78,19 @@ export const insertStatusUnlessKeyTaken = (
     .executeTakeFirst()
 
 /**
- * Applies changes to a status; with `countValueChange` the change counter moves in the same
- * statement, so concurrent updates are all counted on every engine. The version moves on
- * every update, value or not (it numbers the status's events).
+ * Applies changes to `current`, a status read for writing in this transaction
+ * (`findStatusBy…ForWrite`); with `countValueChange` the change counter moves too. The version
+ * moves on every update, value or not (it numbers the status's events). Returns the row as it
+ * now stands, or undefined when the status is gone.
+ *
+ * note: the new row is `current` with the changes applied, not read back (`returning *`):
+ * nothing can change the row between that read and this write (SQLite writes one transaction
+ * at a time; PostgreSQL's read holds `FOR UPDATE`), and building the returned row cost more
+ * than the update itself (docs/performance.md, "No needless reads").
  */
 export async function updateStatusRow(
   db: Db,
-  id: string,
+  current: StatusRow,
   changes: StatusRowUpdate,
   countValueChange: boolean,
 ): Promise<StatusRow | undefined> {
@@ -100,17 +106,24 @@ export async function updateStatusRow(
           version: eb('version', '+', 1),
           ...(countValueChange && { change_count: eb('change_count', '+', 1) }),
         }))
-        .where('id', '=', p(WHERE_ID) as string)
-        .returningAll(),
+        .where('id', '=', p(WHERE_ID) as string),
     )
     updateShapes.set(shape, update)
   }
-  return (await update(db, { ...changes, [WHERE_ID]: id })).rows[0]
+  const result = await update(db, { ...changes, [WHERE_ID]: current.id })
+  // a concurrent delete between the read and this write: the status is gone
+  if (!result.numAffectedRows) return undefined
+  return {
+    ...current,
+    ...(changes as Partial<StatusRow>),
+    version: Number(current.version) + 1,
+    change_count: Number(current.change_count) + (countValueChange ? 1 : 0),
+  }
 }
 
 // One prepared update per set of changed columns: at most 2^(updatable columns), in practice
 // a handful (a value; a value and a name; …).
-const updateShapes = new Map<string, PreparedQuery<Record<string, unknown>, StatusRow>>()
+const updateShapes = new Map<string, PreparedQuery<Record<string, unknown>, UpdateResult>>()
 const WHERE_ID = ' id' // not a column name, so it cannot clash with a change
 
 const historyInsert = prepareQuery<NewHistoryRow, never>((db, p) =>

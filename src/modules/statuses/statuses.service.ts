@@ -152,7 +152,7 @@ async function applyUpdate(
   })
   const now = nowIso()
   const valueChanged = input.value !== undefined
-  const updated = await updateStatusRow(tx, status.id, toRowChanges(input, now), valueChanged)
+  const updated = await updateStatusRow(tx, status, toRowChanges(input, now), valueChanged)
   // a concurrent delete between our read and write: the status is gone
   if (!updated) throw notFound('Status not found')
   if (valueChanged) {
