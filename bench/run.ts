@@ -1,8 +1,9 @@
 // The benchmark rig (`npm run bench`): seeds a dataset, then in interleaved rounds drives
 // statusd (PATCH by id, POST by key) and three peers kept in bench/peers/ with wrk, 32
 // connections, and prints + appends to docs/performance.md the medians: req/s, p50, p99,
-// peak RSS and the ratio to raw node:http, with the machine and date. Also measures cold
-// start to /readyz. BENCH_DATABASE_URL=postgres://… adds statusd on PostgreSQL.
+// peak RSS and the ratios to raw node:http, the naive peer and the lean one, with the
+// machine and date. Also measures cold start to /readyz. BENCH_DATABASE_URL=postgres://…
+// adds statusd on PostgreSQL.
 //   node bench/run.ts [--rounds 3] [--duration 10] [--connections 32] [--statuses 10000]
 //                     [--only raw,naive,lean,statusd-patch,statusd-post] [--no-write]
 import { spawn } from 'node:child_process'
@@ -218,6 +219,8 @@ function report(samples: Map<string, Sample[]>, coldStartMs: number) {
   const rawRps = raw ? median(raw.map((s) => s.rps)) : null
   const naive = samples.get('naive')
   const naiveRps = naive ? median(naive.map((s) => s.rps)) : null
+  const lean = samples.get('lean')
+  const leanRps = lean ? median(lean.map((s) => s.rps)) : null
   const rows = targets
     .filter((t) => samples.has(t.name))
     .map((t) => {
@@ -226,15 +229,15 @@ function report(samples: Map<string, Sample[]>, coldStartMs: number) {
       const bad = s.reduce((n, x) => n + x.non2xx + x.socketErrors, 0)
       const wal = s.flatMap((x) => (x.walMb === undefined ? [] : [x.walMb]))
       const walCell = wal.length ? `${Math.max(...wal).toFixed(0)} MB` : '–'
-      return `| ${t.label} | ${rps.toFixed(0)} | ${rawRps ? (rps / rawRps).toFixed(2) : '–'} | ${naiveRps ? (rps / naiveRps).toFixed(1) : '–'} | ${median(s.map((x) => x.p50ms)).toFixed(2)} ms | ${median(s.map((x) => x.p99ms)).toFixed(2)} ms | ${Math.max(...s.map((x) => x.rssMb)).toFixed(0)} MB | ${median(s.map((x) => x.cpuUsPerRequest)).toFixed(0)} µs | ${walCell} | ${bad} |`
+      return `| ${t.label} | ${rps.toFixed(0)} | ${rawRps ? (rps / rawRps).toFixed(2) : '–'} | ${naiveRps ? (rps / naiveRps).toFixed(1) : '–'} | ${leanRps ? (rps / leanRps).toFixed(2) : '–'} | ${median(s.map((x) => x.p50ms)).toFixed(2)} ms | ${median(s.map((x) => x.p99ms)).toFixed(2)} ms | ${Math.max(...s.map((x) => x.rssMb)).toFixed(0)} MB | ${median(s.map((x) => x.cpuUsPerRequest)).toFixed(0)} µs | ${walCell} | ${bad} |`
     })
   const section = [
     resultHeading(),
     '',
     `\`npm run bench -- --rounds ${ROUNDS} --duration ${DURATION} --connections ${CONNECTIONS} --statuses ${values.statuses}\`: wrk -t1 -c${CONNECTIONS} -d${DURATION}s, \`{"value":"80%"}\` rotating over ${values.statuses} statuses of one key; medians of ${ROUNDS} interleaved rounds (peak RSS: the highest; CPU: the server process's user + system time, all threads, per answered request; log: the largest SQLite \`-wal\` file at the end of a run).`,
     '',
-    '| target | req/s | × raw | × naive | p50 | p99 | peak RSS | CPU per request | log | errors |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| target | req/s | × raw | × naive | × lean | p50 | p99 | peak RSS | CPU per request | log | errors |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     `Cold start to \`/readyz\` 200 (median of 5, ${values.statuses} statuses): ${coldStartMs.toFixed(0)} ms.`,
