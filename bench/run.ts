@@ -214,6 +214,45 @@ async function main() {
 
 const pgData = {} as Awaited<ReturnType<typeof seed>>
 
+/**
+ * The goals of issue 5 this run measures, for statusd's PATCH by id on SQLite: each with
+ * the run's figure and whether it is met. Empty when that target did not run.
+ */
+function goalLines(
+  patch: Sample[] | undefined,
+  ratios: { raw: number | null; naive: number | null },
+  coldStartMs: number,
+): string[] {
+  if (!patch) return []
+  const rps = median(patch.map((x) => x.rps))
+  const p99 = median(patch.map((x) => x.p99ms))
+  const rss = Math.max(...patch.map((x) => x.rssMb))
+  const line = (goal: string, figure: string, met: boolean | null) =>
+    `- ${goal}: ${figure} (${met === null ? 'not measured' : met ? 'met' : 'not met'})`
+  return [
+    'Goals (statusd PATCH by id, SQLite):',
+    '',
+    line(
+      'PATCH ≥ 0.5 × raw node:http',
+      ratios.raw ? `${(rps / ratios.raw).toFixed(2)} ×` : 'raw did not run',
+      ratios.raw ? rps / ratios.raw >= 0.5 : null,
+    ),
+    line(
+      'PATCH ≥ 6 × the naive peer',
+      ratios.naive ? `${(rps / ratios.naive).toFixed(1)} ×` : 'naive did not run',
+      ratios.naive ? rps / ratios.naive >= 6 : null,
+    ),
+    line(
+      'p99 ≤ 5 ms at 32 connections',
+      `${p99.toFixed(2)} ms`,
+      CONNECTIONS === 32 ? p99 <= 5 : null,
+    ),
+    line('peak RSS ≤ 150 MB', `${rss.toFixed(0)} MB`, rss <= 150),
+    line('cold start to /readyz ≤ 300 ms', `${coldStartMs.toFixed(0)} ms`, coldStartMs <= 300),
+    '',
+  ]
+}
+
 function report(samples: Map<string, Sample[]>, coldStartMs: number) {
   const raw = samples.get('raw')
   const rawRps = raw ? median(raw.map((s) => s.rps)) : null
@@ -242,6 +281,7 @@ function report(samples: Map<string, Sample[]>, coldStartMs: number) {
     '',
     `Cold start to \`/readyz\` 200 (median of 5, ${values.statuses} statuses): ${coldStartMs.toFixed(0)} ms.`,
     '',
+    ...goalLines(samples.get('statusd-patch'), { raw: rawRps, naive: naiveRps }, coldStartMs),
   ].join('\n')
   process.stdout.write(`\n${section}\n`)
   if (!values['no-write']) appendToPerformance(section)

@@ -4,8 +4,9 @@
 // committed and its log fdatasync'ed, the log checkpointed (RESTART) every 16 batches as the
 // checkpoint thread would. Prints the CPU time per write (user and system: the log's page
 // writes, the fsyncs and the checkpoint's copy are system time) and the wall time of each
-// step. docs/performance.md, "The floor of the write".
-//   node bench/storage.ts [--statuses 10000] [--batch 12] [--writes 24000] [--rounds 3]
+// step. With --returning the update reads its row back (`returning *`), as statusd's did
+// until 2026-11-25. docs/performance.md, "The floor of the write".
+//   node bench/storage.ts [--statuses 10000] [--batch 12] [--writes 24000] [--rounds 3] [--returning]
 import { copyFileSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,6 +20,7 @@ const { values } = parseArgs({
     batch: { type: 'string', default: '12' },
     writes: { type: 'string', default: '24000' },
     rounds: { type: 'string', default: '3' },
+    returning: { type: 'boolean', default: false },
   },
 })
 const BATCH = Number(values.batch)
@@ -37,7 +39,7 @@ try {
   db.pragma('foreign_keys = ON')
   const read = db.prepare('select * from statuses where id = ?')
   const update = db.prepare(
-    'update statuses set value = ?, value_updated_at = ?, updated_at = ?, version = version + 1, change_count = change_count + 1 where id = ?',
+    `update statuses set value = ?, value_updated_at = ?, updated_at = ?, version = version + 1, change_count = change_count + 1 where id = ?${values.returning ? ' returning *' : ''}`,
   )
   const addHistory = db.prepare(
     'insert into status_history (status_id, change_no, value, at, by_user_id) values (?, ?, ?, ?, ?)',
@@ -58,7 +60,8 @@ try {
         const id = ids[(next++ * 7919) % ids.length] as string
         const now = new Date().toISOString()
         const row = read.get(id) as { change_count: number }
-        update.run('80%', now, now, id)
+        if (values.returning) update.get('80%', now, now, id)
+        else update.run('80%', now, now, id)
         addHistory.run(id, row.change_count + 1, '80%', now, data.userId)
       }
       const t1 = performance.now()
@@ -83,7 +86,7 @@ try {
 
   run(Math.min(WRITES, 2400)) // warm-up: the page cache, the log's first pages
   console.log(
-    `storage floor: ${values.statuses} statuses, batches of ${BATCH}, ${WRITES} writes a round`,
+    `storage floor: ${values.statuses} statuses, batches of ${BATCH}, ${WRITES} writes a round${values.returning ? ', the update read back' : ''}`,
   )
   for (let round = 0; round < Number(values.rounds); round++) run(WRITES)
   db.close()
