@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import { fdatasync, openSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import Fastify from 'fastify'
+import type { StatusRow } from '../../src/db/database.ts'
 
 const file = (process.env.DATABASE_URL ?? '').replace(/^sqlite:/, '')
 const db = new Database(file)
@@ -29,22 +30,6 @@ const addHistory = db.prepare(
 const begin = db.prepare('begin immediate')
 const commit = db.prepare('commit')
 const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)')
-
-interface Row {
-  id: string
-  share_id: string
-  owner_id: string
-  status_key: string | null
-  name: string
-  type: string
-  access_type: string
-  description: string
-  color_no: number
-  access_type_user_list: string
-  access_type_history: string
-  change_count: number
-  created_at: string
-}
 
 /** One write: runs inside a batch's transaction, answers once the batch is durable. */
 interface Unit {
@@ -139,7 +124,7 @@ app.patch(
       let status: Record<string, unknown> | null = null
       enqueue({
         run() {
-          const row = read.get(id) as Row | undefined
+          const row = read.get(id) as StatusRow | undefined
           if (!row || row.owner_id !== owner) return
           const now = new Date().toISOString()
           update.run(value, now, now, id)
