@@ -1,8 +1,9 @@
 // The storage floor (`npm run bench:storage`): what statusd's durable write costs SQLite
 // alone, in process, with no HTTP and no JavaScript of statusd's: per PATCH one read of the
 // status, one update and one history row, in batches sharing a transaction, each batch
-// committed and its log fdatasync'ed, the log checkpointed (RESTART) every 16 batches as the
-// checkpoint thread would. Prints the CPU time per write (user and system: the log's page
+// committed and its log fdatasync'ed, the log copied into the database and started over
+// every 16 batches (statusd's checkpoint thread copies it every 512 writes and starts it
+// over at 64 MiB). Prints the CPU time per write (user and system: the log's page
 // writes, the fsyncs and the checkpoint's copy are system time) and the wall time of each
 // step. With --returning the update reads its row back (`returning *`), as statusd's did
 // until 2026-11-25. docs/performance.md, "The floor of the write".
