@@ -59,38 +59,27 @@ const statusd = (mode: 'patch' | 'post', databaseUrl?: string): Target => ({
   start: (port, dbFile) => statusdCommand(port, databaseUrl ?? `sqlite:${dbFile}`),
 })
 
+/** A peer in bench/peers/, PATCH by id on its own copy of the dataset (raw ignores it). */
+const peer = (name: string, label: string, script: string): Target => ({
+  name,
+  label,
+  mode: 'patch',
+  engine: 'sqlite',
+  start: (port, dbFile) => ({
+    args: [join(ROOT, 'bench/peers', script)],
+    env: { PORT: String(port), DATABASE_URL: `sqlite:${dbFile}` },
+  }),
+})
+
 const targets: Target[] = (
   [
-    {
-      name: 'raw',
-      label: 'raw node:http, constant JSON (ceiling)',
-      mode: 'patch',
-      engine: 'sqlite',
-      start: (port) => ({
-        args: [join(ROOT, 'bench/peers/raw-http.ts')],
-        env: { PORT: String(port) },
-      }),
-    },
-    {
-      name: 'naive',
-      label: 'naive Express 5 + better-sqlite3',
-      mode: 'patch',
-      engine: 'sqlite',
-      start: (port, dbFile) => ({
-        args: [join(ROOT, 'bench/peers/naive-express.ts')],
-        env: { PORT: String(port), DATABASE_URL: `sqlite:${dbFile}` },
-      }),
-    },
-    {
-      name: 'lean',
-      label: 'lean Fastify + better-sqlite3, group commit + fdatasync (the floor of the write)',
-      mode: 'patch',
-      engine: 'sqlite',
-      start: (port, dbFile) => ({
-        args: [join(ROOT, 'bench/peers/lean-fastify.ts')],
-        env: { PORT: String(port), DATABASE_URL: `sqlite:${dbFile}` },
-      }),
-    },
+    peer('raw', 'raw node:http, constant JSON (ceiling)', 'raw-http.ts'),
+    peer('naive', 'naive Express 5 + better-sqlite3', 'naive-express.ts'),
+    peer(
+      'lean',
+      'lean Fastify + better-sqlite3, group commit + fdatasync (the floor of the write)',
+      'lean-fastify.ts',
+    ),
     statusd('patch'),
     statusd('post'),
     ...(process.env.BENCH_DATABASE_URL
