@@ -1,4 +1,4 @@
-import { Type } from 'typebox'
+import { Type } from './type.ts'
 
 /** SPEC §5's error body. */
 export const ErrorSchema = Type.Object(

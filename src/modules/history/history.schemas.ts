@@ -1,5 +1,6 @@
-import { type Static, Type } from 'typebox'
+import type { Static } from 'typebox'
 import { Timestamp } from '../../lib/schema.ts'
+import { Type } from '../../lib/type.ts'
 
 /** One value update (SPEC §6). */
 export const HistoryEntrySchema = Type.Object(

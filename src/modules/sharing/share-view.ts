@@ -1,7 +1,8 @@
 import { LinkifyIt } from 'linkify-it'
-import { type Static, Type } from 'typebox'
+import type { Static } from 'typebox'
 import type { StatusRow } from '../../db/database.ts'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
+import { Type } from '../../lib/type.ts'
 import type { Plan } from '../plans/plans.ts'
 
 // note: the same detector and options as the plan rule that gates links in descriptions
