@@ -67,6 +67,10 @@ describe('schema builders without TypeBox at run time (src/lib/type.ts, cold sta
     assert.throws(() => Type.Literal(bad), /Invalid Literal value/)
   })
 
+  it('a Record keyed by anything but Type.String() is refused, not built wrong', () => {
+    assert.throws(() => Type.Record(Type.Integer(), Type.Boolean()), /Type\.String\(\) keys only/)
+  })
+
   const child = (...args: string[]) =>
     JSON.parse(
       execFileSync(
