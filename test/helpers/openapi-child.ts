@@ -10,12 +10,13 @@ const swap = process.argv.includes('--typebox')
 const shim = `data:text/javascript,${encodeURIComponent("export { Type } from 'typebox'")}`
 module.registerHooks({
   resolve(specifier, context, next) {
-    if (swap && specifier.endsWith('/lib/type.ts')) return { url: shim, shortCircuit: true }
     // note: the shim is a data: URL, which cannot resolve a package by itself
     const result = next(
       specifier,
       context.parentURL?.startsWith('data:') ? { ...context, parentURL: import.meta.url } : context,
     )
+    // every import of src/lib/type.ts, whatever its specifier ('./type.ts', '../../lib/type.ts')
+    if (swap && result.url.endsWith('/src/lib/type.ts')) return { url: shim, shortCircuit: true }
     if (result.url.includes('/node_modules/typebox/')) typeboxModules.push(result.url)
     return result
   },
