@@ -1,4 +1,4 @@
-import { Type } from './type.ts'
+import { Type } from 'typebox'
 
 /** SPEC §5's error body. */
 export const ErrorSchema = Type.Object(

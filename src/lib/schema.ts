@@ -1,4 +1,4 @@
-import { Type } from './type.ts'
+import { Type } from 'typebox'
 
 /** A string enum rendered as `{ type: 'string', enum }`: clean validation errors and OpenAPI. */
 export const StringEnum = <const T extends readonly string[]>(values: T, options: object = {}) =>

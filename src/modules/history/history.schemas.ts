@@ -1,6 +1,6 @@
 import type { Static } from 'typebox'
 import { Timestamp } from '../../lib/schema.ts'
-import { Type } from '../../lib/type.ts'
+import { Type } from 'typebox'
 
 /** One value update (SPEC §6). */
 export const HistoryEntrySchema = Type.Object(

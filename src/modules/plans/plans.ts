@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { Ajv, type ErrorObject } from 'ajv'
 import type { Static } from 'typebox'
-import { Type } from '../../lib/type.ts'
+import { Type } from 'typebox'
 
 const Limit = (maximum: number) => Type.Union([Type.Integer({ minimum: 0, maximum }), Type.Null()])
 /** The most days of history a plan may keep short of forever (null): about 2 700 years. */

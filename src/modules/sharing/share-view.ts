@@ -2,7 +2,7 @@ import { LinkifyIt } from 'linkify-it'
 import type { Static } from 'typebox'
 import type { StatusRow } from '../../db/database.ts'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
-import { Type } from '../../lib/type.ts'
+import { Type } from 'typebox'
 import type { Plan } from '../plans/plans.ts'
 
 // note: the same detector and options as the plan rule that gates links in descriptions

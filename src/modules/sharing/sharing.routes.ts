@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
-import { Type } from '../../lib/type.ts'
+import { Type } from 'typebox'
 import { ListQuerySchema, StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
 import {
   GrantBodySchema,

@@ -4,7 +4,7 @@ import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { emptyBody } from '../../lib/errors.ts'
 import { etagMatches, etagOf } from '../../lib/etag.ts'
-import { Type } from '../../lib/type.ts'
+import { Type } from 'typebox'
 import {
   parseIdempotencyKey,
   requestFingerprint,
