@@ -11,9 +11,9 @@ import { isPostgresUrl, sqlitePath } from '../src/db/create-db.ts'
 import type { DB } from '../src/db/database.ts'
 import type { Writer } from '../src/db/group-commit.ts'
 import { encodeCursor } from '../src/lib/cursor.ts'
-import { listStatusHistory } from '../src/modules/history/history.service.ts'
 import type { Plans } from '../src/modules/plans/plans.ts'
-import { accessById } from '../src/modules/sharing/sharing.service.ts'
+import { listStatusHistory } from '../src/modules/statuses/history.service.ts'
+import { accessById } from '../src/modules/statuses/sharing.service.ts'
 import { listOwned, updateStatusById } from '../src/modules/statuses/statuses.service.ts'
 
 export interface PlannedStatement {

@@ -32,9 +32,9 @@ import { parseArgs } from 'node:util'
 import SQLite from 'better-sqlite3'
 import { createDatabase } from '../src/db/create-db.ts'
 import { encodeCursor } from '../src/lib/cursor.ts'
-import { listStatusHistory } from '../src/modules/history/history.service.ts'
 import { loadPlansFile } from '../src/modules/plans/plans.ts'
-import { accessById } from '../src/modules/sharing/sharing.service.ts'
+import { listStatusHistory } from '../src/modules/statuses/history.service.ts'
+import { accessById } from '../src/modules/statuses/sharing.service.ts'
 import { listOwned, updateStatusById } from '../src/modules/statuses/statuses.service.ts'
 import {
   explainHotPaths,

@@ -1,6 +1,6 @@
-import type { HistoryEntry } from '../modules/history/history.schemas.ts'
-import type { DescriptionPart, ShareView } from '../modules/sharing/share-view.ts'
-import type { StatusUser } from '../modules/sharing/sharing.schemas.ts'
+import type { HistoryEntry } from '../modules/statuses/history.schemas.ts'
+import type { DescriptionPart, ShareView } from '../modules/statuses/share-view.ts'
+import type { StatusUser } from '../modules/statuses/sharing.schemas.ts'
 import { html, type SafeHtml } from './html.ts'
 
 /** URLs of the page's stylesheet and script (content-hashed, so they cache for good). */

@@ -4,14 +4,8 @@ import type { AddressInfo } from 'node:net'
 import { connect } from 'node:net'
 import { describe, it } from 'node:test'
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely'
+import { encodeEvent, type SseFrame, type SseSink, SseStream, sseFrame } from '../../src/lib/sse.ts'
 import { InProcessEventBus } from '../../src/modules/events/event-bus.ts'
-import {
-  encodeEvent,
-  type SseFrame,
-  type SseSink,
-  SseStream,
-  sseFrame,
-} from '../../src/modules/events/sse.ts'
 import { StatusFeeds, type Viewer } from '../../src/modules/events/status-feeds.ts'
 import { makeApp, TEST_PLANS, type TestApp, type TestUser } from '../helpers/app.ts'
 import { createStatus, grant, makeCast } from '../helpers/sharing.ts'

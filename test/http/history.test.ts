@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { PUBLIC_PAGE_SIZE } from '../../src/modules/sharing/share.routes.ts'
+import { PUBLIC_PAGE_SIZE } from '../../src/modules/statuses/share.routes.ts'
 import { MAX_PAGE_SIZE } from '../../src/modules/statuses/statuses.schemas.ts'
 import { makeApp } from '../helpers/app.ts'
 import { createStatus, makeCast } from '../helpers/sharing.ts'

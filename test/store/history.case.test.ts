@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { pruneHistory } from '../../src/modules/history/history.repository.ts'
+import { pruneHistory } from '../../src/modules/statuses/history.repository.ts'
 import {
   insertHistory,
   insertStatusUnlessKeyTaken,

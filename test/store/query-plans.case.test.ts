@@ -5,7 +5,7 @@ import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kyse
 import pg from 'pg'
 import type { DB, StatusRow } from '../../src/db/database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
-import { listHistory, pruneHistory } from '../../src/modules/history/history.repository.ts'
+import { listHistory, pruneHistory } from '../../src/modules/statuses/history.repository.ts'
 import {
   findStatusById,
   listOwnedStatuses,

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
 import { describe, it } from 'node:test'
-import { InProcessEventBus, type StatusChange } from '../../src/modules/events/event-bus.ts'
 import {
   encodeEvent,
   parseLastEventId,
@@ -9,7 +8,8 @@ import {
   type SseSink,
   SseStream,
   sseFrame,
-} from '../../src/modules/events/sse.ts'
+} from '../../src/lib/sse.ts'
+import { InProcessEventBus, type StatusChange } from '../../src/modules/events/event-bus.ts'
 
 /** A response that never drains: what a client that stopped reading looks like to us. */
 class StuckSink extends EventEmitter implements SseSink {

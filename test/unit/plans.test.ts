@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { ApiError } from '../../src/lib/errors.ts'
-import { retentionCutoff } from '../../src/modules/history/history.service.ts'
 import { planOf } from '../../src/modules/plans/plan-of.ts'
 import { assertPlanAllows, containsLink } from '../../src/modules/plans/plan-rules.ts'
 import {
@@ -14,6 +13,7 @@ import {
   type Plan,
   type Plans,
 } from '../../src/modules/plans/plans.ts'
+import { retentionCutoff } from '../../src/modules/statuses/history.service.ts'
 
 // SPEC §4's plan rules as pure functions: link detection, the feature gates, the plan the
 // first user gets, and the operator's plans file.

@@ -4,12 +4,17 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/database.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
-import { API_RESPONSE_HEADERS } from '../../lib/response-headers.ts'
-import { publicStatus, publicViewHeaders } from '../sharing/share.routes.ts'
-import { ShareIdParamsSchema } from '../sharing/sharing.schemas.ts'
-import { accessById } from '../sharing/sharing.service.ts'
+import { API_RESPONSE_HEADERS, publicViewHeaders } from '../../lib/response-headers.ts'
+import {
+  parseLastEventId,
+  ResponseSink,
+  SSE_HEADERS,
+  type SseOptions,
+  SseStream,
+} from '../../lib/sse.ts'
+import { ShareIdParamsSchema } from '../statuses/sharing.schemas.ts'
+import { accessById, publicStatus } from '../statuses/sharing.service.ts'
 import { StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
-import { parseLastEventId, ResponseSink, SSE_HEADERS, type SseOptions, SseStream } from './sse.ts'
 import type { StatusFeeds, Viewer } from './status-feeds.ts'
 import type { StreamKeys } from './stream-keys.ts'
 

@@ -1,14 +1,14 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB, StatusRow } from '../../db/database.ts'
-import { ownerPlanOf } from '../history/history.service.ts'
+import { encodeEvent, type SseFrame, type SseStream } from '../../lib/sse.ts'
 import type { Plans } from '../plans/plans.ts'
-import { toShareView } from '../sharing/share-view.ts'
-import { roleHolderIds } from '../sharing/sharing.repository.ts'
+import { ownerPlanOf } from '../statuses/history.service.ts'
+import { toShareView } from '../statuses/share-view.ts'
+import { roleHolderIds } from '../statuses/sharing.repository.ts'
 import { findStatusById } from '../statuses/statuses.repository.ts'
 import { toStatus } from '../statuses/statuses.service.ts'
 import type { EventBus, StatusChange } from './event-bus.ts'
-import { encodeEvent, type SseFrame, type SseStream } from './sse.ts'
 
 /** Who watches: an anonymous share-page viewer, or an authenticated user. */
 export type Viewer = { kind: 'share' } | { kind: 'user'; userId: string }

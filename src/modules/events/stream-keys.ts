@@ -1,6 +1,6 @@
 import type { User } from '../../db/database.ts'
+import { SseFrame, type SseStream } from '../../lib/sse.ts'
 import { authLevelOf } from '../users/users.service.ts'
-import { SseFrame, type SseStream } from './sse.ts'
 
 /** Why a stream's key no longer lets it see anything: sent as `event: unavailable`. */
 export type KeyEndReason = 'unauthorized' | 'notVerified'

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
 import { ErrorSchema } from '../../lib/error-schema.ts'
 import { unavailable } from '../../lib/errors.ts'
-import { Type } from 'typebox'
 
 /** Liveness and readiness probes for process supervisors and load balancers. */
 export const healthRoutes: FastifyPluginAsyncTypebox<{ ping: () => Promise<boolean> }> = async (

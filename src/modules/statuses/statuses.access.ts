@@ -1,6 +1,6 @@
 import type { Db, StatusRow } from '../../db/database.ts'
 import { forbidden, notFound } from '../../lib/errors.ts'
-import { findRole } from '../sharing/sharing.repository.ts'
+import { findRole } from './sharing.repository.ts'
 import type { AccessLevel, StatusInput } from './statuses.schemas.ts'
 
 /** What a user may be to a status: its owner, or a granted updater or subscriber (SPEC §3). */

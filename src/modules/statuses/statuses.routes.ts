@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { emptyBody } from '../../lib/errors.ts'
 import { etagMatches, etagOf } from '../../lib/etag.ts'
-import { Type } from 'typebox'
 import {
   parseIdempotencyKey,
   requestFingerprint,

@@ -1,6 +1,6 @@
 import type { Static } from 'typebox'
-import { StringEnum, Timestamp } from '../../lib/schema.ts'
 import { Type } from 'typebox'
+import { StringEnum, Timestamp } from '../../lib/schema.ts'
 
 export const ACCESS_TYPES = ['public', 'private'] as const
 export const ACCESS_LEVELS = ['public', 'private', 'owner'] as const

@@ -13,10 +13,10 @@ import { etagMatches, etagOf } from '../../lib/etag.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
 import { creationIso, nowIso } from '../../lib/time.ts'
 import { announcedWrite, type EventBus, type StatusChange } from '../events/event-bus.ts'
-import { pruneExpiredHistory } from '../history/history.service.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
 import type { Plans } from '../plans/plans.ts'
+import { pruneExpiredHistory } from './history.service.ts'
 import { assertMayChange, assertVisible, roleOn } from './statuses.access.ts'
 import {
   countOwnedStatuses,

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { StringEnum } from '../../lib/schema.ts'
-import { Type } from 'typebox'
 import { authLevelOf } from './users.service.ts'
 
 export const CheckAuthSchema = Type.Object({

@@ -1,8 +1,8 @@
 import { LinkifyIt } from 'linkify-it'
 import type { Static } from 'typebox'
+import { Type } from 'typebox'
 import type { StatusRow } from '../../db/database.ts'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
-import { Type } from 'typebox'
 import type { Plan } from '../plans/plans.ts'
 
 // note: the same detector and options as the plan rule that gates links in descriptions

@@ -1,6 +1,6 @@
 import type { Static } from 'typebox'
-import { Timestamp } from '../../lib/schema.ts'
 import { Type } from 'typebox'
+import { Timestamp } from '../../lib/schema.ts'
 
 /** One value update (SPEC §6). */
 export const HistoryEntrySchema = Type.Object(

@@ -1,6 +1,6 @@
 import type { Static } from 'typebox'
-import { StringEnum } from '../../lib/schema.ts'
 import { Type } from 'typebox'
+import { StringEnum } from '../../lib/schema.ts'
 
 export const GRANTABLE_ROLES = ['updater', 'subscriber'] as const
 export const ROLES = ['owner', ...GRANTABLE_ROLES] as const

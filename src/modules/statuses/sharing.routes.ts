@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
-import { Type } from 'typebox'
-import { ListQuerySchema, StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
 import {
   GrantBodySchema,
   StatusUserParamsSchema,
@@ -19,6 +18,7 @@ import {
   subscribe,
   unsubscribe,
 } from './sharing.service.ts'
+import { ListQuerySchema, StatusIdParamsSchema } from './statuses.schemas.ts'
 
 const tags = ['sharing']
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }]

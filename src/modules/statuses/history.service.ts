@@ -3,11 +3,11 @@ import type { DB, Db, StatusRow } from '../../db/database.ts'
 import { cursorNotIssued, decodeCursor, type Page, toPage } from '../../lib/cursor.ts'
 import { planOf } from '../plans/plan-of.ts'
 import type { Plan, Plans } from '../plans/plans.ts'
-import { assertMayReadDetail, mayReadDetail, type Role } from '../statuses/statuses.access.ts'
-import type { AccessLevel } from '../statuses/statuses.schemas.ts'
 import { findUserById } from '../users/users.repository.ts'
 import { type HistoryRow, listHistory, pruneHistory } from './history.repository.ts'
 import type { HistoryEntry } from './history.schemas.ts'
+import { assertMayReadDetail, mayReadDetail, type Role } from './statuses.access.ts'
+import type { AccessLevel } from './statuses.schemas.ts'
 
 const DAY_MS = 24 * 60 * 60 * 1000
 

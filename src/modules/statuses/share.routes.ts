@@ -1,42 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import type { Db, StatusRow } from '../../db/database.ts'
+import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
-import { notFound } from '../../lib/errors.ts'
-import { Type } from 'typebox'
-import { HistoryEntrySchema } from '../history/history.schemas.ts'
-import { listStatusHistory, ownerPlanOf } from '../history/history.service.ts'
-import { ListQuerySchema } from '../statuses/statuses.schemas.ts'
+import { publicViewHeaders } from '../../lib/response-headers.ts'
+import { HistoryEntrySchema } from './history.schemas.ts'
+import { listStatusHistory, ownerPlanOf } from './history.service.ts'
 import { ShareViewSchema, toShareView } from './share-view.ts'
-import { findStatusByShareId } from './sharing.repository.ts'
 import { ShareIdParamsSchema, StatusUserSchema } from './sharing.schemas.ts'
-import { listStatusUsers, type SharingDeps } from './sharing.service.ts'
-
-/** The public status with this share id; private and unknown are the same 404. */
-export async function publicStatus(db: Db, shareId: string): Promise<StatusRow> {
-  const status = await findStatusByShareId(db, shareId)
-  // 404 for private too: a share id must not reveal that a private status exists
-  if (status?.access_type !== 'public') throw notFound('Status not found')
-  return status
-}
+import { listStatusUsers, publicStatus, type SharingDeps } from './sharing.service.ts'
+import { ListQuerySchema } from './statuses.schemas.ts'
 
 const tags = ['public']
-
-/**
- * onSend hook of the anonymous `/v1/share/…` routes, errors included: public data for any page
- * to embed (no credentials are involved), and always revalidated.
- */
-export function publicViewHeaders(
-  _request: FastifyRequest,
-  reply: FastifyReply,
-  _payload: unknown,
-  done: HookHandlerDoneFunction,
-): void {
-  reply.header('access-control-allow-origin', '*')
-  if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-cache')
-  done()
-}
 
 /**
  * The page size of the public lists when the request names none. Anyone may ask, without a

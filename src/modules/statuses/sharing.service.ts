@@ -6,19 +6,11 @@ import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
 import { creationIso } from '../../lib/time.ts'
 import { announcedWrite, type EventBus, type StatusChange } from '../events/event-bus.ts'
 import type { Plans } from '../plans/plans.ts'
-import {
-  assertMayReadDetail,
-  assertVisible,
-  type Role,
-  roleOn,
-} from '../statuses/statuses.access.ts'
-import { findStatusById, findStatusByIdForWrite } from '../statuses/statuses.repository.ts'
-import type { AccessLevel } from '../statuses/statuses.schemas.ts'
-import type { Caller } from '../statuses/statuses.service.ts'
 import { findUserById } from '../users/users.repository.ts'
 import {
   deleteRole,
   findRole,
+  findStatusByShareId,
   type GrantedRole,
   insertRoleUnlessPresent,
   listRoleHolders,
@@ -27,6 +19,10 @@ import {
   upsertRole,
 } from './sharing.repository.ts'
 import type { StatusUser, Subscription } from './sharing.schemas.ts'
+import { assertMayReadDetail, assertVisible, type Role, roleOn } from './statuses.access.ts'
+import { findStatusById, findStatusByIdForWrite } from './statuses.repository.ts'
+import type { AccessLevel } from './statuses.schemas.ts'
+import type { Caller } from './statuses.service.ts'
 
 export interface SharingDeps {
   db: Kysely<DB>
@@ -59,6 +55,14 @@ export async function accessById(
   const status = await (forWrite ? findStatusByIdForWrite : findStatusById)(db, statusId)
   const role = status ? await roleOn(db, status, caller?.userId ?? null) : null
   return { status: assertVisible(status, role), role }
+}
+
+/** The public status with this share id; private and unknown are the same 404. */
+export async function publicStatus(db: Db, shareId: string): Promise<StatusRow> {
+  const status = await findStatusByShareId(db, shareId)
+  // 404 for private too: a share id must not reveal that a private status exists
+  if (status?.access_type !== 'public') throw notFound('Status not found')
+  return status
 }
 
 /**

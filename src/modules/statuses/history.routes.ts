@@ -1,15 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
-import { Type } from 'typebox'
-import { accessById } from '../sharing/sharing.service.ts'
-import {
-  ListQuerySchema,
-  MAX_PAGE_SIZE,
-  StatusIdParamsSchema,
-} from '../statuses/statuses.schemas.ts'
 import { HistoryEntrySchema } from './history.schemas.ts'
 import { type HistoryDeps, listStatusHistory } from './history.service.ts'
+import { accessById } from './sharing.service.ts'
+import { ListQuerySchema, MAX_PAGE_SIZE, StatusIdParamsSchema } from './statuses.schemas.ts'
 
 /** GET /v1/status/:statusId/history (SPEC §6). */
 export const historyRoutes: FastifyPluginAsyncTypebox<{
