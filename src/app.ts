@@ -5,6 +5,7 @@ import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Database } from './db/create-db.ts'
+import { type Clock, systemClock } from './lib/clock.ts'
 import { rateLimited, validationError } from './lib/errors.ts'
 import { API_KEY_PREFIX } from './lib/ids.ts'
 import { LazySchemas } from './lib/lazy-schemas.ts'
@@ -61,6 +62,8 @@ export interface AppDeps {
   sse?: Partial<SseOptions>
   /** Overrides of SERVER_TIMEOUTS (tests shorten them). */
   timeouts?: Partial<ServerTimeouts>
+  /** Where the key cache reads the time; tests pass a clock they move by hand. */
+  clock?: Clock
 }
 
 // Bodies are validated strictly: no coercion ("3" is not 3), no defaults filled in, nothing
@@ -87,7 +90,10 @@ const KEY_LIKE = new RegExp(`${API_KEY_PREFIX}|[A-Za-z0-9]{40}`, 'i')
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { database, plans } = deps
   const publicUrl = deps.publicUrl ?? null
-  const keyCache = new KeyCache({ ttlMs: deps.keyCacheTtlMs ?? 5_000 })
+  const keyCache = new KeyCache({
+    ttlMs: deps.keyCacheTtlMs ?? 5_000,
+    clock: deps.clock ?? systemClock,
+  })
   const timeouts = { ...SERVER_TIMEOUTS, ...deps.timeouts }
   const schemas = new LazySchemas({ body: bodyAjv, query: queryAjv })
   const app = Fastify({

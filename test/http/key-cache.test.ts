@@ -3,6 +3,7 @@ import { test } from 'node:test'
 import { KeyCache } from '../../src/modules/keys/key-cache.ts'
 import { revokeKey } from '../../src/modules/keys/keys.service.ts'
 import { makeApp } from '../helpers/app.ts'
+import { testClock } from '../helpers/clock.ts'
 
 // Issue 5: authenticated keys are cached on the hot path; revocation through the API
 // invalidates at once, a change made elsewhere shows within the cache's TTL.
@@ -33,12 +34,15 @@ test('key cache: a revocation made elsewhere (the CLI) shows once the TTL has pa
   } finally {
     await t.close()
   }
-  const fresh = await makeApp({ keyCacheTtlMs: 1 })
+  const clock = testClock()
+  const fresh = await makeApp({ keyCacheTtlMs: 60_000, deps: { clock } })
   try {
     const owner = await fresh.user()
     const keyId = (await fresh.request(owner, 'GET', '/v1/user/api-keys')).json()[0].id
     await revokeKey(fresh.database.db, keyId)
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    clock.advance(59_999)
+    assert.equal((await fresh.request(owner, 'GET', '/v1/checkAuth')).statusCode, 200)
+    clock.advance(1)
     assert.equal((await fresh.request(owner, 'GET', '/v1/checkAuth')).statusCode, 401)
   } finally {
     await fresh.close()
@@ -46,18 +50,26 @@ test('key cache: a revocation made elsewhere (the CLI) shows once the TTL has pa
 })
 
 test('key cache: entries expire with the TTL and with the key itself; the size is bounded', () => {
-  const cache = new KeyCache({ ttlMs: 1000, max: 2 })
+  const clock = testClock(0)
+  const cache = new KeyCache({ ttlMs: 1000, max: 2, clock })
   const user = { id: 'u', name: 'u', email: null, plan: 'free', verified: 1, created_at: '' }
-  cache.set('h1', { user, keyId: 'k1', expiresAt: null }, 0)
-  assert.ok(cache.get('h1', 999))
-  assert.equal(cache.get('h1', 1000), undefined, 'past the TTL')
-  cache.set('h2', { user, keyId: 'k2', expiresAt: 500 }, 0)
-  assert.equal(cache.get('h2', 500), undefined, 'past the key expiry')
-  cache.set('a', { user, keyId: 'a', expiresAt: null }, 0)
-  cache.set('b', { user, keyId: 'b', expiresAt: null }, 0)
-  cache.set('c', { user, keyId: 'c', expiresAt: null }, 0)
-  assert.equal(cache.get('a', 1), undefined, 'the oldest entry made room')
-  assert.ok(cache.get('c', 1))
+  cache.set('h1', { user, keyId: 'k1', expiresAt: null })
+  clock.advance(999)
+  assert.ok(cache.get('h1'))
+  clock.advance(1)
+  assert.equal(cache.get('h1'), undefined, 'past the TTL')
+  // cached at 1000 for a key that expires at 1500, before the TTL would end it
+  cache.set('h2', { user, keyId: 'k2', expiresAt: 1500 })
+  clock.advance(499)
+  assert.ok(cache.get('h2'))
+  clock.advance(1)
+  assert.equal(cache.get('h2'), undefined, 'past the key expiry')
+  cache.set('a', { user, keyId: 'a', expiresAt: null })
+  cache.set('b', { user, keyId: 'b', expiresAt: null })
+  cache.set('c', { user, keyId: 'c', expiresAt: null })
+  clock.advance(1)
+  assert.equal(cache.get('a'), undefined, 'the oldest entry made room')
+  assert.ok(cache.get('c'))
   cache.forgetKey('c')
-  assert.equal(cache.get('c', 1), undefined)
+  assert.equal(cache.get('c'), undefined)
 })

@@ -1,4 +1,5 @@
 import type { User } from '../../db/database.ts'
+import { type Clock, systemClock } from '../../lib/clock.ts'
 
 interface Entry {
   user: User
@@ -16,15 +17,22 @@ interface Entry {
  */
 export class KeyCache {
   readonly #entries = new Map<string, Entry>()
+  readonly #clock: Clock
   readonly ttlMs: number
   readonly max: number
 
-  constructor({ ttlMs = 5_000, max = 10_000 } = {}) {
+  constructor({
+    ttlMs = 5_000,
+    max = 10_000,
+    clock = systemClock,
+  }: { ttlMs?: number; max?: number; clock?: Clock } = {}) {
     this.ttlMs = ttlMs
     this.max = max
+    this.#clock = clock
   }
 
-  get(hash: string, now = Date.now()): Entry | undefined {
+  get(hash: string): Entry | undefined {
+    const now = this.#clock.now()
     const entry = this.#entries.get(hash)
     if (!entry) return undefined
     if (
@@ -37,8 +45,9 @@ export class KeyCache {
     return entry
   }
 
-  set(hash: string, entry: Omit<Entry, 'cachedAt'>, now = Date.now()): void {
+  set(hash: string, entry: Omit<Entry, 'cachedAt'>): void {
     if (this.ttlMs <= 0) return
+    const now = this.#clock.now()
     if (!this.#entries.has(hash) && this.#entries.size >= this.max)
       this.#entries.delete(this.#entries.keys().next().value as string)
     this.#entries.set(hash, { ...entry, cachedAt: now })
