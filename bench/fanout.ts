@@ -1,6 +1,6 @@
-// Fan-out bench (issue 5): N concurrent SSE subscribers of one public status on one
+// Fan-out bench: N concurrent SSE subscribers of one public status on one
 // instance; after each PATCH, how long until every subscriber has the new value, measured
-// from the PATCH response. Prints p50/p99/max and appends to docs/performance.md.
+// from the PATCH response. Prints p50/p99/max and writes the run to bench/results/.
 //   node bench/fanout.ts [--subscribers 10000] [--updates 5] [--no-write] [--server DIR]
 //
 // Method. statusd runs as its own process (`statusd serve`, SQLite); the subscribers are
@@ -20,12 +20,13 @@
 // not the server, was the bottleneck. `--server DIR` runs another checkout's statusd against
 // the same client (for before/after comparisons).
 import { type ChildProcess, spawn } from 'node:child_process'
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
-import { cpus, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
+import { type FanoutResult, runInfo, writeResult } from './results.ts'
 import { startFlags } from './rig.ts'
 import { seed } from './seed.ts'
 
@@ -272,10 +273,26 @@ async function main() {
       await new Promise((r) => setTimeout(r, 500))
     }
     for (const s of subscribers) s.socket.destroy()
-    const line = `Fan-out (\`node bench/fanout.ts --subscribers ${N} --updates ${UPDATES}\`, ${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}): ${N} SSE subscribers of one public status on one instance; after each of ${UPDATES} PATCHes, delivery measured from the PATCH response: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms; ${missing} deliveries missing.`
-    process.stdout.write(`${line}\n`)
-    if (!values['no-write'] && !values.server)
-      appendFileSync(join(ROOT, 'docs/performance.md'), `\n${line}\n`)
+    const round1 = (n: number) => Number(n.toFixed(1))
+    const result: FanoutResult = {
+      ...runInfo(
+        SERVER_ROOT,
+        `npm run bench:fanout -- --subscribers ${N} --updates ${UPDATES}`,
+        `${N} SSE subscribers of one public status on one instance; after each of ${UPDATES} PATCHes, delivery measured from the PATCH response`,
+      ),
+      kind: 'fanout',
+      engine: 'sqlite',
+      params: { subscribers: N, updates: UPDATES },
+      p50Ms: round1(percentile(latencies, 50)),
+      p99Ms: round1(percentile(latencies, 99)),
+      maxMs: round1(Math.max(...latencies)),
+      missing,
+    }
+    process.stdout.write(
+      `fan-out, ${N} subscribers, ${UPDATES} updates: p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, max ${result.maxMs} ms; ${missing} deliveries missing\n`,
+    )
+    // note: a run against another checkout (--server) is a comparison, not a result of this one
+    if (!values['no-write'] && !values.server) writeResult(result)
   } finally {
     server?.kill('SIGTERM')
     rmSync(dir, { recursive: true, force: true })

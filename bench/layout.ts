@@ -11,7 +11,7 @@
 //     rolled back: p50 and p99 of the database work in process, no HTTP.
 //   node bench/layout.ts [--table history|statuses] [--dir /tmp/statusd-layout]
 //                        [--statuses 1000000] [--history 10] [--samples 2000] [--no-write]
-// The result is printed and appended to docs/performance.md (not with --no-write).
+// The result is printed and written to bench/results/ (not with --no-write).
 // A seed.db already in --dir (from bench/seed.ts, of any layout) is reused.
 import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -27,7 +27,8 @@ import { listHistory } from '../src/modules/statuses/history.repository.ts'
 import { listOwnedStatuses } from '../src/modules/statuses/statuses.repository.ts'
 import { updateStatusById } from '../src/modules/statuses/statuses.service.ts'
 import { rollbackWriter } from './query-plans.ts'
-import { appendToPerformance, PLANS_FILE, resultHeading } from './rig.ts'
+import { type LayoutResult, runInfo, writeResult } from './results.ts'
+import { PLANS_FILE, ROOT } from './rig.ts'
 import { seed } from './seed.ts'
 
 const { values } = parseArgs({
@@ -191,15 +192,44 @@ const rows = layouts.map(
   (l, i) =>
     `| ${l.name} | ${usedMb[i]?.toFixed(0)} MB | ${at(reads[i] ?? [], 0.5).toFixed(0)} µs | ${at(reads[i] ?? [], 0.99).toFixed(0)} µs | ${at(listed[i] ?? [], 0.5).toFixed(0)} µs | ${at(listed[i] ?? [], 0.99).toFixed(0)} µs | ${at(writes[i] ?? [], 0.5).toFixed(0)} µs | ${at(writes[i] ?? [], 0.99).toFixed(0)} µs | ${frames[i]?.toFixed(2)} |`,
 )
+const command = `npm run bench:layout -- --table ${values.table} --statuses ${values.statuses} --history ${values.history} --samples ${SAMPLES}`
+const us = (sorted: number[] | undefined, q: number) => Math.round(at(sorted ?? [], q))
+const result: LayoutResult = {
+  ...runInfo(
+    ROOT,
+    command,
+    `${statusCount} statuses, ${historyRows} history rows (Zipf-skewed); ${SAMPLES} history pages (50 entries below ${TABLE === 'status_history' ? 'a random history row' : 'a random entry of a random status'}), ${SAMPLES} owned-status list pages (50 after a random status) and ${SAMPLES} PATCHes rolled back, alternating between the two files in one process; then ${committed.length} PATCHes committed one by one on each.`,
+  ),
+  kind: 'layout',
+  engine: 'sqlite',
+  params: {
+    table: values.table,
+    statuses: Number(values.statuses),
+    history: Number(values.history),
+    samples: SAMPLES,
+  },
+  migrationS: Number(upSeconds.toFixed(1)),
+  layouts: layouts.map((l, i) => ({
+    layout: i === 0 ? 'rowid' : 'clustered',
+    label: l.name,
+    databaseMb: Math.round(usedMb[i] ?? 0),
+    historyPageP50Us: us(reads[i], 0.5),
+    historyPageP99Us: us(reads[i], 0.99),
+    listPageP50Us: us(listed[i], 0.5),
+    listPageP99Us: us(listed[i], 0.99),
+    patchRolledBackP50Us: us(writes[i], 0.5),
+    patchRolledBackP99Us: us(writes[i], 0.99),
+    pagesLoggedPerPatch: Number(frames[i]?.toFixed(2)),
+  })),
+}
 const section = [
-  resultHeading(),
-  '',
-  `\`npm run bench:layout -- --table ${values.table} --statuses ${values.statuses} --history ${values.history} --samples ${SAMPLES}\`: ${statusCount} statuses, ${historyRows} history rows (Zipf-skewed); ${SAMPLES} history pages (50 entries below ${TABLE === 'status_history' ? 'a random history row' : 'a random entry of a random status'}), ${SAMPLES} owned-status list pages (50 after a random status) and ${SAMPLES} PATCHes rolled back, alternating between the two files in one process; then ${committed.length} PATCHes committed one by one on each. The migration took ${upSeconds.toFixed(1)} s.`,
+  command,
   '',
   `| ${TABLE} stored as | database (pages in use) | history page p50 | p99 | list page p50 | p99 | PATCH (rolled back) p50 | p99 | pages logged per committed PATCH |`,
   '|---|---|---|---|---|---|---|---|---|',
   ...rows,
   '',
+  `The migration took ${upSeconds.toFixed(1)} s.`,
 ].join('\n')
 process.stdout.write(`\n${section}\n`)
-if (!values['no-write']) appendToPerformance(section)
+if (!values['no-write']) writeResult(result)

@@ -1,15 +1,13 @@
 // What the benchmark scripts share: starting and stopping servers, driving them with wrk
-// (bench/wrk/statusd.lua), peak RSS, medians, the machine's description, and appending a
-// section to docs/performance.md.
+// (bench/wrk/statusd.lua), CPU time, peak RSS and medians. Results are written as data by
+// bench/results.ts.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { appendFileSync, readFileSync } from 'node:fs'
-import { cpus, totalmem } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 export const ROOT = new URL('..', import.meta.url).pathname
 export const WRK_SCRIPT = join(ROOT, 'bench/wrk/statusd.lua')
 export const PLANS_FILE = join(ROOT, 'bench/plans.json')
-export const PERFORMANCE_MD = join(ROOT, 'docs/performance.md')
 
 /** Exits with a hint when wrk is missing. */
 export function assertWrkInstalled(): void {
@@ -205,20 +203,4 @@ export const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b)
   const m = Math.floor(s.length / 2)
   return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2
-}
-
-/** `2 × AMD EPYC, 24 GiB, Node v24.…`: the machine a result was measured on. */
-export function machine(): string {
-  const cpu = cpus()[0]?.model ?? 'unknown CPU'
-  return `${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`
-}
-
-/** `### 2026-11-22 05:27 UTC — <machine>`: the heading of a result section. */
-export const resultHeading = (): string =>
-  `### ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC — ${machine()}`
-
-/** Appends a result section to docs/performance.md. */
-export function appendToPerformance(section: string): void {
-  appendFileSync(PERFORMANCE_MD, `\n${section}`)
-  console.error(`bench: appended to ${PERFORMANCE_MD}`)
 }

@@ -1,24 +1,25 @@
 // The benchmark rig (`npm run bench`): seeds a dataset, then in interleaved rounds drives
 // statusd (PATCH by id, POST by key) and three peers kept in bench/peers/ with wrk, 32
-// connections, and prints + appends to docs/performance.md the medians: req/s, p50, p99,
-// peak RSS and the ratios to raw node:http, the naive peer and the lean one, with the
-// machine and date. Also measures cold start to /readyz. BENCH_DATABASE_URL=postgres://…
-// adds statusd on PostgreSQL.
+// connections, and prints the medians: req/s, p50, p99, peak RSS, CPU per request and the
+// ratios to raw node:http, the naive peer and the lean one. Also measures cold start to
+// /readyz. The run is written to bench/results/ (bench/results.ts) and the chart of
+// docs/performance.md redrawn from all results (bench/chart.ts), unless --no-write.
+// BENCH_DATABASE_URL=postgres://… adds statusd on PostgreSQL.
 //   node bench/run.ts [--rounds 3] [--duration 10] [--connections 32] [--statuses 10000]
 //                     [--only raw,naive,lean,statusd-patch,statusd-post] [--no-write]
 import { spawn } from 'node:child_process'
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { CHART_FILE, renderChart } from './chart.ts'
+import { type RigResult, type RigTarget, readResults, runInfo, writeResult } from './results.ts'
 import {
-  appendToPerformance,
   assertWrkInstalled,
   cpuMicros,
   median,
   peakRssMb,
   ROOT,
-  resultHeading,
   runWrk,
   startServer,
   statusdCommand,
@@ -48,7 +49,8 @@ interface Target {
   /** Command and env to start the server on `port` with its own copy of the dataset. */
   start(port: number, dbFile: string): { args: string[]; env: Record<string, string> }
   mode: 'patch' | 'post'
-  engine: 'sqlite' | 'postgres'
+  /** The engine it writes to; null for the raw peer, which stores nothing. */
+  engine: 'sqlite' | 'postgres' | null
 }
 
 const statusd = (mode: 'patch' | 'post', databaseUrl?: string): Target => ({
@@ -64,7 +66,7 @@ const peer = (name: string, label: string, script: string): Target => ({
   name,
   label,
   mode: 'patch',
-  engine: 'sqlite',
+  engine: name === 'raw' ? null : 'sqlite',
   start: (port, dbFile) => ({
     args: [join(ROOT, 'bench/peers', script)],
     env: { PORT: String(port), DATABASE_URL: `sqlite:${dbFile}` },
@@ -203,77 +205,75 @@ async function main() {
 
 const pgData = {} as Awaited<ReturnType<typeof seed>>
 
-/**
- * The goals of issue 5 this run measures, for statusd's PATCH by id on SQLite: each with
- * the run's figure and whether it is met. Empty when that target did not run.
- */
-function goalLines(
-  patch: Sample[] | undefined,
-  ratios: { raw: number | null; naive: number | null },
-  coldStartMs: number,
-): string[] {
-  if (!patch) return []
-  const rps = median(patch.map((x) => x.rps))
-  const p99 = median(patch.map((x) => x.p99ms))
-  const rss = Math.max(...patch.map((x) => x.rssMb))
-  const line = (goal: string, figure: string, met: boolean | null) =>
-    `- ${goal}: ${figure} (${met === null ? 'not measured' : met ? 'met' : 'not met'})`
-  return [
-    'Goals (statusd PATCH by id, SQLite):',
-    '',
-    line(
-      'PATCH ≥ 0.5 × raw node:http',
-      ratios.raw ? `${(rps / ratios.raw).toFixed(2)} ×` : 'raw did not run',
-      ratios.raw ? rps / ratios.raw >= 0.5 : null,
-    ),
-    line(
-      'PATCH ≥ 6 × the naive peer',
-      ratios.naive ? `${(rps / ratios.naive).toFixed(1)} ×` : 'naive did not run',
-      ratios.naive ? rps / ratios.naive >= 6 : null,
-    ),
-    line(
-      'p99 ≤ 5 ms at 32 connections',
-      `${p99.toFixed(2)} ms`,
-      CONNECTIONS === 32 ? p99 <= 5 : null,
-    ),
-    line('peak RSS ≤ 150 MB', `${rss.toFixed(0)} MB`, rss <= 150),
-    line('cold start to /readyz ≤ 300 ms', `${coldStartMs.toFixed(0)} ms`, coldStartMs <= 300),
-    '',
-  ]
-}
+const round = (n: number, digits = 0) => Number(n.toFixed(digits))
 
 function report(samples: Map<string, Sample[]>, coldStartMs: number) {
-  const raw = samples.get('raw')
-  const rawRps = raw ? median(raw.map((s) => s.rps)) : null
-  const naive = samples.get('naive')
-  const naiveRps = naive ? median(naive.map((s) => s.rps)) : null
-  const lean = samples.get('lean')
-  const leanRps = lean ? median(lean.map((s) => s.rps)) : null
-  const rows = targets
+  const rpsOf = (name: string) => {
+    const s = samples.get(name)
+    return s ? median(s.map((x) => x.rps)) : null
+  }
+  const peers = { raw: rpsOf('raw'), naive: rpsOf('naive'), lean: rpsOf('lean') }
+  const ratio = (rps: number, peer: number | null) => (peer ? round(rps / peer, 2) : null)
+  const results: RigTarget[] = targets
     .filter((t) => samples.has(t.name))
     .map((t) => {
       const s = samples.get(t.name) as Sample[]
       const rps = median(s.map((x) => x.rps))
-      const bad = s.reduce((n, x) => n + x.non2xx + x.socketErrors, 0)
       const wal = s.flatMap((x) => (x.walMb === undefined ? [] : [x.walMb]))
-      const walCell = wal.length ? `${Math.max(...wal).toFixed(0)} MB` : '–'
-      return `| ${t.label} | ${rps.toFixed(0)} | ${rawRps ? (rps / rawRps).toFixed(2) : '–'} | ${naiveRps ? (rps / naiveRps).toFixed(1) : '–'} | ${leanRps ? (rps / leanRps).toFixed(2) : '–'} | ${median(s.map((x) => x.p50ms)).toFixed(2)} ms | ${median(s.map((x) => x.p99ms)).toFixed(2)} ms | ${Math.max(...s.map((x) => x.rssMb)).toFixed(0)} MB | ${median(s.map((x) => x.cpuUsPerRequest)).toFixed(0)} µs | ${walCell} | ${bad} |`
+      return {
+        name: t.name,
+        label: t.label,
+        engine: t.engine,
+        reqPerS: round(rps),
+        ratio: {
+          raw: ratio(rps, peers.raw),
+          naive: ratio(rps, peers.naive),
+          lean: ratio(rps, peers.lean),
+        },
+        p50Ms: round(median(s.map((x) => x.p50ms)), 2),
+        p99Ms: round(median(s.map((x) => x.p99ms)), 2),
+        peakRssMb: round(Math.max(...s.map((x) => x.rssMb))),
+        cpuUsPerRequest: round(median(s.map((x) => x.cpuUsPerRequest))),
+        walMb: wal.length ? round(Math.max(...wal)) : null,
+        errors: s.reduce((n, x) => n + x.non2xx + x.socketErrors, 0),
+      }
     })
-  const section = [
-    resultHeading(),
-    '',
-    `\`npm run bench -- --rounds ${ROUNDS} --duration ${DURATION} --connections ${CONNECTIONS} --statuses ${values.statuses}\`: wrk -t1 -c${CONNECTIONS} -d${DURATION}s, \`{"value":"80%"}\` rotating over ${values.statuses} statuses of one key; medians of ${ROUNDS} interleaved rounds (peak RSS: the highest; CPU: the server process's user + system time, all threads, per answered request; log: the largest SQLite \`-wal\` file at the end of a run).`,
+  const command = `npm run bench -- --rounds ${ROUNDS} --duration ${DURATION} --connections ${CONNECTIONS} --statuses ${values.statuses}`
+  const result: RigResult = {
+    ...runInfo(
+      ROOT,
+      command,
+      `wrk -t1 -c${CONNECTIONS} -d${DURATION}s, {"value":"80%"} rotating over ${values.statuses} statuses of one key; medians of ${ROUNDS} interleaved rounds (peak RSS: the highest; CPU: the server process's user + system time, all threads, per answered request; log: the largest SQLite -wal file at the end of a run).`,
+    ),
+    kind: 'rig',
+    params: {
+      rounds: ROUNDS,
+      durationS: DURATION,
+      connections: CONNECTIONS,
+      statuses: Number(values.statuses),
+    },
+    targets: results,
+    coldStartMs: round(coldStartMs),
+    coldStartRuns: 5,
+  }
+  const cell = (v: number | null, unit = '') => (v === null ? '–' : `${v}${unit}`)
+  const table = [
+    `${command}`,
     '',
     '| target | req/s | × raw | × naive | × lean | p50 | p99 | peak RSS | CPU per request | log | errors |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
-    ...rows,
+    ...results.map(
+      (t) =>
+        `| ${t.label} | ${t.reqPerS} | ${cell(t.ratio.raw)} | ${cell(t.ratio.naive)} | ${cell(t.ratio.lean)} | ${cell(t.p50Ms, ' ms')} | ${cell(t.p99Ms, ' ms')} | ${cell(t.peakRssMb, ' MB')} | ${cell(t.cpuUsPerRequest, ' µs')} | ${cell(t.walMb, ' MB')} | ${t.errors} |`,
+    ),
     '',
-    `Cold start to \`/readyz\` 200 (median of 5, ${values.statuses} statuses): ${coldStartMs.toFixed(0)} ms.`,
-    '',
-    ...goalLines(samples.get('statusd-patch'), { raw: rawRps, naive: naiveRps }, coldStartMs),
+    `Cold start to /readyz 200 (median of 5, ${values.statuses} statuses): ${result.coldStartMs} ms (guard: ≤ 500 ms).`,
   ].join('\n')
-  process.stdout.write(`\n${section}\n`)
-  if (!values['no-write']) appendToPerformance(section)
+  process.stdout.write(`\n${table}\n`)
+  if (values['no-write']) return
+  writeResult(result)
+  writeFileSync(CHART_FILE, renderChart(readResults().map((r) => r.result)))
+  console.error(`bench: redrew ${CHART_FILE}`)
 }
 
 await main()

@@ -1,16 +1,16 @@
-// Scale bench (issue 5, goal 5): how statusd's cost grows with the data. For each size it
-// seeds N statuses of one user and N × H history rows (Zipf-skewed by default), starts
-// `statusd serve` on the SQLite file as users run it, and drives it with wrk:
+// Scale bench: how statusd's cost grows with the data. For each size it seeds N statuses of
+// one user and N × H history rows (Zipf-skewed by default), starts `statusd serve` on the
+// SQLite file as users run it, and drives it with wrk:
 //   - PATCH /v1/status/:id {"value":"80%"} over the statuses in random order;
 //   - GET /v1/user/status?limit=L&cursor=C at random positions of the whole list;
 //   - GET /v1/status/:id/history?limit=L&cursor=C at random history rows (so a status is
 //     picked in proportion to its history, and pages land deep in long histories).
 // Cursors are encoded by src/lib/cursor.ts itself and checked against the API's own Link
 // headers before measuring. Rounds are interleaved over the sizes, each on a fresh copy of
-// the dataset. Prints, and appends to docs/performance.md, per size and operation: req/s,
-// p50 and p99 with --connections clients, p50 and p99 with one client, the service call's
-// own time in process (no HTTP), and the change in req/s against the smallest size; also
-// the query plans at the largest size (bench/query-plans.ts).
+// the dataset. Prints, and writes to bench/results/ (bench/results.ts), per size and
+// operation: req/s, p50 and p99 with --connections clients, p50 and p99 with one client, the
+// service call's own time in process (no HTTP), and the change in req/s against the smallest
+// size; also the query plans at the largest size (bench/query-plans.ts).
 //   node bench/scale.ts [--sizes 10000,100000,1000000] [--history 10] [--distribution zipf]
 //                       [--rounds 3] [--duration 10] [--connections 32] [--limit 50]
 //                       [--dir /tmp/statusd-scale] [--keep] [--no-write]
@@ -43,14 +43,14 @@ import {
   rollbackWriter,
   samplePositions,
 } from './query-plans.ts'
+import { runInfo, type ScaleResult, type ScaleRow, writeResult } from './results.ts'
 import {
-  appendToPerformance,
   assertWrkInstalled,
   cpuMicros,
   median,
   PLANS_FILE,
   peakRssMb,
-  resultHeading,
+  ROOT,
   runWrk,
   startServer,
   statusdCommand,
@@ -414,10 +414,62 @@ function report(sets: Dataset[], samples: Map<string, Sample[]>, plans: PlannedO
   const largest = sets[sets.length - 1] as Dataset
   const suspicious = plans.some((p) => p.statements.some((s) => s.suspicious))
   const command = `npm run bench:scale -- --sizes ${SIZES.join(',')} --history ${HISTORY} --distribution ${DISTRIBUTION} --rounds ${ROUNDS} --duration ${DURATION} --connections ${CONNECTIONS} --limit ${LIMIT}`
+  const method = `one user on an unlimited plan; ${HISTORY} history rows per status on average, ${DISTRIBUTION === 'zipf' ? 'Zipf-skewed' : 'evenly spread'}. statusd on SQLite (durable); per operation a 2 s warm-up, then wrk -t1 -c${CONNECTIONS} -d${DURATION}s (throughput, and latency under load) and wrk -t1 -c1 -d${DURATION}s (latency of one request at a time); CPU per request is the server's (all threads, from /proc) over the ${CONNECTIONS}-connection run, and the event loop's alone with the share of the run it was busy (below ~95 % it waited, for the disk); "in process" is the service call alone, without HTTP, over ${SERVICE_CALLS} of the same targets (a PATCH rolled back: no commit, no fsync); medians of ${ROUNDS} rounds interleaved over the sizes, each on a fresh copy; peak RSS is the server's over all three operations.`
+  const round = (n: number, digits = 0) => Number(n.toFixed(digits))
+  const data: ScaleRow[] = []
+  for (const set of sets) {
+    for (const { op } of OPERATIONS) {
+      const s = samples.get(`${set.n}:${op}`) ?? []
+      if (s.length === 0) continue
+      const m = (pick: (x: Sample) => number, digits = 0) => round(median(s.map(pick)), digits)
+      const base = median((samples.get(`${smallest.n}:${op}`) ?? []).map((x) => x.rps))
+      data.push({
+        statuses: set.n,
+        historyRows: set.data.historyRows,
+        databaseMb: round(set.bytes / 2 ** 20),
+        operation: op,
+        reqPerS: m((x) => x.rps),
+        vsSmallestPct:
+          set === smallest ? null : round(((median(s.map((x) => x.rps)) - base) / base) * 100, 1),
+        cpuUsPerRequest: m((x) => x.cpuUs),
+        eventLoopUsPerRequest: m((x) => x.mainUs),
+        eventLoopBusyPct: m((x) => x.mainBusy * 100),
+        p50Ms: m((x) => x.p50ms, 2),
+        p99Ms: m((x) => x.p99ms, 2),
+        oneClientP50Ms: m((x) => x.oneP50ms, 2),
+        oneClientP99Ms: m((x) => x.oneP99ms, 2),
+        inProcessP50Us: m((x) => x.serviceP50us),
+        inProcessP99Us: m((x) => x.serviceP99us),
+        peakRssMb: round(Math.max(...s.map((x) => x.rssMb))),
+        errors: s.reduce((n, x) => n + x.bad, 0),
+      })
+    }
+  }
+  const result: ScaleResult = {
+    ...runInfo(ROOT, command, method),
+    kind: 'scale',
+    engine: 'sqlite',
+    params: {
+      sizes: SIZES,
+      history: HISTORY,
+      distribution: DISTRIBUTION,
+      rounds: ROUNDS,
+      durationS: DURATION,
+      connections: CONNECTIONS,
+      limit: LIMIT,
+    },
+    busiestStatusHistoryRows: DISTRIBUTION === 'zipf' ? largest.data.maxHistory : null,
+    seedingS: sets.map((s) => round(s.data.seconds)),
+    rows: data,
+    queryPlans: plans.map((p) => ({
+      operation: p.operation,
+      statements: p.statements.flatMap((s) =>
+        s.plan.map((line) => `${line.trim()}${s.suspicious ? ' ⚠' : ''}`),
+      ),
+    })),
+  }
   const section = [
-    resultHeading(),
-    '',
-    `\`${command}\`: one user on an unlimited plan; ${HISTORY} history rows per status on average, ${DISTRIBUTION === 'zipf' ? `Zipf-skewed (the busiest status of the largest size has ${thousands(largest.data.maxHistory)})` : 'evenly spread'}. statusd on SQLite (durable); per operation a 2 s warm-up, then wrk -t1 -c${CONNECTIONS} -d${DURATION}s (throughput, and latency under load) and wrk -t1 -c1 -d${DURATION}s (latency of one request at a time); CPU per request is the server's (all threads, from /proc) over the ${CONNECTIONS}-connection run, and the event loop's alone with the share of the run it was busy (below ~95 % it waited, for the disk); "in process" is the service call alone, without HTTP, over ${SERVICE_CALLS} of the same targets (a PATCH rolled back: no commit, no fsync); medians of ${ROUNDS} rounds interleaved over the sizes, each on a fresh copy; peak RSS is the server's over all three operations. Seeding took ${sets.map((s) => `${s.data.seconds.toFixed(0)} s`).join(' / ')}.`,
+    command,
     '',
     `| statuses | history rows | database | operation | req/s (${CONNECTIONS} conn.) | vs smallest | CPU per request | event loop per request, busy | p50 (${CONNECTIONS} conn.) | p99 (${CONNECTIONS} conn.) | p50 (1 conn.) | p99 (1 conn.) | in process p50 | in process p99 | peak RSS | errors |`,
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
@@ -429,7 +481,7 @@ function report(sets: Dataset[], samples: Map<string, Sample[]>, plans: PlannedO
     '',
   ].join('\n')
   process.stdout.write(`\n${section}\n`)
-  if (!values['no-write']) appendToPerformance(section)
+  if (!values['no-write']) writeResult(result)
 }
 
 await main()

@@ -5,8 +5,8 @@
 // every 16 batches (statusd's checkpoint thread copies it every 512 writes and starts it
 // over at 64 MiB). Prints the CPU time per write (user and system: the log's page
 // writes, the fsyncs and the checkpoint's copy are system time) and the wall time of each
-// step. With --returning the update reads its row back (`returning *`), as statusd's did
-// until 2026-11-25. docs/performance.md, "The floor of the write".
+// step. With --returning the update also reads its row back (`returning *`), which statusd's
+// no longer does. docs/performance.md#the-floor-of-the-write.
 //   node bench/storage.ts [--statuses 10000] [--batch 12] [--writes 24000] [--rounds 3] [--returning]
 import { copyFileSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

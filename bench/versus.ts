@@ -1,6 +1,6 @@
 // Two builds of statusd, alternated on the same dataset: this checkout and another one
 // (`--against DIR`, e.g. a `git worktree add` of an older commit, its node_modules installed
-// or linked). A change that moves a figure by less than this machine's noise between runs
+// or linked). A change that moves a figure by less than the host's noise between runs
 // minutes apart shows here, where each pair runs seconds apart. Per run: a fresh copy of the
 // dataset, `statusd serve` as users run it (each build's own `npm start` flags), a 2 s
 // warm-up, PATCH value by id with wrk -t1 -c32 (throughput, CPU per request, latency), the
@@ -8,19 +8,18 @@
 //   node bench/versus.ts --against ../statusd-before [--statuses 10000] [--history 1]
 //                        [--distribution uniform|zipf] [--rounds 2] [--duration 20]
 //                        [--dir /tmp/statusd-versus] [--no-write]
-// Prints a table, and appends it to docs/performance.md unless --no-write.
+// Prints a table, and writes the run to bench/results/ unless --no-write.
 
 import { copyFileSync, existsSync, rmSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { checkout, runInfo, type VersusResult, writeResult } from './results.ts'
 import {
-  appendToPerformance,
   assertWrkInstalled,
   cpuMicros,
   median,
   peakRssMb,
   ROOT,
-  resultHeading,
   runWrk,
   startServer,
   statusdCommand,
@@ -140,10 +139,44 @@ async function main() {
     const rs = runs.get(b.name) as Run[]
     return `| ${b.name} | ${each(rs, (r) => r.rps, 0)} (median ${median(rs.map((r) => r.rps)).toFixed(0)}) | ${each(rs, (r) => r.cpuUs, 0)} µs | ${each(rs, (r) => r.p50ms, 2)} ms | ${each(rs, (r) => r.p99ms, 1)} ms | ${each(rs, (r) => r.p99OneMs, 1)} ms | ${each(rs, (r) => r.logMb, 0)} MB | ${Math.max(...rs.map((r) => r.rssMb)).toFixed(0)} MB | ${rs.reduce((n, r) => n + r.errors, 0)} |`
   })
+  const command = `npm run bench:versus -- --against … --statuses ${STATUSES} --history ${HISTORY} --distribution ${values.distribution} --rounds ${ROUNDS} --duration ${DURATION}`
+  const round = (n: number, digits = 0) => Number(n.toFixed(digits))
+  const result: VersusResult = {
+    ...runInfo(
+      ROOT,
+      command,
+      `two builds alternated on fresh copies of one dataset; PATCH {"value":"80%"} by id with wrk -t1 -c${CONNECTIONS} for ${DURATION} s after a 2 s warm-up, then -c1; each round's figure in order (CPU: the server's, all threads, per answered request; log: the SQLite -wal file after the ${CONNECTIONS}-connection run).`,
+    ),
+    kind: 'versus',
+    engine: 'sqlite',
+    params: {
+      statuses: STATUSES,
+      history: HISTORY,
+      distribution: values.distribution,
+      rounds: ROUNDS,
+      durationS: DURATION,
+      connections: CONNECTIONS,
+    },
+    builds: builds.map((b, i) => {
+      const rs = runs.get(b.name) as Run[]
+      return {
+        build: i === 0 ? 'this checkout' : 'against',
+        commit: checkout(b.root).commit,
+        rounds: rs.map((r) => ({
+          reqPerS: round(r.rps),
+          cpuUsPerRequest: round(r.cpuUs),
+          p50Ms: round(r.p50ms, 2),
+          p99Ms: round(r.p99ms, 1),
+          oneClientP99Ms: round(r.p99OneMs, 1),
+          walMb: round(r.logMb),
+        })),
+        peakRssMb: round(Math.max(...rs.map((r) => r.rssMb))),
+        errors: rs.reduce((n, r) => n + r.errors, 0),
+      }
+    }),
+  }
   const section = [
-    resultHeading(),
-    '',
-    `\`npm run bench:versus -- --against … --statuses ${STATUSES} --history ${HISTORY} --distribution ${values.distribution} --rounds ${ROUNDS} --duration ${DURATION}\`: two builds alternated on fresh copies of one dataset; PATCH \`{"value":"80%"}\` by id with wrk -t1 -c${CONNECTIONS} for ${DURATION} s after a 2 s warm-up, then -c1; each round's figure in order (CPU: the server's, all threads, per answered request; log: the SQLite \`-wal\` file after the ${CONNECTIONS}-connection run).`,
+    command,
     '',
     `| build | req/s (${CONNECTIONS} conn.) | CPU per request | p50 | p99 | p99 (1 conn.) | log | peak RSS | errors |`,
     '|---|---|---|---|---|---|---|---|---|',
@@ -151,7 +184,7 @@ async function main() {
     '',
   ].join('\n')
   process.stdout.write(`\n${section}\n`)
-  if (!values['no-write']) appendToPerformance(section)
+  if (!values['no-write']) writeResult(result)
 }
 
 await main()

@@ -1,0 +1,237 @@
+// Benchmark results as data. Every bench script that measures a run writes one JSON file to
+// bench/results/, named `<date>-<nn>-<kind>.json` (nn orders the runs of one day), and the
+// files are committed: docs/performance.md quotes them and bench/chart.ts draws them. The
+// types below are the schema; a change to it that old files do not follow bumps `schema`.
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus, totalmem } from 'node:os'
+import { join } from 'node:path'
+
+export const RESULTS_DIR = join(new URL('..', import.meta.url).pathname, 'bench/results')
+
+/** The hardware and runtime a run was measured on: runs on different hosts compare by ratio. */
+export interface Host {
+  cpus: number
+  /** The CPU model as the OS reports it (`os.cpus()[0].model`). */
+  cpu: string
+  memoryGiB: number
+  /** Node's version, `v24.…`. */
+  node: string
+}
+
+interface ResultBase {
+  schema: 1
+  /** ISO date (UTC) of the run. */
+  date: string
+  /** The commit measured; null when not known (runs recorded before results were data). */
+  commit: string | null
+  /** The checkout had uncommitted changes. */
+  dirty?: boolean
+  /** For runs recorded before results were data: the commit that first recorded it. */
+  recordedIn?: string
+  host: Host
+  /** The command that produced the run, as typed. */
+  command: string
+  /** What the run measured and how, in words. */
+  method: string
+}
+
+/** `npm run bench`: statusd and its peers under the same load, in interleaved rounds. */
+export interface RigResult extends ResultBase {
+  kind: 'rig'
+  params: { rounds: number; durationS: number; connections: number; statuses: number }
+  targets: RigTarget[]
+  /** Median time from spawn to the first 200 from `/readyz`. */
+  coldStartMs: number | null
+  coldStartRuns: number | null
+}
+
+/** One target of a rig run: medians over the rounds, peak RSS the highest. */
+export interface RigTarget {
+  /** `raw`, `naive`, `lean`, `statusd-patch`, `statusd-post`, `statusd-patch-pg`, … */
+  name: string
+  label: string
+  /** The storage engine behind it; null for the raw `node:http` peer, which stores nothing. */
+  engine: 'sqlite' | 'postgres' | null
+  reqPerS: number | null
+  /** req/s against the raw, naive and lean peers of the same run (null: peer not run). */
+  ratio: { raw: number | null; naive: number | null; lean: number | null }
+  p50Ms: number | null
+  p99Ms: number | null
+  peakRssMb: number | null
+  /** The server's CPU time (all threads, user + system) per answered request. */
+  cpuUsPerRequest: number | null
+  /** The SQLite write-ahead log's size at the end of the run (largest over the rounds). */
+  walMb: number | null
+  /** Non-2xx answers and socket errors: a run with any is not a result. */
+  errors: number | null
+}
+
+/** `npm run bench:fanout`: one change delivered to N live subscribers. */
+export interface FanoutResult extends ResultBase {
+  kind: 'fanout'
+  engine: 'sqlite'
+  params: { subscribers: number; updates: number }
+  p50Ms: number
+  p99Ms: number
+  maxMs: number
+  missing: number
+}
+
+/** `npm run bench:scale`: how the cost of each operation grows with the data. */
+export interface ScaleResult extends ResultBase {
+  kind: 'scale'
+  engine: 'sqlite'
+  params: {
+    sizes: number[]
+    history: number
+    distribution: string
+    rounds: number
+    durationS: number
+    connections: number
+    limit: number
+  }
+  busiestStatusHistoryRows: number | null
+  seedingS: (number | null)[]
+  rows: ScaleRow[]
+  queryPlans: { operation: string; statements: string[] }[]
+}
+
+export interface ScaleRow {
+  statuses: number | null
+  historyRows: number | null
+  databaseMb: number | null
+  operation: 'list' | 'history' | 'patch'
+  reqPerS: number | null
+  /** Change in req/s against the smallest size, in percent (null at the smallest). */
+  vsSmallestPct: number | null
+  cpuUsPerRequest: number | null
+  eventLoopUsPerRequest: number | null
+  /** Share of the run the event loop was busy; below about 95 % it waited (for the disk). */
+  eventLoopBusyPct: number | null
+  p50Ms: number | null
+  p99Ms: number | null
+  oneClientP50Ms: number | null
+  oneClientP99Ms: number | null
+  /** The service call alone, without HTTP (a PATCH rolled back). */
+  inProcessP50Us: number | null
+  inProcessP99Us: number | null
+  peakRssMb: number | null
+  errors: number | null
+}
+
+/** `npm run bench:layout`: one table stored two ways, calls alternated in one process. */
+export interface LayoutResult extends ResultBase {
+  kind: 'layout'
+  engine: 'sqlite'
+  params: { table: string; statuses: number; history: number; samples: number }
+  migrationS: number | null
+  layouts: {
+    layout: 'rowid' | 'clustered'
+    label: string
+    databaseMb: number | null
+    historyPageP50Us: number | null
+    historyPageP99Us: number | null
+    listPageP50Us: number | null
+    listPageP99Us: number | null
+    patchRolledBackP50Us: number | null
+    patchRolledBackP99Us: number | null
+    pagesLoggedPerPatch: number | null
+  }[]
+}
+
+/** `npm run bench:versus`: this checkout against another build, alternated. */
+export interface VersusResult extends ResultBase {
+  kind: 'versus'
+  engine: 'sqlite'
+  params: {
+    statuses: number
+    history: number
+    distribution: string
+    rounds: number
+    durationS: number
+    connections: number
+  }
+  builds: {
+    build: 'this checkout' | 'against'
+    /** The other build's commit, when it is a git checkout. */
+    commit?: string | null
+    rounds: {
+      reqPerS: number | null
+      cpuUsPerRequest: number | null
+      p50Ms: number | null
+      p99Ms: number | null
+      oneClientP99Ms: number | null
+      walMb: number | null
+    }[]
+    peakRssMb: number | null
+    errors: number | null
+  }[]
+}
+
+export type Result = RigResult | FanoutResult | ScaleResult | LayoutResult | VersusResult
+
+/** The host this process runs on. */
+export function thisHost(): Host {
+  return {
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model.trim() ?? 'unknown',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+  }
+}
+
+/** The commit checked out in `root`, and whether it has uncommitted changes. */
+export function checkout(root: string): { commit: string | null; dirty?: boolean } {
+  try {
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', stdio: 'pipe' }).trim()
+    return {
+      commit: git('rev-parse', 'HEAD'),
+      dirty: git('status', '--porcelain', '--untracked-files=no') !== '',
+    }
+  } catch {
+    return { commit: null }
+  }
+}
+
+/** The fields every result shares, for a run measured now in the checkout at `root`. */
+export function runInfo(
+  root: string,
+  command: string,
+  method: string,
+): Pick<ResultBase, 'schema' | 'date' | 'commit' | 'dirty' | 'host' | 'command' | 'method'> {
+  return {
+    schema: 1,
+    date: new Date().toISOString().slice(0, 10),
+    ...checkout(root),
+    host: thisHost(),
+    command,
+    method,
+  }
+}
+
+const FILE = /^(\d{4}-\d{2}-\d{2})-(\d{2,})-([a-z]+)\.json$/
+
+/** Writes a result as the next file of its day; returns the file's path. */
+export function writeResult(result: Result, dir = RESULTS_DIR): string {
+  mkdirSync(dir, { recursive: true })
+  const taken = readdirSync(dir)
+    .map((f) => FILE.exec(f))
+    .filter((m) => m?.[1] === result.date)
+    .map((m) => Number(m?.[2]))
+  const nn = String(Math.max(0, ...taken) + 1).padStart(2, '0')
+  const { schema, kind, ...rest } = result
+  const file = join(dir, `${result.date}-${nn}-${kind}.json`)
+  writeFileSync(file, `${JSON.stringify({ schema, kind, ...rest }, null, 2)}\n`)
+  console.error(`bench: wrote ${file}`)
+  return file
+}
+
+/** Every committed result, oldest first (by file name: date, then the day's order). */
+export function readResults(dir = RESULTS_DIR): { file: string; result: Result }[] {
+  return readdirSync(dir)
+    .filter((f) => FILE.test(f))
+    .sort()
+    .map((file) => ({ file, result: JSON.parse(readFileSync(join(dir, file), 'utf8')) as Result }))
+}
