@@ -11,9 +11,8 @@ import { API_KEY_PREFIX } from './lib/ids.ts'
 import { LazySchemas } from './lib/lazy-schemas.ts'
 import { API_RESPONSE_HEADERS } from './lib/response-headers.ts'
 import { DEFAULT_SSE_OPTIONS, type SseOptions } from './lib/sse.ts'
-import { createEventBus } from './modules/events/create-event-bus.ts'
-import type { EventBus } from './modules/events/event-bus.ts'
 import { shareEventsRoutes, statusEventsRoutes } from './modules/events/events.routes.ts'
+import { STATUS_CHANGES, type StatusEventBus } from './modules/events/status-events.ts'
 import { StatusFeeds } from './modules/events/status-feeds.ts'
 import { StreamKeys } from './modules/events/stream-keys.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
@@ -54,10 +53,10 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger']
   /**
    * Where committed writes are announced for live updates; the app owns it and closes it.
-   * Default: by engine (`createEventBus`): PostgreSQL LISTEN/NOTIFY, so that every instance
-   * on one database delivers every change; in-process on SQLite.
+   * Default: the database's own (`Database.openEventBus`), so that every instance on one
+   * database delivers every change.
    */
-  events?: EventBus
+  events?: StatusEventBus
   /** Server-Sent Events tuning (heartbeat, per-client buffer bound). */
   sse?: Partial<SseOptions>
   /** Overrides of SERVER_TIMEOUTS (tests shorten them). */
@@ -170,7 +169,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.addHook('onClose', () => database.close())
 
-  const events: EventBus = deps.events ?? (await createEventBus(database, app.log))
+  const events: StatusEventBus =
+    deps.events ??
+    (await database.openEventBus({
+      ...STATUS_CHANGES,
+      log: app.log,
+      onListenerError: (err) => app.log.error({ err }, 'a live-update listener failed'),
+    }))
   const sse: SseOptions = { ...DEFAULT_SSE_OPTIONS, ...deps.sse }
   const feeds = new StatusFeeds({ db: database.db, plans, events, log: app.log })
   events.onResync?.(() => feeds.refreshAll())

@@ -2,16 +2,30 @@ import { mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, type SqliteDatabase } from 'kysely'
+import { Kysely, PostgresDialect, type SqliteDatabase, type Transaction } from 'kysely'
 import type pg from 'pg'
+import {
+  type BusLog,
+  type EventBus,
+  InProcessEventBus,
+  type MessageFormat,
+} from '../lib/event-bus.ts'
 import type { DB } from './database.ts'
 import { groupCommitWriter, transactionPerWrite, type Writer } from './group-commit.ts'
+import { PgEventBus } from './postgres/pg-event-bus.ts'
 import type { DirectRunner } from './prepared.ts'
 import { SqliteDialectWithSafeRollback } from './sqlite-dialect.ts'
 import { type SqliteDurabilityOptions, sqliteDurability } from './sqlite-durability.ts'
 import { withStatementCache } from './statement-cache.ts'
 
 export type Engine = 'sqlite' | 'postgres'
+
+/** What a database needs to open an event bus for one kind of message. */
+export interface EventBusOptions<M> extends MessageFormat<M> {
+  log: BusLog
+  /** Called when a listener throws; the other listeners still get the message. */
+  onListenerError?: (err: unknown) => void
+}
 
 export interface Database {
   db: Kysely<DB>
@@ -34,6 +48,12 @@ export interface Database {
    * `/metrics` reports (a log held back from restarting by a long reader keeps growing).
    */
   files?: { database: string; log: string }
+  /**
+   * Opens the bus on which committed writes reach live streams: between every instance on
+   * the database where several can share it (PostgreSQL: LISTEN/NOTIFY), else in process.
+   * The caller closes it.
+   */
+  openEventBus<M>(options: EventBusOptions<M>): Promise<EventBus<M, Transaction<DB>>>
   close(): Promise<void>
 }
 
@@ -148,6 +168,8 @@ function openSqlite(
     }),
     describe: file === ':memory:' ? 'sqlite (in memory)' : `sqlite ${file}`,
     ...(file !== ':memory:' && { files: { database: file, log: `${file}-wal` } }),
+    // one process uses the database: the bus never leaves it
+    openEventBus: async (options) => new InProcessEventBus(options),
     async ping() {
       try {
         sqlite.prepare('select 1').get()
@@ -227,6 +249,24 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
   // event must not crash the process, so every client gets a listener for its whole life.
   pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  const dedicatedClient = (purpose: string) => {
+    // note: pg lets a URL's parameters override the config, so the URL's own
+    // application_name is taken out for the suffixed one to show
+    let connectionString = url
+    if (parsed?.searchParams.has('application_name')) {
+      const copy = new URL(parsed.href)
+      copy.searchParams.delete('application_name')
+      connectionString = copy.href
+    }
+    return new Client({
+      connectionString,
+      connectionTimeoutMillis: connectTimeoutMs,
+      keepAlive: true,
+      // a peer that vanished without a FIN is noticed in seconds, not hours
+      keepAliveInitialDelayMillis: 10_000,
+      application_name: `${applicationName}:${purpose}`,
+    })
+  }
   return {
     db,
     engine: 'postgres',
@@ -250,23 +290,13 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
         clearTimeout(timer)
       }
     },
-    dedicatedClient(purpose: string) {
-      // note: pg lets a URL's parameters override the config, so the URL's own
-      // application_name is taken out for the suffixed one to show
-      let connectionString = url
-      if (parsed?.searchParams.has('application_name')) {
-        const copy = new URL(parsed.href)
-        copy.searchParams.delete('application_name')
-        connectionString = copy.href
-      }
-      return new Client({
-        connectionString,
-        connectionTimeoutMillis: connectTimeoutMs,
-        keepAlive: true,
-        // a peer that vanished without a FIN is noticed in seconds, not hours
-        keepAliveInitialDelayMillis: 10_000,
-        application_name: `${applicationName}:${purpose}`,
-      })
+    dedicatedClient,
+    // every instance on the database delivers every change: NOTIFY in the write's
+    // transaction, and one LISTEN connection per instance
+    async openEventBus(options) {
+      const bus = new PgEventBus({ db, ...options, openClient: () => dedicatedClient('listen') })
+      await bus.start()
+      return bus
     },
     close: () => db.destroy(),
   }

@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net'
 import { connect } from 'node:net'
 import { describe, it } from 'node:test'
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely'
+import { InProcessEventBus } from '../../src/lib/event-bus.ts'
 import { encodeEvent, type SseFrame, type SseSink, SseStream, sseFrame } from '../../src/lib/sse.ts'
-import { InProcessEventBus } from '../../src/modules/events/event-bus.ts'
+import { STATUS_CHANGES } from '../../src/modules/events/status-events.ts'
 import { StatusFeeds, type Viewer } from '../../src/modules/events/status-feeds.ts'
 import { makeApp, TEST_PLANS, type TestApp, type TestUser } from '../helpers/app.ts'
 import { createStatus, grant, makeCast } from '../helpers/sharing.ts'
@@ -70,7 +71,7 @@ class ReadCounter implements KyselyPlugin {
 
 /** An app with a bus the test shares, and a second set of feeds on a counting connection. */
 async function feedsApp() {
-  const bus = new InProcessEventBus()
+  const bus = new InProcessEventBus(STATUS_CHANGES)
   const t = await makeApp({ deps: { events: bus } })
   const counter = new ReadCounter()
   const feeds = new StatusFeeds({
@@ -181,7 +182,7 @@ describe('Fan-out: one status, many subscribers', () => {
   })
 
   it('every subscriber gets exactly the events it may see, in the form its stream carries', async () => {
-    const bus = new InProcessEventBus()
+    const bus = new InProcessEventBus(STATUS_CHANGES)
     const t = await makeApp({ deps: { events: bus, sse: { heartbeatMs: 60_000 } } })
     try {
       await t.app.listen({ port: 0, host: '127.0.0.1' })

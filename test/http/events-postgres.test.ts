@@ -4,7 +4,8 @@ import { describe, it } from 'node:test'
 import { sql } from 'kysely'
 import type pg from 'pg'
 import { createDatabase } from '../../src/db/create-db.ts'
-import { PgEventBus } from '../../src/modules/events/pg-event-bus.ts'
+import { PgEventBus } from '../../src/db/postgres/pg-event-bus.ts'
+import { STATUS_CHANGES, type StatusChange } from '../../src/modules/events/status-events.ts'
 import { makeApp, type TestApp } from '../helpers/app.ts'
 import { freshDatabase, postgresOnly } from '../helpers/engine.ts'
 import { createStatus } from '../helpers/sharing.ts'
@@ -70,10 +71,11 @@ describe('live updates across instances on PostgreSQL', { skip: postgresOnly }, 
     const fresh = await freshDatabase()
     const busDatabase = createDatabase(fresh.url, { poolSize: 1 })
     // B announces nothing once a write has committed, as if it died right after its commit
-    class AfterCommitSilent extends PgEventBus {
+    class AfterCommitSilent extends PgEventBus<StatusChange> {
       override async publish(): Promise<void> {}
     }
     const silent = new AfterCommitSilent({
+      ...STATUS_CHANGES,
       db: busDatabase.db,
       openClient: () => busDatabase.dedicatedClient?.('listen') as pg.Client,
     })
@@ -113,6 +115,7 @@ describe('live updates across instances on PostgreSQL', { skip: postgresOnly }, 
     let gate: Promise<void> = Promise.resolve()
     let open = () => {}
     const bus = new PgEventBus({
+      ...STATUS_CHANGES,
       db: busDatabase.db,
       openClient: async () => {
         await gate

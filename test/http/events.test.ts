@@ -2,18 +2,23 @@ import assert from 'node:assert/strict'
 import net, { type AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { sql } from 'kysely'
+import { InProcessEventBus } from '../../src/lib/event-bus.ts'
 import {
-  type EventBus,
-  InProcessEventBus,
+  STATUS_CHANGES,
   type StatusChange,
-} from '../../src/modules/events/event-bus.ts'
+  type StatusEventBus,
+} from '../../src/modules/events/status-events.ts'
 import { makeApp, type TestApp } from '../helpers/app.ts'
 import { createStatus, grant, makeCast } from '../helpers/sharing.ts'
 import { type SseItem, SseTestClient, waitUntil } from '../helpers/sse.ts'
 
 /** An app listening on 127.0.0.1 (a random port), with a bus the test can inspect. */
-async function liveApp(): Promise<{ t: TestApp; bus: InProcessEventBus; base: string }> {
-  const bus = new InProcessEventBus()
+async function liveApp(): Promise<{
+  t: TestApp
+  bus: InProcessEventBus<StatusChange>
+  base: string
+}> {
+  const bus = new InProcessEventBus(STATUS_CHANGES)
   const t = await makeApp({ deps: { events: bus, sse: { heartbeatMs: 50 } } })
   await t.app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = t.app.server.address() as AddressInfo
@@ -234,7 +239,7 @@ describe('SPEC §6 Server-Sent Events over a real socket', () => {
   })
 
   it('SPEC §3 a key revoked or expired elsewhere, or a user no longer verified, ends the streams within AUTH_CACHE_SECONDS', async () => {
-    const bus = new InProcessEventBus()
+    const bus = new InProcessEventBus(STATUS_CHANGES)
     const t = await makeApp({
       deps: { events: bus, sse: { heartbeatMs: 50 }, keyCacheTtlMs: 1_000 },
     })
@@ -340,8 +345,8 @@ describe('SPEC §6 Server-Sent Events over a real socket', () => {
 
   it('after a gap in delivery (a bus resync), streams catch up with the current state', async () => {
     // a bus that loses changes, like a LISTEN connection that dropped for a while
-    class LossyBus implements EventBus {
-      readonly inner = new InProcessEventBus()
+    class LossyBus implements StatusEventBus {
+      readonly inner = new InProcessEventBus(STATUS_CHANGES)
       losing = false
       resync: (() => void) | undefined
       async publish(change: StatusChange) {

@@ -13,6 +13,7 @@ import type { DB } from '../../src/db/database.ts'
 import { transactionPerWrite } from '../../src/db/group-commit.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 import { SqliteDialectWithSafeRollback } from '../../src/db/sqlite-dialect.ts'
+import { InProcessEventBus } from '../../src/lib/event-bus.ts'
 import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { createUser } from '../../src/modules/users/users.service.ts'
 import { TEST_PLANS } from '../helpers/app.ts'
@@ -165,6 +166,7 @@ describe('keys at rest', () => {
       writer: transactionPerWrite(db),
       describe: 'sqlite (in memory)',
       ping: async () => true,
+      openEventBus: async (options) => new InProcessEventBus(options),
       close: () => db.destroy(),
     }
     const app = await buildApp({ database, plans: TEST_PLANS })

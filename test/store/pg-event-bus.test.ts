@@ -3,8 +3,13 @@ import { describe, it } from 'node:test'
 import { sql } from 'kysely'
 import type pg from 'pg'
 import { createDatabase, type Database } from '../../src/db/create-db.ts'
-import type { StatusChange } from '../../src/modules/events/event-bus.ts'
-import { type BusLog, PgEventBus, parseChange } from '../../src/modules/events/pg-event-bus.ts'
+import { PgEventBus } from '../../src/db/postgres/pg-event-bus.ts'
+import type { BusLog } from '../../src/lib/event-bus.ts'
+import {
+  parseStatusChange,
+  STATUS_CHANGES,
+  type StatusChange,
+} from '../../src/modules/events/status-events.ts'
 import { freshDatabase, postgresOnly, type TestDatabase } from '../helpers/engine.ts'
 import { waitUntil } from '../helpers/sse.ts'
 
@@ -24,7 +29,7 @@ function memoryLog(): BusLog & { lines: { level: string; msg: string }[] } {
 
 interface Instance {
   database: Database
-  bus: PgEventBus
+  bus: PgEventBus<StatusChange>
   log: ReturnType<typeof memoryLog>
 }
 
@@ -39,6 +44,7 @@ async function instance(
   const dedicated = database.dedicatedClient
   assert.ok(dedicated, 'a PostgreSQL database opens dedicated clients')
   const bus = new PgEventBus({
+    ...STATUS_CHANGES,
     db: database.db,
     openClient: options.openClient
       ? () => (options.openClient as (d: Database) => pg.Client)(database)
@@ -56,7 +62,7 @@ async function instance(
 }
 
 /** Collects the changes a subscriber hears. */
-function collect(bus: PgEventBus, statusId: string): StatusChange[] {
+function collect(bus: PgEventBus<StatusChange>, statusId: string): StatusChange[] {
   const heard: StatusChange[] = []
   bus.subscribe(statusId, (change) => heard.push(change))
   return heard
@@ -148,6 +154,7 @@ describe('PgEventBus: LISTEN/NOTIFY between instances [postgres]', { skip: postg
       })
       const log = memoryLog()
       const bus = new PgEventBus({
+        ...STATUS_CHANGES,
         db: unreachable.db,
         openClient: () => listening.dedicatedClient?.('listen') as pg.Client,
         log,
@@ -266,6 +273,7 @@ describe('PgEventBus: LISTEN/NOTIFY between instances [postgres]', { skip: postg
       const database = createDatabase(fresh.url, { poolSize: 1 })
       const log = memoryLog()
       const bus = new PgEventBus({
+        ...STATUS_CHANGES,
         db: database.db,
         openClient: () => {
           opened += 1
@@ -330,12 +338,12 @@ describe('PgEventBus: LISTEN/NOTIFY between instances [postgres]', { skip: postg
   })
 })
 
-describe('parseChange: NOTIFY payloads', () => {
+describe('parseStatusChange: NOTIFY payloads', () => {
   it('reads a change back and rejects anything else', () => {
     const change = { statusId: 'st_1', version: 7, kind: 'access' } as const
-    assert.deepEqual(parseChange(JSON.stringify(change)), change)
+    assert.deepEqual(parseStatusChange(JSON.stringify(change)), change)
     assert.deepEqual(
-      parseChange(JSON.stringify({ ...change, extra: 1 })),
+      parseStatusChange(JSON.stringify({ ...change, extra: 1 })),
       change,
       'extra fields dropped',
     )
@@ -349,7 +357,7 @@ describe('parseChange: NOTIFY payloads', () => {
       '{"statusId":"a","version":1.5,"kind":"status"}',
       '{"statusId":"a","version":1,"kind":"other"}',
     ])
-      assert.equal(parseChange(bad), undefined, String(bad))
+      assert.equal(parseStatusChange(bad), undefined, String(bad))
   })
 
   it('a change stays far below the 8000-byte NOTIFY payload limit', () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
 import { describe, it } from 'node:test'
+import { InProcessEventBus } from '../../src/lib/event-bus.ts'
 import {
   encodeEvent,
   parseLastEventId,
@@ -9,7 +10,7 @@ import {
   SseStream,
   sseFrame,
 } from '../../src/lib/sse.ts'
-import { InProcessEventBus, type StatusChange } from '../../src/modules/events/event-bus.ts'
+import { STATUS_CHANGES, type StatusChange } from '../../src/modules/events/status-events.ts'
 
 /** A response that never drains: what a client that stopped reading looks like to us. */
 class StuckSink extends EventEmitter implements SseSink {
@@ -112,7 +113,7 @@ describe('InProcessEventBus', () => {
   })
 
   it('delivers a change to the listeners of that status only', async () => {
-    const bus = new InProcessEventBus()
+    const bus = new InProcessEventBus(STATUS_CHANGES)
     const a: number[] = []
     const b: number[] = []
     bus.subscribe('a', (c) => a.push(c.version))
@@ -125,7 +126,10 @@ describe('InProcessEventBus', () => {
 
   it('a throwing listener neither reaches the publisher nor stops the others', async () => {
     const errors: unknown[] = []
-    const bus = new InProcessEventBus({ onListenerError: (err) => errors.push(err) })
+    const bus = new InProcessEventBus({
+      ...STATUS_CHANGES,
+      onListenerError: (err) => errors.push(err),
+    })
     const got: number[] = []
     bus.subscribe('a', () => {
       throw new Error('boom')
@@ -137,7 +141,7 @@ describe('InProcessEventBus', () => {
   })
 
   it('unsubscribing leaves nothing behind', async () => {
-    const bus = new InProcessEventBus()
+    const bus = new InProcessEventBus(STATUS_CHANGES)
     const off = bus.subscribe('a', () => {})
     assert.equal(bus.listenerCount('a'), 1)
     off()

@@ -8,7 +8,7 @@ import { toShareView } from '../statuses/share-view.ts'
 import { roleHolderIds } from '../statuses/sharing.repository.ts'
 import { findStatusById } from '../statuses/statuses.repository.ts'
 import { toStatus } from '../statuses/statuses.service.ts'
-import type { EventBus, StatusChange } from './event-bus.ts'
+import type { StatusChange, StatusEventBus } from './status-events.ts'
 
 /** Who watches: an anonymous share-page viewer, or an authenticated user. */
 export type Viewer = { kind: 'share' } | { kind: 'user'; userId: string }
@@ -131,7 +131,7 @@ function visibleIn(delivery: Delivery, viewer: Viewer): boolean | undefined {
 interface FeedDeps {
   db: Kysely<DB>
   plans: Plans
-  events: EventBus
+  events: StatusEventBus
   log: FastifyBaseLogger
 }
 

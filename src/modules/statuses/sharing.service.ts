@@ -4,7 +4,7 @@ import { type Writer, writerOf } from '../../db/group-commit.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
 import { creationIso } from '../../lib/time.ts'
-import { announcedWrite, type EventBus, type StatusChange } from '../events/event-bus.ts'
+import { announcedWrite, type StatusChange, type StatusEventBus } from '../events/status-events.ts'
 import type { Plans } from '../plans/plans.ts'
 import { findUserById } from '../users/users.repository.ts'
 import {
@@ -27,7 +27,7 @@ import type { Caller } from './statuses.service.ts'
 export interface SharingDeps {
   db: Kysely<DB>
   plans: Plans
-  events?: EventBus
+  events?: StatusEventBus
   writer?: Writer
 }
 

@@ -12,7 +12,7 @@ import {
 import { etagMatches, etagOf } from '../../lib/etag.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
 import { creationIso, nowIso } from '../../lib/time.ts'
-import { announcedWrite, type EventBus, type StatusChange } from '../events/event-bus.ts'
+import { announcedWrite, type StatusChange, type StatusEventBus } from '../events/status-events.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
 import type { Plans } from '../plans/plans.ts'
@@ -43,7 +43,7 @@ export interface StatusDeps {
   db: Kysely<DB>
   plans: Plans
   /** Told about every committed write (live updates); none in the CLI. */
-  events?: EventBus
+  events?: StatusEventBus
   /** How writes commit (group commit on SQLite); one transaction each when absent. */
   writer?: Writer
 }

@@ -1,27 +1,24 @@
-import type { FastifyBaseLogger } from 'fastify'
 import { type Kysely, sql, type Transaction } from 'kysely'
 import type pg from 'pg'
-import type { DB } from '../../db/database.ts'
 import {
-  type ChangeListener,
+  type BusLog,
   type EventBus,
   InProcessEventBus,
-  type StatusChange,
-} from './event-bus.ts'
+  type Listener,
+  type MessageFormat,
+} from '../../lib/event-bus.ts'
+import type { DB } from '../database.ts'
 
-/** What the bus logs through (a Fastify/pino logger fits). */
-export type BusLog = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>
-
-export interface PgEventBusOptions {
+export interface PgEventBusOptions<M> extends MessageFormat<M> {
   /** The pool: `publish` runs its `pg_notify` there, like any other short statement. */
   db: Kysely<DB>
   /**
    * A new, unconnected client outside the pool for the LISTEN session
-   * (`Database.dedicatedClient`). Called again for every reconnect.
+   * (`PostgresDatabase.dedicatedClient`). Called again for every reconnect.
    */
   openClient: () => pg.Client | Promise<pg.Client>
   log?: BusLog
-  /** Called when a local listener throws; the other listeners still get the change. */
+  /** Called when a local listener throws; the other listeners still get the message. */
   onListenerError?: (err: unknown) => void
   /** First delay before a reconnect; it doubles per failed attempt, up to `maxRetryMs`. */
   retryMs?: number
@@ -48,41 +45,17 @@ const CHANNEL_SQL = `(case
   else 'statusd:' || md5(current_schema())
 end)`
 
-/** Sends one change on the channel. note: the payload is its JSON, under 100 bytes (8000 allowed). */
-const notify = (db: Kysely<DB> | Transaction<DB>, change: StatusChange) =>
-  sql`select pg_notify(${sql.raw(CHANNEL_SQL)}, ${JSON.stringify(change)})`.execute(db)
+/**
+ * Sends one message on the channel, as its JSON. note: NOTIFY payloads are limited to 8000
+ * bytes; messages are kept small (a status change is under 100).
+ */
+const notify = (db: Kysely<DB> | Transaction<DB>, message: unknown) =>
+  sql`select pg_notify(${sql.raw(CHANNEL_SQL)}, ${JSON.stringify(message)})`.execute(db)
 
 const NOOP_LOG: BusLog = { info() {}, warn() {}, error() {} }
 
-const KINDS = new Set<StatusChange['kind']>(['status', 'deleted', 'access'])
-
-/** A NOTIFY payload back into a change; undefined for anything that is not one of ours. */
-export function parseChange(payload: string | undefined): StatusChange | undefined {
-  if (!payload) return undefined
-  let value: unknown
-  try {
-    value = JSON.parse(payload)
-  } catch {
-    return undefined
-  }
-  const v = value as Partial<StatusChange> | null
-  if (
-    !v ||
-    typeof v !== 'object' ||
-    typeof v.statusId !== 'string' ||
-    !Number.isSafeInteger(v.version) ||
-    !KINDS.has(v.kind as StatusChange['kind'])
-  )
-    return undefined
-  return {
-    statusId: v.statusId,
-    version: v.version as number,
-    kind: v.kind as StatusChange['kind'],
-  }
-}
-
 /**
- * The event bus of several instances on one PostgreSQL database (SPEC §6: every instance
+ * The event bus of several instances on one PostgreSQL database (docs/api.md: every instance
  * delivers every change). A write sends its NOTIFY inside its own transaction
  * (`publishWithin`), so the change is announced exactly when it commits; one dedicated
  * connection per instance LISTENs and hands every notification to this instance's
@@ -99,11 +72,13 @@ export function parseChange(payload: string | undefined): StatusChange | undefin
  * network went away) the bus reconnects with backoff and then calls the `onResync`
  * listeners: changes in the gap were lost, so every live stream re-reads its status.
  */
-export class PgEventBus implements EventBus {
+export class PgEventBus<M> implements EventBus<M, Transaction<DB>> {
   readonly #db: Kysely<DB>
   readonly #openClient: () => pg.Client | Promise<pg.Client>
   readonly #log: BusLog
-  readonly #local: InProcessEventBus
+  readonly #local: InProcessEventBus<M>
+  readonly #topicOf: (message: M) => string
+  readonly #parse: (payload: string | undefined) => M | undefined
   readonly #resyncListeners = new Set<() => void>()
   readonly #retryMs: number
   readonly #maxRetryMs: number
@@ -121,11 +96,16 @@ export class PgEventBus implements EventBus {
   #closed = false
   #connects = 0
 
-  constructor(options: PgEventBusOptions) {
+  constructor(options: PgEventBusOptions<M>) {
     this.#db = options.db
     this.#openClient = options.openClient
     this.#log = options.log ?? NOOP_LOG
-    this.#local = new InProcessEventBus({ onListenerError: options.onListenerError })
+    this.#topicOf = options.topicOf
+    this.#parse = options.parse
+    this.#local = new InProcessEventBus({
+      topicOf: options.topicOf,
+      onListenerError: options.onListenerError,
+    })
     this.#retryMs = options.retryMs ?? 250
     this.#maxRetryMs = options.maxRetryMs ?? 5_000
     this.#checkIntervalMs = options.checkIntervalMs ?? 30_000
@@ -168,37 +148,37 @@ export class PgEventBus implements EventBus {
    * server's notification queue (8 GB) is full, because some listener stopped reading; the
    * write then fails too (503), where it could not be delivered anyway.
    */
-  async publishWithin(tx: Transaction<DB>, change: StatusChange): Promise<void> {
-    await notify(tx, change)
+  async publishWithin(tx: Transaction<DB>, message: M): Promise<void> {
+    await notify(tx, message)
   }
 
   /** A NOTIFY on its own, through the pool (a change announced after its commit). */
-  async publish(change: StatusChange): Promise<void> {
+  async publish(message: M): Promise<void> {
     if (this.#closed) return
     try {
-      await notify(this.#db, change)
+      await notify(this.#db, message)
     } catch (err) {
-      // the write is committed: never fail it. Other instances miss this change until the
-      // status changes again or their clients reconnect; this one can still tell its own.
+      // the write is committed: never fail it. Other instances miss this change until its
+      // topic changes again or their clients reconnect; this one can still tell its own.
       this.#log.warn(
-        { err, statusId: change.statusId },
+        { err, topic: this.#topicOf(message) },
         'live updates: NOTIFY failed; the change reaches this instance only',
       )
-      this.#local.dispatch(change)
+      this.#local.dispatch(message)
     }
   }
 
-  subscribe(statusId: string, listener: ChangeListener): () => void {
-    return this.#local.subscribe(statusId, listener)
+  subscribe(topic: string, listener: Listener<M>): () => void {
+    return this.#local.subscribe(topic, listener)
   }
 
   onResync(listener: () => void): void {
     this.#resyncListeners.add(listener)
   }
 
-  /** Local listeners of one status (tests). */
-  listenerCount(statusId: string): number {
-    return this.#local.listenerCount(statusId)
+  /** Local listeners of one topic (tests). */
+  listenerCount(topic: string): number {
+    return this.#local.listenerCount(topic)
   }
 
   async close(): Promise<void> {
@@ -324,8 +304,8 @@ export class PgEventBus implements EventBus {
   #onNotification(message: pg.Notification): void {
     // note: no check against #channel: the connection listens on that one channel only, and a
     // notification can arrive in the same packet as LISTEN's answer, before #channel is set
-    const change = parseChange(message.payload)
-    if (!change) {
+    const change = this.#parse(message.payload)
+    if (change === undefined) {
       this.#log.warn(
         { channel: message.channel, payload: message.payload?.slice(0, 200) },
         'live updates: ignored a notification that is not a change',

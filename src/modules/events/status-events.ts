@@ -1,0 +1,87 @@
+import type { Kysely, Transaction } from 'kysely'
+import type { DB } from '../../db/database.ts'
+import { type Writer, writerOf } from '../../db/group-commit.ts'
+import type { EventBus } from '../../lib/event-bus.ts'
+
+/**
+ * A committed write to a status, as the event bus carries it. Deliberately small (no status
+ * body): it must fit a notification between instances, and every instance reads the current
+ * row itself once per change, however many clients it serves.
+ */
+export interface StatusChange {
+  statusId: string
+  /** The status's version after the write (`statuses.version`); the event id clients see. */
+  version: number
+  /**
+   * `status`: a value or setting changed (or the status was created). `deleted`: the status
+   * is gone. `access`: who may see it changed (a role revoked); streams re-check visibility.
+   */
+  kind: 'status' | 'deleted' | 'access'
+}
+
+/** The bus status changes travel on; topics are status ids. */
+export type StatusEventBus = EventBus<StatusChange, Transaction<DB>>
+
+const KINDS = new Set<StatusChange['kind']>(['status', 'deleted', 'access'])
+
+/** A change back from its JSON text (what another instance sent); undefined for anything else. */
+export function parseStatusChange(text: string | undefined): StatusChange | undefined {
+  if (!text) return undefined
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  const v = value as Partial<StatusChange> | null
+  if (
+    !v ||
+    typeof v !== 'object' ||
+    typeof v.statusId !== 'string' ||
+    !Number.isSafeInteger(v.version) ||
+    !KINDS.has(v.kind as StatusChange['kind'])
+  )
+    return undefined
+  return {
+    statusId: v.statusId,
+    version: v.version as number,
+    kind: v.kind as StatusChange['kind'],
+  }
+}
+
+/** How status changes travel on a bus: by status, and as JSON between instances. */
+export const STATUS_CHANGES = {
+  topicOf: (change: StatusChange): string => change.statusId,
+  parse: parseStatusChange,
+}
+
+/**
+ * Runs a write and announces the change it made (`changeOf` its result): within its
+ * transaction when the bus can, otherwise right after the commit (never before: streams
+ * would read the old row).
+ */
+export async function announcedWrite<T>(
+  deps: { db: Kysely<DB>; writer?: Writer; events?: StatusEventBus | undefined },
+  work: (tx: Transaction<DB>) => Promise<T>,
+  changeOf: (result: T) => StatusChange,
+): Promise<T> {
+  const { events } = deps
+  const within = events?.publishWithin?.bind(events)
+  const result = await writerOf(deps).run(async (tx) => {
+    const done = await work(tx)
+    if (within) await within(tx, changeOf(done))
+    return done
+  })
+  if (!within) await announce(events, changeOf(result))
+  return result
+}
+
+/** Hands a committed change to the bus, if there is one; never fails the caller. */
+async function announce(events: StatusEventBus | undefined, change: StatusChange): Promise<void> {
+  if (!events) return
+  try {
+    await events.publish(change)
+  } catch {
+    // note: the EventBus contract says publish never throws; this guards a faulty one
+  }
+}
