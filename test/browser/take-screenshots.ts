@@ -6,7 +6,9 @@ import { createStatus, grant } from '../helpers/sharing.ts'
 
 const docs = (name: string) => fileURLToPath(new URL(`../../docs/${name}`, import.meta.url))
 
-const { t, base } = await listeningApp()
+// not a test: the app's cleanup runs at the end of the script
+const cleanup: (() => unknown)[] = []
+const { t, base } = await listeningApp({ after: (fn) => cleanup.push(fn) })
 try {
   const owner = await t.user({ name: 'Olivia Martin', plan: 'pro' })
   const desk = await t.user({ name: 'Front desk' })
@@ -68,5 +70,5 @@ try {
     }
   }
 } finally {
-  await t.close()
+  for (const fn of cleanup) await fn()
 }

@@ -219,21 +219,17 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
     }
   })
 
-  it('a service on the copy works with the keys issued before', async () => {
-    const t = await makeApp({ databaseUrl: target.url })
-    try {
-      const res = await t.request(
-        { id: '', key: seeded.key },
-        'GET',
-        `/v1/status/${seeded.statusIds[3]}`,
-      )
-      assert.equal(res.statusCode, 200)
-      assert.equal(res.json().changeCount, 4)
-      const list = await t.request({ id: '', key: seeded.key }, 'GET', '/v1/user/status')
-      assert.equal(list.json().length, 8)
-    } finally {
-      await t.close()
-    }
+  it('a service on the copy works with the keys issued before', async (ctx) => {
+    const t = await makeApp(ctx, { databaseUrl: target.url })
+    const res = await t.request(
+      { id: '', key: seeded.key },
+      'GET',
+      `/v1/status/${seeded.statusIds[3]}`,
+    )
+    assert.equal(res.statusCode, 200)
+    assert.equal(res.json().changeCount, 4)
+    const list = await t.request({ id: '', key: seeded.key }, 'GET', '/v1/user/status')
+    assert.equal(list.json().length, 8)
   })
 
   it('refuses a target that holds data, without --force, and leaves it alone', async () => {

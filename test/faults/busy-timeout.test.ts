@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { ConfigError, loadConfig } from '../../src/config.ts'
 import { createDatabase, DEFAULT_BUSY_TIMEOUT_MS } from '../../src/db/create-db.ts'
 import { makeApp } from '../helpers/app.ts'
+import { tempDir } from '../helpers/cleanup.ts'
 import { TEST_ENGINE } from '../helpers/engine.ts'
 
 // How long a SQLite write waits for another process's lock: 1 s by default (better-sqlite3
@@ -75,28 +74,23 @@ describe('SQLite busy timeout, with another process holding the write lock', {
     [undefined, 200],
     [0, 503],
   ] as const)
-    it(`a write ${expected === 200 ? 'waits for it (SQLITE_BUSY_TIMEOUT_MS 1 s)' : 'fails at once with SQLITE_BUSY_TIMEOUT_MS=0 (503)'}`, async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'statusd-busy-'))
+    it(`a write ${expected === 200 ? 'waits for it (SQLITE_BUSY_TIMEOUT_MS 1 s)' : 'fails at once with SQLITE_BUSY_TIMEOUT_MS=0 (503)'}`, async (ctx) => {
+      const dir = tempDir(ctx, 'statusd-busy-')
       const file = join(dir, 'statusd.db')
-      const t = await makeApp({
+      const t = await makeApp(ctx, {
         databaseUrl: `sqlite:${file}`,
         ...(timeout !== undefined && { busyTimeoutMs: timeout }),
       })
-      try {
-        const owner = await t.user()
-        const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
-        // note: every write reads before it writes, and SQLite does not wait for a lock a
-        // read transaction upgrades to: only a write transaction begun IMMEDIATE waits
-        const { released } = await holdWriteLock(file, 150)
-        const patch = await t.request(owner, 'PATCH', `/v1/status/${created.json().id}`, {
-          value: 'OFF',
-        })
-        assert.equal(patch.statusCode, expected, patch.body)
-        await released
-        if (expected === 503) assert.equal(patch.json().errorCode, 'unavailable')
-      } finally {
-        await t.close()
-        rmSync(dir, { recursive: true, force: true })
-      }
+      const owner = await t.user()
+      const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
+      // note: every write reads before it writes, and SQLite does not wait for a lock a
+      // read transaction upgrades to: only a write transaction begun IMMEDIATE waits
+      const { released } = await holdWriteLock(file, 150)
+      const patch = await t.request(owner, 'PATCH', `/v1/status/${created.json().id}`, {
+        value: 'OFF',
+      })
+      assert.equal(patch.statusCode, expected, patch.body)
+      await released
+      if (expected === 503) assert.equal(patch.json().errorCode, 'unavailable')
     })
 })

@@ -8,6 +8,7 @@ import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
 import { createDatabase } from '../../src/db/create-db.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
+import { defer, type Lifetime } from '../helpers/cleanup.ts'
 
 // Storage faults on SQLite, provoked for real: the write lock held by another connection
 // (SQLITE_BUSY), a full disk (a tiny tmpfs; and SQLite's own size limit), a read-only
@@ -70,9 +71,9 @@ interface Fixture {
   statusId: string
 }
 
-async function fixture(file: string, busyTimeoutMs?: number): Promise<Fixture> {
+async function fixture(ctx: Lifetime, file: string, busyTimeoutMs?: number): Promise<Fixture> {
   fs.mkdirSync(path.dirname(file), { recursive: true })
-  const t = await makeApp({
+  const t = await makeApp(ctx, {
     databaseUrl: `sqlite:${file}`,
     ...(busyTimeoutMs !== undefined && { busyTimeoutMs }),
   })
@@ -191,64 +192,56 @@ async function provoke(
 }
 
 describe('storage unavailable: another connection holds the write lock (SQLITE_BUSY)', () => {
-  it('writes answer 503 once the busy timeout passes; reads go on; the lock gone, writes work', async () => {
+  it('writes answer 503 once the busy timeout passes; reads go on; the lock gone, writes work', async (t) => {
     // note: a short wait for the lock (SQLITE_BUSY_TIMEOUT_MS), so the test does not sit
     // through the default
-    const f = await fixture(path.join(dir, 'busy', 'statusd.db'), 20)
+    const f = await fixture(t, path.join(dir, 'busy', 'statusd.db'), 20)
     const other = new SQLite(f.file)
-    try {
-      await provoke(f, {
-        start: () => {
-          other.exec('BEGIN IMMEDIATE')
-        },
-        heal: () => {
-          other.exec('ROLLBACK')
-        },
-      })
-      const ready = await f.t.app.inject({ method: 'GET', url: '/readyz' })
-      assert.equal(ready.statusCode, 200)
-    } finally {
-      other.close()
-      await f.t.close()
-    }
+    defer(t, () => other.close())
+    await provoke(f, {
+      start: () => {
+        other.exec('BEGIN IMMEDIATE')
+      },
+      heal: () => {
+        other.exec('ROLLBACK')
+      },
+    })
+    const ready = await f.t.app.inject({ method: 'GET', url: '/readyz' })
+    assert.equal(ready.statusCode, 200)
   })
 })
 
 describe('full disk', () => {
-  it("SQLite's size limit reached (PRAGMA max_page_count): 503, then writes work once raised", async () => {
-    const f = await fixture(path.join(dir, 'max-pages', 'statusd.db'))
-    try {
-      const pages = async () =>
-        Number(
-          (
-            (await sql<{ page_count: number }>`pragma page_count`.execute(f.t.database.db))
-              .rows[0] as { page_count: number }
-          ).page_count,
-        )
-      await provoke(
-        f,
-        {
-          start: async () => {
-            // the file may not grow by a single page
-            await sql.raw(`pragma max_page_count = ${await pages()}`).execute(f.t.database.db)
-            // use up the free pages left inside the file, so every write below needs a page
-            for (let i = 0; i < 200; i++) {
-              const res = await f.t.request(f.owner, 'POST', `/v1/status-keys/fill-${i}`, {
-                description: PAGE_SPILLING_DESCRIPTION,
-              })
-              if (res.statusCode === 503) break
-              assert.equal(res.statusCode, 201, res.body)
-            }
-          },
-          heal: async () => {
-            await sql`pragma max_page_count = 1073741823`.execute(f.t.database.db)
-          },
-        },
-        { writes: growingWrites },
+  it("SQLite's size limit reached (PRAGMA max_page_count): 503, then writes work once raised", async (t) => {
+    const f = await fixture(t, path.join(dir, 'max-pages', 'statusd.db'))
+    const pages = async () =>
+      Number(
+        (
+          (await sql<{ page_count: number }>`pragma page_count`.execute(f.t.database.db))
+            .rows[0] as { page_count: number }
+        ).page_count,
       )
-    } finally {
-      await f.t.close()
-    }
+    await provoke(
+      f,
+      {
+        start: async () => {
+          // the file may not grow by a single page
+          await sql.raw(`pragma max_page_count = ${await pages()}`).execute(f.t.database.db)
+          // use up the free pages left inside the file, so every write below needs a page
+          for (let i = 0; i < 200; i++) {
+            const res = await f.t.request(f.owner, 'POST', `/v1/status-keys/fill-${i}`, {
+              description: PAGE_SPILLING_DESCRIPTION,
+            })
+            if (res.statusCode === 503) break
+            assert.equal(res.statusCode, 201, res.body)
+          }
+        },
+        heal: async () => {
+          await sql`pragma max_page_count = 1073741823`.execute(f.t.database.db)
+        },
+      },
+      { writes: growingWrites },
+    )
   })
 
   const mountPoint = path.join(os.tmpdir(), `statusd-faults-tmpfs-${process.pid}`)
@@ -264,87 +257,76 @@ describe('full disk', () => {
 
   it('a real full filesystem (a 1 MiB tmpfs): 2xx or 503, never 500; what was acknowledged is there, nothing else; it recovers once there is room', async (t) => {
     if (!mounted) return t.skip('mounting a tmpfs needs root (CAP_SYS_ADMIN); not available here')
-    const f = await fixture(path.join(mountPoint, 'statusd.db'))
+    const f = await fixture(t, path.join(mountPoint, 'statusd.db'))
     // note: SQLite reuses WAL space it has already taken, so on a full disk a small write can
     // still land where a larger one failed: each write either lands (2xx) or fails cleanly
     const landed: string[] = []
     const refused: string[] = []
-    try {
-      for (let i = 0; i < 2000 && refused.length < 20; i++) {
-        const key = `disk-${i}`
-        const res = await f.t.request(f.owner, 'POST', `/v1/status-keys/${key}`, {
-          value: `d${i}`,
-          description: 'f'.repeat(i % 2 === 0 ? 400 : 10),
-        })
-        if (res.statusCode === 201) landed.push(key)
-        else {
-          assertUnavailable(res, `write ${key} on a full disk`)
-          refused.push(key)
-        }
+    for (let i = 0; i < 2000 && refused.length < 20; i++) {
+      const key = `disk-${i}`
+      const res = await f.t.request(f.owner, 'POST', `/v1/status-keys/${key}`, {
+        value: `d${i}`,
+        description: 'f'.repeat(i % 2 === 0 ? 400 : 10),
+      })
+      if (res.statusCode === 201) landed.push(key)
+      else {
+        assertUnavailable(res, `write ${key} on a full disk`)
+        refused.push(key)
       }
-      assert.ok(refused.length > 0, 'the filesystem filled up')
-      // updates and key creation on the full disk: clean either way too
-      for (const write of writes(f, 9999)) {
-        const res = await write()
-        if (res.statusCode >= 300) assertUnavailable(res, 'a write on a full disk')
-      }
-      assert.ok(tryRun('mount', ['-o', 'remount,size=16m', mountPoint]), 'the tmpfs grows')
-      assert.equal(integrity(f.file), 'ok')
-      const stored = new Set(
-        (snapshot(f.file).statuses as string[]).map((r) => JSON.parse(r).status_key as string),
-      )
-      for (const key of landed) assert.ok(stored.has(key), `acknowledged ${key} is stored`)
-      for (const key of refused) assert.ok(!stored.has(key), `refused ${key} left nothing`)
-      // recovery without a restart
-      for (const key of refused.slice(0, 5)) {
-        const res = await f.t.request(f.owner, 'POST', `/v1/status-keys/${key}`, { value: 'LATE' })
-        assert.equal(res.statusCode, 201, res.body)
-        assert.equal(res.json().changeCount, 1)
-      }
-      assert.equal(integrity(f.file), 'ok')
-    } finally {
-      await f.t.close()
     }
+    assert.ok(refused.length > 0, 'the filesystem filled up')
+    // updates and key creation on the full disk: clean either way too
+    for (const write of writes(f, 9999)) {
+      const res = await write()
+      if (res.statusCode >= 300) assertUnavailable(res, 'a write on a full disk')
+    }
+    assert.ok(tryRun('mount', ['-o', 'remount,size=16m', mountPoint]), 'the tmpfs grows')
+    assert.equal(integrity(f.file), 'ok')
+    const stored = new Set(
+      (snapshot(f.file).statuses as string[]).map((r) => JSON.parse(r).status_key as string),
+    )
+    for (const key of landed) assert.ok(stored.has(key), `acknowledged ${key} is stored`)
+    for (const key of refused) assert.ok(!stored.has(key), `refused ${key} left nothing`)
+    // recovery without a restart
+    for (const key of refused.slice(0, 5)) {
+      const res = await f.t.request(f.owner, 'POST', `/v1/status-keys/${key}`, { value: 'LATE' })
+      assert.equal(res.statusCode, 201, res.body)
+      assert.equal(res.json().changeCount, 1)
+    }
+    assert.equal(integrity(f.file), 'ok')
   })
 })
 
 describe('read-only database', () => {
-  it('a read-only connection (PRAGMA query_only): 503, then writes work once lifted', async () => {
-    const f = await fixture(path.join(dir, 'query-only', 'statusd.db'))
-    try {
-      await provoke(f, {
-        start: async () => {
-          await sql`pragma query_only = on`.execute(f.t.database.db)
-        },
-        heal: async () => {
-          await sql`pragma query_only = off`.execute(f.t.database.db)
-        },
-      })
-    } finally {
-      await f.t.close()
-    }
+  it('a read-only connection (PRAGMA query_only): 503, then writes work once lifted', async (t) => {
+    const f = await fixture(t, path.join(dir, 'query-only', 'statusd.db'))
+    await provoke(f, {
+      start: async () => {
+        await sql`pragma query_only = on`.execute(f.t.database.db)
+      },
+      heal: async () => {
+        await sql`pragma query_only = off`.execute(f.t.database.db)
+      },
+    })
   })
 
   it('the database files made immutable (chattr +i, which stops root too): 503, then writes work', async (t) => {
-    const f = await fixture(path.join(dir, 'immutable', 'statusd.db'))
+    const f = await fixture(t, path.join(dir, 'immutable', 'statusd.db'))
     // note: not the -shm file: SQLite maps it into memory, and a write there would fault
     const files = [f.file, `${f.file}-wal`]
-    try {
-      if (!files.every((file) => fs.existsSync(file)) || !tryRun('chattr', ['+i', f.file]))
-        return t.skip('chattr +i is not supported here (needs root and ext2/3/4, xfs, btrfs)')
-      tryRun('chattr', ['-i', f.file])
-      await provoke(f, {
-        start: () => {
-          assert.ok(tryRun('chattr', ['+i', ...files]))
-        },
-        heal: () => {
-          assert.ok(tryRun('chattr', ['-i', ...files]))
-        },
-      })
-    } finally {
-      tryRun('chattr', ['-i', ...files])
-      await f.t.close()
-    }
+    // made mutable again before the app closes (a later registration runs first)
+    defer(t, () => tryRun('chattr', ['-i', ...files]))
+    if (!files.every((file) => fs.existsSync(file)) || !tryRun('chattr', ['+i', f.file]))
+      return t.skip('chattr +i is not supported here (needs root and ext2/3/4, xfs, btrfs)')
+    tryRun('chattr', ['-i', f.file])
+    await provoke(f, {
+      start: () => {
+        assert.ok(tryRun('chattr', ['+i', ...files]))
+      },
+      heal: () => {
+        assert.ok(tryRun('chattr', ['-i', ...files]))
+      },
+    })
   })
 })
 
@@ -355,22 +337,19 @@ describe('SQLite checkpoints', () => {
     const database = createDatabase(`sqlite:${file}`, {
       checkpoints: { onError: (err) => errors.push(err) },
     })
-    try {
-      await database.writer.run(async (tx) => {
-        await sql`create table probe (x integer)`.execute(tx)
-        await sql`insert into probe values (1)`.execute(tx)
-      })
-      if (!tryRun('chattr', ['+i', file]))
-        return t.skip('chattr +i is not supported here (needs root and ext2/3/4, xfs, btrfs)')
-      // the write's log is copied into the database file a second after the last write:
-      // the immutable file refuses it
-      const deadline = Date.now() + 15_000
-      while (errors.length === 0 && Date.now() < deadline)
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      assert.match(String(errors[0]?.message), /checkpoint failed/)
-    } finally {
-      tryRun('chattr', ['-i', file])
-      await database.close()
-    }
+    defer(t, () => database.close())
+    defer(t, () => tryRun('chattr', ['-i', file]))
+    await database.writer.run(async (tx) => {
+      await sql`create table probe (x integer)`.execute(tx)
+      await sql`insert into probe values (1)`.execute(tx)
+    })
+    if (!tryRun('chattr', ['+i', file]))
+      return t.skip('chattr +i is not supported here (needs root and ext2/3/4, xfs, btrfs)')
+    // the write's log is copied into the database file a second after the last write:
+    // the immutable file refuses it
+    const deadline = Date.now() + 15_000
+    while (errors.length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.match(String(errors[0]?.message), /checkpoint failed/)
   })
 })

@@ -4,6 +4,7 @@ import { after, before, it } from 'node:test'
 import fc from 'fast-check'
 import type { InjectOptions } from 'fastify'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
+import { suiteLifetime } from '../helpers/cleanup.ts'
 import { snapshotTables } from '../helpers/tables.ts'
 
 // Property-based fuzzing (fast-check) of the whole HTTP surface: arbitrary methods, paths,
@@ -42,8 +43,9 @@ const who: Record<string, TestUser | null> = {}
 const ids: Record<string, string> = {}
 const prototypeNames = Object.getOwnPropertyNames(Object.prototype).sort()
 
+const suite = suiteLifetime()
 before(async () => {
-  t = await makeApp()
+  t = await makeApp(suite)
   who.owner = await t.user()
   who.free = await t.user({ plan: 'free' })
   who.other = await t.user()
@@ -64,7 +66,6 @@ before(async () => {
   ids.spareKey = spare.json().id
   ids.foreignKey = (await t.request(who.other, 'GET', '/v1/user/api-keys')).json()[0].id
 })
-after(() => t.close())
 
 /** Every row of every table (tables added later included). */
 const snapshot = (): Promise<string> => snapshotTables(t.database.db as never)
@@ -535,34 +536,30 @@ const rawRequest = fc
     return bytes
   })
 
-it(`fuzz: ${SOCKET_RUNS} malformed HTTP requests over a socket — no 5xx, SPEC §5 errors, the server lives on`, async () => {
-  const raw = await makeApp()
+it(`fuzz: ${SOCKET_RUNS} malformed HTTP requests over a socket — no 5xx, SPEC §5 errors, the server lives on`, async (ctx) => {
+  const raw = await makeApp(ctx)
   await raw.app.listen({ port: 0, host: '127.0.0.1' })
   const port = (raw.app.server.address() as net.AddressInfo).port
-  try {
-    await fc.assert(
-      fc.asyncProperty(rawRequest, async (bytes) => {
-        const answer = await rawExchange(port, bytes)
-        for (const m of answer.matchAll(/HTTP\/1\.1 (\d{3})/g))
-          assert.ok(Number(m[1]) < 500, `never a 5xx: ${answer.slice(0, 300)}`)
-        const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1])
-        if (status >= 400) {
-          const head = answer.slice(0, answer.indexOf('\r\n\r\n'))
-          const body = dechunk(head, answer.slice(head.length + 4))
-          assert.ok(body.length > 0, `an error has a body: ${answer.slice(0, 300)}`)
-          {
-            const error = JSON.parse(body)
-            assert.equal(typeof error.message, 'string', answer)
-            assert.equal(typeof error.requestId, 'string', answer)
-            assert.ok(ERROR_CODES.has(error.errorCode) || /^request/.test(error.errorCode), answer)
-          }
+  await fc.assert(
+    fc.asyncProperty(rawRequest, async (bytes) => {
+      const answer = await rawExchange(port, bytes)
+      for (const m of answer.matchAll(/HTTP\/1\.1 (\d{3})/g))
+        assert.ok(Number(m[1]) < 500, `never a 5xx: ${answer.slice(0, 300)}`)
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1])
+      if (status >= 400) {
+        const head = answer.slice(0, answer.indexOf('\r\n\r\n'))
+        const body = dechunk(head, answer.slice(head.length + 4))
+        assert.ok(body.length > 0, `an error has a body: ${answer.slice(0, 300)}`)
+        {
+          const error = JSON.parse(body)
+          assert.equal(typeof error.message, 'string', answer)
+          assert.equal(typeof error.requestId, 'string', answer)
+          assert.ok(ERROR_CODES.has(error.errorCode) || /^request/.test(error.errorCode), answer)
         }
-      }),
-      { numRuns: SOCKET_RUNS, ...(SEED !== undefined && { seed: SEED }) },
-    )
-    const health = await fetch(`http://127.0.0.1:${port}/healthz`)
-    assert.equal(health.status, 200, 'the server lives on')
-  } finally {
-    await raw.close()
-  }
+      }
+    }),
+    { numRuns: SOCKET_RUNS, ...(SEED !== undefined && { seed: SEED }) },
+  )
+  const health = await fetch(`http://127.0.0.1:${port}/healthz`)
+  assert.equal(health.status, 200, 'the server lives on')
 })

@@ -5,6 +5,7 @@ import { migrateToLatest } from '../../src/db/migrate.ts'
 import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { DEFAULT_PLANS, type Plans } from '../../src/modules/plans/plans.ts'
 import { createUser } from '../../src/modules/users/users.service.ts'
+import { defer, type Lifetime } from './cleanup.ts'
 import { freshDatabase } from './engine.ts'
 
 /** Plans for tests: the built-ins plus an unlimited one, so rate limits never interfere. */
@@ -37,43 +38,59 @@ export interface TestApp {
     body?: unknown,
     headers?: Record<string, string>,
   ): Promise<LightMyRequestResponse>
+  /**
+   * Closes the app now, for a test about what happens then; otherwise the end of the test
+   * does it (and drops its database). Safe to call more than once.
+   */
   close(): Promise<void>
 }
 
 /**
  * A fresh app on its own migrated database (DESIGN: no shared seeded database): in-memory
- * SQLite, or on the PostgreSQL run (TEST_ENGINE=postgres) a schema of its own, dropped on
- * close. `databaseUrl` puts the app on a database the caller manages instead.
+ * SQLite, or on the PostgreSQL run (TEST_ENGINE=postgres) a schema of its own. Both go when
+ * `t` ends (the test's context, or `{ after }` for an app a suite shares): no test closes it.
+ * `databaseUrl` puts the app on a database the caller manages instead.
  */
 export async function makeApp(
+  t: Lifetime,
   options: {
     plans?: Plans
     databaseUrl?: string
     keyCacheTtlMs?: number
     busyTimeoutMs?: number
-    /** More of buildApp's dependencies (an event bus, SSE tuning). */
+    /** More of buildApp's dependencies (an event bus, SSE tuning, a clock). */
     deps?: Omit<Partial<AppDeps>, 'database' | 'plans'>
   } = {},
 ): Promise<TestApp> {
   const plans = options.plans ?? TEST_PLANS
   const fresh = options.databaseUrl === undefined ? await freshDatabase() : undefined
+  if (fresh) defer(t, () => fresh.drop())
   const database = createDatabase(options.databaseUrl ?? (fresh?.url as string), {
     poolSize: 5,
     ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs }),
   })
+  let app: FastifyInstance | undefined
+  let closing: Promise<void> | undefined
+  // note: the app closes the database; until there is an app, the database is closed alone
+  const close = () => {
+    closing ??= app ? app.close() : database.close()
+    return closing
+  }
+  defer(t, close)
   await migrateToLatest(database.db)
   // note: no key cache unless a test asks for one, so that changes made behind the app's
   // back (revocation through a service, a user unverified) show on the very next request
-  const app = await buildApp({
+  app = await buildApp({
     keyCacheTtlMs: options.keyCacheTtlMs ?? 0,
     ...options.deps,
     database,
     plans,
   })
   await app.ready()
+  const built = app
   let counter = 0
   return {
-    app,
+    app: built,
     database,
     async user({ plan = 'unlimited', verified = true, name } = {}) {
       counter += 1
@@ -86,7 +103,7 @@ export async function makeApp(
       return { id: user.id, key: key.key }
     },
     request(as, method, url, body, headers = {}) {
-      return app.inject({
+      return built.inject({
         method,
         url,
         headers: {
@@ -99,9 +116,6 @@ export async function makeApp(
         }),
       })
     },
-    async close() {
-      await app.close()
-      await fresh?.drop()
-    },
+    close,
   }
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type BrowserContext, chromium } from 'playwright-core'
 import { makeApp, type TestApp } from './app.ts'
+import type { Lifetime } from './cleanup.ts'
 
 /** The Debian package's browser; nothing is ever downloaded. */
 export const CHROMIUM = '/usr/bin/chromium'
@@ -55,8 +56,8 @@ export async function launchChromium(
 }
 
 /** An app listening on 127.0.0.1 at a random port, for a browser to open. */
-export async function listeningApp(): Promise<{ t: TestApp; base: string }> {
-  const t = await makeApp()
+export async function listeningApp(ctx: Lifetime): Promise<{ t: TestApp; base: string }> {
+  const t = await makeApp(ctx)
   await t.app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = t.app.server.address() as AddressInfo
   return { t, base: `http://127.0.0.1:${port}` }

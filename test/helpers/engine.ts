@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
+import { defer, type Lifetime } from './cleanup.ts'
 
 /**
  * The engine this test run uses: `sqlite` unless the runner (scripts/test.ts) sets
@@ -79,4 +80,14 @@ export async function freshDatabase(engine: TestEngine = TEST_ENGINE): Promise<T
       await pool.query(`drop schema if exists "${schema}" cascade`)
     },
   }
+}
+
+/** `freshDatabase()` for one test (or suite): dropped when `t` ends, after what uses it closed. */
+export async function testDatabase(
+  t: Lifetime,
+  engine: TestEngine = TEST_ENGINE,
+): Promise<TestDatabase> {
+  const fresh = await freshDatabase(engine)
+  defer(t, () => fresh.drop())
+  return fresh
 }

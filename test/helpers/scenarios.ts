@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
-import { afterEach, beforeEach, describe, it } from 'node:test'
+import { beforeEach, describe, it, type TestContext } from 'node:test'
 import type { InjectOptions } from 'fastify'
 import type { TestApp, TestUser } from './app.ts'
+import type { Lifetime } from './cleanup.ts'
 
 /** What a scenario table runs against: a fresh app, named users and named values. */
 export interface ScenarioContext {
@@ -40,18 +41,21 @@ const fill = (text: string, vars: Record<string, string>) =>
     return value
   })
 
-/** Runs each scenario as its own test on a freshly set-up context. */
+/**
+ * Runs each scenario as its own test on a freshly set-up context; `setup` gets the test's
+ * context for `makeApp(t)`, so the app goes when the scenario ends.
+ */
 export function runScenarios(
   title: string,
-  setup: () => Promise<ScenarioContext>,
+  setup: (t: Lifetime) => Promise<ScenarioContext>,
   scenarios: Scenario[],
 ): void {
   describe(title, () => {
     let ctx: ScenarioContext
-    beforeEach(async () => {
-      ctx = await setup()
+    // note: beforeEach is given the context of the test it runs for
+    beforeEach(async (t) => {
+      ctx = await setup(t as TestContext)
     })
-    afterEach(() => ctx.t.close())
     for (const s of scenarios) {
       it(s.name, async () => {
         const as = s.as === undefined ? 'owner' : s.as

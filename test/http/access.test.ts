@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { makeApp } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/scenarios.ts'
 
 // SPEC §3 roles: the owner may do everything; any verified user may read a public status
@@ -11,8 +12,8 @@ import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/sc
 const NO_SUCH_ID = 'doesNotExist000000000'
 
 /** The owner's public `pub` (three value updates so far) and private `priv`; a stranger. */
-async function withStatuses(): Promise<ScenarioContext> {
-  const t = await makeApp()
+async function withStatuses(ctx: Lifetime): Promise<ScenarioContext> {
+  const t = await makeApp(ctx)
   const owner = await t.user({ name: 'Owner' })
   const stranger = await t.user({ name: 'Stranger' })
   const pub = await t.request(owner, 'POST', '/v1/status-keys/pub', {
@@ -300,52 +301,44 @@ runScenarios('SPEC §3 another verified user on a private status: 404, never 403
   ),
 ])
 
-test('SPEC §3 visibility follows accessType as it changes', async () => {
-  const t = await makeApp()
-  try {
-    const owner = await t.user()
-    const stranger = await t.user()
-    const id = (await t.request(owner, 'POST', '/v1/status-keys/door', { value: 'SHUT' })).json().id
-    assert.equal((await t.request(stranger, 'GET', `/v1/status/${id}`)).statusCode, 404)
-    await t.request(owner, 'PATCH', `/v1/status/${id}`, { accessType: 'public' })
-    const seen = await t.request(stranger, 'GET', `/v1/status/${id}`)
-    assert.equal(seen.statusCode, 200)
-    assert.equal(seen.json().value, 'SHUT')
-    assert.equal(
-      (await t.request(stranger, 'PATCH', `/v1/status/${id}`, { value: 'OPEN' })).statusCode,
-      403,
-    )
-    await t.request(owner, 'PATCH', `/v1/status/${id}`, { accessType: 'private' })
-    assert.equal((await t.request(stranger, 'GET', `/v1/status/${id}`)).statusCode, 404)
-    assert.equal(
-      (await t.request(stranger, 'PATCH', `/v1/status/${id}`, { value: 'OPEN' })).statusCode,
-      404,
-    )
-  } finally {
-    await t.close()
-  }
+test('SPEC §3 visibility follows accessType as it changes', async (ctx) => {
+  const t = await makeApp(ctx)
+  const owner = await t.user()
+  const stranger = await t.user()
+  const id = (await t.request(owner, 'POST', '/v1/status-keys/door', { value: 'SHUT' })).json().id
+  assert.equal((await t.request(stranger, 'GET', `/v1/status/${id}`)).statusCode, 404)
+  await t.request(owner, 'PATCH', `/v1/status/${id}`, { accessType: 'public' })
+  const seen = await t.request(stranger, 'GET', `/v1/status/${id}`)
+  assert.equal(seen.statusCode, 200)
+  assert.equal(seen.json().value, 'SHUT')
+  assert.equal(
+    (await t.request(stranger, 'PATCH', `/v1/status/${id}`, { value: 'OPEN' })).statusCode,
+    403,
+  )
+  await t.request(owner, 'PATCH', `/v1/status/${id}`, { accessType: 'private' })
+  assert.equal((await t.request(stranger, 'GET', `/v1/status/${id}`)).statusCode, 404)
+  assert.equal(
+    (await t.request(stranger, 'PATCH', `/v1/status/${id}`, { value: 'OPEN' })).statusCode,
+    404,
+  )
 })
 
-test('SPEC §2 a deleted key can be used again: a new status, history from 1', async () => {
-  const t = await makeApp()
-  try {
-    const owner = await t.user()
-    const first = (await t.request(owner, 'POST', '/v1/status-keys/lamp', { value: 'ON' })).json()
-    await t.request(owner, 'POST', '/v1/status-keys/lamp', { value: 'OFF' })
-    assert.equal((await t.request(owner, 'DELETE', '/v1/status-keys/lamp')).statusCode, 204)
-    assert.equal((await t.request(owner, 'DELETE', '/v1/status-keys/lamp')).statusCode, 404)
-    const again = await t.request(owner, 'POST', '/v1/status-keys/lamp', { value: 'ON' })
-    assert.equal(again.statusCode, 201)
-    assert.notEqual(again.json().id, first.id)
-    assert.notEqual(again.json().shareId, first.shareId)
-    assert.equal(again.json().changeCount, 1)
-    const rows = await t.database.db
-      .selectFrom('status_history')
-      .select(['status_id', 'change_no'])
-      .execute()
-    assert.deepEqual(rows, [{ status_id: again.json().id, change_no: 1 }])
-    assert.equal((await t.request(owner, 'GET', `/v1/status/${first.id}`)).statusCode, 404)
-  } finally {
-    await t.close()
-  }
+test('SPEC §2 a deleted key can be used again: a new status, history from 1', async (ctx) => {
+  const t = await makeApp(ctx)
+  const owner = await t.user()
+  const first = (await t.request(owner, 'POST', '/v1/status-keys/lamp', { value: 'ON' })).json()
+  await t.request(owner, 'POST', '/v1/status-keys/lamp', { value: 'OFF' })
+  assert.equal((await t.request(owner, 'DELETE', '/v1/status-keys/lamp')).statusCode, 204)
+  assert.equal((await t.request(owner, 'DELETE', '/v1/status-keys/lamp')).statusCode, 404)
+  const again = await t.request(owner, 'POST', '/v1/status-keys/lamp', { value: 'ON' })
+  assert.equal(again.statusCode, 201)
+  assert.notEqual(again.json().id, first.id)
+  assert.notEqual(again.json().shareId, first.shareId)
+  assert.equal(again.json().changeCount, 1)
+  const rows = await t.database.db
+    .selectFrom('status_history')
+    .select(['status_id', 'change_no'])
+    .execute()
+  assert.deepEqual(rows, [{ status_id: again.json().id, change_no: 1 }])
+  assert.equal((await t.request(owner, 'GET', `/v1/status/${first.id}`)).statusCode, 404)
 })

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { makeApp } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
 
-async function twoUsers(): Promise<ScenarioContext> {
-  const t = await makeApp()
+async function twoUsers(ctx: Lifetime): Promise<ScenarioContext> {
+  const t = await makeApp(ctx)
   const owner = await t.user()
   const other = await t.user()
   const unverified = await t.user({ verified: false })

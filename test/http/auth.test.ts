@@ -3,6 +3,7 @@ import { test } from 'node:test'
 import { createApiKey, revokeKey } from '../../src/modules/keys/keys.service.ts'
 import { setUser } from '../../src/modules/users/users.service.ts'
 import { makeApp, TEST_PLANS } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/scenarios.ts'
 
 // SPEC §3: keys travel in `service-api-key` or `Authorization: Bearer`, never in the query
@@ -16,8 +17,8 @@ const IN_AN_HOUR = () => new Date(Date.now() + 3_600_000).toISOString()
  * The owner of `room-4` (public); keys of that owner that were revoked, that expired and
  * that will expire; and an unverified user who owns `mine`, created before losing verification.
  */
-async function withKeys(): Promise<ScenarioContext> {
-  const t = await makeApp()
+async function withKeys(ctx: Lifetime): Promise<ScenarioContext> {
+  const t = await makeApp(ctx)
   const db = t.database.db
   const owner = await t.user({ name: 'Owner' })
   const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', {
@@ -326,57 +327,45 @@ runScenarios('SPEC §3 authorization levels', withKeys, [
   },
 ])
 
-test('SPEC §3 revocation, expiry and verification take effect on the next request', async () => {
-  const t = await makeApp()
-  try {
-    const db = t.database.db
-    const user = await t.user({ verified: false })
-    const key = await createApiKey(db, user.id, { expiresAt: IN_AN_HOUR() })
-    const as = { id: user.id, key: key.key }
+test('SPEC §3 revocation, expiry and verification take effect on the next request', async (ctx) => {
+  const t = await makeApp(ctx)
+  const db = t.database.db
+  const user = await t.user({ verified: false })
+  const key = await createApiKey(db, user.id, { expiresAt: IN_AN_HOUR() })
+  const as = { id: user.id, key: key.key }
 
-    assert.equal((await t.request(as, 'GET', '/v1/user/status')).statusCode, 403)
-    await setUser(db, TEST_PLANS, user.id, { verified: true })
-    assert.equal((await t.request(as, 'GET', '/v1/user/status')).statusCode, 200, 'now verified')
+  assert.equal((await t.request(as, 'GET', '/v1/user/status')).statusCode, 403)
+  await setUser(db, TEST_PLANS, user.id, { verified: true })
+  assert.equal((await t.request(as, 'GET', '/v1/user/status')).statusCode, 200, 'now verified')
 
-    await db
-      .updateTable('api_keys')
-      .set({ expires_at: A_WHILE_AGO })
-      .where('id', '=', key.id)
-      .execute()
-    assert.equal((await t.request(as, 'GET', '/v1/user/status')).statusCode, 401, 'expired')
+  await db
+    .updateTable('api_keys')
+    .set({ expires_at: A_WHILE_AGO })
+    .where('id', '=', key.id)
+    .execute()
+  assert.equal((await t.request(as, 'GET', '/v1/user/status')).statusCode, 401, 'expired')
 
-    const other = await createApiKey(db, user.id)
-    const as2 = { id: user.id, key: other.key }
-    assert.equal((await t.request(as2, 'GET', '/v1/checkAuth')).statusCode, 200)
-    await revokeKey(db, other.id)
-    const res = await t.request(as2, 'GET', '/v1/checkAuth')
-    assert.equal(res.statusCode, 401, 'revoked')
-    assert.equal(res.json().errorCode, 'unauthorized')
-  } finally {
-    await t.close()
-  }
+  const other = await createApiKey(db, user.id)
+  const as2 = { id: user.id, key: other.key }
+  assert.equal((await t.request(as2, 'GET', '/v1/checkAuth')).statusCode, 200)
+  await revokeKey(db, other.id)
+  const res = await t.request(as2, 'GET', '/v1/checkAuth')
+  assert.equal(res.statusCode, 401, 'revoked')
+  assert.equal(res.json().errorCode, 'unauthorized')
 })
 
-test('SPEC §3 keys are stored only as a hash', async () => {
-  const t = await makeApp()
-  try {
-    const user = await t.user()
-    const rows = await t.database.db.selectFrom('api_keys').selectAll().execute()
-    assert.equal(rows.length, 1)
-    assert.ok(!JSON.stringify(rows).includes(user.key), 'the secret is nowhere in the table')
-    assert.ok(user.key.startsWith(rows[0]?.prefix ?? '?'), 'a recognisable prefix is kept')
-  } finally {
-    await t.close()
-  }
+test('SPEC §3 keys are stored only as a hash', async (ctx) => {
+  const t = await makeApp(ctx)
+  const user = await t.user()
+  const rows = await t.database.db.selectFrom('api_keys').selectAll().execute()
+  assert.equal(rows.length, 1)
+  assert.ok(!JSON.stringify(rows).includes(user.key), 'the secret is nowhere in the table')
+  assert.ok(user.key.startsWith(rows[0]?.prefix ?? '?'), 'a recognisable prefix is kept')
 })
 
-test('SPEC §3 a 401 names the scheme that would succeed (WWW-Authenticate, RFC 9110)', async () => {
-  const t = await makeApp()
-  try {
-    const res = await t.request(null, 'GET', '/v1/user/status')
-    assert.equal(res.statusCode, 401)
-    assert.equal(res.headers['www-authenticate'], 'Bearer realm="statusd"')
-  } finally {
-    await t.close()
-  }
+test('SPEC §3 a 401 names the scheme that would succeed (WWW-Authenticate, RFC 9110)', async (ctx) => {
+  const t = await makeApp(ctx)
+  const res = await t.request(null, 'GET', '/v1/user/status')
+  assert.equal(res.statusCode, 401)
+  assert.equal(res.headers['www-authenticate'], 'Bearer realm="statusd"')
 })

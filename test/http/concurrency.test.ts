@@ -6,6 +6,7 @@ import { after, describe, it } from 'node:test'
 import { sql } from 'kysely'
 import type { Plans } from '../../src/modules/plans/plans.ts'
 import { makeApp, type TestApp } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 
 // SPEC §2: concurrent creates of one key yield exactly one status, the others update it;
 // every value update counts (changeCount, one history row each), also when they race.
@@ -29,16 +30,12 @@ const ENGINES: { name: string; url: () => string | undefined }[] = [
 ]
 
 async function withApp(
+  ctx: Lifetime,
   databaseUrl: string | undefined,
   fn: (t: TestApp) => Promise<void>,
   plans?: Plans,
 ): Promise<void> {
-  const t = await makeApp({ databaseUrl, ...(plans && { plans }) })
-  try {
-    await fn(t)
-  } finally {
-    await t.close()
-  }
+  await fn(await makeApp(ctx, { databaseUrl, ...(plans && { plans }) }))
 }
 
 const history = (t: TestApp, statusId: string) =>
@@ -54,8 +51,8 @@ const range = (from: number, to: number) =>
 
 for (const engine of ENGINES) {
   describe(`SPEC §7 If-Match under concurrency on ${engine.name} (the test engine's own on PostgreSQL)`, () => {
-    it('20 concurrent writes with one If-Match: exactly one succeeds, the rest 412', () =>
-      withApp(engine.url(), async (t) => {
+    it('20 concurrent writes with one If-Match: exactly one succeeds, the rest 412', (ctx) =>
+      withApp(ctx, engine.url(), async (t) => {
         const owner = await t.user()
         const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'A' })
         const { id } = created.json()
@@ -77,8 +74,8 @@ for (const engine of ENGINES) {
         assert.equal((await history(t, id)).length, 2)
       }))
 
-    it('a PATCH and a DELETE with one If-Match: one of them, never both', () =>
-      withApp(engine.url(), async (t) => {
+    it('a PATCH and a DELETE with one If-Match: one of them, never both', (ctx) =>
+      withApp(ctx, engine.url(), async (t) => {
         const owner = await t.user()
         for (let round = 0; round < 5; round++) {
           const key = `race-${round}`
@@ -103,8 +100,8 @@ for (const engine of ENGINES) {
   })
 
   describe(`SPEC §6 sharing a status while it is deleted on ${engine.name} (the test engine's own on PostgreSQL)`, () => {
-    it('a grant or a subscription racing the delete gets 404 or succeeds, never 500', () =>
-      withApp(engine.url(), async (t) => {
+    it('a grant or a subscription racing the delete gets 404 or succeeds, never 500', (ctx) =>
+      withApp(ctx, engine.url(), async (t) => {
         const owner = await t.user()
         const friend = await t.user()
         const stranger = await t.user()
@@ -134,8 +131,8 @@ for (const engine of ENGINES) {
   })
 
   describe(`SPEC §2 concurrency on ${engine.name}`, () => {
-    it(`${N} concurrent POSTs of one new key yield one status: one 201, the rest 200`, () =>
-      withApp(engine.url(), async (t) => {
+    it(`${N} concurrent POSTs of one new key yield one status: one 201, the rest 200`, (ctx) =>
+      withApp(ctx, engine.url(), async (t) => {
         const owner = await t.user()
         const responses = await Promise.all(
           range(1, N).map((i) =>
@@ -171,8 +168,8 @@ for (const engine of ENGINES) {
         assert.equal(final.value, rows[N - 1]?.value, 'the last update is the current value')
       }))
 
-    it(`${N} concurrent PATCH value updates are all counted, one history row each`, () =>
-      withApp(engine.url(), async (t) => {
+    it(`${N} concurrent PATCH value updates are all counted, one history row each`, (ctx) =>
+      withApp(ctx, engine.url(), async (t) => {
         const owner = await t.user()
         const created = await t.request(owner, 'POST', '/v1/status-keys/counter', { value: 'V0' })
         assert.equal(created.statusCode, 201)
@@ -196,8 +193,8 @@ for (const engine of ENGINES) {
         assert.equal(final.value, rows[N]?.value)
       }))
 
-    it(`${N} concurrent updates of the same value are all counted`, () =>
-      withApp(engine.url(), async (t) => {
+    it(`${N} concurrent updates of the same value are all counted`, (ctx) =>
+      withApp(ctx, engine.url(), async (t) => {
         const owner = await t.user()
         const id = (
           await t.request(owner, 'POST', '/v1/status-keys/same', { value: 'SAME' })
@@ -211,8 +208,8 @@ for (const engine of ENGINES) {
         assert.equal((await history(t, id)).length, N + 1)
       }))
 
-    it('concurrent creates of one key by two owners make one status each', () =>
-      withApp(engine.url(), async (t) => {
+    it('concurrent creates of one key by two owners make one status each', (ctx) =>
+      withApp(ctx, engine.url(), async (t) => {
         const one = await t.user()
         const two = await t.user()
         const responses = await Promise.all(
@@ -232,8 +229,9 @@ for (const engine of ENGINES) {
         }
       }))
 
-    it('concurrent creates never exceed maxStatuses (SPEC §4)', () =>
+    it('concurrent creates never exceed maxStatuses (SPEC §4)', (ctx) =>
       withApp(
+        ctx,
         engine.url(),
         async (t) => {
           const owner = await t.user({ plan: 'five' })
@@ -258,8 +256,9 @@ for (const engine of ENGINES) {
         },
       ))
 
-    it('concurrent creates of one key with one place left under maxStatuses: one 201, the rest update it (200)', () =>
+    it('concurrent creates of one key with one place left under maxStatuses: one 201, the rest update it (200)', (ctx) =>
       withApp(
+        ctx,
         engine.url(),
         async (t) => {
           const owner = await t.user({ plan: 'two' })
@@ -291,8 +290,8 @@ for (const engine of ENGINES) {
         },
       ))
 
-    it('concurrent deletes of one status: one 204, the rest 404', () =>
-      withApp(engine.url(), async (t) => {
+    it('concurrent deletes of one status: one 204, the rest 404', (ctx) =>
+      withApp(ctx, engine.url(), async (t) => {
         const owner = await t.user()
         const id = (await t.request(owner, 'POST', '/v1/status-keys/gone', { value: 'X' })).json()
           .id
@@ -311,38 +310,32 @@ for (const engine of ENGINES) {
 }
 
 describe('SPEC §8 file-backed SQLite', () => {
-  it('runs in WAL mode', async () => {
+  it('runs in WAL mode', async (ctx) => {
     const file = join(dir, 'wal.db')
-    await withApp(`sqlite:${file}`, async (t) => {
-      const { rows } = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(
-        t.database.db,
-      )
-      assert.equal(rows[0]?.journal_mode, 'wal')
-      const owner = await t.user()
-      await t.request(owner, 'POST', '/v1/status-keys/x-1', { value: 'X' })
-      assert.ok(existsSync(`${file}-wal`), 'a write-ahead log beside the database')
-    })
+    const t = await makeApp(ctx, { databaseUrl: `sqlite:${file}` })
+    const { rows } = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(t.database.db)
+    assert.equal(rows[0]?.journal_mode, 'wal')
+    const owner = await t.user()
+    await t.request(owner, 'POST', '/v1/status-keys/x-1', { value: 'X' })
+    assert.ok(existsSync(`${file}-wal`), 'a write-ahead log beside the database')
   })
 
-  it('keeps statuses across a restart on the same file', async () => {
+  it('keeps statuses across a restart on the same file', async (ctx) => {
     const url = `sqlite:${join(dir, 'restart.db')}`
-    let owner: { id: string; key: string } | undefined
-    let id = ''
-    await withApp(url, async (t) => {
-      owner = await t.user()
-      await Promise.all(
-        range(1, 10).map((i) =>
-          t.request(owner ?? null, 'POST', '/v1/status-keys/kept', { value: `V${i}` }),
-        ),
-      )
-      id = (await t.request(owner, 'GET', '/v1/status-keys/kept')).json().id
-    })
+    const first = await makeApp(ctx, { databaseUrl: url })
+    const owner = await first.user()
+    await Promise.all(
+      range(1, 10).map((i) =>
+        first.request(owner, 'POST', '/v1/status-keys/kept', { value: `V${i}` }),
+      ),
+    )
+    const id = (await first.request(owner, 'GET', '/v1/status-keys/kept')).json().id
+    await first.close() // the restart
     // migrations run again on start and must leave existing data alone
-    await withApp(url, async (t) => {
-      const res = await t.request(owner ?? null, 'GET', `/v1/status/${id}`)
-      assert.equal(res.statusCode, 200)
-      assert.equal(res.json().changeCount, 10)
-      assert.equal((await history(t, id)).length, 10)
-    })
+    const t = await makeApp(ctx, { databaseUrl: url })
+    const res = await t.request(owner, 'GET', `/v1/status/${id}`)
+    assert.equal(res.statusCode, 200)
+    assert.equal(res.json().changeCount, 10)
+    assert.equal((await history(t, id)).length, 10)
   })
 })

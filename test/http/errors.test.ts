@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
 import { makeApp } from '../helpers/app.ts'
+import { defer, type Lifetime, tempDir } from '../helpers/cleanup.ts'
 import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/scenarios.ts'
 
 // SPEC §5: every error has a JSON body { message, errorCode, errors?, requestId }, with the
@@ -43,8 +42,8 @@ function assertErrorShape(body: ErrorBody, res: { headers: Record<string, unknow
   assert.doesNotMatch(JSON.stringify(body), LEAKS, 'no stack trace or SQL in the body')
 }
 
-async function withStatus(): Promise<ScenarioContext> {
-  const t = await makeApp()
+async function withStatus(ctx: Lifetime): Promise<ScenarioContext> {
+  const t = await makeApp(ctx)
   const owner = await t.user()
   const res = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'OCCUPIED' })
   assert.equal(res.statusCode, 201)
@@ -117,47 +116,39 @@ runScenarios('SPEC §5 framework errors: bodies', withStatus, [
   }),
 ])
 
-test('SPEC §2 an empty body sent as application/json is no body: fine where a route takes none', async () => {
-  const ctx = await withStatus()
-  try {
-    const owner = ctx.users.owner ?? null
-    const json = { 'content-type': 'application/json' }
-    const key = await ctx.t.request(owner, 'POST', '/v1/user/api-keys', undefined, json)
-    assert.equal(key.statusCode, 201, key.body)
-    const patch = await ctx.t.request(owner, 'PATCH', `/v1/status/${ctx.vars.statusId}`, '', json)
-    assert.equal(patch.statusCode, 400)
-    assert.equal(patch.json().errorCode, 'emptyBody')
-    const del = await ctx.t.request(owner, 'DELETE', `/v1/status/${ctx.vars.statusId}`, '', json)
-    assert.equal(del.statusCode, 204, del.body)
-  } finally {
-    await ctx.t.close()
-  }
+test('SPEC §2 an empty body sent as application/json is no body: fine where a route takes none', async (t) => {
+  const ctx = await withStatus(t)
+  const owner = ctx.users.owner ?? null
+  const json = { 'content-type': 'application/json' }
+  const key = await ctx.t.request(owner, 'POST', '/v1/user/api-keys', undefined, json)
+  assert.equal(key.statusCode, 201, key.body)
+  const patch = await ctx.t.request(owner, 'PATCH', `/v1/status/${ctx.vars.statusId}`, '', json)
+  assert.equal(patch.statusCode, 400)
+  assert.equal(patch.json().errorCode, 'emptyBody')
+  const del = await ctx.t.request(owner, 'DELETE', `/v1/status/${ctx.vars.statusId}`, '', json)
+  assert.equal(del.statusCode, 204, del.body)
 })
 
-test('SPEC §2 an empty body is no body whatever its Content-Type (curl -d "" sends a form type)', async () => {
-  const ctx = await withStatus()
-  try {
-    const owner = ctx.users.owner ?? null
-    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data']) {
-      const headers = { 'content-type': type }
-      const key = await ctx.t.request(owner, 'POST', '/v1/user/api-keys', '', headers)
-      assert.equal(key.statusCode, 201, `${type}: ${key.body}`)
-      const patch = await ctx.t.request(
-        owner,
-        'PATCH',
-        `/v1/status/${ctx.vars.statusId}`,
-        '',
-        headers,
-      )
-      assert.equal(patch.statusCode, 400, `${type}: ${patch.body}`)
-      assert.equal(patch.json().errorCode, 'emptyBody')
-    }
-    const headers = { 'content-type': 'text/plain' }
-    const del = await ctx.t.request(owner, 'DELETE', `/v1/status/${ctx.vars.statusId}`, '', headers)
-    assert.equal(del.statusCode, 204, del.body)
-  } finally {
-    await ctx.t.close()
+test('SPEC §2 an empty body is no body whatever its Content-Type (curl -d "" sends a form type)', async (t) => {
+  const ctx = await withStatus(t)
+  const owner = ctx.users.owner ?? null
+  for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data']) {
+    const headers = { 'content-type': type }
+    const key = await ctx.t.request(owner, 'POST', '/v1/user/api-keys', '', headers)
+    assert.equal(key.statusCode, 201, `${type}: ${key.body}`)
+    const patch = await ctx.t.request(
+      owner,
+      'PATCH',
+      `/v1/status/${ctx.vars.statusId}`,
+      '',
+      headers,
+    )
+    assert.equal(patch.statusCode, 400, `${type}: ${patch.body}`)
+    assert.equal(patch.json().errorCode, 'emptyBody')
   }
+  const headers = { 'content-type': 'text/plain' }
+  const del = await ctx.t.request(owner, 'DELETE', `/v1/status/${ctx.vars.statusId}`, '', headers)
+  assert.equal(del.statusCode, 204, del.body)
 })
 
 runScenarios('SPEC §2/§5 media type and size', withStatus, [
@@ -419,111 +410,86 @@ runScenarios('SPEC §8 request ids', withStatus, [
   ),
 ])
 
-test('SPEC §8 every request gets its own id', async () => {
-  const t = await makeApp()
-  try {
-    const ids = new Set<string>()
-    for (let i = 0; i < 5; i++)
-      ids.add(String((await t.request(null, 'GET', '/v1/x')).headers['x-request-id']))
-    assert.equal(ids.size, 5)
-  } finally {
-    await t.close()
-  }
+test('SPEC §8 every request gets its own id', async (ctx) => {
+  const t = await makeApp(ctx)
+  const ids = new Set<string>()
+  for (let i = 0; i < 5; i++)
+    ids.add(String((await t.request(null, 'GET', '/v1/x')).headers['x-request-id']))
+  assert.equal(ids.size, 5)
 })
 
-test('SPEC §2 a body without any Content-Type is 415 unsupportedMediaType', async () => {
-  const t = await makeApp()
-  try {
-    const owner = await t.user()
-    for (const [method, url] of [
-      ['POST', '/v1/status-keys/room-4'],
-      ['PATCH', '/v1/status/abc'],
-    ] as const) {
-      const res = await t.app.inject({
-        method,
-        url,
-        headers: { 'service-api-key': owner.key },
-        payload: '{"value":"ON"}',
-      })
-      assert.equal(res.statusCode, 415, res.body)
-      assert.equal(res.json().errorCode, 'unsupportedMediaType')
-      assertErrorShape(res.json(), res)
-    }
-    assert.deepEqual((await t.request(owner, 'GET', '/v1/user/status')).json(), [])
-  } finally {
-    await t.close()
-  }
-})
-
-test('SPEC §5 a storage failure is 500 internalError without SQL or stack', async () => {
-  const t = await makeApp()
-  try {
-    const owner = await t.user()
-    await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
-    // a broken schema makes every write to the history fail inside the database driver
-    await sql`drop table status_history`.execute(t.database.db)
-    const res = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'OFF' })
-    assert.equal(res.statusCode, 500, res.body)
-    assert.equal(res.json().errorCode, 'internalError')
+test('SPEC §2 a body without any Content-Type is 415 unsupportedMediaType', async (ctx) => {
+  const t = await makeApp(ctx)
+  const owner = await t.user()
+  for (const [method, url] of [
+    ['POST', '/v1/status-keys/room-4'],
+    ['PATCH', '/v1/status/abc'],
+  ] as const) {
+    const res = await t.app.inject({
+      method,
+      url,
+      headers: { 'service-api-key': owner.key },
+      payload: '{"value":"ON"}',
+    })
+    assert.equal(res.statusCode, 415, res.body)
+    assert.equal(res.json().errorCode, 'unsupportedMediaType')
     assertErrorShape(res.json(), res)
-    assert.doesNotMatch(res.body, /status_history|drop|table/i)
-  } finally {
-    await t.close()
   }
+  assert.deepEqual((await t.request(owner, 'GET', '/v1/user/status')).json(), [])
 })
 
-test('SPEC §5 storage that cannot take a write is 503 unavailable, and the service recovers', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'statusd-busy-'))
+test('SPEC §5 a storage failure is 500 internalError without SQL or stack', async (ctx) => {
+  const t = await makeApp(ctx)
+  const owner = await t.user()
+  await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
+  // a broken schema makes every write to the history fail inside the database driver
+  await sql`drop table status_history`.execute(t.database.db)
+  const res = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'OFF' })
+  assert.equal(res.statusCode, 500, res.body)
+  assert.equal(res.json().errorCode, 'internalError')
+  assertErrorShape(res.json(), res)
+  assert.doesNotMatch(res.body, /status_history|drop|table/i)
+})
+
+test('SPEC §5 storage that cannot take a write is 503 unavailable, and the service recovers', async (ctx) => {
+  const dir = tempDir(ctx, 'statusd-busy-')
   const file = join(dir, 'statusd.db')
-  const t = await makeApp({ databaseUrl: `sqlite:${file}` })
+  const t = await makeApp(ctx, { databaseUrl: `sqlite:${file}` })
   const other = new SQLite(file)
-  try {
-    const owner = await t.user()
-    // note: no waiting for the lock, so the write fails at once instead of after 5 s
-    await sql`pragma busy_timeout = 0`.execute(t.database.db)
-    other.exec('BEGIN IMMEDIATE') // another process holds the write lock
-    const res = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
-    assert.equal(res.statusCode, 503, res.body)
-    assert.equal(res.json().errorCode, 'unavailable')
-    assertErrorShape(res.json(), res)
-    other.exec('ROLLBACK')
-    const again = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
-    assert.equal(again.statusCode, 201, 'the failed transaction left nothing behind')
-    assert.equal(again.json().changeCount, 1)
-  } finally {
-    other.close()
-    await t.close()
-    rmSync(dir, { recursive: true, force: true })
+  defer(ctx, () => other.close())
+  const owner = await t.user()
+  // note: no waiting for the lock, so the write fails at once instead of after 5 s
+  await sql`pragma busy_timeout = 0`.execute(t.database.db)
+  other.exec('BEGIN IMMEDIATE') // another process holds the write lock
+  const res = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
+  assert.equal(res.statusCode, 503, res.body)
+  assert.equal(res.json().errorCode, 'unavailable')
+  assertErrorShape(res.json(), res)
+  other.exec('ROLLBACK')
+  const again = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
+  assert.equal(again.statusCode, 201, 'the failed transaction left nothing behind')
+  assert.equal(again.json().changeCount, 1)
+})
+
+test('SPEC §5 an upstream x-request-id shaped like an API key is replaced, never echoed', async (ctx) => {
+  const t = await makeApp(ctx)
+  const owner = await t.user()
+  for (const id of [owner.key, `a${owner.key}`, `req-${owner.key}.1`]) {
+    const res = await t.request(null, 'GET', '/v1/user/status', undefined, { 'x-request-id': id })
+    assert.notEqual(res.headers['x-request-id'], id)
+    assert.ok(!String(res.headers['x-request-id']).includes(owner.key))
+    assert.ok(!res.body.includes(owner.key))
   }
 })
 
-test('SPEC §5 an upstream x-request-id shaped like an API key is replaced, never echoed', async () => {
-  const t = await makeApp()
-  try {
-    const owner = await t.user()
-    for (const id of [owner.key, `a${owner.key}`, `req-${owner.key}.1`]) {
-      const res = await t.request(null, 'GET', '/v1/user/status', undefined, { 'x-request-id': id })
-      assert.notEqual(res.headers['x-request-id'], id)
-      assert.ok(!String(res.headers['x-request-id']).includes(owner.key))
-      assert.ok(!res.body.includes(owner.key))
-    }
-  } finally {
-    await t.close()
+test('SPEC §5 a NUL byte in the URL is 400 validationError on every engine, never 500', async (ctx) => {
+  const t = await makeApp(ctx)
+  const owner = await t.user()
+  for (const url of ['/v1/status/%00', '/v1/status-keys/a%00b', '/v1/share/%00']) {
+    const res = await t.request(owner, 'GET', url)
+    assert.equal(res.statusCode, 400, `${url}: ${res.body}`)
+    assert.equal(res.json().errorCode, 'validationError')
   }
-})
-
-test('SPEC §5 a NUL byte in the URL is 400 validationError on every engine, never 500', async () => {
-  const t = await makeApp()
-  try {
-    const owner = await t.user()
-    for (const url of ['/v1/status/%00', '/v1/status-keys/a%00b', '/v1/share/%00']) {
-      const res = await t.request(owner, 'GET', url)
-      assert.equal(res.statusCode, 400, `${url}: ${res.body}`)
-      assert.equal(res.json().errorCode, 'validationError')
-    }
-    // the share page answers in HTML, with the same status
-    assert.equal((await t.request(null, 'GET', '/s/%00')).statusCode, 400)
-  } finally {
-    await t.close()
-  }
+  // the share page answers in HTML, with the same status
+  assert.equal((await t.request(null, 'GET', '/s/%00')).statusCode, 400)
 })

@@ -9,6 +9,7 @@ import { encodeEvent, type SseFrame, type SseSink, SseStream, sseFrame } from '.
 import { STATUS_CHANGES } from '../../src/modules/events/status-events.ts'
 import { StatusFeeds, type Viewer } from '../../src/modules/events/status-feeds.ts'
 import { makeApp, TEST_PLANS, type TestApp, type TestUser } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 import { createStatus, grant, makeCast } from '../helpers/sharing.ts'
 import { SseTestClient, waitUntil } from '../helpers/sse.ts'
 
@@ -70,9 +71,9 @@ class ReadCounter implements KyselyPlugin {
 }
 
 /** An app with a bus the test shares, and a second set of feeds on a counting connection. */
-async function feedsApp() {
+async function feedsApp(ctx: Lifetime) {
   const bus = new InProcessEventBus(STATUS_CHANGES)
-  const t = await makeApp({ deps: { events: bus } })
+  const t = await makeApp(ctx, { deps: { events: bus } })
   const counter = new ReadCounter()
   const feeds = new StatusFeeds({
     db: t.database.db.withPlugin(counter),
@@ -97,227 +98,208 @@ const patch = async (t: TestApp, user: TestUser, id: string, body: Record<string
 }
 
 describe('Fan-out: one status, many subscribers', () => {
-  it('a change costs the same reads for 1 subscriber as for 40 (once per change, not per client)', async () => {
-    const { t, counter, attach } = await feedsApp()
-    try {
-      const { owner, updater, subscriber } = await makeCast(t)
-      const readsPerChange = async (
-        accessType: 'public' | 'private',
-        viewers: Viewer[],
-      ): Promise<number> => {
-        const s = await createStatus(t, owner, `s-${accessType}-${viewers.length}`, {
-          value: 'a',
-          accessType,
-        })
-        await grant(t, owner, s.id, updater, 'updater')
-        await grant(t, owner, s.id, subscriber, 'subscriber')
-        const sinks = await Promise.all(viewers.map(async (v) => (await attach(s.id, v)).sink))
-        const before = counter.reads
-        await patch(t, owner, s.id, { value: 'b' })
-        await waitUntil(
-          () => sinks.every((sink) => sink.events().some((e) => e.data.value === 'b')),
-          'every subscriber has the change',
-        )
-        for (const sink of sinks)
-          assert.deepEqual(
-            sink.events().map((e) => e.id),
-            [1, 2],
-          )
-        return counter.reads - before
-      }
-      const share: Viewer = { kind: 'share' }
-      const user = (u: TestUser): Viewer => ({ kind: 'user', userId: u.id })
-      const publicOne = await readsPerChange('public', [share])
-      const publicMany = await readsPerChange('public', [
-        ...Array.from({ length: 30 }, () => share),
-        ...Array.from({ length: 10 }, () => user(updater)),
-      ])
-      assert.equal(publicOne, 2, 'the row, and the owner plan for the share view')
-      assert.equal(publicMany, publicOne)
-      const privateOne = await readsPerChange('private', [user(subscriber)])
-      const privateMany = await readsPerChange(
-        'private',
-        [owner, updater, subscriber].flatMap((u) => Array.from({ length: 13 }, () => user(u))),
-      )
-      assert.equal(privateOne, 2, 'the row, and who holds a role')
-      assert.equal(privateMany, privateOne)
-    } finally {
-      await t.close()
-    }
-  })
-
-  it('a subscriber that stops reading is dropped at its bound; the others get every event', async () => {
-    const { t, feeds, attach } = await feedsApp()
-    try {
-      const { owner } = await makeCast(t)
-      const s = await createStatus(t, owner, 'busy', { value: 'v0', accessType: 'public' })
-      const readers = await Promise.all(
-        Array.from({ length: 20 }, async () => (await attach(s.id, { kind: 'share' })).sink),
-      )
-      const stuckSink = new RecordingSink(true)
-      const slow = new SseStream(stuckSink, { ...OPTIONS, maxBufferedBytes: 2_000 })
-      slow.start()
-      await feeds.attach(s.id, slow, { kind: 'share' }, null)
-      for (let i = 1; i <= 12; i++) {
-        await patch(t, owner, s.id, { value: `v${i}` })
-        await waitUntil(
-          () => readers.every((r) => r.events().at(-1)?.id === i + 1),
-          `every reader has version ${i + 1}`,
-        )
-      }
-      const all = Array.from({ length: 13 }, (_, i) => i + 1)
-      for (const r of readers)
-        assert.deepEqual(
-          r.events().map((e) => e.id),
-          all,
-        )
-      assert.equal(slow.endReason, 'overflow')
-      assert.equal(stuckSink.destroyed, true)
-      assert.ok(stuckSink.writableLength <= 2_000, 'never buffered past its bound')
-      assert.ok(stuckSink.events().length < all.length, 'it got only a prefix')
-      assert.equal(feeds.clientCount(s.id), 20, 'the feed forgot it')
-    } finally {
-      await t.close()
-    }
-  })
-
-  it('every subscriber gets exactly the events it may see, in the form its stream carries', async () => {
-    const bus = new InProcessEventBus(STATUS_CHANGES)
-    const t = await makeApp({ deps: { events: bus, sse: { heartbeatMs: 60_000 } } })
-    try {
-      await t.app.listen({ port: 0, host: '127.0.0.1' })
-      const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
-      const { owner, updater, subscriber } = await makeCast(t)
-      const s = await createStatus(t, owner, 'room', { value: 'FREE' })
+  it('a change costs the same reads for 1 subscriber as for 40 (once per change, not per client)', async (ctx) => {
+    const { t, counter, attach } = await feedsApp(ctx)
+    const { owner, updater, subscriber } = await makeCast(t)
+    const readsPerChange = async (
+      accessType: 'public' | 'private',
+      viewers: Viewer[],
+    ): Promise<number> => {
+      const s = await createStatus(t, owner, `s-${accessType}-${viewers.length}`, {
+        value: 'a',
+        accessType,
+      })
       await grant(t, owner, s.id, updater, 'updater')
       await grant(t, owner, s.id, subscriber, 'subscriber')
-      const open = async (url: string, user?: TestUser) => {
-        const client = await SseTestClient.connect(
-          `${base}${url}`,
-          user ? { 'service-api-key': user.key } : {},
-        )
-        assert.equal(client.status, 200)
-        return client
-      }
-      const next = async (client: SseTestClient) => {
-        const e = await client.nextEvent()
-        return { event: e.event, id: Number(e.id), data: JSON.parse(e.data) }
-      }
-      const users = { owner, updater, subscriber }
-      const streams = Object.fromEntries(
-        await Promise.all(
-          Object.entries(users).map(async ([name, u]) => [
-            name,
-            [
-              await open(`/v1/status/${s.id}/events`, u),
-              await open(`/v1/status/${s.id}/events`, u),
-            ],
-          ]),
-        ),
-      ) as Record<keyof typeof users, SseTestClient[]>
-      const everyone = () => Object.values(streams).flat()
-      for (const c of everyone()) assert.equal((await next(c)).data.value, 'FREE')
-
-      await patch(t, updater, s.id, { value: 'BUSY' })
-      for (const c of everyone()) {
-        const e = await next(c)
+      const sinks = await Promise.all(viewers.map(async (v) => (await attach(s.id, v)).sink))
+      const before = counter.reads
+      await patch(t, owner, s.id, { value: 'b' })
+      await waitUntil(
+        () => sinks.every((sink) => sink.events().some((e) => e.data.value === 'b')),
+        'every subscriber has the change',
+      )
+      for (const sink of sinks)
         assert.deepEqual(
-          [e.event, e.id, e.data.value, e.data.statusKey],
-          ['status', 2, 'BUSY', 'room'],
+          sink.events().map((e) => e.id),
+          [1, 2],
         )
-      }
-
-      // the subscriber loses its role: both its streams end; nobody else hears of it
-      const revoked = await t.request(owner, 'DELETE', `/v1/status/${s.id}/users/${subscriber.id}`)
-      assert.equal(revoked.statusCode, 204)
-      for (const c of streams.subscriber) {
-        const e = await next(c)
-        assert.deepEqual([e.event, e.data], ['unavailable', { reason: 'notVisible' }])
-        await c.ended
-      }
-
-      // made public: share viewers join; each kind of stream gets its own form of one change
-      await patch(t, owner, s.id, { accessType: 'public' })
-      const kept = [...streams.owner, ...streams.updater]
-      for (const c of kept) assert.deepEqual((await next(c)).id, 3, 'no event for the revocation')
-      const viewers = [
-        await open(`/v1/share/${s.shareId}/events`),
-        await open(`/v1/share/${s.shareId}/events`),
-      ]
-      for (const c of viewers) assert.equal((await next(c)).id, 3)
-      await patch(t, updater, s.id, { value: 'FREE' })
-      for (const c of kept) {
-        const e = await next(c)
-        assert.deepEqual([e.id, e.data.value, e.data.id], [4, 'FREE', s.id], 'the Status JSON')
-      }
-      for (const c of viewers) {
-        const e = await next(c)
-        assert.deepEqual(
-          [e.id, e.data.value, e.data.id, e.data.statusKey],
-          [4, 'FREE', undefined, undefined],
-          'the share view',
-        )
-        assert.equal(e.data.shareId, s.shareId)
-      }
-
-      // private again: the share viewers are told and let go; the role holders go on
-      await patch(t, owner, s.id, { accessType: 'private' })
-      for (const c of viewers) {
-        const e = await next(c)
-        assert.deepEqual([e.event, e.id, e.data], ['unavailable', 5, { reason: 'notVisible' }])
-        await c.ended
-      }
-      for (const c of kept) {
-        const e = await next(c)
-        assert.deepEqual([e.id, e.data.accessType], [5, 'private'])
-        assert.deepEqual(c.pendingEvents(), [], 'exactly one event per change')
-      }
-      await waitUntil(() => bus.listenerCount(s.id) === 1, 'only the kept streams remain')
-      for (const c of kept) c.close()
-      await waitUntil(() => bus.listenerCount(s.id) === 0, 'every stream is cleaned up')
-    } finally {
-      await t.close()
+      return counter.reads - before
     }
+    const share: Viewer = { kind: 'share' }
+    const user = (u: TestUser): Viewer => ({ kind: 'user', userId: u.id })
+    const publicOne = await readsPerChange('public', [share])
+    const publicMany = await readsPerChange('public', [
+      ...Array.from({ length: 30 }, () => share),
+      ...Array.from({ length: 10 }, () => user(updater)),
+    ])
+    assert.equal(publicOne, 2, 'the row, and the owner plan for the share view')
+    assert.equal(publicMany, publicOne)
+    const privateOne = await readsPerChange('private', [user(subscriber)])
+    const privateMany = await readsPerChange(
+      'private',
+      [owner, updater, subscriber].flatMap((u) => Array.from({ length: 13 }, () => user(u))),
+    )
+    assert.equal(privateOne, 2, 'the row, and who holds a role')
+    assert.equal(privateMany, privateOne)
   })
 
-  it('HTTP/1.0 gets the same frames without chunked framing; HEAD gets the head alone', async () => {
-    const t = await makeApp({ deps: { sse: { heartbeatMs: 60_000 } } })
-    try {
-      await t.app.listen({ port: 0, host: '127.0.0.1' })
-      const { port } = t.app.server.address() as AddressInfo
-      const { owner } = await makeCast(t)
-      const s = await createStatus(t, owner, 'lamp', { value: 'ON', accessType: 'public' })
-      const raw = (request: string) => {
-        const socket = connect(port, '127.0.0.1')
-        const client = { socket, received: '' }
-        socket.setEncoding('latin1')
-        socket.on('data', (chunk: string) => {
-          client.received += chunk
-        })
-        socket.write(request)
-        return client
-      }
-      const url = `/v1/share/${s.shareId}/events`
-      const head = raw(`HEAD ${url} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`)
-      const old = raw(`GET ${url} HTTP/1.0\r\n\r\n`)
-      await waitUntil(() => old.received.includes('"value":"ON"'), 'the first event arrives')
-      await waitUntil(() => head.received.endsWith('\r\n\r\n'), 'the head arrives')
-      await patch(t, owner, s.id, { value: 'OFF' })
+  it('a subscriber that stops reading is dropped at its bound; the others get every event', async (ctx) => {
+    const { t, feeds, attach } = await feedsApp(ctx)
+    const { owner } = await makeCast(t)
+    const s = await createStatus(t, owner, 'busy', { value: 'v0', accessType: 'public' })
+    const readers = await Promise.all(
+      Array.from({ length: 20 }, async () => (await attach(s.id, { kind: 'share' })).sink),
+    )
+    const stuckSink = new RecordingSink(true)
+    const slow = new SseStream(stuckSink, { ...OPTIONS, maxBufferedBytes: 2_000 })
+    slow.start()
+    await feeds.attach(s.id, slow, { kind: 'share' }, null)
+    for (let i = 1; i <= 12; i++) {
+      await patch(t, owner, s.id, { value: `v${i}` })
       await waitUntil(
-        () => /\n\n$/.test(old.received) && old.received.includes('"value":"OFF"'),
-        'the change arrives',
+        () => readers.every((r) => r.events().at(-1)?.id === i + 1),
+        `every reader has version ${i + 1}`,
       )
-      for (const c of [head, old]) c.socket.destroy()
-      const [oldHead, body] = old.received.split('\r\n\r\n') as [string, string]
-      assert.match(oldHead, /^HTTP\/1\.1 200/)
-      assert.doesNotMatch(oldHead, /transfer-encoding/i)
-      assert.ok(body.startsWith('retry: 3000\n\nevent: status\nid: 1\ndata: {'), body)
-      assert.ok(body.includes('\n\nevent: status\nid: 2\ndata: {'), 'raw frames, no chunk sizes')
-      assert.match(head.received, /^HTTP\/1\.1 200/)
-      assert.equal(head.received.indexOf('\r\n\r\n'), head.received.length - 4, 'no body')
-    } finally {
-      await t.close()
     }
+    const all = Array.from({ length: 13 }, (_, i) => i + 1)
+    for (const r of readers)
+      assert.deepEqual(
+        r.events().map((e) => e.id),
+        all,
+      )
+    assert.equal(slow.endReason, 'overflow')
+    assert.equal(stuckSink.destroyed, true)
+    assert.ok(stuckSink.writableLength <= 2_000, 'never buffered past its bound')
+    assert.ok(stuckSink.events().length < all.length, 'it got only a prefix')
+    assert.equal(feeds.clientCount(s.id), 20, 'the feed forgot it')
+  })
+
+  it('every subscriber gets exactly the events it may see, in the form its stream carries', async (ctx) => {
+    const bus = new InProcessEventBus(STATUS_CHANGES)
+    const t = await makeApp(ctx, { deps: { events: bus, sse: { heartbeatMs: 60_000 } } })
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+    const { owner, updater, subscriber } = await makeCast(t)
+    const s = await createStatus(t, owner, 'room', { value: 'FREE' })
+    await grant(t, owner, s.id, updater, 'updater')
+    await grant(t, owner, s.id, subscriber, 'subscriber')
+    const open = async (url: string, user?: TestUser) => {
+      const client = await SseTestClient.connect(
+        `${base}${url}`,
+        user ? { 'service-api-key': user.key } : {},
+      )
+      assert.equal(client.status, 200)
+      return client
+    }
+    const next = async (client: SseTestClient) => {
+      const e = await client.nextEvent()
+      return { event: e.event, id: Number(e.id), data: JSON.parse(e.data) }
+    }
+    const users = { owner, updater, subscriber }
+    const streams = Object.fromEntries(
+      await Promise.all(
+        Object.entries(users).map(async ([name, u]) => [
+          name,
+          [await open(`/v1/status/${s.id}/events`, u), await open(`/v1/status/${s.id}/events`, u)],
+        ]),
+      ),
+    ) as Record<keyof typeof users, SseTestClient[]>
+    const everyone = () => Object.values(streams).flat()
+    for (const c of everyone()) assert.equal((await next(c)).data.value, 'FREE')
+
+    await patch(t, updater, s.id, { value: 'BUSY' })
+    for (const c of everyone()) {
+      const e = await next(c)
+      assert.deepEqual(
+        [e.event, e.id, e.data.value, e.data.statusKey],
+        ['status', 2, 'BUSY', 'room'],
+      )
+    }
+
+    // the subscriber loses its role: both its streams end; nobody else hears of it
+    const revoked = await t.request(owner, 'DELETE', `/v1/status/${s.id}/users/${subscriber.id}`)
+    assert.equal(revoked.statusCode, 204)
+    for (const c of streams.subscriber) {
+      const e = await next(c)
+      assert.deepEqual([e.event, e.data], ['unavailable', { reason: 'notVisible' }])
+      await c.ended
+    }
+
+    // made public: share viewers join; each kind of stream gets its own form of one change
+    await patch(t, owner, s.id, { accessType: 'public' })
+    const kept = [...streams.owner, ...streams.updater]
+    for (const c of kept) assert.deepEqual((await next(c)).id, 3, 'no event for the revocation')
+    const viewers = [
+      await open(`/v1/share/${s.shareId}/events`),
+      await open(`/v1/share/${s.shareId}/events`),
+    ]
+    for (const c of viewers) assert.equal((await next(c)).id, 3)
+    await patch(t, updater, s.id, { value: 'FREE' })
+    for (const c of kept) {
+      const e = await next(c)
+      assert.deepEqual([e.id, e.data.value, e.data.id], [4, 'FREE', s.id], 'the Status JSON')
+    }
+    for (const c of viewers) {
+      const e = await next(c)
+      assert.deepEqual(
+        [e.id, e.data.value, e.data.id, e.data.statusKey],
+        [4, 'FREE', undefined, undefined],
+        'the share view',
+      )
+      assert.equal(e.data.shareId, s.shareId)
+    }
+
+    // private again: the share viewers are told and let go; the role holders go on
+    await patch(t, owner, s.id, { accessType: 'private' })
+    for (const c of viewers) {
+      const e = await next(c)
+      assert.deepEqual([e.event, e.id, e.data], ['unavailable', 5, { reason: 'notVisible' }])
+      await c.ended
+    }
+    for (const c of kept) {
+      const e = await next(c)
+      assert.deepEqual([e.id, e.data.accessType], [5, 'private'])
+      assert.deepEqual(c.pendingEvents(), [], 'exactly one event per change')
+    }
+    await waitUntil(() => bus.listenerCount(s.id) === 1, 'only the kept streams remain')
+    for (const c of kept) c.close()
+    await waitUntil(() => bus.listenerCount(s.id) === 0, 'every stream is cleaned up')
+  })
+
+  it('HTTP/1.0 gets the same frames without chunked framing; HEAD gets the head alone', async (ctx) => {
+    const t = await makeApp(ctx, { deps: { sse: { heartbeatMs: 60_000 } } })
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = t.app.server.address() as AddressInfo
+    const { owner } = await makeCast(t)
+    const s = await createStatus(t, owner, 'lamp', { value: 'ON', accessType: 'public' })
+    const raw = (request: string) => {
+      const socket = connect(port, '127.0.0.1')
+      const client = { socket, received: '' }
+      socket.setEncoding('latin1')
+      socket.on('data', (chunk: string) => {
+        client.received += chunk
+      })
+      socket.write(request)
+      return client
+    }
+    const url = `/v1/share/${s.shareId}/events`
+    const head = raw(`HEAD ${url} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`)
+    const old = raw(`GET ${url} HTTP/1.0\r\n\r\n`)
+    await waitUntil(() => old.received.includes('"value":"ON"'), 'the first event arrives')
+    await waitUntil(() => head.received.endsWith('\r\n\r\n'), 'the head arrives')
+    await patch(t, owner, s.id, { value: 'OFF' })
+    await waitUntil(
+      () => /\n\n$/.test(old.received) && old.received.includes('"value":"OFF"'),
+      'the change arrives',
+    )
+    for (const c of [head, old]) c.socket.destroy()
+    const [oldHead, body] = old.received.split('\r\n\r\n') as [string, string]
+    assert.match(oldHead, /^HTTP\/1\.1 200/)
+    assert.doesNotMatch(oldHead, /transfer-encoding/i)
+    assert.ok(body.startsWith('retry: 3000\n\nevent: status\nid: 1\ndata: {'), body)
+    assert.ok(body.includes('\n\nevent: status\nid: 2\ndata: {'), 'raw frames, no chunk sizes')
+    assert.match(head.received, /^HTTP\/1\.1 200/)
+    assert.equal(head.received.indexOf('\r\n\r\n'), head.received.length - 4, 'no body')
   })
 })
 

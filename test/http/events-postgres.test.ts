@@ -7,7 +7,8 @@ import { createDatabase } from '../../src/db/create-db.ts'
 import { PgEventBus } from '../../src/db/postgres/pg-event-bus.ts'
 import { STATUS_CHANGES, type StatusChange } from '../../src/modules/events/status-events.ts'
 import { makeApp, type TestApp } from '../helpers/app.ts'
-import { freshDatabase, postgresOnly } from '../helpers/engine.ts'
+import { defer } from '../helpers/cleanup.ts'
+import { postgresOnly, testDatabase } from '../helpers/engine.ts'
 import { createStatus } from '../helpers/sharing.ts'
 import { SseTestClient, waitUntil } from '../helpers/sse.ts'
 
@@ -26,50 +27,45 @@ const statusEvent = (e: { event: string; id: string | undefined; data: string })
 }
 
 describe('live updates across instances on PostgreSQL', { skip: postgresOnly }, () => {
-  it('a stream on instance A gets the writes made through instance B, with their versions as ids', async () => {
-    const fresh = await freshDatabase()
-    const a = await makeApp({ databaseUrl: fresh.url })
-    const b = await makeApp({ databaseUrl: fresh.url })
-    try {
-      const base = await listen(a)
-      const owner = await a.user()
-      const s = await createStatus(a, owner, 'room-4', { value: 'FREE', accessType: 'public' })
-      const share = await SseTestClient.connect(`${base}/v1/share/${s.shareId}/events`)
-      const own = await SseTestClient.connect(`${base}/v1/status/${s.id}/events`, {
-        'service-api-key': owner.key,
-      })
-      assert.deepEqual([share.status, own.status], [200, 200])
-      const first = statusEvent(await share.nextEvent())
-      assert.equal(statusEvent(await own.nextEvent()).id, first.id)
+  it('a stream on instance A gets the writes made through instance B, with their versions as ids', async (t) => {
+    const fresh = await testDatabase(t)
+    const a = await makeApp(t, { databaseUrl: fresh.url })
+    const b = await makeApp(t, { databaseUrl: fresh.url })
+    const base = await listen(a)
+    const owner = await a.user()
+    const s = await createStatus(a, owner, 'room-4', { value: 'FREE', accessType: 'public' })
+    const share = await SseTestClient.connect(`${base}/v1/share/${s.shareId}/events`)
+    const own = await SseTestClient.connect(`${base}/v1/status/${s.id}/events`, {
+      'service-api-key': owner.key,
+    })
+    assert.deepEqual([share.status, own.status], [200, 200])
+    const first = statusEvent(await share.nextEvent())
+    assert.equal(statusEvent(await own.nextEvent()).id, first.id)
 
-      const patched = await b.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })
-      assert.equal(patched.statusCode, 200)
-      for (const client of [share, own]) {
-        const e = statusEvent(await client.nextEvent())
-        assert.deepEqual([e.id, e.body.value], [first.id + 1, 'BUSY'], 'the next version, from B')
-      }
-      await b.request(owner, 'PATCH', `/v1/status/${s.id}`, { colorNo: 5 })
-      const e = statusEvent(await share.nextEvent())
-      assert.deepEqual([e.id, e.body.colorNo], [first.id + 2, 5])
-
-      // deleted through B: A's streams say so and end
-      assert.equal((await b.request(owner, 'DELETE', `/v1/status/${s.id}`)).statusCode, 204)
-      const gone = await share.nextEvent()
-      assert.equal(gone.event, 'unavailable')
-      assert.deepEqual(JSON.parse(gone.data), { reason: 'deleted' })
-      await share.ended
-      share.close()
-      own.close()
-    } finally {
-      await a.close()
-      await b.close()
-      await fresh.drop()
+    const patched = await b.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })
+    assert.equal(patched.statusCode, 200)
+    for (const client of [share, own]) {
+      const e = statusEvent(await client.nextEvent())
+      assert.deepEqual([e.id, e.body.value], [first.id + 1, 'BUSY'], 'the next version, from B')
     }
+    await b.request(owner, 'PATCH', `/v1/status/${s.id}`, { colorNo: 5 })
+    const e = statusEvent(await share.nextEvent())
+    assert.deepEqual([e.id, e.body.colorNo], [first.id + 2, 5])
+
+    // deleted through B: A's streams say so and end
+    assert.equal((await b.request(owner, 'DELETE', `/v1/status/${s.id}`)).statusCode, 204)
+    const gone = await share.nextEvent()
+    assert.equal(gone.event, 'unavailable')
+    assert.deepEqual(JSON.parse(gone.data), { reason: 'deleted' })
+    await share.ended
+    share.close()
+    own.close()
   })
 
-  it("a write reaches every instance's streams even if its instance does nothing after the commit (the NOTIFY is part of the transaction)", async () => {
-    const fresh = await freshDatabase()
+  it("a write reaches every instance's streams even if its instance does nothing after the commit (the NOTIFY is part of the transaction)", async (t) => {
+    const fresh = await testDatabase(t)
     const busDatabase = createDatabase(fresh.url, { poolSize: 1 })
+    defer(t, () => busDatabase.close())
     // B announces nothing once a write has committed, as if it died right after its commit
     class AfterCommitSilent extends PgEventBus<StatusChange> {
       override async publish(): Promise<void> {}
@@ -80,38 +76,32 @@ describe('live updates across instances on PostgreSQL', { skip: postgresOnly }, 
       openClient: () => busDatabase.dedicatedClient?.('listen') as pg.Client,
     })
     await silent.start()
-    const a = await makeApp({ databaseUrl: fresh.url })
-    const b = await makeApp({ databaseUrl: fresh.url, deps: { events: silent } })
-    try {
-      const base = await listen(a)
-      const owner = await a.user()
-      const s = await createStatus(a, owner, 'room-6', { value: 'FREE', accessType: 'public' })
-      const client = await SseTestClient.connect(`${base}/v1/share/${s.shareId}/events`)
-      const first = statusEvent(await client.nextEvent())
-      assert.equal(
-        (await b.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })).statusCode,
-        200,
-      )
-      const e = statusEvent(await client.nextEvent())
-      assert.deepEqual([e.id, e.body.value], [first.id + 1, 'BUSY'])
-      assert.equal((await b.request(owner, 'DELETE', `/v1/status/${s.id}`)).statusCode, 204)
-      const gone = await client.nextEvent()
-      assert.equal(gone.event, 'unavailable')
-      assert.deepEqual(JSON.parse(gone.data), { reason: 'deleted' })
-      await client.ended
-      client.close()
-    } finally {
-      await a.close()
-      await b.close() // closes the bus too
-      await busDatabase.close()
-      await fresh.drop()
-    }
+    const a = await makeApp(t, { databaseUrl: fresh.url })
+    const b = await makeApp(t, { databaseUrl: fresh.url, deps: { events: silent } })
+    const base = await listen(a)
+    const owner = await a.user()
+    const s = await createStatus(a, owner, 'room-6', { value: 'FREE', accessType: 'public' })
+    const client = await SseTestClient.connect(`${base}/v1/share/${s.shareId}/events`)
+    const first = statusEvent(await client.nextEvent())
+    assert.equal(
+      (await b.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })).statusCode,
+      200,
+    )
+    const e = statusEvent(await client.nextEvent())
+    assert.deepEqual([e.id, e.body.value], [first.id + 1, 'BUSY'])
+    assert.equal((await b.request(owner, 'DELETE', `/v1/status/${s.id}`)).statusCode, 204)
+    const gone = await client.nextEvent()
+    assert.equal(gone.event, 'unavailable')
+    assert.deepEqual(JSON.parse(gone.data), { reason: 'deleted' })
+    await client.ended
+    client.close()
   })
 
-  it('changes lost while the LISTEN connection was down reach the streams after the reconnect (resync)', async () => {
-    const fresh = await freshDatabase()
+  it('changes lost while the LISTEN connection was down reach the streams after the reconnect (resync)', async (t) => {
+    const fresh = await testDatabase(t)
     // A's bus reconnects only when the test opens the gate: a gap of known length
     const busDatabase = createDatabase(fresh.url, { poolSize: 1 })
+    defer(t, () => busDatabase.close())
     let gate: Promise<void> = Promise.resolve()
     let open = () => {}
     const bus = new PgEventBus({
@@ -124,42 +114,36 @@ describe('live updates across instances on PostgreSQL', { skip: postgresOnly }, 
       retryMs: 20,
     })
     await bus.start()
-    const a = await makeApp({ databaseUrl: fresh.url, deps: { events: bus } })
-    const b = await makeApp({ databaseUrl: fresh.url })
-    try {
-      const base = await listen(a)
-      const owner = await a.user()
-      const s = await createStatus(a, owner, 'room-5', { value: 'FREE', accessType: 'public' })
-      const client = await SseTestClient.connect(`${base}/v1/share/${s.shareId}/events`)
-      const first = statusEvent(await client.nextEvent())
+    const a = await makeApp(t, { databaseUrl: fresh.url, deps: { events: bus } })
+    const b = await makeApp(t, { databaseUrl: fresh.url })
+    // the gate opens at the end even when the test fails, so the bus can close
+    defer(t, () => open())
+    const base = await listen(a)
+    const owner = await a.user()
+    const s = await createStatus(a, owner, 'room-5', { value: 'FREE', accessType: 'public' })
+    const client = await SseTestClient.connect(`${base}/v1/share/${s.shareId}/events`)
+    const first = statusEvent(await client.nextEvent())
 
-      gate = new Promise((resolve) => {
-        open = resolve
-      })
-      await sql`select pg_terminate_backend(${bus.listenerPid})`.execute(b.database.db)
-      await waitUntil(() => !bus.listening, 'A lost its LISTEN connection')
-      // through B and through A itself: both NOTIFYs go unheard by A
-      await b.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })
-      await a.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'AWAY' })
-      assert.deepEqual(client.pendingEvents(), [], 'nothing reached the stream during the gap')
+    gate = new Promise((resolve) => {
+      open = resolve
+    })
+    await sql`select pg_terminate_backend(${bus.listenerPid})`.execute(b.database.db)
+    await waitUntil(() => !bus.listening, 'A lost its LISTEN connection')
+    // through B and through A itself: both NOTIFYs go unheard by A
+    await b.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })
+    await a.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'AWAY' })
+    assert.deepEqual(client.pendingEvents(), [], 'nothing reached the stream during the gap')
 
-      open()
-      const caughtUp = statusEvent(await client.nextEvent())
-      assert.deepEqual(
-        [caughtUp.id, caughtUp.body.value],
-        [first.id + 2, 'AWAY'],
-        'after the reconnect the stream re-read the status: the current state, once',
-      )
-      await b.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BACK' })
-      const next = statusEvent(await client.nextEvent())
-      assert.deepEqual([next.id, next.body.value], [first.id + 3, 'BACK'], 'and delivers again')
-      client.close()
-    } finally {
-      open()
-      await a.close() // closes the bus too
-      await b.close()
-      await busDatabase.close()
-      await fresh.drop()
-    }
+    open()
+    const caughtUp = statusEvent(await client.nextEvent())
+    assert.deepEqual(
+      [caughtUp.id, caughtUp.body.value],
+      [first.id + 2, 'AWAY'],
+      'after the reconnect the stream re-read the status: the current state, once',
+    )
+    await b.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BACK' })
+    const next = statusEvent(await client.nextEvent())
+    assert.deepEqual([next.id, next.body.value], [first.id + 3, 'BACK'], 'and delivers again')
+    client.close()
   })
 })

@@ -8,45 +8,29 @@ import { testClock } from '../helpers/clock.ts'
 // Issue 5: authenticated keys are cached on the hot path; revocation through the API
 // invalidates at once, a change made elsewhere shows within the cache's TTL.
 
-test('key cache: a key revoked through the API stops working on the next request', async () => {
-  const t = await makeApp({ keyCacheTtlMs: 60_000 })
-  try {
-    const owner = await t.user()
-    const spare = (await t.request(owner, 'POST', '/v1/user/api-keys', { label: 'spare' })).json()
-    const asSpare = { id: owner.id, key: spare.key }
-    assert.equal((await t.request(asSpare, 'GET', '/v1/checkAuth')).statusCode, 200) // now cached
-    const revoked = await t.request(owner, 'DELETE', `/v1/user/api-keys/${spare.id}`)
-    assert.equal(revoked.statusCode, 204)
-    assert.equal((await t.request(asSpare, 'GET', '/v1/checkAuth')).statusCode, 401)
-  } finally {
-    await t.close()
-  }
+test('key cache: a key revoked through the API stops working on the next request', async (ctx) => {
+  const t = await makeApp(ctx, { keyCacheTtlMs: 60_000 })
+  const owner = await t.user()
+  const spare = (await t.request(owner, 'POST', '/v1/user/api-keys', { label: 'spare' })).json()
+  const asSpare = { id: owner.id, key: spare.key }
+  assert.equal((await t.request(asSpare, 'GET', '/v1/checkAuth')).statusCode, 200) // now cached
+  const revoked = await t.request(owner, 'DELETE', `/v1/user/api-keys/${spare.id}`)
+  assert.equal(revoked.statusCode, 204)
+  assert.equal((await t.request(asSpare, 'GET', '/v1/checkAuth')).statusCode, 401)
 })
 
-test('key cache: a revocation made elsewhere (the CLI) shows once the TTL has passed', async () => {
-  const t = await makeApp({ keyCacheTtlMs: 60_000 })
-  try {
-    const owner = await t.user()
-    const keyId = (await t.request(owner, 'GET', '/v1/user/api-keys')).json()[0].id
-    await revokeKey(t.database.db, keyId) // behind the app's back, like the CLI
-    // within the TTL the cached key still works: that is the documented trade-off
-    assert.equal((await t.request(owner, 'GET', '/v1/checkAuth')).statusCode, 200)
-  } finally {
-    await t.close()
-  }
+test('key cache: a revocation made elsewhere (the CLI) shows once the TTL has passed', async (ctx) => {
   const clock = testClock()
-  const fresh = await makeApp({ keyCacheTtlMs: 60_000, deps: { clock } })
-  try {
-    const owner = await fresh.user()
-    const keyId = (await fresh.request(owner, 'GET', '/v1/user/api-keys')).json()[0].id
-    await revokeKey(fresh.database.db, keyId)
-    clock.advance(59_999)
-    assert.equal((await fresh.request(owner, 'GET', '/v1/checkAuth')).statusCode, 200)
-    clock.advance(1)
-    assert.equal((await fresh.request(owner, 'GET', '/v1/checkAuth')).statusCode, 401)
-  } finally {
-    await fresh.close()
-  }
+  const t = await makeApp(ctx, { keyCacheTtlMs: 60_000, deps: { clock } })
+  const owner = await t.user()
+  const keyId = (await t.request(owner, 'GET', '/v1/user/api-keys')).json()[0].id // now cached
+  await revokeKey(t.database.db, keyId) // behind the app's back, like the CLI
+  // within the TTL the cached key still works: that is the documented trade-off
+  assert.equal((await t.request(owner, 'GET', '/v1/checkAuth')).statusCode, 200)
+  clock.advance(59_999)
+  assert.equal((await t.request(owner, 'GET', '/v1/checkAuth')).statusCode, 200)
+  clock.advance(1)
+  assert.equal((await t.request(owner, 'GET', '/v1/checkAuth')).statusCode, 401)
 })
 
 test('key cache: entries expire with the TTL and with the key itself; the size is bounded', () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { sql } from 'kysely'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
 
 // Key rotation through the API: POST /v1/user/api-keys/:keyId/rotate → 201 with a new key
@@ -11,8 +12,8 @@ import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
 const keyIdOf = async (t: TestApp, user: TestUser): Promise<string> =>
   (await t.request(user, 'GET', '/v1/user/api-keys')).json()[0].id
 
-async function setup(): Promise<ScenarioContext> {
-  const t = await makeApp()
+async function setup(ctx: Lifetime): Promise<ScenarioContext> {
+  const t = await makeApp(ctx)
   const owner = await t.user()
   const other = await t.user()
   const unverified = await t.user({ verified: false })
@@ -173,76 +174,64 @@ runScenarios('key rotation: POST /v1/user/api-keys/:keyId/rotate', setup, [
   },
 ])
 
-test('two racing rotations of one key: exactly one wins, the other gets 409', async () => {
-  const t = await makeApp()
-  try {
-    const owner = await t.user()
-    const spare = (await t.request(owner, 'POST', '/v1/user/api-keys', {})).json()
-    const keyId = await keyIdOf(t, owner)
-    const results = await Promise.all(
-      Array.from({ length: 5 }, () =>
-        t.request({ id: '', key: spare.key }, 'POST', `/v1/user/api-keys/${keyId}/rotate`),
-      ),
-    )
-    const codes = results.map((r) => r.statusCode).sort()
-    assert.deepEqual(codes, [201, 409, 409, 409, 409])
-    const list = (await t.request({ id: '', key: spare.key }, 'GET', '/v1/user/api-keys')).json()
-    assert.equal(list.length, 3, 'the original, the spare and one successor')
-  } finally {
-    await t.close()
-  }
+test('two racing rotations of one key: exactly one wins, the other gets 409', async (ctx) => {
+  const t = await makeApp(ctx)
+  const owner = await t.user()
+  const spare = (await t.request(owner, 'POST', '/v1/user/api-keys', {})).json()
+  const keyId = await keyIdOf(t, owner)
+  const results = await Promise.all(
+    Array.from({ length: 5 }, () =>
+      t.request({ id: '', key: spare.key }, 'POST', `/v1/user/api-keys/${keyId}/rotate`),
+    ),
+  )
+  const codes = results.map((r) => r.statusCode).sort()
+  assert.deepEqual(codes, [201, 409, 409, 409, 409])
+  const list = (await t.request({ id: '', key: spare.key }, 'GET', '/v1/user/api-keys')).json()
+  assert.equal(list.length, 3, 'the original, the spare and one successor')
 })
 
-test('two racing rotations with a grace period: exactly one wins, the other gets 409', async () => {
-  const t = await makeApp()
-  try {
-    const owner = await t.user()
-    const keyId = await keyIdOf(t, owner)
-    const results = await Promise.all(
-      Array.from({ length: 5 }, () =>
-        t.request(owner, 'POST', `/v1/user/api-keys/${keyId}/rotate`, { graceSeconds: 60 }),
-      ),
-    )
-    assert.deepEqual(results.map((r) => r.statusCode).sort(), [201, 409, 409, 409, 409])
-    const list = (await t.request(owner, 'GET', '/v1/user/api-keys')).json()
-    assert.equal(list.length, 2, 'the original, in its grace period, and one successor')
-  } finally {
-    await t.close()
-  }
+test('two racing rotations with a grace period: exactly one wins, the other gets 409', async (ctx) => {
+  const t = await makeApp(ctx)
+  const owner = await t.user()
+  const keyId = await keyIdOf(t, owner)
+  const results = await Promise.all(
+    Array.from({ length: 5 }, () =>
+      t.request(owner, 'POST', `/v1/user/api-keys/${keyId}/rotate`, { graceSeconds: 60 }),
+    ),
+  )
+  assert.deepEqual(results.map((r) => r.statusCode).sort(), [201, 409, 409, 409, 409])
+  const list = (await t.request(owner, 'GET', '/v1/user/api-keys')).json()
+  assert.equal(list.length, 2, 'the original, in its grace period, and one successor')
 })
 
-test('a key is replaced once: rotating it again in its grace period is 409, and the successor keeps the old expiry', async () => {
-  const t = await makeApp()
-  try {
-    const owner = await t.user()
-    const keyId = await keyIdOf(t, owner)
-    const first = await t.request(owner, 'POST', `/v1/user/api-keys/${keyId}/rotate`, {
-      graceSeconds: 60,
-    })
-    assert.equal(first.statusCode, 201)
-    const successor = first.json()
-    assert.equal(successor.expiresAt, null, 'the original never expired, nor does its successor')
-    assert.equal(successor.replaced.replacedBy, successor.id)
-    assert.equal(successor.replacedBy, null)
+test('a key is replaced once: rotating it again in its grace period is 409, and the successor keeps the old expiry', async (ctx) => {
+  const t = await makeApp(ctx)
+  const owner = await t.user()
+  const keyId = await keyIdOf(t, owner)
+  const first = await t.request(owner, 'POST', `/v1/user/api-keys/${keyId}/rotate`, {
+    graceSeconds: 60,
+  })
+  assert.equal(first.statusCode, 201)
+  const successor = first.json()
+  assert.equal(successor.expiresAt, null, 'the original never expired, nor does its successor')
+  assert.equal(successor.replaced.replacedBy, successor.id)
+  assert.equal(successor.replacedBy, null)
 
-    // the response was "lost": the old key still gets in, but cannot make a second successor
-    const again = await t.request(owner, 'POST', `/v1/user/api-keys/${keyId}/rotate`, {
-      graceSeconds: 60,
-    })
-    assert.equal(again.statusCode, 409)
-    assert.equal(again.json().errorCode, 'conflict')
-    assert.match(again.json().message, /already rotated/)
+  // the response was "lost": the old key still gets in, but cannot make a second successor
+  const again = await t.request(owner, 'POST', `/v1/user/api-keys/${keyId}/rotate`, {
+    graceSeconds: 60,
+  })
+  assert.equal(again.statusCode, 409)
+  assert.equal(again.json().errorCode, 'conflict')
+  assert.match(again.json().message, /already rotated/)
 
-    // the way back: the list names the successor, whose rotation gives a secret we hold
-    const list = (await t.request(owner, 'GET', '/v1/user/api-keys')).json()
-    const old = list.find((k: { id: string }) => k.id === keyId)
-    assert.equal(old.replacedBy, successor.id)
-    const recovered = await t.request(owner, 'POST', `/v1/user/api-keys/${old.replacedBy}/rotate`)
-    assert.equal(recovered.statusCode, 201)
-    assert.equal(recovered.json().expiresAt, null, 'the recovery key does not expire either')
-    assert.equal((await check(t, recovered.json().key)).statusCode, 200)
-    assert.equal((await check(t, successor.key)).statusCode, 401, 'the lost secret is revoked')
-  } finally {
-    await t.close()
-  }
+  // the way back: the list names the successor, whose rotation gives a secret we hold
+  const list = (await t.request(owner, 'GET', '/v1/user/api-keys')).json()
+  const old = list.find((k: { id: string }) => k.id === keyId)
+  assert.equal(old.replacedBy, successor.id)
+  const recovered = await t.request(owner, 'POST', `/v1/user/api-keys/${old.replacedBy}/rotate`)
+  assert.equal(recovered.statusCode, 201)
+  assert.equal(recovered.json().expiresAt, null, 'the recovery key does not expire either')
+  assert.equal((await check(t, recovered.json().key)).statusCode, 200)
+  assert.equal((await check(t, successor.key)).statusCode, 401, 'the lost secret is revoked')
 })

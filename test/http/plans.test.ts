@@ -4,6 +4,7 @@ import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import type { Plan, Plans } from '../../src/modules/plans/plans.ts'
 import { setUser } from '../../src/modules/users/users.service.ts'
 import { makeApp, TEST_PLANS } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/scenarios.ts'
 
 // SPEC §4: plan gates (links in descriptions, access-type settings), the status limit and
@@ -13,8 +14,8 @@ import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/sc
  * A `free` user with `room` (all defaults) and `legacy` (made on `pro` with non-default
  * access settings and a link, then downgraded to free); a `pro` user with `desk`.
  */
-async function withPlans(): Promise<ScenarioContext> {
-  const t = await makeApp()
+async function withPlans(ctx: Lifetime): Promise<ScenarioContext> {
+  const t = await makeApp(ctx)
   const free = await t.user({ plan: 'free', name: 'Free' })
   const pro = await t.user({ plan: 'pro', name: 'Pro' })
   const room = await t.request(free, 'POST', '/v1/status-keys/room', { value: 'A' })
@@ -277,173 +278,137 @@ const plan = (overrides: Partial<Plan>): Plan => ({
 describe('SPEC §4 max statuses', () => {
   const plans: Plans = { tiny: plan({ maxStatuses: 2 }) }
 
-  it('creating beyond maxStatuses is 402 planLimitReached; updates still work', async () => {
-    const t = await makeApp({ plans })
-    try {
-      const user = await t.user({ plan: 'tiny' })
-      const a = await t.request(user, 'POST', '/v1/status-keys/a-1', { value: 'A' })
-      const b = await t.request(user, 'POST', '/v1/status-keys/b-2', { value: 'B' })
-      assert.deepEqual([a.statusCode, b.statusCode], [201, 201])
-      const c = await t.request(user, 'POST', '/v1/status-keys/c-3', { value: 'C' })
-      assert.equal(c.statusCode, 402, c.body)
-      assert.equal(c.json().errorCode, 'planLimitReached')
-      assert.equal(typeof c.json().requestId, 'string')
-      assert.equal((await t.request(user, 'GET', '/v1/user/status')).json().length, 2)
-      assert.equal((await t.request(user, 'GET', '/v1/status-keys/c-3')).statusCode, 404)
+  it('creating beyond maxStatuses is 402 planLimitReached; updates still work', async (ctx) => {
+    const t = await makeApp(ctx, { plans })
+    const user = await t.user({ plan: 'tiny' })
+    const a = await t.request(user, 'POST', '/v1/status-keys/a-1', { value: 'A' })
+    const b = await t.request(user, 'POST', '/v1/status-keys/b-2', { value: 'B' })
+    assert.deepEqual([a.statusCode, b.statusCode], [201, 201])
+    const c = await t.request(user, 'POST', '/v1/status-keys/c-3', { value: 'C' })
+    assert.equal(c.statusCode, 402, c.body)
+    assert.equal(c.json().errorCode, 'planLimitReached')
+    assert.equal(typeof c.json().requestId, 'string')
+    assert.equal((await t.request(user, 'GET', '/v1/user/status')).json().length, 2)
+    assert.equal((await t.request(user, 'GET', '/v1/status-keys/c-3')).statusCode, 404)
 
-      const byKey = await t.request(user, 'POST', '/v1/status-keys/a-1', { value: 'A2' })
-      assert.equal(byKey.statusCode, 200, 'update by key at the limit')
-      const byId = await t.request(user, 'PATCH', `/v1/status/${b.json().id}`, { value: 'B2' })
-      assert.equal(byId.statusCode, 200, 'update by id at the limit')
-      assert.equal(byId.json().changeCount, 2)
+    const byKey = await t.request(user, 'POST', '/v1/status-keys/a-1', { value: 'A2' })
+    assert.equal(byKey.statusCode, 200, 'update by key at the limit')
+    const byId = await t.request(user, 'PATCH', `/v1/status/${b.json().id}`, { value: 'B2' })
+    assert.equal(byId.statusCode, 200, 'update by id at the limit')
+    assert.equal(byId.json().changeCount, 2)
 
-      assert.equal((await t.request(user, 'DELETE', '/v1/status-keys/a-1')).statusCode, 204)
-      const again = await t.request(user, 'POST', '/v1/status-keys/c-3', { value: 'C' })
-      assert.equal(again.statusCode, 201, 'room again after a delete')
-    } finally {
-      await t.close()
-    }
+    assert.equal((await t.request(user, 'DELETE', '/v1/status-keys/a-1')).statusCode, 204)
+    const again = await t.request(user, 'POST', '/v1/status-keys/c-3', { value: 'C' })
+    assert.equal(again.statusCode, 201, 'room again after a delete')
   })
 
-  it('the limit is per owner', async () => {
-    const t = await makeApp({ plans })
-    try {
-      const one = await t.user({ plan: 'tiny' })
-      const two = await t.user({ plan: 'tiny' })
-      for (const key of ['a-1', 'b-2'])
-        assert.equal(
-          (await t.request(one, 'POST', `/v1/status-keys/${key}`, { value: 'X' })).statusCode,
-          201,
-        )
-      for (const key of ['a-1', 'b-2'])
-        assert.equal(
-          (await t.request(two, 'POST', `/v1/status-keys/${key}`, { value: 'X' })).statusCode,
-          201,
-        )
-      const third = await t.request(two, 'POST', '/v1/status-keys/c-3', { value: 'X' })
-      assert.equal(third.statusCode, 402)
-    } finally {
-      await t.close()
-    }
+  it('the limit is per owner', async (ctx) => {
+    const t = await makeApp(ctx, { plans })
+    const one = await t.user({ plan: 'tiny' })
+    const two = await t.user({ plan: 'tiny' })
+    for (const key of ['a-1', 'b-2'])
+      assert.equal(
+        (await t.request(one, 'POST', `/v1/status-keys/${key}`, { value: 'X' })).statusCode,
+        201,
+      )
+    for (const key of ['a-1', 'b-2'])
+      assert.equal(
+        (await t.request(two, 'POST', `/v1/status-keys/${key}`, { value: 'X' })).statusCode,
+        201,
+      )
+    const third = await t.request(two, 'POST', '/v1/status-keys/c-3', { value: 'X' })
+    assert.equal(third.statusCode, 402)
   })
 
-  it('the built-in free plan allows 25 statuses', async () => {
-    const t = await makeApp()
-    try {
-      const user = await t.user({ plan: 'free' })
-      for (let i = 1; i <= 25; i++) {
-        const res = await t.request(user, 'POST', `/v1/status-keys/status-${i}`, { value: 'X' })
-        assert.equal(res.statusCode, 201, `status ${i}`)
-      }
-      const res = await t.request(user, 'POST', '/v1/status-keys/status-26', { value: 'X' })
-      assert.equal(res.statusCode, 402)
-      assert.equal(res.json().errorCode, 'planLimitReached')
-    } finally {
-      await t.close()
+  it('the built-in free plan allows 25 statuses', async (ctx) => {
+    const t = await makeApp(ctx)
+    const user = await t.user({ plan: 'free' })
+    for (let i = 1; i <= 25; i++) {
+      const res = await t.request(user, 'POST', `/v1/status-keys/status-${i}`, { value: 'X' })
+      assert.equal(res.statusCode, 201, `status ${i}`)
     }
+    const res = await t.request(user, 'POST', '/v1/status-keys/status-26', { value: 'X' })
+    assert.equal(res.statusCode, 402)
+    assert.equal(res.json().errorCode, 'planLimitReached')
   })
 })
 
 describe('SPEC §4 request rate', () => {
   const plans: Plans = { limited: plan({ requestsPerMinute: 3 }), open: plan({}) }
 
-  it('over requestsPerMinute is 429 rateLimited with Retry-After and X-RateLimit-*', async () => {
-    const t = await makeApp({ plans })
-    try {
-      const user = await t.user({ plan: 'limited' })
-      for (const remaining of ['2', '1', '0']) {
-        const res = await t.request(user, 'GET', '/v1/user/status')
-        assert.equal(res.statusCode, 200)
-        assert.equal(res.headers['x-ratelimit-limit'], '3')
-        assert.equal(res.headers['x-ratelimit-remaining'], remaining)
-        assert.ok(res.headers['x-ratelimit-reset'] !== undefined, 'x-ratelimit-reset')
-      }
+  it('over requestsPerMinute is 429 rateLimited with Retry-After and X-RateLimit-*', async (ctx) => {
+    const t = await makeApp(ctx, { plans })
+    const user = await t.user({ plan: 'limited' })
+    for (const remaining of ['2', '1', '0']) {
       const res = await t.request(user, 'GET', '/v1/user/status')
-      assert.equal(res.statusCode, 429, res.body)
-      const body = res.json()
-      assert.equal(body.errorCode, 'rateLimited')
-      assert.equal(typeof body.message, 'string')
-      assert.equal(body.requestId, res.headers['x-request-id'])
-      const retryAfter = Number(res.headers['retry-after'])
-      assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, 'Retry-After')
-      assert.equal(res.headers['x-ratelimit-limit'], '3')
-      assert.equal(res.headers['x-ratelimit-remaining'], '0')
-      assert.ok(res.headers['x-ratelimit-reset'] !== undefined)
-    } finally {
-      await t.close()
-    }
-  })
-
-  it('a request refused for its rate changes nothing', async () => {
-    const t = await makeApp({ plans })
-    try {
-      const user = await t.user({ plan: 'limited' })
-      const created = await t.request(user, 'POST', '/v1/status-keys/lamp', { value: 'ON' })
-      assert.equal(created.statusCode, 201)
-      await t.request(user, 'GET', '/v1/user/status')
-      await t.request(user, 'GET', '/v1/user/status')
-      const update = await t.request(user, 'POST', '/v1/status-keys/lamp', { value: 'OFF' })
-      const create = await t.request(user, 'POST', '/v1/status-keys/other', { value: 'ON' })
-      assert.deepEqual([update.statusCode, create.statusCode], [429, 429])
-      const rows = await t.database.db
-        .selectFrom('statuses')
-        .select(['status_key', 'value', 'change_count'])
-        .execute()
-      assert.deepEqual(rows, [{ status_key: 'lamp', value: 'ON', change_count: 1 }])
-    } finally {
-      await t.close()
-    }
-  })
-
-  it("one user's limit does not affect another's", async () => {
-    const t = await makeApp({ plans })
-    try {
-      const busy = await t.user({ plan: 'limited' })
-      const calm = await t.user({ plan: 'limited' })
-      for (let i = 0; i < 4; i++) await t.request(busy, 'GET', '/v1/user/status')
-      assert.equal((await t.request(busy, 'GET', '/v1/user/status')).statusCode, 429)
-      const res = await t.request(calm, 'GET', '/v1/user/status')
       assert.equal(res.statusCode, 200)
-      assert.equal(res.headers['x-ratelimit-remaining'], '2')
-    } finally {
-      await t.close()
+      assert.equal(res.headers['x-ratelimit-limit'], '3')
+      assert.equal(res.headers['x-ratelimit-remaining'], remaining)
+      assert.ok(res.headers['x-ratelimit-reset'] !== undefined, 'x-ratelimit-reset')
     }
+    const res = await t.request(user, 'GET', '/v1/user/status')
+    assert.equal(res.statusCode, 429, res.body)
+    const body = res.json()
+    assert.equal(body.errorCode, 'rateLimited')
+    assert.equal(typeof body.message, 'string')
+    assert.equal(body.requestId, res.headers['x-request-id'])
+    const retryAfter = Number(res.headers['retry-after'])
+    assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, 'Retry-After')
+    assert.equal(res.headers['x-ratelimit-limit'], '3')
+    assert.equal(res.headers['x-ratelimit-remaining'], '0')
+    assert.ok(res.headers['x-ratelimit-reset'] !== undefined)
   })
 
-  it('the limit is per user, not per key', async () => {
-    const t = await makeApp({ plans })
-    try {
-      const user = await t.user({ plan: 'limited' })
-      const second = { id: user.id, key: (await createApiKey(t.database.db, user.id)).key }
-      for (let i = 0; i < 3; i++) await t.request(user, 'GET', '/v1/user/status')
-      assert.equal((await t.request(second, 'GET', '/v1/user/status')).statusCode, 429)
-    } finally {
-      await t.close()
-    }
+  it('a request refused for its rate changes nothing', async (ctx) => {
+    const t = await makeApp(ctx, { plans })
+    const user = await t.user({ plan: 'limited' })
+    const created = await t.request(user, 'POST', '/v1/status-keys/lamp', { value: 'ON' })
+    assert.equal(created.statusCode, 201)
+    await t.request(user, 'GET', '/v1/user/status')
+    await t.request(user, 'GET', '/v1/user/status')
+    const update = await t.request(user, 'POST', '/v1/status-keys/lamp', { value: 'OFF' })
+    const create = await t.request(user, 'POST', '/v1/status-keys/other', { value: 'ON' })
+    assert.deepEqual([update.statusCode, create.statusCode], [429, 429])
+    const rows = await t.database.db
+      .selectFrom('statuses')
+      .select(['status_key', 'value', 'change_count'])
+      .execute()
+    assert.deepEqual(rows, [{ status_key: 'lamp', value: 'ON', change_count: 1 }])
   })
 
-  it('a plan with requestsPerMinute null is not limited', async () => {
-    const t = await makeApp({ plans })
-    try {
-      const user = await t.user({ plan: 'open' })
-      for (let i = 0; i < 80; i++)
-        assert.equal((await t.request(user, 'GET', '/v1/user/status')).statusCode, 200)
-    } finally {
-      await t.close()
-    }
+  it("one user's limit does not affect another's", async (ctx) => {
+    const t = await makeApp(ctx, { plans })
+    const busy = await t.user({ plan: 'limited' })
+    const calm = await t.user({ plan: 'limited' })
+    for (let i = 0; i < 4; i++) await t.request(busy, 'GET', '/v1/user/status')
+    assert.equal((await t.request(busy, 'GET', '/v1/user/status')).statusCode, 429)
+    const res = await t.request(calm, 'GET', '/v1/user/status')
+    assert.equal(res.statusCode, 200)
+    assert.equal(res.headers['x-ratelimit-remaining'], '2')
+  })
+
+  it('the limit is per user, not per key', async (ctx) => {
+    const t = await makeApp(ctx, { plans })
+    const user = await t.user({ plan: 'limited' })
+    const second = { id: user.id, key: (await createApiKey(t.database.db, user.id)).key }
+    for (let i = 0; i < 3; i++) await t.request(user, 'GET', '/v1/user/status')
+    assert.equal((await t.request(second, 'GET', '/v1/user/status')).statusCode, 429)
+  })
+
+  it('a plan with requestsPerMinute null is not limited', async (ctx) => {
+    const t = await makeApp(ctx, { plans })
+    const user = await t.user({ plan: 'open' })
+    for (let i = 0; i < 80; i++)
+      assert.equal((await t.request(user, 'GET', '/v1/user/status')).statusCode, 200)
   })
 })
 
-test('SPEC §4 the built-in free plan allows 60 requests a minute', async () => {
-  const t = await makeApp()
-  try {
-    const user = await t.user({ plan: 'free' })
-    for (let i = 0; i < 60; i++)
-      assert.equal((await t.request(user, 'GET', '/v1/checkAuth')).statusCode, 200, `request ${i}`)
-    const res = await t.request(user, 'GET', '/v1/checkAuth')
-    assert.equal(res.statusCode, 429)
-    assert.equal(res.headers['x-ratelimit-limit'], '60')
-  } finally {
-    await t.close()
-  }
+test('SPEC §4 the built-in free plan allows 60 requests a minute', async (ctx) => {
+  const t = await makeApp(ctx)
+  const user = await t.user({ plan: 'free' })
+  for (let i = 0; i < 60; i++)
+    assert.equal((await t.request(user, 'GET', '/v1/checkAuth')).statusCode, 200, `request ${i}`)
+  const res = await t.request(user, 'GET', '/v1/checkAuth')
+  assert.equal(res.statusCode, 429)
+  assert.equal(res.headers['x-ratelimit-limit'], '60')
 })

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { pruneIdempotencyRecords } from '../../src/modules/idempotency/idempotency.service.ts'
 import { makeApp } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
 
-async function withOneStatus(): Promise<ScenarioContext> {
-  const t = await makeApp()
+async function withOneStatus(ctx: Lifetime): Promise<ScenarioContext> {
+  const t = await makeApp(ctx)
   const owner = await t.user()
   const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'OCCUPIED' })
   const other = await t.user()
@@ -203,184 +204,146 @@ runScenarios('SPEC §7 Idempotency-Key', withOneStatus, [
   },
 ])
 
-test('SPEC §7 a PATCH retried with the same key and body is replayed, not applied twice', async () => {
-  const ctx = await withOneStatus()
-  try {
-    const url = `/v1/status/${ctx.vars.statusId}`
-    const { first, second } = await sendTwice(ctx, 'PATCH', url, { value: 'OCCUPIED' }, 'retry-1')
-    assert.equal(first.statusCode, 200)
-    assert.equal(second.statusCode, 200)
-    assert.equal(second.headers['idempotent-replayed'], 'true')
-    assert.deepEqual(second.json(), first.json())
-    assert.equal((await readBack(ctx)).changeCount, 2, 'one update, although the value repeats')
-  } finally {
-    await ctx.t.close()
-  }
+test('SPEC §7 a PATCH retried with the same key and body is replayed, not applied twice', async (t) => {
+  const ctx = await withOneStatus(t)
+  const url = `/v1/status/${ctx.vars.statusId}`
+  const { first, second } = await sendTwice(ctx, 'PATCH', url, { value: 'OCCUPIED' }, 'retry-1')
+  assert.equal(first.statusCode, 200)
+  assert.equal(second.statusCode, 200)
+  assert.equal(second.headers['idempotent-replayed'], 'true')
+  assert.deepEqual(second.json(), first.json())
+  assert.equal((await readBack(ctx)).changeCount, 2, 'one update, although the value repeats')
 })
 
-test('SPEC §7 a create-by-key retried with its key replays the 201 with its Location', async () => {
-  const ctx = await withOneStatus()
-  try {
-    const { first, second } = await sendTwice(
-      ctx,
-      'POST',
-      '/v1/status-keys/build-main',
-      { value: 'PASSING' },
-      'create-1',
-    )
-    assert.equal(first.statusCode, 201)
-    assert.equal(second.statusCode, 201)
-    assert.equal(second.headers.location, first.headers.location)
-    assert.equal(second.json().changeCount, 1)
-    const list = (await ctx.t.request(ctx.users.owner ?? null, 'GET', '/v1/user/status')).json()
-    assert.equal(list.length, 2)
-  } finally {
-    await ctx.t.close()
-  }
+test('SPEC §7 a create-by-key retried with its key replays the 201 with its Location', async (t) => {
+  const ctx = await withOneStatus(t)
+  const { first, second } = await sendTwice(
+    ctx,
+    'POST',
+    '/v1/status-keys/build-main',
+    { value: 'PASSING' },
+    'create-1',
+  )
+  assert.equal(first.statusCode, 201)
+  assert.equal(second.statusCode, 201)
+  assert.equal(second.headers.location, first.headers.location)
+  assert.equal(second.json().changeCount, 1)
+  const list = (await ctx.t.request(ctx.users.owner ?? null, 'GET', '/v1/user/status')).json()
+  assert.equal(list.length, 2)
 })
 
-test('SPEC §7 the same key with a different body is 422 idempotencyKeyReused', async () => {
-  const ctx = await withOneStatus()
-  try {
-    const url = `/v1/status/${ctx.vars.statusId}`
-    const headers = { 'idempotency-key': 'retry-2' }
-    const owner = ctx.users.owner ?? null
-    assert.equal(
-      (await ctx.t.request(owner, 'PATCH', url, { value: 'A' }, headers)).statusCode,
-      200,
-    )
-    const reused = await ctx.t.request(owner, 'PATCH', url, { value: 'B' }, headers)
-    assert.equal(reused.statusCode, 422)
-    assert.equal(reused.json().errorCode, 'idempotencyKeyReused')
-    assert.equal((await readBack(ctx)).value, 'A')
-    // the same body with its keys in another order is the same request
-    const reordered = await ctx.t.request(owner, 'PATCH', url, { value: 'A' }, headers)
-    assert.equal(reordered.statusCode, 200)
-  } finally {
-    await ctx.t.close()
-  }
+test('SPEC §7 the same key with a different body is 422 idempotencyKeyReused', async (t) => {
+  const ctx = await withOneStatus(t)
+  const url = `/v1/status/${ctx.vars.statusId}`
+  const headers = { 'idempotency-key': 'retry-2' }
+  const owner = ctx.users.owner ?? null
+  assert.equal((await ctx.t.request(owner, 'PATCH', url, { value: 'A' }, headers)).statusCode, 200)
+  const reused = await ctx.t.request(owner, 'PATCH', url, { value: 'B' }, headers)
+  assert.equal(reused.statusCode, 422)
+  assert.equal(reused.json().errorCode, 'idempotencyKeyReused')
+  assert.equal((await readBack(ctx)).value, 'A')
+  // the same body with its keys in another order is the same request
+  const reordered = await ctx.t.request(owner, 'PATCH', url, { value: 'A' }, headers)
+  assert.equal(reordered.statusCode, 200)
 })
 
-test('SPEC §7 a retry at the same path spelt another way (trailing slash, %-encoding) is replayed', async () => {
-  const ctx = await withOneStatus()
-  try {
-    const owner = ctx.users.owner ?? null
-    const headers = { 'idempotency-key': 'same-path' }
-    const first = await ctx.t.request(owner, 'POST', '/v1/status-keys/a-1', { value: 'S' }, headers)
-    assert.equal(first.statusCode, 201)
-    for (const url of ['/v1/status-keys/a-1/', '/v1/status-keys/a%2D1', '/v1/status-keys/%61-1']) {
-      const retry = await ctx.t.request(owner, 'POST', url, { value: 'S' }, headers)
-      assert.equal(retry.statusCode, 201, `${url}: ${retry.body}`)
-      assert.equal(retry.json().id, first.json().id)
-      assert.equal(retry.json().changeCount, first.json().changeCount, 'applied once')
-    }
-    // another key is another request
-    const other = await ctx.t.request(owner, 'POST', '/v1/status-keys/a-2', { value: 'S' }, headers)
-    assert.equal(other.statusCode, 422)
-  } finally {
-    await ctx.t.close()
+test('SPEC §7 a retry at the same path spelt another way (trailing slash, %-encoding) is replayed', async (t) => {
+  const ctx = await withOneStatus(t)
+  const owner = ctx.users.owner ?? null
+  const headers = { 'idempotency-key': 'same-path' }
+  const first = await ctx.t.request(owner, 'POST', '/v1/status-keys/a-1', { value: 'S' }, headers)
+  assert.equal(first.statusCode, 201)
+  for (const url of ['/v1/status-keys/a-1/', '/v1/status-keys/a%2D1', '/v1/status-keys/%61-1']) {
+    const retry = await ctx.t.request(owner, 'POST', url, { value: 'S' }, headers)
+    assert.equal(retry.statusCode, 201, `${url}: ${retry.body}`)
+    assert.equal(retry.json().id, first.json().id)
+    assert.equal(retry.json().changeCount, first.json().changeCount, 'applied once')
   }
+  // another key is another request
+  const other = await ctx.t.request(owner, 'POST', '/v1/status-keys/a-2', { value: 'S' }, headers)
+  assert.equal(other.statusCode, 422)
 })
 
-test('SPEC §7 keys are per user: another user may use the same key', async () => {
-  const ctx = await withOneStatus()
-  try {
-    const headers = { 'idempotency-key': 'shared' }
-    const a = await ctx.t.request(
-      ctx.users.owner ?? null,
-      'POST',
-      '/v1/status-keys/k-1',
-      { value: 'A' },
-      headers,
-    )
-    const b = await ctx.t.request(
-      ctx.users.other ?? null,
-      'POST',
-      '/v1/status-keys/k-1',
-      { value: 'A' },
-      headers,
-    )
-    assert.equal(a.statusCode, 201)
-    assert.equal(b.statusCode, 201)
-    assert.notEqual(a.json().id, b.json().id)
-  } finally {
-    await ctx.t.close()
-  }
+test('SPEC §7 keys are per user: another user may use the same key', async (t) => {
+  const ctx = await withOneStatus(t)
+  const headers = { 'idempotency-key': 'shared' }
+  const a = await ctx.t.request(
+    ctx.users.owner ?? null,
+    'POST',
+    '/v1/status-keys/k-1',
+    { value: 'A' },
+    headers,
+  )
+  const b = await ctx.t.request(
+    ctx.users.other ?? null,
+    'POST',
+    '/v1/status-keys/k-1',
+    { value: 'A' },
+    headers,
+  )
+  assert.equal(a.statusCode, 201)
+  assert.equal(b.statusCode, 201)
+  assert.notEqual(a.json().id, b.json().id)
 })
 
-test('SPEC §7 a failed request stores nothing: the retry with the key is executed', async () => {
-  const ctx = await withOneStatus()
-  try {
-    const url = `/v1/status/${ctx.vars.statusId}`
-    const headers = { 'idempotency-key': 'after-412', 'if-match': '"stale"' }
-    const owner = ctx.users.owner ?? null
-    assert.equal(
-      (await ctx.t.request(owner, 'PATCH', url, { value: 'A' }, headers)).statusCode,
-      412,
-    )
-    const retry = await ctx.t.request(
+test('SPEC §7 a failed request stores nothing: the retry with the key is executed', async (t) => {
+  const ctx = await withOneStatus(t)
+  const url = `/v1/status/${ctx.vars.statusId}`
+  const headers = { 'idempotency-key': 'after-412', 'if-match': '"stale"' }
+  const owner = ctx.users.owner ?? null
+  assert.equal((await ctx.t.request(owner, 'PATCH', url, { value: 'A' }, headers)).statusCode, 412)
+  const retry = await ctx.t.request(
+    owner,
+    'PATCH',
+    url,
+    { value: 'A' },
+    { 'idempotency-key': 'after-412' },
+  )
+  assert.equal(retry.statusCode, 200)
+  assert.equal(retry.json().changeCount, 2)
+})
+
+test('SPEC §7 concurrent retries with one key apply the update once', async (t) => {
+  const ctx = await withOneStatus(t)
+  const url = `/v1/status/${ctx.vars.statusId}`
+  const responses = await Promise.all(
+    Array.from({ length: 10 }, () =>
+      ctx.t.request(
+        ctx.users.owner ?? null,
+        'PATCH',
+        url,
+        { value: 'BUSY' },
+        { 'idempotency-key': 'burst' },
+      ),
+    ),
+  )
+  assert.deepEqual(new Set(responses.map((r) => r.statusCode)), new Set([200]))
+  assert.equal((await readBack(ctx)).changeCount, 2)
+})
+
+test('SPEC §7 records past the 24 h window are pruned, a chunk at a time; those within it stay', async (ctx) => {
+  const t = await makeApp(ctx)
+  const owner = await t.user()
+  const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
+  for (let i = 0; i < 7; i++)
+    await t.request(
       owner,
       'PATCH',
-      url,
-      { value: 'A' },
-      { 'idempotency-key': 'after-412' },
+      `/v1/status/${created.json().id}`,
+      { value: `V${i}` },
+      {
+        'idempotency-key': `retry-${i}`,
+      },
     )
-    assert.equal(retry.statusCode, 200)
-    assert.equal(retry.json().changeCount, 2)
-  } finally {
-    await ctx.t.close()
-  }
-})
-
-test('SPEC §7 concurrent retries with one key apply the update once', async () => {
-  const ctx = await withOneStatus()
-  try {
-    const url = `/v1/status/${ctx.vars.statusId}`
-    const responses = await Promise.all(
-      Array.from({ length: 10 }, () =>
-        ctx.t.request(
-          ctx.users.owner ?? null,
-          'PATCH',
-          url,
-          { value: 'BUSY' },
-          { 'idempotency-key': 'burst' },
-        ),
-      ),
-    )
-    assert.deepEqual(new Set(responses.map((r) => r.statusCode)), new Set([200]))
-    assert.equal((await readBack(ctx)).changeCount, 2)
-  } finally {
-    await ctx.t.close()
-  }
-})
-
-test('SPEC §7 records past the 24 h window are pruned, a chunk at a time; those within it stay', async () => {
-  const t = await makeApp()
-  try {
-    const owner = await t.user()
-    const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
-    for (let i = 0; i < 7; i++)
-      await t.request(
-        owner,
-        'PATCH',
-        `/v1/status/${created.json().id}`,
-        { value: `V${i}` },
-        {
-          'idempotency-key': `retry-${i}`,
-        },
-      )
-    // five of the seven were stored more than 24 h ago
-    const old = new Date(Date.now() - 25 * 60 * 60 * 1000).toISOString()
-    await t.database.db
-      .updateTable('idempotency_keys')
-      .set({ created_at: old })
-      .where('key', 'in', ['retry-0', 'retry-1', 'retry-2', 'retry-3', 'retry-4'])
-      .execute()
-    assert.equal(await pruneIdempotencyRecords(t.database.db, { chunk: 2 }), 5)
-    const left = await t.database.db.selectFrom('idempotency_keys').select('key').execute()
-    assert.deepEqual(left.map((r) => r.key).sort(), ['retry-5', 'retry-6'])
-    assert.equal(await pruneIdempotencyRecords(t.database.db), 0)
-  } finally {
-    await t.close()
-  }
+  // five of the seven were stored more than 24 h ago
+  const old = new Date(Date.now() - 25 * 60 * 60 * 1000).toISOString()
+  await t.database.db
+    .updateTable('idempotency_keys')
+    .set({ created_at: old })
+    .where('key', 'in', ['retry-0', 'retry-1', 'retry-2', 'retry-3', 'retry-4'])
+    .execute()
+  assert.equal(await pruneIdempotencyRecords(t.database.db, { chunk: 2 }), 5)
+  const left = await t.database.db.selectFrom('idempotency_keys').select('key').execute()
+  assert.deepEqual(left.map((r) => r.key).sort(), ['retry-5', 'retry-6'])
+  assert.equal(await pruneIdempotencyRecords(t.database.db), 0)
 })

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { makeApp, TEST_PLANS } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
 
 /** An owner with one status created by key `room-4` (value OCCUPIED), and a stranger. */
-async function withOneStatus(): Promise<ScenarioContext> {
-  const t = await makeApp()
+async function withOneStatus(ctx: Lifetime): Promise<ScenarioContext> {
+  const t = await makeApp(ctx)
   const owner = await t.user()
   const stranger = await t.user()
   const res = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'OCCUPIED' })
@@ -345,32 +346,28 @@ runScenarios('SPEC §2 operation 3: GET /v1/user/status', withOneStatus, [
 
 // Paging needs more than one status; its own test keeps the table above readable.
 
-test('SPEC §2 list paging: ?limit pages in creation order, Link rel="next" names the next page', async () => {
-  const t = await makeApp({ plans: TEST_PLANS })
-  try {
-    const owner = await t.user()
-    const keys = Array.from({ length: 7 }, (_, i) => `status-${i}`)
-    for (const key of keys) await t.request(owner, 'POST', `/v1/status-keys/${key}`, { value: 'X' })
-    const all = (await t.request(owner, 'GET', '/v1/user/status')).json()
-    assert.deepEqual(
-      all.map((e: { statusKey: string }) => e.statusKey),
-      keys,
-      'without limit: every status, creation order',
-    )
-    const seen: string[] = []
-    let url: string | undefined = '/v1/user/status?limit=3'
-    let pages = 0
-    while (url) {
-      const res = await t.request(owner, 'GET', url)
-      assert.equal(res.statusCode, 200)
-      seen.push(...res.json().map((e: { statusKey: string }) => e.statusKey))
-      const link = res.headers.link as string | undefined
-      url = link ? /^<([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined
-      pages += 1
-    }
-    assert.equal(pages, 3)
-    assert.deepEqual(seen, keys)
-  } finally {
-    await t.close()
+test('SPEC §2 list paging: ?limit pages in creation order, Link rel="next" names the next page', async (ctx) => {
+  const t = await makeApp(ctx, { plans: TEST_PLANS })
+  const owner = await t.user()
+  const keys = Array.from({ length: 7 }, (_, i) => `status-${i}`)
+  for (const key of keys) await t.request(owner, 'POST', `/v1/status-keys/${key}`, { value: 'X' })
+  const all = (await t.request(owner, 'GET', '/v1/user/status')).json()
+  assert.deepEqual(
+    all.map((e: { statusKey: string }) => e.statusKey),
+    keys,
+    'without limit: every status, creation order',
+  )
+  const seen: string[] = []
+  let url: string | undefined = '/v1/user/status?limit=3'
+  let pages = 0
+  while (url) {
+    const res = await t.request(owner, 'GET', url)
+    assert.equal(res.statusCode, 200)
+    seen.push(...res.json().map((e: { statusKey: string }) => e.statusKey))
+    const link = res.headers.link as string | undefined
+    url = link ? /^<([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined
+    pages += 1
   }
+  assert.equal(pages, 3)
+  assert.deepEqual(seen, keys)
 })

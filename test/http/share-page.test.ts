@@ -39,215 +39,181 @@ function assertInert(body: string, what: string) {
 }
 
 describe('SPEC §6 share page GET /s/:shareId', () => {
-  it('renders a public status: name, value in its colour, description, last change; strict CSP', async () => {
-    const t = await makeApp()
-    try {
-      const { owner } = await makeCast(t)
-      const s = await createStatus(t, owner, 'room-4', {
-        name: 'Meeting room 4',
-        value: 'OCCUPIED',
-        colorNo: 2,
-        accessType: 'public',
-        description: 'Book at https://rooms.example.com\nor call 123',
-      })
-      const res = await get(t, `/s/${s.shareId}`)
-      assert.equal(res.statusCode, 200)
-      assert.match(String(res.headers['content-type']), /^text\/html; charset=utf-8/)
-      const csp = String(res.headers['content-security-policy'])
-      assert.match(csp, /default-src 'none'/)
-      assert.match(csp, /script-src 'self'(;|$)/, 'no inline scripts')
-      assert.match(csp, /style-src 'self'(;|$)/, 'no inline styles')
-      assert.equal(res.headers['x-content-type-options'], 'nosniff')
-      const page = res.body
-      assert.match(page, /<h1 id="name" dir="auto">Meeting room 4<\/h1>/)
-      assert.match(
-        page,
-        /<p id="value" class="value c2" aria-live="polite" dir="auto">OCCUPIED<\/p>/,
-      )
-      assert.match(page, new RegExp(`<time datetime="${s.valueUpdatedAt}">`))
-      assert.match(
-        page,
-        /Book at <a href="https:\/\/rooms\.example\.com" rel="nofollow noopener ugc">https:\/\/rooms\.example\.com<\/a>\nor call 123/,
-      )
-      assert.ok(!/<script>/.test(page) && !/<style/.test(page), 'no inline script or style')
-      assert.match(page, new RegExp(`data-events="/v1/share/${s.shareId}/events"`))
-      assert.ok(!page.includes('History'), 'history is private by default: not on the page')
-      assert.ok(!page.includes('People'), 'the user list is owner-only by default')
-      const css = await get(t, /href="(\/s\/assets\/share\.css[^"]*)"/.exec(page)?.[1] as string)
-      assert.equal(css.statusCode, 200)
-      assert.match(css.body, /\.c2\{--status-color:#b91c1c\}/)
-      const js = await get(t, /src="(\/s\/assets\/share\.js[^"]*)"/.exec(page)?.[1] as string)
-      assert.equal(js.statusCode, 200)
-      assert.match(String(js.headers['content-type']), /javascript/)
-    } finally {
-      await t.close()
-    }
+  it('renders a public status: name, value in its colour, description, last change; strict CSP', async (ctx) => {
+    const t = await makeApp(ctx)
+    const { owner } = await makeCast(t)
+    const s = await createStatus(t, owner, 'room-4', {
+      name: 'Meeting room 4',
+      value: 'OCCUPIED',
+      colorNo: 2,
+      accessType: 'public',
+      description: 'Book at https://rooms.example.com\nor call 123',
+    })
+    const res = await get(t, `/s/${s.shareId}`)
+    assert.equal(res.statusCode, 200)
+    assert.match(String(res.headers['content-type']), /^text\/html; charset=utf-8/)
+    const csp = String(res.headers['content-security-policy'])
+    assert.match(csp, /default-src 'none'/)
+    assert.match(csp, /script-src 'self'(;|$)/, 'no inline scripts')
+    assert.match(csp, /style-src 'self'(;|$)/, 'no inline styles')
+    assert.equal(res.headers['x-content-type-options'], 'nosniff')
+    const page = res.body
+    assert.match(page, /<h1 id="name" dir="auto">Meeting room 4<\/h1>/)
+    assert.match(page, /<p id="value" class="value c2" aria-live="polite" dir="auto">OCCUPIED<\/p>/)
+    assert.match(page, new RegExp(`<time datetime="${s.valueUpdatedAt}">`))
+    assert.match(
+      page,
+      /Book at <a href="https:\/\/rooms\.example\.com" rel="nofollow noopener ugc">https:\/\/rooms\.example\.com<\/a>\nor call 123/,
+    )
+    assert.ok(!/<script>/.test(page) && !/<style/.test(page), 'no inline script or style')
+    assert.match(page, new RegExp(`data-events="/v1/share/${s.shareId}/events"`))
+    assert.ok(!page.includes('History'), 'history is private by default: not on the page')
+    assert.ok(!page.includes('People'), 'the user list is owner-only by default')
+    const css = await get(t, /href="(\/s\/assets\/share\.css[^"]*)"/.exec(page)?.[1] as string)
+    assert.equal(css.statusCode, 200)
+    assert.match(css.body, /\.c2\{--status-color:#b91c1c\}/)
+    const js = await get(t, /src="(\/s\/assets\/share\.js[^"]*)"/.exec(page)?.[1] as string)
+    assert.equal(js.statusCode, 200)
+    assert.match(String(js.headers['content-type']), /javascript/)
   })
 
-  it('shows history and people when their access types are public', async () => {
-    const t = await makeApp()
-    try {
-      const { owner, updater } = await makeCast(t)
-      const s = await createStatus(t, owner, 'build', {
-        value: 'PASSING',
-        accessType: 'public',
-        accessTypeHistory: 'public',
-        accessTypeUserList: 'public',
-      })
-      await grant(t, owner, s.id, updater, 'updater')
-      await t.request(updater, 'PATCH', `/v1/status/${s.id}`, { value: 'FAILING' })
-      const page = (await get(t, `/s/${s.shareId}`)).body
-      const history = /<ol id="history-list">(.*?)<\/ol>/s.exec(page)?.[1] ?? ''
-      assert.deepEqual(
-        [...history.matchAll(/<span class="item-main" dir="auto">([^<]*)<\/span>/g)].map(
-          (m) => m[1],
-        ),
-        ['FAILING', 'PASSING'],
-      )
-      assert.match(history, / · Uma Updater/, 'the user list is public: who is shown')
-      assert.match(
-        page,
-        /<span class="item-main" dir="auto">Olivia Owner<\/span><span class="item-side">Owner<\/span>/,
-      )
-      assert.match(
-        page,
-        /<span class="item-main" dir="auto">Uma Updater<\/span><span class="item-side">Updater<\/span>/,
-      )
-    } finally {
-      await t.close()
-    }
+  it('shows history and people when their access types are public', async (ctx) => {
+    const t = await makeApp(ctx)
+    const { owner, updater } = await makeCast(t)
+    const s = await createStatus(t, owner, 'build', {
+      value: 'PASSING',
+      accessType: 'public',
+      accessTypeHistory: 'public',
+      accessTypeUserList: 'public',
+    })
+    await grant(t, owner, s.id, updater, 'updater')
+    await t.request(updater, 'PATCH', `/v1/status/${s.id}`, { value: 'FAILING' })
+    const page = (await get(t, `/s/${s.shareId}`)).body
+    const history = /<ol id="history-list">(.*?)<\/ol>/s.exec(page)?.[1] ?? ''
+    assert.deepEqual(
+      [...history.matchAll(/<span class="item-main" dir="auto">([^<]*)<\/span>/g)].map((m) => m[1]),
+      ['FAILING', 'PASSING'],
+    )
+    assert.match(history, / · Uma Updater/, 'the user list is public: who is shown')
+    assert.match(
+      page,
+      /<span class="item-main" dir="auto">Olivia Owner<\/span><span class="item-side">Owner<\/span>/,
+    )
+    assert.match(
+      page,
+      /<span class="item-main" dir="auto">Uma Updater<\/span><span class="item-side">Updater<\/span>/,
+    )
   })
 
-  it('a private or unknown share id is a 404 HTML page (not JSON), the badge a 404 SVG; malformed URLs too', async () => {
-    const t = await makeApp()
-    try {
-      const { owner } = await makeCast(t)
-      const s = await createStatus(t, owner, 'secret', { value: 'HIDDEN', name: 'Secret thing' })
-      for (const url of [`/s/${s.shareId}`, '/s/zzzzzzzz', '/s/zzzzzzzz/nothing-here']) {
-        const res = await get(t, url)
-        assert.equal(res.statusCode, 404, url)
-        assert.match(String(res.headers['content-type']), /^text\/html/, url)
-        assert.match(res.body, /Status not found/)
-        assert.ok(!res.body.includes('HIDDEN') && !res.body.includes('Secret thing'))
-      }
-      const badge = await get(t, `/s/${s.shareId}/badge.svg`)
-      assert.equal(badge.statusCode, 404)
-      assert.match(String(badge.headers['content-type']), /^image\/svg\+xml/)
-      assert.ok(!badge.body.includes('HIDDEN'))
-      // a share id that cannot be one (NUL) is refused before any lookup: still an image
-      const bad = await get(t, '/s/a%00b/badge.svg')
-      assert.equal(bad.statusCode, 400)
-      assert.match(String(bad.headers['content-type']), /^image\/svg\+xml/)
-      assert.match(bad.body, /^<svg/)
-      // and so is a URL too malformed to route (a broken percent-encoding), and the page's
-      // own is a page
-      const broken = await get(t, '/s/%zz/badge.svg?style=flat')
-      assert.equal(broken.statusCode, 400)
-      assert.match(String(broken.headers['content-type']), /^image\/svg\+xml/)
-      assert.match(broken.body, /^<svg/)
-      assert.ok(broken.headers['x-request-id'])
-      const page = await get(t, '/s/%zz')
-      assert.equal(page.statusCode, 400)
-      assert.match(String(page.headers['content-type']), /^text\/html/)
-      assert.match(page.body, /Something went wrong/)
-      // the API's own malformed URLs keep SPEC §5's JSON body
-      const api = await get(t, '/v1/status/%zz')
-      assert.equal(api.statusCode, 400)
-      assert.equal(api.json().errorCode, 'validationError')
-    } finally {
-      await t.close()
+  it('a private or unknown share id is a 404 HTML page (not JSON), the badge a 404 SVG; malformed URLs too', async (ctx) => {
+    const t = await makeApp(ctx)
+    const { owner } = await makeCast(t)
+    const s = await createStatus(t, owner, 'secret', { value: 'HIDDEN', name: 'Secret thing' })
+    for (const url of [`/s/${s.shareId}`, '/s/zzzzzzzz', '/s/zzzzzzzz/nothing-here']) {
+      const res = await get(t, url)
+      assert.equal(res.statusCode, 404, url)
+      assert.match(String(res.headers['content-type']), /^text\/html/, url)
+      assert.match(res.body, /Status not found/)
+      assert.ok(!res.body.includes('HIDDEN') && !res.body.includes('Secret thing'))
     }
+    const badge = await get(t, `/s/${s.shareId}/badge.svg`)
+    assert.equal(badge.statusCode, 404)
+    assert.match(String(badge.headers['content-type']), /^image\/svg\+xml/)
+    assert.ok(!badge.body.includes('HIDDEN'))
+    // a share id that cannot be one (NUL) is refused before any lookup: still an image
+    const bad = await get(t, '/s/a%00b/badge.svg')
+    assert.equal(bad.statusCode, 400)
+    assert.match(String(bad.headers['content-type']), /^image\/svg\+xml/)
+    assert.match(bad.body, /^<svg/)
+    // and so is a URL too malformed to route (a broken percent-encoding), and the page's
+    // own is a page
+    const broken = await get(t, '/s/%zz/badge.svg?style=flat')
+    assert.equal(broken.statusCode, 400)
+    assert.match(String(broken.headers['content-type']), /^image\/svg\+xml/)
+    assert.match(broken.body, /^<svg/)
+    assert.ok(broken.headers['x-request-id'])
+    const page = await get(t, '/s/%zz')
+    assert.equal(page.statusCode, 400)
+    assert.match(String(page.headers['content-type']), /^text\/html/)
+    assert.match(page.body, /Something went wrong/)
+    // the API's own malformed URLs keep SPEC §5's JSON body
+    const api = await get(t, '/v1/status/%zz')
+    assert.equal(api.statusCode, 400)
+    assert.equal(api.json().errorCode, 'validationError')
   })
 
-  it("links are clickable only while the owner's plan has descriptionLinks", async () => {
-    const t = await makeApp()
-    try {
-      const owner = await t.user({ plan: 'pro' })
-      const s = await createStatus(t, owner, 'docs', {
-        value: 'UP',
-        accessType: 'public',
-        description: 'See example.com and mail ops@example.com',
-      })
-      const before = (await get(t, `/s/${s.shareId}`)).body
-      assert.match(
-        before,
-        /<a href="http:\/\/example\.com" rel="nofollow noopener ugc">example\.com<\/a>/,
-      )
-      assert.match(before, /<a href="mailto:ops@example\.com" rel="nofollow noopener ugc">/)
-      await setUser(t.database.db, TEST_PLANS, owner.id, { plan: 'free' })
-      const after = (await get(t, `/s/${s.shareId}`)).body
-      assert.ok(!after.includes('<a '), 'no link on a plan without links')
-      assert.match(after, /See example\.com and mail ops@example\.com/)
-      const json = (await get(t, `/v1/share/${s.shareId}`)).json()
-      assert.deepEqual(json.descriptionParts, [
-        { text: 'See example.com and mail ops@example.com' },
-      ])
-    } finally {
-      await t.close()
-    }
+  it("links are clickable only while the owner's plan has descriptionLinks", async (ctx) => {
+    const t = await makeApp(ctx)
+    const owner = await t.user({ plan: 'pro' })
+    const s = await createStatus(t, owner, 'docs', {
+      value: 'UP',
+      accessType: 'public',
+      description: 'See example.com and mail ops@example.com',
+    })
+    const before = (await get(t, `/s/${s.shareId}`)).body
+    assert.match(
+      before,
+      /<a href="http:\/\/example\.com" rel="nofollow noopener ugc">example\.com<\/a>/,
+    )
+    assert.match(before, /<a href="mailto:ops@example\.com" rel="nofollow noopener ugc">/)
+    await setUser(t.database.db, TEST_PLANS, owner.id, { plan: 'free' })
+    const after = (await get(t, `/s/${s.shareId}`)).body
+    assert.ok(!after.includes('<a '), 'no link on a plan without links')
+    assert.match(after, /See example\.com and mail ops@example\.com/)
+    const json = (await get(t, `/v1/share/${s.shareId}`)).json()
+    assert.deepEqual(json.descriptionParts, [{ text: 'See example.com and mail ops@example.com' }])
   })
 })
 
 describe('XSS: hostile names, values and descriptions stay text', () => {
   for (const plan of ['pro', 'free'] as const)
-    it(`the share page escapes everything (${plan} plan)`, async () => {
-      const t = await makeApp()
-      try {
-        const owner = await t.user({ plan })
-        const description =
-          plan === 'pro' ? HOSTILE.description : HOSTILE.description.replace(/https:\S+/, '')
-        const s = await createStatus(t, owner, 'hostile', {
-          name: HOSTILE.name,
-          value: HOSTILE.value,
-          accessType: 'public',
-          description,
-        })
-        const page = (await get(t, `/s/${s.shareId}`)).body
-        assertInert(page, 'page')
-        assert.match(
-          page,
-          /<title>&lt;script&gt;alert\(1\)&lt;\/script&gt;: &lt;b&gt;x&lt;\/b&gt;<\/title>/,
-        )
-        assert.match(
-          page,
-          /<h1 id="name" dir="auto">&lt;script&gt;alert\(1\)&lt;\/script&gt;<\/h1>/,
-        )
-        assert.match(page, /&quot;&gt;&lt;img src=x onerror=alert\(1\)&gt;/)
-        assert.match(page, /&lt;a href=&quot;javascript:alert\(4\)&quot;&gt;click&lt;\/a&gt;/)
-        const links = [...page.matchAll(/<a [^>]*>/g)].map((m) => m[0])
-        if (plan === 'pro')
-          assert.deepEqual(links, [
-            '<a href="https://safe.example.com/?q=1&amp;y=2" rel="nofollow noopener ugc">',
-          ])
-        else assert.deepEqual(links, [])
-      } finally {
-        await t.close()
-      }
+    it(`the share page escapes everything (${plan} plan)`, async (ctx) => {
+      const t = await makeApp(ctx)
+      const owner = await t.user({ plan })
+      const description =
+        plan === 'pro' ? HOSTILE.description : HOSTILE.description.replace(/https:\S+/, '')
+      const s = await createStatus(t, owner, 'hostile', {
+        name: HOSTILE.name,
+        value: HOSTILE.value,
+        accessType: 'public',
+        description,
+      })
+      const page = (await get(t, `/s/${s.shareId}`)).body
+      assertInert(page, 'page')
+      assert.match(
+        page,
+        /<title>&lt;script&gt;alert\(1\)&lt;\/script&gt;: &lt;b&gt;x&lt;\/b&gt;<\/title>/,
+      )
+      assert.match(page, /<h1 id="name" dir="auto">&lt;script&gt;alert\(1\)&lt;\/script&gt;<\/h1>/)
+      assert.match(page, /&quot;&gt;&lt;img src=x onerror=alert\(1\)&gt;/)
+      assert.match(page, /&lt;a href=&quot;javascript:alert\(4\)&quot;&gt;click&lt;\/a&gt;/)
+      const links = [...page.matchAll(/<a [^>]*>/g)].map((m) => m[0])
+      if (plan === 'pro')
+        assert.deepEqual(links, [
+          '<a href="https://safe.example.com/?q=1&amp;y=2" rel="nofollow noopener ugc">',
+        ])
+      else assert.deepEqual(links, [])
     })
 
-  it('the badge escapes the name and the value', async () => {
-    const t = await makeApp()
-    try {
-      const { owner } = await makeCast(t)
-      const s = await createStatus(t, owner, 'hostile', {
-        name: '"><img src=x onerror=alert(1)>',
-        value: '<b>x</b>',
-        accessType: 'public',
-      })
-      const res = await get(t, `/s/${s.shareId}/badge.svg`)
-      assert.equal(res.statusCode, 200)
-      assert.match(String(res.headers['content-type']), /^image\/svg\+xml/)
-      assert.match(String(res.headers['cache-control']), /no-cache/)
-      assert.match(String(res.headers['content-security-policy']), /default-src 'none'/)
-      assertInert(res.body, 'badge')
-      assert.match(
-        res.body,
-        /aria-label="&quot;&gt;&lt;img src=x onerror=alert\(1\)&gt;: &lt;b&gt;x&lt;\/b&gt;"/,
-      )
-      assert.equal((res.body.match(/<text /g) ?? []).length, 4, 'only our own text elements')
-    } finally {
-      await t.close()
-    }
+  it('the badge escapes the name and the value', async (ctx) => {
+    const t = await makeApp(ctx)
+    const { owner } = await makeCast(t)
+    const s = await createStatus(t, owner, 'hostile', {
+      name: '"><img src=x onerror=alert(1)>',
+      value: '<b>x</b>',
+      accessType: 'public',
+    })
+    const res = await get(t, `/s/${s.shareId}/badge.svg`)
+    assert.equal(res.statusCode, 200)
+    assert.match(String(res.headers['content-type']), /^image\/svg\+xml/)
+    assert.match(String(res.headers['cache-control']), /no-cache/)
+    assert.match(String(res.headers['content-security-policy']), /default-src 'none'/)
+    assertInert(res.body, 'badge')
+    assert.match(
+      res.body,
+      /aria-label="&quot;&gt;&lt;img src=x onerror=alert\(1\)&gt;: &lt;b&gt;x&lt;\/b&gt;"/,
+    )
+    assert.equal((res.body.match(/<text /g) ?? []).length, 4, 'only our own text elements')
   })
 })
 
@@ -259,24 +225,20 @@ describe('the badge', () => {
     assert.equal(textWidth('e\u0301'), textWidth('e'))
   })
 
-  it('is "name | value" in the status colour', async () => {
-    const t = await makeApp()
-    try {
-      const { owner } = await makeCast(t)
-      const s = await createStatus(t, owner, 'build', {
-        name: 'Build main',
-        value: 'PASSING',
-        colorNo: 3,
-        accessType: 'public',
-      })
-      const svg = (await get(t, `/s/${s.shareId}/badge.svg`)).body
-      assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/)
-      assert.match(svg, /fill="#15803d"/, 'colour 3 (green)')
-      assert.match(svg, />Build main<\/text>/)
-      assert.match(svg, />PASSING<\/text>/)
-    } finally {
-      await t.close()
-    }
+  it('is "name | value" in the status colour', async (ctx) => {
+    const t = await makeApp(ctx)
+    const { owner } = await makeCast(t)
+    const s = await createStatus(t, owner, 'build', {
+      name: 'Build main',
+      value: 'PASSING',
+      colorNo: 3,
+      accessType: 'public',
+    })
+    const svg = (await get(t, `/s/${s.shareId}/badge.svg`)).body
+    assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/)
+    assert.match(svg, /fill="#15803d"/, 'colour 3 (green)')
+    assert.match(svg, />Build main<\/text>/)
+    assert.match(svg, />PASSING<\/text>/)
   })
 })
 
@@ -311,29 +273,25 @@ describe('the palette', () => {
 })
 
 describe('link detection (SPEC §4, shared by the plan rule and the page)', () => {
-  it('a bare domain is a link: 402 on a plan without links, clickable on one with them', async () => {
-    const t = await makeApp()
-    try {
-      const free = await t.user({ plan: 'free' })
-      const refused = await t.request(free, 'POST', '/v1/status-keys/docs', {
-        value: 'UP',
-        description: 'Docs at example.com',
-      })
-      assert.equal(refused.statusCode, 402)
-      assert.equal(refused.json().errorCode, 'planFeatureUnavailable')
-      const pro = await t.user({ plan: 'pro' })
-      const s = await createStatus(t, pro, 'docs', {
-        value: 'UP',
-        accessType: 'public',
-        description: 'Docs at example.com',
-      })
-      const json = (await get(t, `/v1/share/${s.shareId}`)).json()
-      assert.deepEqual(json.descriptionParts, [
-        { text: 'Docs at ' },
-        { text: 'example.com', href: 'http://example.com' },
-      ])
-    } finally {
-      await t.close()
-    }
+  it('a bare domain is a link: 402 on a plan without links, clickable on one with them', async (ctx) => {
+    const t = await makeApp(ctx)
+    const free = await t.user({ plan: 'free' })
+    const refused = await t.request(free, 'POST', '/v1/status-keys/docs', {
+      value: 'UP',
+      description: 'Docs at example.com',
+    })
+    assert.equal(refused.statusCode, 402)
+    assert.equal(refused.json().errorCode, 'planFeatureUnavailable')
+    const pro = await t.user({ plan: 'pro' })
+    const s = await createStatus(t, pro, 'docs', {
+      value: 'UP',
+      accessType: 'public',
+      description: 'Docs at example.com',
+    })
+    const json = (await get(t, `/v1/share/${s.shareId}`)).json()
+    assert.deepEqual(json.descriptionParts, [
+      { text: 'Docs at ' },
+      { text: 'example.com', href: 'http://example.com' },
+    ])
   })
 })

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { makeApp } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/scenarios.ts'
 import {
   ACCESS_TYPES,
@@ -16,8 +17,8 @@ import {
  * that level; the updater and the subscriber hold their roles on every one of them.
  * Variables: `{public_owner}` is the status id, `{share_public_owner}` its share id.
  */
-async function world(): Promise<ScenarioContext> {
-  const t = await makeApp()
+async function world(ctx: Lifetime): Promise<ScenarioContext> {
+  const t = await makeApp(ctx)
   const cast = await makeCast(t)
   const vars: Record<string, string> = {}
   for (const accessType of ACCESS_TYPES)

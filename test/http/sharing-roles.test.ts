@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { makeApp } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
 import { createStatus, grant, makeCast } from '../helpers/sharing.ts'
 
 /** A public and a private status of the owner; the updater holds `updater` on the private one. */
-async function world(): Promise<ScenarioContext> {
-  const t = await makeApp()
+async function world(ctx: Lifetime): Promise<ScenarioContext> {
+  const t = await makeApp(ctx)
   const cast = await makeCast(t)
   const open = await createStatus(t, cast.owner, 'open', { value: 'ON', accessType: 'public' })
   const closed = await createStatus(t, cast.owner, 'closed', { value: 'ON', name: 'Secret' })
@@ -285,49 +286,45 @@ runScenarios('SPEC §6 subscribing to a status', world, [
   },
 ])
 
-test('SPEC §6 subscriptions and user list page like the list: ?limit and Link rel="next"', async () => {
-  const t = await makeApp()
-  try {
-    const cast = await makeCast(t)
-    const ids: string[] = []
-    for (let i = 0; i < 5; i++) {
-      const s = await createStatus(t, cast.owner, `s-${i}`, { value: 'X', accessType: 'public' })
-      const res = await t.request(cast.subscriber, 'POST', `/v1/status/${s.id}/subscription`)
-      assert.equal(res.statusCode, 201)
-      ids.push(s.id)
+test('SPEC §6 subscriptions and user list page like the list: ?limit and Link rel="next"', async (ctx) => {
+  const t = await makeApp(ctx)
+  const cast = await makeCast(t)
+  const ids: string[] = []
+  for (let i = 0; i < 5; i++) {
+    const s = await createStatus(t, cast.owner, `s-${i}`, { value: 'X', accessType: 'public' })
+    const res = await t.request(cast.subscriber, 'POST', `/v1/status/${s.id}/subscription`)
+    assert.equal(res.statusCode, 201)
+    ids.push(s.id)
+  }
+  const follow = async (user: typeof cast.owner, first: string) => {
+    const seen: unknown[] = []
+    let url: string | undefined = first
+    let pages = 0
+    while (url) {
+      const res = await t.request(user, 'GET', url)
+      assert.equal(res.statusCode, 200, res.body)
+      seen.push(...res.json())
+      const link = res.headers.link as string | undefined
+      url = link ? /^<([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined
+      pages += 1
     }
-    const follow = async (user: typeof cast.owner, first: string) => {
-      const seen: unknown[] = []
-      let url: string | undefined = first
-      let pages = 0
-      while (url) {
-        const res = await t.request(user, 'GET', url)
-        assert.equal(res.statusCode, 200, res.body)
-        seen.push(...res.json())
-        const link = res.headers.link as string | undefined
-        url = link ? /^<([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined
-        pages += 1
-      }
-      return { seen, pages }
-    }
-    const subs = await follow(cast.subscriber, '/v1/user/subscriptions?limit=2')
-    assert.equal(subs.pages, 3)
-    assert.deepEqual(
-      subs.seen.map((s) => (s as { statusId: string }).statusId),
-      ids,
-      'every subscription once, in subscription order',
-    )
+    return { seen, pages }
+  }
+  const subs = await follow(cast.subscriber, '/v1/user/subscriptions?limit=2')
+  assert.equal(subs.pages, 3)
+  assert.deepEqual(
+    subs.seen.map((s) => (s as { statusId: string }).statusId),
+    ids,
+    'every subscription once, in subscription order',
+  )
 
-    const target = ids[0] as string
-    await grant(t, cast.owner, target, cast.updater, 'updater')
-    await grant(t, cast.owner, target, cast.stranger, 'subscriber')
-    const all = (await t.request(cast.owner, 'GET', `/v1/status/${target}/users`)).json()
-    assert.equal(all.length, 4)
-    for (const limit of [1, 2, 3]) {
-      const paged = await follow(cast.owner, `/v1/status/${target}/users?limit=${limit}`)
-      assert.deepEqual(paged.seen, all, `limit=${limit}: the same entries, owner first`)
-    }
-  } finally {
-    await t.close()
+  const target = ids[0] as string
+  await grant(t, cast.owner, target, cast.updater, 'updater')
+  await grant(t, cast.owner, target, cast.stranger, 'subscriber')
+  const all = (await t.request(cast.owner, 'GET', `/v1/status/${target}/users`)).json()
+  assert.equal(all.length, 4)
+  for (const limit of [1, 2, 3]) {
+    const paged = await follow(cast.owner, `/v1/status/${target}/users?limit=${limit}`)
+    assert.deepEqual(paged.seen, all, `limit=${limit}: the same entries, owner first`)
   }
 })

@@ -2,13 +2,14 @@ import assert from 'node:assert/strict'
 import { request } from 'node:http'
 import { test } from 'node:test'
 import { makeApp } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
 
 // SPEC §1 "Lengths and text": names and values need a visible character and hold no control
 // characters; descriptions may hold line breaks. These are the Unicode corners of that rule.
 
-async function withOneStatus(): Promise<ScenarioContext> {
-  const t = await makeApp()
+async function withOneStatus(ctx: Lifetime): Promise<ScenarioContext> {
+  const t = await makeApp(ctx)
   const owner = await t.user()
   const res = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'OCCUPIED' })
   return { t, users: { owner }, vars: { statusId: res.json().id } }
@@ -93,36 +94,32 @@ runScenarios('SPEC §1 text rules at the Unicode edges', withOneStatus, [
 ])
 
 // note: over a real socket, since inject normalises `%2E` segments away before routing
-test('SPEC §1 status keys "." and ".." are refused (clients rewrite them out of URLs)', async () => {
-  const t = await makeApp()
-  try {
-    const owner = await t.user()
-    await t.app.listen({ port: 0, host: '127.0.0.1' })
-    const { port } = t.app.server.address() as { port: number }
-    for (const key of ['%2E', '%2E%2E']) {
-      const body = JSON.stringify({ value: 'ON', name: 'Dots' })
-      const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = request(
-          {
-            host: '127.0.0.1',
-            port,
-            method: 'POST',
-            path: `/v1/status-keys/${key}`,
-            headers: { 'service-api-key': owner.key, 'content-type': 'application/json' },
-          },
-          (res) => {
-            let data = ''
-            res.on('data', (d) => (data += d))
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }))
-          },
-        )
-        req.on('error', reject)
-        req.end(body)
-      })
-      assert.equal(res.status, 400, res.body)
-      assert.equal(JSON.parse(res.body).errorCode, 'invalidStatusKey')
-    }
-  } finally {
-    await t.close()
+test('SPEC §1 status keys "." and ".." are refused (clients rewrite them out of URLs)', async (ctx) => {
+  const t = await makeApp(ctx)
+  const owner = await t.user()
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = t.app.server.address() as { port: number }
+  for (const key of ['%2E', '%2E%2E']) {
+    const body = JSON.stringify({ value: 'ON', name: 'Dots' })
+    const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: `/v1/status-keys/${key}`,
+          headers: { 'service-api-key': owner.key, 'content-type': 'application/json' },
+        },
+        (res) => {
+          let data = ''
+          res.on('data', (d) => (data += d))
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }))
+        },
+      )
+      req.on('error', reject)
+      req.end(body)
+    })
+    assert.equal(res.status, 400, res.body)
+    assert.equal(JSON.parse(res.body).errorCode, 'invalidStatusKey')
   }
 })

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { makeApp } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/scenarios.ts'
 
 // SPEC §1 (Status fields, lengths and text) and §2 (strict validation), rule by rule.
@@ -19,8 +20,8 @@ const READ_ONLY = [
 ] as const
 
 /** One owner with one status (`room-4`), some fields away from their defaults. */
-async function withStatus(): Promise<ScenarioContext> {
-  const t = await makeApp()
+async function withStatus(ctx: Lifetime): Promise<ScenarioContext> {
+  const t = await makeApp(ctx)
   const owner = await t.user()
   const res = await t.request(owner, 'POST', '/v1/status-keys/room-4', {
     name: 'Meeting room 4',

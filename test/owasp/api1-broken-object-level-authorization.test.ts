@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { afterEach, beforeEach, describe, it } from 'node:test'
+import { beforeEach, describe, it, type TestContext } from 'node:test'
 import { apiRoutes, fillUrl, makeWorld, plausibleBody, snapshot, type World } from './world.ts'
 
 // OWASP API1:2023 Broken Object Level Authorization. Every route that takes an object id,
@@ -9,10 +9,10 @@ import { apiRoutes, fillUrl, makeWorld, plausibleBody, snapshot, type World } fr
 // The routes come from the app's own inventory, so a route added later is covered too.
 
 let w: World
-beforeEach(async () => {
-  w = await makeWorld()
+// note: beforeEach is given the context of the test it runs for
+beforeEach(async (t) => {
+  w = await makeWorld(t as TestContext)
 })
-afterEach(() => w.t.close())
 
 /** Values for each route parameter: someone else's object, and one that does not exist. */
 const foreign = (w: World) => ({
@@ -32,13 +32,14 @@ const missing = {
 }
 
 describe("a stranger and someone else's private objects", () => {
-  it('every route with an id: the same answer as for an id that does not exist, and nothing changes', async () => {
+  it('every route with an id: the same answer as for an id that does not exist, and nothing changes', async (t) => {
     const routes = apiRoutes(w.t).filter((r) => r.url.includes(':'))
     assert.ok(routes.length >= 7, `routes with ids: ${routes.map((r) => r.url)}`)
     for (const route of routes) {
-      // note: a fresh world per route, so a create in the stranger's namespace cannot interfere
-      const fresh = await makeWorld()
-      try {
+      const what = `${route.method} ${route.url}`
+      await t.test(what, async (st) => {
+        // note: a fresh world per route, so a create in the stranger's namespace cannot interfere
+        const fresh = await makeWorld(st)
         const before = await snapshot(fresh.t)
         const body = plausibleBody(route)
         const theirs = await fresh.t.request(
@@ -53,16 +54,13 @@ describe("a stranger and someone else's private objects", () => {
           fillUrl(route.url, missing),
           body,
         )
-        const what = `${route.method} ${route.url}`
         assert.notEqual(theirs.statusCode, 403, `${what}: 403 would tell the object exists`)
         assert.equal(theirs.statusCode, nothing.statusCode, `${what}: ${theirs.body}`)
         if (theirs.statusCode >= 400)
           assert.equal(theirs.json().errorCode, nothing.json().errorCode, what)
-        if (route.url.includes(':statusKey') && route.method === 'POST') continue // created the stranger's own
+        if (route.url.includes(':statusKey') && route.method === 'POST') return // created the stranger's own
         assert.equal(await snapshot(fresh.t), before, `${what} changed nothing`)
-      } finally {
-        await fresh.t.close()
-      }
+      })
     }
   })
 

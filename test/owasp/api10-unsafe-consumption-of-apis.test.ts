@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { afterEach, beforeEach, describe, it } from 'node:test'
+import { beforeEach, describe, it, type TestContext } from 'node:test'
 import { makeWorld, type World } from './world.ts'
 
 // OWASP API10:2023 Unsafe Consumption of APIs. statusd consumes no third-party API (see
@@ -10,10 +10,10 @@ import { makeWorld, type World } from './world.ts'
 // (test/unit/plans.test.ts, test/unit/config.test.ts).
 
 let w: World
-beforeEach(async () => {
-  w = await makeWorld()
+// note: beforeEach is given the context of the test it runs for
+beforeEach(async (t) => {
+  w = await makeWorld(t as TestContext)
 })
-afterEach(() => w.t.close())
 
 describe('input from the surroundings', () => {
   it('an upstream X-Request-Id is kept when it looks like one, replaced when not', async () => {

@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { after, afterEach, beforeEach, describe, it } from 'node:test'
+import { after, beforeEach, describe, it, type TestContext } from 'node:test'
 import SQLite from 'better-sqlite3'
 import { Kysely, sql } from 'kysely'
 import { buildApp } from '../../src/app.ts'
@@ -17,6 +17,7 @@ import { InProcessEventBus } from '../../src/lib/event-bus.ts'
 import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { createUser } from '../../src/modules/users/users.service.ts'
 import { TEST_PLANS } from '../helpers/app.ts'
+import { defer } from '../helpers/cleanup.ts'
 import { killAll } from '../helpers/processes.ts'
 import { asLogLine, startServer } from '../helpers/server-process.ts'
 import {
@@ -35,10 +36,10 @@ import {
 // by byte and there is no timing side channel on it; no key appears in any log line.
 
 let w: World
-beforeEach(async () => {
-  w = await makeWorld()
+// note: beforeEach is given the context of the test it runs for
+beforeEach(async (t) => {
+  w = await makeWorld(t as TestContext)
 })
-afterEach(() => w.t.close())
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 const params = (w: World) => ({
@@ -143,7 +144,7 @@ describe('keys at rest', () => {
     assert.equal(stored.rows[0]?.key_hash, sha256(made.key))
   })
 
-  it('the presented secret never reaches the database: lookup is by its SHA-256 hash (no byte-by-byte comparison of secrets)', async () => {
+  it('the presented secret never reaches the database: lookup is by its SHA-256 hash (no byte-by-byte comparison of secrets)', async (t) => {
     // the app on a database whose every query is recorded with its parameters
     const sqlite = new SQLite(':memory:')
     const queries: { sql: string; parameters: readonly unknown[] }[] = []
@@ -170,30 +171,27 @@ describe('keys at rest', () => {
       close: () => db.destroy(),
     }
     const app = await buildApp({ database, plans: TEST_PLANS })
-    try {
-      const wrong = `sdk_${'B'.repeat(40)}`
-      for (const presented of [key, wrong]) {
-        queries.length = 0
-        const res = await app.inject({
-          method: 'GET',
-          url: '/v1/checkAuth',
-          headers: { 'service-api-key': presented },
-        })
-        assert.equal(res.statusCode, presented === key ? 200 : 401)
-        const params = queries.flatMap((q) => q.parameters.map(String))
-        assert.ok(
-          !params.some((p) => p.includes(presented.slice(4, 20))),
-          'no part of the secret is sent to the database',
-        )
-        const lookup = queries.find((q) => q.sql.includes('"key_hash" ='))
-        assert.ok(lookup, 'keys are looked up by key_hash')
-        assert.ok(
-          lookup.parameters.includes(sha256(presented)),
-          'by the SHA-256 of the presented key',
-        )
-      }
-    } finally {
-      await app.close()
+    defer(t, () => app.close())
+    const wrong = `sdk_${'B'.repeat(40)}`
+    for (const presented of [key, wrong]) {
+      queries.length = 0
+      const res = await app.inject({
+        method: 'GET',
+        url: '/v1/checkAuth',
+        headers: { 'service-api-key': presented },
+      })
+      assert.equal(res.statusCode, presented === key ? 200 : 401)
+      const params = queries.flatMap((q) => q.parameters.map(String))
+      assert.ok(
+        !params.some((p) => p.includes(presented.slice(4, 20))),
+        'no part of the secret is sent to the database',
+      )
+      const lookup = queries.find((q) => q.sql.includes('"key_hash" ='))
+      assert.ok(lookup, 'keys are looked up by key_hash')
+      assert.ok(
+        lookup.parameters.includes(sha256(presented)),
+        'by the SHA-256 of the presented key',
+      )
     }
   })
 })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { afterEach, beforeEach, describe, it } from 'node:test'
+import { beforeEach, describe, it, type TestContext } from 'node:test'
 import { READ_ONLY_FIELDS } from '../../src/modules/statuses/statuses.schemas.ts'
 import {
   apiRoutes,
@@ -19,10 +19,10 @@ import {
 // assignment), and a refused request changes nothing.
 
 let w: World
-beforeEach(async () => {
-  w = await makeWorld()
+// note: beforeEach is given the context of the test it runs for
+beforeEach(async (t) => {
+  w = await makeWorld(t as TestContext)
 })
-afterEach(() => w.t.close())
 
 const INTERNAL =
   /(^|_)(owner_id|key_hash|user_id|created_at|updated_at|change_count|share_id|status_key|color_no|access_type)$|^(ownerId|keyHash|hash|email|verified|password|secret|plan_id)$/

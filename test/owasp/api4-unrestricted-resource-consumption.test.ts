@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import net from 'node:net'
-import { afterEach, beforeEach, describe, it } from 'node:test'
+import { beforeEach, describe, it, type TestContext } from 'node:test'
 import { sql } from 'kysely'
 import { MAX_ACTIVE_KEYS, MAX_ENDED_KEYS } from '../../src/modules/keys/keys.service.ts'
 import { SERVER_TIMEOUTS } from '../../src/plugins/connections.ts'
-import { makeApp, type TestApp } from '../helpers/app.ts'
+import { makeApp } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 import { makeWorld, type World } from './world.ts'
 
 // OWASP API4:2023 Unrestricted Resource Consumption: body size (16 KiB → 413), header size
@@ -13,10 +14,10 @@ import { makeWorld, type World } from './world.ts'
 // (headers within 10 s, the whole request within 30 s, a silent socket after 120 s).
 
 let w: World
-beforeEach(async () => {
-  w = await makeWorld()
+// note: beforeEach is given the context of the test it runs for
+beforeEach(async (t) => {
+  w = await makeWorld(t as TestContext)
 })
-afterEach(() => w.t.close())
 
 /** Opens a raw connection to a listening app; resolves with what came back once it closed. */
 function rawConnection(port: number) {
@@ -32,6 +33,7 @@ function rawConnection(port: number) {
 
 /** A listening app with short timeouts, so slow-client tests take a fraction of a second. */
 async function listening(
+  ctx: Lifetime,
   timeouts = {
     headersTimeout: 300,
     requestTimeout: 600,
@@ -39,14 +41,12 @@ async function listening(
     connectionTimeout: 800,
   },
 ) {
-  // note: one app, closed whole: a second app on the same database would leave the first
-  // one's resources (a PostgreSQL LISTEN connection) open and the test process alive
-  const base = await makeApp({ deps: { timeouts } })
+  const base = await makeApp(ctx, { deps: { timeouts } })
   const app = base.app
   await app.listen({ port: 0, host: '127.0.0.1' })
   const port = (app.server.address() as net.AddressInfo).port
   const user = await base.user()
-  return { app, port, user, close: () => base.close() }
+  return { app, port, user }
 }
 
 const specBody = (raw: string) => JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))
@@ -67,44 +67,36 @@ describe('sizes', () => {
     assert.equal((await w.t.request(w.owner, 'GET', '/v1/status-keys/big')).statusCode, 404)
   })
 
-  it('a chunked body (no Content-Length) over 16 KiB is cut off with 413 too', async () => {
-    const s = await listening()
-    try {
-      const { socket, closed } = rawConnection(s.port)
-      socket.write(
-        `POST /v1/status-keys/chunked HTTP/1.1\r\nHost: x\r\nservice-api-key: ${s.user.key}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`,
-      )
-      const chunk = 'a'.repeat(4096)
-      for (let i = 0; i < 6 && !socket.destroyed; i++)
-        socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)
-      // note: the last chunk without a FIN, as HTTP clients do: a client that half-closes
-      // before the answer is written (auth still waiting on PostgreSQL) gets its socket closed
-      if (!socket.destroyed) socket.write('0\r\n\r\n')
-      const answer = await closed
-      assert.match(answer, /^HTTP\/1\.1 413/)
-      assert.equal(specBody(answer).errorCode, 'payloadTooLarge')
-    } finally {
-      await s.close()
-    }
+  it('a chunked body (no Content-Length) over 16 KiB is cut off with 413 too', async (t) => {
+    const s = await listening(t)
+    const { socket, closed } = rawConnection(s.port)
+    socket.write(
+      `POST /v1/status-keys/chunked HTTP/1.1\r\nHost: x\r\nservice-api-key: ${s.user.key}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`,
+    )
+    const chunk = 'a'.repeat(4096)
+    for (let i = 0; i < 6 && !socket.destroyed; i++)
+      socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)
+    // note: the last chunk without a FIN, as HTTP clients do: a client that half-closes
+    // before the answer is written (auth still waiting on PostgreSQL) gets its socket closed
+    if (!socket.destroyed) socket.write('0\r\n\r\n')
+    const answer = await closed
+    assert.match(answer, /^HTTP\/1\.1 413/)
+    assert.equal(specBody(answer).errorCode, 'payloadTooLarge')
   })
 
-  it('request headers over 16 KiB are 431 with SPEC §5 body, and the server goes on', async () => {
-    const s = await listening()
-    try {
-      const { socket, closed } = rawConnection(s.port)
-      socket.end(
-        `GET /v1/checkAuth HTTP/1.1\r\nHost: x\r\nx-padding: ${'p'.repeat(17 * 1024)}\r\n\r\n`,
-      )
-      const answer = await closed
-      assert.match(answer, /^HTTP\/1\.1 431/)
-      const body = specBody(answer)
-      assert.equal(body.errorCode, 'requestHeadersTooLarge')
-      assert.equal(typeof body.requestId, 'string')
-      const ok = await fetch(`http://127.0.0.1:${s.port}/healthz`)
-      assert.equal(ok.status, 200)
-    } finally {
-      await s.close()
-    }
+  it('request headers over 16 KiB are 431 with SPEC §5 body, and the server goes on', async (t) => {
+    const s = await listening(t)
+    const { socket, closed } = rawConnection(s.port)
+    socket.end(
+      `GET /v1/checkAuth HTTP/1.1\r\nHost: x\r\nx-padding: ${'p'.repeat(17 * 1024)}\r\n\r\n`,
+    )
+    const answer = await closed
+    assert.match(answer, /^HTTP\/1\.1 431/)
+    const body = specBody(answer)
+    assert.equal(body.errorCode, 'requestHeadersTooLarge')
+    assert.equal(typeof body.requestId, 'string')
+    const ok = await fetch(`http://127.0.0.1:${s.port}/healthz`)
+    assert.equal(ok.status, 200)
   })
 
   it('field lengths are capped by the schema (description 400, value 10, name 42, label 100)', async () => {
@@ -135,29 +127,25 @@ describe('paging', () => {
 })
 
 describe('per-user request rate (plan requestsPerMinute)', () => {
-  it('the 61st request in a minute on the free plan is 429 with Retry-After; errors count too; other users are not affected', async () => {
-    const t: TestApp = await makeApp()
-    try {
-      const free = await t.user({ plan: 'free' })
-      const other = await t.user({ plan: 'free' })
-      for (let i = 0; i < 60; i++) {
-        // every other one a client error: refused requests cost the same
-        const res =
-          i % 2 === 0
-            ? await t.request(free, 'GET', '/v1/user/status')
-            : await t.request(free, 'POST', '/v1/status-keys/x', { nope: 1 })
-        assert.ok(res.statusCode === 200 || res.statusCode === 400, res.body)
-      }
-      const limited = await t.request(free, 'GET', '/v1/user/status')
-      assert.equal(limited.statusCode, 429)
-      assert.equal(limited.json().errorCode, 'rateLimited')
-      assert.ok(Number(limited.headers['retry-after']) > 0)
-      const keys = await t.request(free, 'POST', '/v1/user/api-keys', {})
-      assert.equal(keys.statusCode, 429, 'key management is limited too')
-      assert.equal((await t.request(other, 'GET', '/v1/user/status')).statusCode, 200)
-    } finally {
-      await t.close()
+  it('the 61st request in a minute on the free plan is 429 with Retry-After; errors count too; other users are not affected', async (ctx) => {
+    const t = await makeApp(ctx)
+    const free = await t.user({ plan: 'free' })
+    const other = await t.user({ plan: 'free' })
+    for (let i = 0; i < 60; i++) {
+      // every other one a client error: refused requests cost the same
+      const res =
+        i % 2 === 0
+          ? await t.request(free, 'GET', '/v1/user/status')
+          : await t.request(free, 'POST', '/v1/status-keys/x', { nope: 1 })
+      assert.ok(res.statusCode === 200 || res.statusCode === 400, res.body)
     }
+    const limited = await t.request(free, 'GET', '/v1/user/status')
+    assert.equal(limited.statusCode, 429)
+    assert.equal(limited.json().errorCode, 'rateLimited')
+    assert.ok(Number(limited.headers['retry-after']) > 0)
+    const keys = await t.request(free, 'POST', '/v1/user/api-keys', {})
+    assert.equal(keys.statusCode, 429, 'key management is limited too')
+    assert.equal((await t.request(other, 'GET', '/v1/user/status')).statusCode, 200)
   })
 })
 
@@ -271,66 +259,50 @@ describe('ended API keys per user', () => {
 })
 
 describe('slow clients are cut off', () => {
-  it('the server has the documented timeouts', async () => {
-    const s = await listening(SERVER_TIMEOUTS)
-    try {
-      assert.equal(s.app.server.headersTimeout, 10_000)
-      assert.equal(s.app.server.requestTimeout, 30_000)
-      assert.equal(s.app.server.timeout, 120_000)
-      assert.equal(s.app.server.keepAliveTimeout, 72_000)
-    } finally {
-      await s.close()
-    }
+  it('the server has the documented timeouts', async (t) => {
+    const s = await listening(t, SERVER_TIMEOUTS)
+    assert.equal(s.app.server.headersTimeout, 10_000)
+    assert.equal(s.app.server.requestTimeout, 30_000)
+    assert.equal(s.app.server.timeout, 120_000)
+    assert.equal(s.app.server.keepAliveTimeout, 72_000)
   })
 
-  it('headers sent a byte at a time (slowloris): 408 requestTimeout and the connection is closed', async () => {
-    const s = await listening()
-    try {
-      const { socket, closed } = rawConnection(s.port)
-      const request = `GET /v1/checkAuth HTTP/1.1\r\nHost: x\r\nservice-api-key: ${s.user.key}\r\n\r\n`
-      let i = 0
-      // bounded: one byte every 40 ms, never the whole request (it is cut off long before)
-      const timer = setInterval(() => {
-        if (socket.destroyed || i >= request.length - 4) clearInterval(timer)
-        else socket.write(request[i++] as string)
-      }, 40)
-      const answer = await closed
-      clearInterval(timer)
-      assert.ok(i < request.length - 4, 'the server did not wait for the whole header section')
-      assert.match(answer, /^HTTP\/1\.1 408/)
-      assert.equal(specBody(answer).errorCode, 'requestTimeout')
-    } finally {
-      await s.close()
-    }
+  it('headers sent a byte at a time (slowloris): 408 requestTimeout and the connection is closed', async (t) => {
+    const s = await listening(t)
+    const { socket, closed } = rawConnection(s.port)
+    const request = `GET /v1/checkAuth HTTP/1.1\r\nHost: x\r\nservice-api-key: ${s.user.key}\r\n\r\n`
+    let i = 0
+    // bounded: one byte every 40 ms, never the whole request (it is cut off long before)
+    const timer = setInterval(() => {
+      if (socket.destroyed || i >= request.length - 4) clearInterval(timer)
+      else socket.write(request[i++] as string)
+    }, 40)
+    const answer = await closed
+    clearInterval(timer)
+    assert.ok(i < request.length - 4, 'the server did not wait for the whole header section')
+    assert.match(answer, /^HTTP\/1\.1 408/)
+    assert.equal(specBody(answer).errorCode, 'requestTimeout')
   })
 
-  it('a body that never finishes: 408 and closed', async () => {
-    const s = await listening()
-    try {
-      const { socket, closed } = rawConnection(s.port)
-      socket.write(
-        `POST /v1/status-keys/slow HTTP/1.1\r\nHost: x\r\nservice-api-key: ${s.user.key}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"value":`,
-      )
-      const answer = await closed
-      assert.match(answer, /^HTTP\/1\.1 408/)
-      const stored = await fetch(`http://127.0.0.1:${s.port}/v1/status-keys/slow`, {
-        headers: { 'service-api-key': s.user.key },
-      })
-      assert.equal(stored.status, 404, 'nothing was stored')
-    } finally {
-      await s.close()
-    }
+  it('a body that never finishes: 408 and closed', async (t) => {
+    const s = await listening(t)
+    const { socket, closed } = rawConnection(s.port)
+    socket.write(
+      `POST /v1/status-keys/slow HTTP/1.1\r\nHost: x\r\nservice-api-key: ${s.user.key}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"value":`,
+    )
+    const answer = await closed
+    assert.match(answer, /^HTTP\/1\.1 408/)
+    const stored = await fetch(`http://127.0.0.1:${s.port}/v1/status-keys/slow`, {
+      headers: { 'service-api-key': s.user.key },
+    })
+    assert.equal(stored.status, 404, 'nothing was stored')
   })
 
-  it('a connection that sends nothing is closed once the header time is up (408)', async () => {
-    const s = await listening()
-    try {
-      const { closed } = rawConnection(s.port)
-      const answer = await closed
-      assert.match(answer, /^HTTP\/1\.1 408/)
-      assert.equal(specBody(answer).errorCode, 'requestTimeout')
-    } finally {
-      await s.close()
-    }
+  it('a connection that sends nothing is closed once the header time is up (408)', async (t) => {
+    const s = await listening(t)
+    const { closed } = rawConnection(s.port)
+    const answer = await closed
+    assert.match(answer, /^HTTP\/1\.1 408/)
+    assert.equal(specBody(answer).errorCode, 'requestTimeout')
   })
 })

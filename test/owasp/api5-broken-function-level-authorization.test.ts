@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { afterEach, beforeEach, describe, it } from 'node:test'
+import { beforeEach, describe, it, type TestContext } from 'node:test'
 import {
   apiRoutes,
   fillUrl,
@@ -17,10 +17,10 @@ import {
 // a verified user (403 notVerified). Method-override headers do not change the method.
 
 let w: World
-beforeEach(async () => {
-  w = await makeWorld()
+// note: beforeEach is given the context of the test it runs for
+beforeEach(async (t) => {
+  w = await makeWorld(t as TestContext)
 })
-afterEach(() => w.t.close())
 
 /** Routes open to unverified users (SPEC §3: checkAuth; key management, docs/security.md). */
 const FOR_UNVERIFIED = [

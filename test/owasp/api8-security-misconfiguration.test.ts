@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { afterEach, beforeEach, describe, it } from 'node:test'
+import { beforeEach, describe, it, type TestContext } from 'node:test'
 import { sql } from 'kysely'
 import { loadConfig } from '../../src/config.ts'
 import { makeApp } from '../helpers/app.ts'
@@ -20,10 +20,10 @@ import {
 // framework banner, no stack trace or SQL in any error. The default bind address is loopback.
 
 let w: World
-beforeEach(async () => {
-  w = await makeWorld()
+// note: beforeEach is given the context of the test it runs for
+beforeEach(async (t) => {
+  w = await makeWorld(t as TestContext)
 })
-afterEach(() => w.t.close())
 
 const API_HEADERS = {
   'cache-control': 'no-store',
@@ -136,19 +136,15 @@ describe('no verbose errors', () => {
     assert.ok(!res.body.includes(w.owner.key))
   })
 
-  it('a failure inside storage is 500 internalError: no stack, no SQL, no table names, no paths', async () => {
-    const t = await makeApp()
-    try {
-      const owner = await t.user()
-      await sql`drop table status_history`.execute(t.database.db)
-      const res = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
-      assert.equal(res.statusCode, 500)
-      assert.deepEqual(Object.keys(res.json()).sort(), ['errorCode', 'message', 'requestId'])
-      assert.equal(res.json().message, 'Internal Server Error')
-      assert.doesNotMatch(res.body, /status_history|insert|sqlite|\.ts:|node_modules|at /i)
-    } finally {
-      await t.close()
-    }
+  it('a failure inside storage is 500 internalError: no stack, no SQL, no table names, no paths', async (ctx) => {
+    const t = await makeApp(ctx)
+    const owner = await t.user()
+    await sql`drop table status_history`.execute(t.database.db)
+    const res = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
+    assert.equal(res.statusCode, 500)
+    assert.deepEqual(Object.keys(res.json()).sort(), ['errorCode', 'message', 'requestId'])
+    assert.equal(res.json().message, 'Internal Server Error')
+    assert.doesNotMatch(res.body, /status_history|insert|sqlite|\.ts:|node_modules|at /i)
   })
 
   it('invalid JSON is not echoed back, nor are schema patterns', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { makeApp, type TestApp } from '../helpers/app.ts'
+import { suiteLifetime } from '../helpers/cleanup.ts'
 
 // OWASP API9:2023 Improper Inventory Management. The OpenAPI document is generated from the
 // same schemas that validate, and this test holds it to the router: every registered route
@@ -12,11 +13,11 @@ import { makeApp, type TestApp } from '../helpers/app.ts'
 let t: TestApp
 // biome-ignore lint/suspicious/noExplicitAny: the parsed OpenAPI document, read by the assertions
 let doc: any
+const suite = suiteLifetime()
 before(async () => {
-  t = await makeApp()
+  t = await makeApp(suite)
   doc = (await t.app.inject({ url: '/openapi.json' })).json()
 })
-after(() => t.close())
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 const toOpenApi = (url: string) => url.replace(/:(\w+)/g, '{$1}')

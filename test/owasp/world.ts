@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify'
 import type { RouteEntry } from '../../src/plugins/inventory.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
+import type { Lifetime } from '../helpers/cleanup.ts'
 import { snapshotTables } from '../helpers/tables.ts'
 
 /**
@@ -17,8 +18,8 @@ export interface World {
   strangerIds: { status: string; keyId: string }
 }
 
-export async function makeWorld(): Promise<World> {
-  const t = await makeApp()
+export async function makeWorld(ctx: Lifetime): Promise<World> {
+  const t = await makeApp(ctx)
   const owner = await t.user({ name: 'Owner' })
   const stranger = await t.user({ name: 'Stranger' })
   const unverified = await t.user({ verified: false, name: 'Unverified' })
