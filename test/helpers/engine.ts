@@ -34,24 +34,80 @@ export interface TestDatabase {
   drop(): Promise<void>
 }
 
-let admin: pg.Pool | undefined
 const SCHEMA_PREFIX = 'statusd_test_'
-// schemas a crashed or interrupted run left behind are dropped once they are this old
+// schemas a crashed or interrupted run left behind in a database no worker holds are
+// dropped once they are this old
 const STALE_AFTER_SECONDS = 3600
+// advisory lock class (pg_advisory_lock's first key) of the worker databases
+const WORKER_LOCK = 0x5747
 
-async function adminPool(base: string): Promise<pg.Pool> {
-  if (admin) return admin
-  admin = new pg.Pool({ connectionString: base, max: 2, allowExitOnIdle: true })
-  admin.on('error', () => {})
-  const { rows } = await admin.query<{ name: string }>(
-    'select nspname as name from pg_namespace where nspname like $1',
-    [`${SCHEMA_PREFIX}%`],
-  )
-  const cutoff = Math.floor(Date.now() / 1000) - STALE_AFTER_SECONDS
-  for (const { name } of rows) {
-    const born = Number(name.slice(SCHEMA_PREFIX.length).split('_')[0])
-    if (born < cutoff) await admin.query(`drop schema if exists "${name}" cascade`).catch(() => {})
+/**
+ * The database this test process works in: `<name>_w<n>` beside TEST_DATABASE_URL's, held
+ * for the life of the process by a session advisory lock, and created the first time it is
+ * needed (it stays for later runs).
+ * note: a database per process, not only a schema per test: Kysely's migrator scans the
+ * tables of every schema of its database, and a schema another process drops during that
+ * scan fails the migration ("schema … does not exist"). A database no other process uses
+ * has no schema dropped under a scan. Without the right to create databases, the tests
+ * share TEST_DATABASE_URL's and run as before.
+ */
+async function workerDatabase(base: string): Promise<{ url: string; held: boolean }> {
+  // note: a pool of one that keeps its idle connection (idleTimeoutMillis 0) without
+  // keeping the process alive (allowExitOnIdle): the lock lasts as long as the process. It
+  // runs nothing that can fail: a query that fails takes its connection, and the lock, away.
+  const lock = new pg.Pool({
+    connectionString: base,
+    max: 1,
+    idleTimeoutMillis: 0,
+    allowExitOnIdle: true,
+  })
+  lock.on('error', () => {})
+  const baseName = decodeURIComponent(new URL(base).pathname.slice(1)) || 'postgres'
+  for (let n = 0; n < 64; n++) {
+    const { rows } = await lock.query<{ ok: boolean }>(
+      'select pg_try_advisory_lock($1, $2) as ok',
+      [WORKER_LOCK, n],
+    )
+    if (!rows[0]?.ok) continue
+    const name = `${baseName}_w${n}`
+    const client = new pg.Client({ connectionString: base })
+    await client.connect()
+    try {
+      await client.query(`create database "${name}"`)
+    } catch (err) {
+      const code = (err as { code?: string }).code
+      // 42P04: it exists already (made by an earlier run); 42501: no right to create one
+      if (code === '42501') return { url: base, held: false }
+      if (code !== '42P04') throw err
+    } finally {
+      await client.end()
+    }
+    const url = new URL(base)
+    url.pathname = `/${encodeURIComponent(name)}`
+    return { url: url.href, held: true }
   }
+  return { url: base, held: false }
+}
+
+let admin: Promise<{ pool: pg.Pool; url: string }> | undefined
+
+function adminPool(base: string): Promise<{ pool: pg.Pool; url: string }> {
+  admin ??= (async () => {
+    const worker = await workerDatabase(base)
+    const pool = new pg.Pool({ connectionString: worker.url, max: 2, allowExitOnIdle: true })
+    pool.on('error', () => {})
+    const { rows } = await pool.query<{ name: string }>(
+      'select nspname as name from pg_namespace where nspname like $1',
+      [`${SCHEMA_PREFIX}%`],
+    )
+    // in a database this process holds, every test schema is left over from an earlier one
+    const cutoff = worker.held ? Infinity : Math.floor(Date.now() / 1000) - STALE_AFTER_SECONDS
+    for (const { name } of rows) {
+      const born = Number(name.slice(SCHEMA_PREFIX.length).split('_')[0])
+      if (born < cutoff) await pool.query(`drop schema if exists "${name}" cascade`).catch(() => {})
+    }
+    return { pool, url: worker.url }
+  })()
   return admin
 }
 
@@ -65,17 +121,17 @@ export function withSearchPath(base: string, schema: string): string {
 
 /**
  * A fresh, unmigrated database on the engine under test: an in-memory SQLite database, or
- * a new schema on the PostgreSQL server (connections to the URL use only that schema).
- * note: a schema, not a database: creating one takes milliseconds, and needs no CREATEDB.
+ * a new schema in this process's database on the PostgreSQL server (connections to the URL
+ * use only that schema). note: a schema per test, not a database: it takes milliseconds.
  */
 export async function freshDatabase(engine: TestEngine = TEST_ENGINE): Promise<TestDatabase> {
   if (engine === 'sqlite') return { url: 'sqlite::memory:', drop: async () => {} }
   if (!TEST_DATABASE_URL) throw new Error('a PostgreSQL test database needs TEST_DATABASE_URL')
-  const pool = await adminPool(TEST_DATABASE_URL)
+  const { pool, url } = await adminPool(TEST_DATABASE_URL)
   const schema = `${SCHEMA_PREFIX}${Math.floor(Date.now() / 1000)}_${randomBytes(6).toString('hex')}`
   await pool.query(`create schema "${schema}"`)
   return {
-    url: withSearchPath(TEST_DATABASE_URL, schema),
+    url: withSearchPath(url, schema),
     drop: async () => {
       await pool.query(`drop schema if exists "${schema}" cascade`)
     },
