@@ -30,7 +30,7 @@ import {
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import SQLite from 'better-sqlite3'
-import { createDatabase } from '../src/db/create-db.ts'
+import { createDatabase } from '../src/db/create-database.ts'
 import { encodeCursor } from '../src/lib/cursor.ts'
 import { loadPlansFile } from '../src/modules/plans/plans.ts'
 import { listStatusHistory } from '../src/modules/statuses/history.service.ts'

@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import type { Database } from './db/create-db.ts'
+import type { Database } from './db/engine.ts'
 import { type Clock, systemClock } from './lib/clock.ts'
 import { rateLimited, validationError } from './lib/errors.ts'
 import { API_KEY_PREFIX } from './lib/ids.ts'
@@ -199,7 +199,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(docsRoutes)
 
   await app.register(healthRoutes, { ping: () => database.ping() })
-  await app.register(metricsPlugin, { files: database.files })
+  await app.register(metricsPlugin, { gauges: database.gauges })
 
   // Everything under /v1 is authenticated, then rate limited per user and plan.
   await app.register(async (v1) => {

@@ -1,4 +1,5 @@
-import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './db/create-db.ts'
+import { problemWithDatabaseUrl } from './db/database-url.ts'
+import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './db/engine.ts'
 import { DEFAULT_PLANS, loadPlansFile, type Plans } from './modules/plans/plans.ts'
 
 export interface Config {
@@ -101,20 +102,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** The storage URL's shape only; the engine reports what it cannot open. */
 function checkDatabaseUrl(url: string): void {
-  if (url === 'sqlite:')
-    throw new ConfigError('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/statusd.db')
-  if (url.startsWith('sqlite:')) return
-  if (/^postgres(ql)?:\/\//.test(url)) {
-    // note: the URL is not echoed: it may hold a password
-    if (!URL.canParse(url))
-      throw new ConfigError(
-        'DATABASE_URL is not a valid postgres:// URL (check its host and escaping)',
-      )
-    return
-  }
-  // note: only the scheme is echoed: the rest of a URL may hold a password
-  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0]
-  throw new ConfigError(
-    `DATABASE_URL must be sqlite:<path> or postgres://…, got ${scheme ? `a "${scheme}" URL` : 'no scheme'}`,
-  )
+  const problem = problemWithDatabaseUrl(url)
+  if (problem !== undefined) throw new ConfigError(problem)
 }

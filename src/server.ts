@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
-import { createDatabase } from './db/create-db.ts'
+import { createDatabase } from './db/create-database.ts'
 import { migrateToLatest } from './db/migrate.ts'
-import { redactUrl } from './lib/redact.ts'
+import { redactRequestUrl } from './lib/redact.ts'
 import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.service.ts'
 import { ensureFirstUser } from './modules/users/first-user.ts'
 
@@ -17,7 +17,7 @@ const REDACT = ['req.headers["service-api-key"]', 'req.headers.authorization']
 /** Fastify's request serializer, with the URL redacted (a key sent in the query string). */
 const serializeRequest = (req: FastifyRequest) => ({
   method: req.method,
-  url: redactUrl(req.url),
+  url: redactRequestUrl(req.url),
   version:
     typeof req.headers['accept-version'] === 'string' ? req.headers['accept-version'] : undefined,
   host: req.host,

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Config } from '../config.ts'
-import { createDatabase } from '../db/create-db.ts'
+import { createDatabase } from '../db/create-database.ts'
 import type { DB } from '../db/database.ts'
 import { migrateToLatest } from '../db/migrate.ts'
 

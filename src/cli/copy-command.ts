@@ -1,4 +1,3 @@
-import { closeSync, existsSync, openSync, readSync, rmSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import {
   type CopyProgress,
@@ -6,14 +5,11 @@ import {
   copyDatabase,
   DEFAULT_BATCH_SIZE,
   describeCounts,
+  openCopySource,
+  openCopyTarget,
 } from '../db/copy.ts'
-import {
-  createDatabase,
-  type Database,
-  isStorageUnavailable,
-  redactUrl,
-  sqlitePath,
-} from '../db/create-db.ts'
+import { redactDatabaseUrl } from '../db/database-url.ts'
+import { isStorageUnavailable } from '../db/storage-error.ts'
 import { UserInputError } from '../modules/users/users.service.ts'
 import { type Output, print, UsageError } from './context.ts'
 
@@ -59,21 +55,16 @@ export async function copyCommand(
   const batchSize = Number(values['batch-size'] ?? DEFAULT_BATCH_SIZE)
   if (!Number.isInteger(batchSize) || batchSize < 1)
     throw new UsageError(`--batch-size must be a positive integer, got "${values['batch-size']}"`)
-  const fromPath = sqlitePath(from)
-  // note: opening a missing SQLite file would create an empty one: a typo must not do that
-  if (fromPath === ':memory:' || (fromPath !== null && !existsSync(fromPath)))
-    throw new UserInputError(`no database at ${from}`)
-  // the source is only read: a file that is not SQLite is refused before it is opened, and
-  // one not in WAL mode (a `VACUUM INTO` backup) is opened read-only, as it is: opened as
-  // statusd opens its own, it would be switched to WAL mode
-  const journal = fromPath === null ? 'wal' : sqliteJournal(fromPath)
-  if (journal === null)
-    throw new UserInputError(`${from} is not a statusd database (not a SQLite file)`)
-  const toPath = sqlitePath(to)
-  const targetIsNew = toPath !== null && toPath !== ':memory:' && !existsSync(toPath)
-
-  const source = open(from, { readOnly: journal === 'rollback' })
-  const target = open(to)
+  // note: the source is only read, and opened as its engine says (a missing file is not
+  // created, a backup not switched to another journal mode); the target is opened as usual
+  const source = open(() => openCopySource(from, { poolSize: 2 }))
+  let target: ReturnType<typeof openCopyTarget>
+  try {
+    target = open(() => openCopyTarget(to, { poolSize: 2 }))
+  } catch (err) {
+    await source.close()
+    throw err
+  }
   let copied = false
   const started = performance.now()
   let lastTable = ''
@@ -91,7 +82,7 @@ export async function copyCommand(
     }
   }
   try {
-    const result = await copyDatabase(source.db, target.db, {
+    const result = await copyDatabase(source.db, target.database.db, {
       batchSize,
       force: values.force ?? false,
       onProgress,
@@ -106,42 +97,23 @@ export async function copyCommand(
     const seconds = Math.round(performance.now() - started) / 1000
     print(
       output,
-      { from: redactUrl(from), to: redactUrl(to), ...result, seconds },
+      { from: redactDatabaseUrl(from), to: redactDatabaseUrl(to), ...result, seconds },
       () =>
-        `copied ${describeCounts(result.tables)} from ${source.describe} to ${target.describe}` +
+        `copied ${describeCounts(result.tables)} from ${source.describe} to ${target.database.describe}` +
         `${result.replaced ? ' (replacing what it held)' : ''} in ${seconds} s`,
     )
   } finally {
     await source.close()
-    await target.close()
-    // a copy that did not happen leaves no new, empty target file behind
-    if (!copied && targetIsNew && toPath !== null)
-      for (const file of [toPath, `${toPath}-wal`, `${toPath}-shm`]) rmSync(file, { force: true })
+    await target.database.close()
+    // a copy that did not happen leaves no new, empty target behind
+    if (!copied) target.discard()
   }
 }
 
-/**
- * A SQLite file's journal mode, from its header ("SQLite format 3", then read and write
- * versions: 2 for WAL, 1 for a rollback journal); null for a file that is not SQLite.
- */
-function sqliteJournal(path: string): 'wal' | 'rollback' | null {
-  let fd: number | undefined
+/** Opens one end of the copy; what keeps it from opening is the operator's to fix. */
+function open<T>(opening: () => T): T {
   try {
-    fd = openSync(path, 'r')
-    const header = Buffer.alloc(20)
-    if (readSync(fd, header, 0, 20, 0) < 20) return null
-    if (header.toString('latin1', 0, 16) !== 'SQLite format 3\0') return null
-    return header[18] === 2 ? 'wal' : 'rollback'
-  } catch {
-    return null
-  } finally {
-    if (fd !== undefined) closeSync(fd)
-  }
-}
-
-function open(url: string, options: { readOnly?: boolean } = {}): Database {
-  try {
-    return createDatabase(url, { poolSize: 2, ...options })
+    return opening()
   } catch (err) {
     throw new UserInputError((err as Error).message)
   }

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '../config.ts'
-import { isStorageUnavailable } from '../db/create-db.ts'
 import { DatabaseTooNewError, migrateToLatest } from '../db/migrate.ts'
+import { storageErrorKind } from '../db/storage-error.ts'
 import { UserInputError } from '../modules/users/users.service.ts'
 import { serve } from '../server.ts'
 import { type Output, print, UsageError, withDb } from './context.ts'
@@ -74,16 +74,13 @@ const isSystemError = (error: unknown): error is NodeJS.ErrnoException =>
   error instanceof Error && typeof (error as NodeJS.ErrnoException).syscall === 'string'
 
 /**
- * PostgreSQL refusing the database as set up, not a fault of statusd: no such database
- * (3D000), no such schema (3F000), a login refused (class 28) or a missing privilege (42501).
- * Its message names the cause; a stack trace would only bury it.
+ * Storage that cannot serve, or a database set up so that it refuses statusd (no such
+ * database or schema, a login or privilege refused): not a fault of statusd. Its message
+ * names the cause; a stack trace would only bury it.
  */
-const isDatabaseSetupError = (error: unknown): boolean => {
-  const code = (error as { code?: unknown })?.code
-  return (
-    typeof code === 'string' &&
-    (code === '3D000' || code === '3F000' || code.startsWith('28') || code === '42501')
-  )
+const isDatabaseProblem = (error: unknown): boolean => {
+  const kind = storageErrorKind(error)
+  return kind === 'unavailable' || kind === 'setup'
 }
 
 /** Prints a failed command's error to `err` and returns its exit code (2 usage, 1 otherwise). */
@@ -101,7 +98,7 @@ function report(error: unknown, json: boolean, err: (text: string) => void): num
       (error as Error).message.replace(/\s*\n\s*/g, ' ')
     : isSystemError(error)
       ? error.message
-      : isStorageUnavailable(error) || isDatabaseSetupError(error)
+      : isDatabaseProblem(error)
         ? `cannot use the database: ${(error as Error).message}`
         : `unexpected error: ${(error as Error)?.stack ?? error}`
   if (json) err(`${JSON.stringify({ error: known ? message : (error as Error).message })}\n`)

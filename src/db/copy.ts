@@ -1,22 +1,22 @@
 import { type Kysely, sql } from 'kysely'
+import { createDatabase } from './create-database.ts'
 import type { DB } from './database.ts'
+import type { Database, DatabaseOptions } from './engine.ts'
+import { engineForUrl } from './engines.ts'
 import { migrateToLatest, pendingMigrations } from './migrate.ts'
 import { migrations } from './migrations/index.ts'
 
-/** statusd's tables in the order a copy writes them (a row's references come first). */
-export const COPY_TABLES = [
-  'users',
-  'api_keys',
-  'statuses',
-  'status_history',
-  'status_roles',
-  'idempotency_keys',
-] as const
-export type CopyTable = (typeof COPY_TABLES)[number]
+/** A table of statusd's schema: every one is copied. */
+export type CopyTable = keyof DB & string
 export type TableCounts = Record<CopyTable, number>
 
-// Each table is read in primary-key order, one page after another (keyset paging).
-export const PRIMARY_KEYS: Record<CopyTable, readonly string[]> = {
+/**
+ * Every table of statusd, in the order a copy writes them (a row's references come first),
+ * each with its primary key: a table is read in its key's order, one page after another
+ * (keyset paging). Typed by the schema (`DB`): a table that is not here, or a key column
+ * that is not the table's, fails to compile, so no table is ever left out of a copy.
+ */
+export const PRIMARY_KEYS: { readonly [T in CopyTable]: readonly (keyof DB[T] & string)[] } = {
   users: ['id'],
   api_keys: ['id'],
   statuses: ['id'],
@@ -24,6 +24,9 @@ export const PRIMARY_KEYS: Record<CopyTable, readonly string[]> = {
   status_roles: ['status_id', 'user_id'],
   idempotency_keys: ['user_id', 'key'],
 }
+
+/** statusd's tables in the order a copy writes them (PRIMARY_KEYS's order). */
+export const COPY_TABLES = Object.keys(PRIMARY_KEYS) as readonly CopyTable[]
 
 /** Rows per INSERT at most; also bounded so one statement stays under every engine's parameter limit. */
 export const DEFAULT_BATCH_SIZE = 1000
@@ -56,6 +59,29 @@ export interface CopyResult {
 /** A copy that cannot start: the operator gets the message as it is. */
 export class CopyRefused extends Error {
   override name = 'CopyRefused'
+}
+
+/**
+ * Opens a copy's source as its engine says it must be (copy.source): refused (CopyRefused)
+ * when there is nothing there or it is not a database of that engine, since opening it could
+ * create an empty one.
+ */
+export function openCopySource(url: string, options: DatabaseOptions = {}): Database {
+  const checked = engineForUrl(url)?.copy.source(url)
+  if (checked && 'refused' in checked) throw new CopyRefused(checked.refused)
+  return createDatabase(url, { ...options, ...checked?.options })
+}
+
+/**
+ * Opens a copy's target; `discard` removes what opening it created (a new, empty file),
+ * for a copy that did not happen.
+ */
+export function openCopyTarget(
+  url: string,
+  options: DatabaseOptions = {},
+): { database: Database; discard(): void } {
+  const discard = engineForUrl(url)?.copy.discardNewTarget(url) ?? (() => {})
+  return { database: createDatabase(url, options), discard }
 }
 
 // The copy moves rows whatever their table; this view of the schema lets one loop do it.

@@ -1,20 +1,7 @@
-import type { CompiledQuery, Kysely, Transaction } from 'kysely'
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import type { DB } from './database.ts'
-import { type DirectRunner, rawStatement, registerDirectRunner, runStatement } from './prepared.ts'
-
-/** Runs units of write work, each atomically; how they are committed is the engine's business. */
-export interface Writer {
-  run<T>(work: (tx: Transaction<DB>) => Promise<T>): Promise<T>
-}
-
-/** One transaction per unit: right where the engine commits cheaply or in parallel (PostgreSQL). */
-export const transactionPerWrite = (db: Kysely<DB>): Writer => ({
-  run: (work) => db.transaction().execute(work),
-})
-
-/** The deps' writer, or one transaction per write when none was given (the CLI, store tests). */
-export const writerOf = (deps: { db: Kysely<DB>; writer?: Writer }): Writer =>
-  deps.writer ?? transactionPerWrite(deps.db)
+import { type DirectRunner, registerDirectRunner, runStatement } from './direct-runner.ts'
+import type { Writer } from './writer.ts'
 
 interface Pending {
   work: (tx: Transaction<DB>) => Promise<unknown>
@@ -24,9 +11,9 @@ interface Pending {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 
-const SAVEPOINT = rawStatement('savepoint unit')
-const RELEASE = rawStatement('release unit')
-const ROLLBACK_TO = rawStatement('rollback to unit')
+const SAVEPOINT = CompiledQuery.raw('savepoint unit')
+const RELEASE = CompiledQuery.raw('release unit')
+const ROLLBACK_TO = CompiledQuery.raw('rollback to unit')
 
 /** Runs each unit of a batch in its own savepoint on `tx`, recording its outcome. */
 async function runUnits(tx: Transaction<DB>, batch: Pending[], outcomes: Outcome[]): Promise<void> {
@@ -50,7 +37,7 @@ async function runUnits(tx: Transaction<DB>, batch: Pending[], outcomes: Outcome
   }
 }
 
-/** How an engine makes a group-committed batch durable (sqlite-durability.ts); all optional. */
+/** How an engine makes a group-committed batch durable (sqlite/sqlite-durability.ts); all optional. */
 export interface BatchHooks {
   /** Awaited before a batch begins, on its connection (e.g. a checkpoint that must not overlap writes). */
   beforeBatch?(connection: Kysely<DB>): Promise<void> | void
@@ -66,7 +53,8 @@ export interface BatchHooks {
   afterCommit?(units: number): Promise<void>
   /**
    * Runs statements on the batch's connection without Kysely's executor (SQLite: the one
-   * connection, synchronously); prepared queries of the batch's units use it.
+   * connection, synchronously); prepared queries of the batch's units use it
+   * (direct-runner.ts says why).
    */
   direct?: DirectRunner
 }

@@ -1,17 +1,22 @@
-import { PostgresAdapter, sql, type Transaction } from 'kysely'
-import type { DB } from './database.ts'
+import type { Transaction } from 'kysely'
+import type { DB, Db } from './database.ts'
+import type { RowLockable } from './engine.ts'
+import { engineOf } from './engines.ts'
 
 /**
  * Holds a named lock until the transaction ends, so transactions taking the same name run
  * one after another, across every instance on the database. Use it where a rule reads
  * before it writes (a count, "is there any user yet") and concurrent writers must not both
- * pass the check.
- *
- * note: on PostgreSQL a transaction-scoped advisory lock on a 64-bit hash of the name (a
- * hash collision only serialises two unrelated transactions). On SQLite nothing is needed:
- * the one connection already runs transactions one at a time.
+ * pass the check. How is the engine's business (Engine.advisoryLock).
  */
 export async function lockForTransaction(tx: Transaction<DB>, name: string): Promise<void> {
-  if (!(tx.getExecutor().adapter instanceof PostgresAdapter)) return
-  await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(tx)
+  await engineOf(tx).advisoryLock(tx, name)
 }
+
+/**
+ * The query, made to lock the rows it reads until the transaction ends where concurrent
+ * writers could otherwise both read the row as it was (Engine.lockRows): for a row read to
+ * be written, so that every check on it still holds when the write lands.
+ */
+export const lockRowsForWrite = <Q extends RowLockable<Q>>(db: Db, query: Q): Q =>
+  engineOf(db).lockRows(query)

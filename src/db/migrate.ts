@@ -1,37 +1,18 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration'
 import type { DB } from './database.ts'
+import { migrationSteps } from './engines.ts'
 import { migrations } from './migrations/index.ts'
-
-/**
- * On PostgreSQL, the schema statusd's tables live in (the first of `search_path`), so the
- * migrator keeps its own bookkeeping tables there too. Without it, Kysely would take another
- * schema's `kysely_migration` table (another app's, or another statusd's) for its own.
- */
-async function migrationSchema(db: Kysely<DB>): Promise<string | undefined> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined
-  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(
-    db,
-  )
-  const schema = rows[0]?.schema
-  // note: a search_path naming only schemas that do not exist leaves no current schema, and
-  // the migrator would fail on its lock table with a message that names neither
-  if (schema === null || schema === undefined)
-    throw Object.assign(
-      new Error(
-        'no schema of its search_path exists: create the schema first (CREATE SCHEMA …), or fix the search_path option of DATABASE_URL',
-      ),
-      { code: '3F000' },
-    )
-  return schema
-}
 
 /** The migrator for this database, with every migration statusd knows (or `known`: tests). */
 export async function migratorFor(
   db: Kysely<DB>,
   known: Record<string, Migration> = migrations,
 ): Promise<Migrator> {
-  const schema = await migrationSchema(db)
+  // note: where the engine has schemas, its bookkeeping tables go in the one statusd's
+  // tables live in; otherwise Kysely would take another schema's `kysely_migration` table
+  // (another app's, or another statusd's) for its own
+  const schema = await migrationSteps(db).bookkeepingSchema(db as Kysely<unknown>)
   return new Migrator({
     db,
     provider: { getMigrations: async () => known },
@@ -56,8 +37,8 @@ export class DatabaseTooNewError extends Error {
 
 /**
  * Applies every pending migration; throws when one fails. Returns the names applied.
- * note: safe to run from several instances at once: on PostgreSQL Kysely holds an advisory
- * lock while it migrates, and whoever comes second finds nothing left to do.
+ * note: safe to run from several instances at once: where several can share a database,
+ * Kysely holds a lock while it migrates, and whoever comes second finds nothing left to do.
  */
 export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
   const migrator = await migratorFor(db)

@@ -1,51 +1,9 @@
-import { type Compilable, CompiledQuery, type Kysely, type QueryResult } from 'kysely'
+import type { Compilable, Kysely, QueryResult } from 'kysely'
 import type { DB, Db } from './database.ts'
+import { runSql } from './direct-runner.ts'
 
 // A value no caller passes: it marks where a named parameter goes in the compiled query.
 const MARK = '\u0000statusd:param:'
-
-/**
- * Runs a compiled statement synchronously on the connection a transaction holds, with the
- * result Kysely's driver would give; create-db.ts makes one for SQLite's group-commit batches.
- */
-export type DirectRunner = (sql: string, parameters: readonly unknown[]) => QueryResult<unknown>
-
-// The transactions whose statements may skip Kysely's executor: a group-commit batch on
-// SQLite registers its transaction while it holds the one connection (group-commit.ts).
-const directRunners = new WeakMap<object, DirectRunner>()
-
-/**
- * Lets prepared queries (and `runStatement`) on `tx` run through `runner` until the returned
- * function is called, which must happen before the transaction ends: a statement on `tx`
- * after that goes to Kysely, which refuses a finished transaction.
- */
-export function registerDirectRunner(tx: object, runner: DirectRunner): () => void {
-  directRunners.set(tx, runner)
-  return () => directRunners.delete(tx)
-}
-
-/**
- * Runs a compiled statement on `db`: directly on the connection when `db` is a transaction
- * that registered a runner, else through Kysely's executor.
- */
-export function runStatement<R>(db: Db, query: CompiledQuery): Promise<QueryResult<R>> {
-  const direct = directRunners.get(db)
-  return direct === undefined
-    ? db.executeQuery<R>(query)
-    : runDirect<R>(direct, query.sql, query.parameters)
-}
-
-function runDirect<R>(
-  direct: DirectRunner,
-  sql: string,
-  parameters: readonly unknown[],
-): Promise<QueryResult<R>> {
-  try {
-    return Promise.resolve(direct(sql, parameters) as QueryResult<R>)
-  } catch (error) {
-    return Promise.reject(error)
-  }
-}
 
 /** A query compiled once per dialect; each run only binds values (no building, no compiling). */
 export type PreparedQuery<P, R> = (db: Db, params: P) => Promise<QueryResult<R>>
@@ -79,10 +37,8 @@ export function prepareQuery<P extends Record<string, unknown>, R>(
       byAdapter.set(adapter, compiled)
     }
     const values = compiled.slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value))
-    const direct = directRunners.get(db)
-    return direct === undefined
-      ? db.executeQuery<R>(CompiledQuery.raw(compiled.sql, values))
-      : runDirect<R>(direct, compiled.sql, values)
+    // inside a group-commit batch on SQLite, straight on the connection (direct-runner.ts)
+    return runSql<R>(db, compiled.sql, values)
   }
 }
 
@@ -120,6 +76,3 @@ function compile<P, R>(
     ),
   }
 }
-
-/** Statements without parameters (savepoints), compiled by hand once. */
-export const rawStatement = (sqlText: string): CompiledQuery => CompiledQuery.raw(sqlText)

@@ -35,7 +35,7 @@ function redactPiece(piece: string): string {
  * accepted in the query string, but a client that tries it must not get its key written to
  * the log either.
  */
-export function redactUrl(url: string): string {
+export function redactRequestUrl(url: string): string {
   const q = url.indexOf('?')
   const path = (q === -1 ? url : url.slice(0, q)).split('/').map(redactPiece).join('/')
   if (q === -1) return path

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { isStorageUnavailable } from '../db/create-db.ts'
+import { storageErrorKind } from '../db/storage-error.ts'
 import {
   ApiError,
   emptyBody,
@@ -13,7 +13,7 @@ import {
   unsupportedMediaType,
   validationError,
 } from '../lib/errors.ts'
-import { redactUrl } from '../lib/redact.ts'
+import { redactRequestUrl } from '../lib/redact.ts'
 import { PATTERN_MESSAGES, READ_ONLY_FIELDS } from '../modules/statuses/statuses.schemas.ts'
 
 export const BODY_LIMIT = 16 * 1024
@@ -123,9 +123,10 @@ export function toApiError(err: unknown): ApiError {
   }
   // note: Fastify reports a `__proto__` key as a SyntaxError too; both are invalidJson
   if (e instanceof SyntaxError || e?.name === 'SyntaxError') return invalidJson()
-  if (isStorageUnavailable(err)) return unavailable()
-  // PostgreSQL refuses text holding NUL (22021): input no stored row can match, not a fault
-  if ((err as { code?: unknown })?.code === '22021')
+  const storage = storageErrorKind(err)
+  if (storage === 'unavailable') return unavailable()
+  // text the engine cannot store (NUL): input no stored row can match, not a fault
+  if (storage === 'unstorable')
     return new ApiError(
       400,
       'validationError',
@@ -180,7 +181,7 @@ export const errorHandlerPlugin = fp(async (app: FastifyInstance) => {
     sendError(
       // note: a key pasted into a path comes back masked, as in the logs
       notFound(
-        `No route ${request.method} ${redactUrl(request.url.split('?')[0] ?? '').slice(0, 200)}`,
+        `No route ${request.method} ${redactRequestUrl(request.url.split('?')[0] ?? '').slice(0, 200)}`,
       ),
       request,
       reply,

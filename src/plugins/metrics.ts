@@ -1,8 +1,7 @@
-import { statSync } from 'node:fs'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
-import type { Database } from '../db/create-db.ts'
+import type { StorageGauge } from '../db/engine.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -12,20 +11,8 @@ declare module 'fastify' {
 }
 
 export interface MetricsOptions {
-  /** The SQLite files whose sizes to report (Database.files); none on PostgreSQL. */
-  files?: Database['files']
-}
-
-/**
- * A file's size now: 0 when it does not exist (SQLite removes the log at a clean close), NaN
- * when it cannot be read, so that a scrape never fails for it.
- */
-function sizeOf(path: string): number {
-  try {
-    return statSync(path, { throwIfNoEntry: false })?.size ?? 0
-  } catch {
-    return Number.NaN
-  }
+  /** What the storage reports about itself (`Database.gauges`). */
+  gauges?: readonly StorageGauge[]
 }
 
 /**
@@ -51,27 +38,16 @@ export const metricsPlugin = fp(async (app: FastifyInstance, options: MetricsOpt
     registers: [registry],
   })
 
-  const files = options.files
-  if (files) {
-    // read at each scrape: the log's size is the one to alert on, should a long reader (a
-    // backup, a sqlite3 shell left open) keep it from restarting at about 64 MiB
+  // the storage's own gauges (file sizes), read at each scrape
+  for (const gauge of options.gauges ?? [])
     new Gauge({
-      name: 'statusd_sqlite_wal_bytes',
-      help: 'Size of the SQLite write-ahead log file (the -wal file)',
+      name: gauge.name,
+      help: gauge.help,
       registers: [registry],
       collect() {
-        this.set(sizeOf(files.log))
+        this.set(gauge.read())
       },
     })
-    new Gauge({
-      name: 'statusd_sqlite_database_bytes',
-      help: 'Size of the SQLite database file',
-      registers: [registry],
-      collect() {
-        this.set(sizeOf(files.database))
-      },
-    })
-  }
 
   const observe = (request: FastifyRequest, reply: FastifyReply) => {
     const labels = {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { main } from '../../src/cli/main.ts'
-import { createDatabase } from '../../src/db/create-db.ts'
+import { createDatabase } from '../../src/db/create-database.ts'
 import { migratorFor } from '../../src/db/migrate.ts'
 import { migrations } from '../../src/db/migrations/index.ts'
 import {

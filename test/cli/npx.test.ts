@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, before, it } from 'node:test'
 import { buildApp } from '../../src/app.ts'
-import { createDatabase } from '../../src/db/create-db.ts'
+import { createDatabase } from '../../src/db/create-database.ts'
 import { DEFAULT_PLANS } from '../../src/modules/plans/plans.ts'
 import { killAll, ROOT, runToEnd, statusdEnv } from '../helpers/processes.ts'
 

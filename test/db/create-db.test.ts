@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, it, test } from 'node:test'
 import { sql } from 'kysely'
-import {
-  createDatabase,
-  isPostgresUrl,
-  isStorageUnavailable,
-  redactUrl,
-} from '../../src/db/create-db.ts'
+import { createDatabase } from '../../src/db/create-database.ts'
+import { redactDatabaseUrl } from '../../src/db/database-url.ts'
+import { openPostgres } from '../../src/db/postgres/open-postgres.ts'
+import { isPostgresUrl } from '../../src/db/postgres/postgres-engine.ts'
+import { isStorageUnavailable } from '../../src/db/storage-error.ts'
 import { freshDatabase, postgresOnly } from '../helpers/engine.ts'
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code })
@@ -64,10 +63,10 @@ describe('DATABASE_URL', () => {
 
   it('a password never shows in a printed URL', () => {
     assert.equal(
-      redactUrl('postgres://me:secret@db:5432/statusd'),
+      redactDatabaseUrl('postgres://me:secret@db:5432/statusd'),
       'postgres://me:***@db:5432/statusd',
     )
-    assert.equal(redactUrl('sqlite:./data/statusd.db'), 'sqlite:./data/statusd.db')
+    assert.equal(redactDatabaseUrl('sqlite:./data/statusd.db'), 'sqlite:./data/statusd.db')
   })
 
   it('an unknown scheme is refused with the schemes that work', () => {
@@ -140,9 +139,8 @@ test('a dedicated client (the LISTEN connection) is configured like the pool, ou
   const fresh = await freshDatabase()
   const url = new URL(fresh.url)
   url.searchParams.set('application_name', 'statusd-eu1')
-  const database = createDatabase(url.href, { poolSize: 1 })
-  const client = database.dedicatedClient?.('listen')
-  assert.ok(client, 'PostgreSQL databases open dedicated clients')
+  const database = openPostgres(url.href, { poolSize: 1 })
+  const client = database.dedicatedClient('listen')
   try {
     await client.connect()
     const { rows } = await client.query<{ app: string; schema: string }>(
@@ -160,7 +158,4 @@ test('a dedicated client (the LISTEN connection) is configured like the pool, ou
     await database.close()
     await fresh.drop()
   }
-  const sqlite = createDatabase('sqlite::memory:')
-  assert.equal(sqlite.dedicatedClient, undefined, 'SQLite has none')
-  await sqlite.close()
 })

@@ -7,8 +7,9 @@ import {
   PostgresIntrospector,
   PostgresQueryCompiler,
 } from 'kysely'
-import { createDatabase, type Database } from '../../src/db/create-db.ts'
+import { createDatabase } from '../../src/db/create-database.ts'
 import type { DB } from '../../src/db/database.ts'
+import type { Database } from '../../src/db/engine.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 import { prepareQuery } from '../../src/db/prepared.ts'
 

@@ -6,7 +6,7 @@ import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
-import { createDatabase } from '../../src/db/create-db.ts'
+import { createDatabase } from '../../src/db/create-database.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import { defer, type Lifetime } from '../helpers/cleanup.ts'
 

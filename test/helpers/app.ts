@@ -1,6 +1,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { type AppDeps, buildApp } from '../../src/app.ts'
-import { createDatabase, type Database } from '../../src/db/create-db.ts'
+import { createDatabase } from '../../src/db/create-database.ts'
+import type { Database } from '../../src/db/engine.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { DEFAULT_PLANS, type Plans } from '../../src/modules/plans/plans.ts'

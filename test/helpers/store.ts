@@ -1,7 +1,8 @@
 import { after, before } from 'node:test'
 import type { Kysely } from 'kysely'
-import { createDatabase, type Database } from '../../src/db/create-db.ts'
+import { createDatabase } from '../../src/db/create-database.ts'
 import type { DB } from '../../src/db/database.ts'
+import type { Database } from '../../src/db/engine.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 import { freshDatabase, TEST_ENGINE, type TestDatabase } from './engine.ts'
 

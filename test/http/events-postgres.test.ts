@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { sql } from 'kysely'
 import type pg from 'pg'
-import { createDatabase } from '../../src/db/create-db.ts'
+import { openPostgres } from '../../src/db/postgres/open-postgres.ts'
 import { PgEventBus } from '../../src/db/postgres/pg-event-bus.ts'
 import { STATUS_CHANGES, type StatusChange } from '../../src/modules/events/status-events.ts'
 import { makeApp, type TestApp } from '../helpers/app.ts'
@@ -64,7 +64,7 @@ describe('live updates across instances on PostgreSQL', { skip: postgresOnly }, 
 
   it("a write reaches every instance's streams even if its instance does nothing after the commit (the NOTIFY is part of the transaction)", async (t) => {
     const fresh = await testDatabase(t)
-    const busDatabase = createDatabase(fresh.url, { poolSize: 1 })
+    const busDatabase = openPostgres(fresh.url, { poolSize: 1 })
     defer(t, () => busDatabase.close())
     // B announces nothing once a write has committed, as if it died right after its commit
     class AfterCommitSilent extends PgEventBus<StatusChange> {
@@ -73,7 +73,7 @@ describe('live updates across instances on PostgreSQL', { skip: postgresOnly }, 
     const silent = new AfterCommitSilent({
       ...STATUS_CHANGES,
       db: busDatabase.db,
-      openClient: () => busDatabase.dedicatedClient?.('listen') as pg.Client,
+      openClient: () => busDatabase.dedicatedClient('listen') as pg.Client,
     })
     await silent.start()
     const a = await makeApp(t, { databaseUrl: fresh.url })
@@ -100,7 +100,7 @@ describe('live updates across instances on PostgreSQL', { skip: postgresOnly }, 
   it('changes lost while the LISTEN connection was down reach the streams after the reconnect (resync)', async (t) => {
     const fresh = await testDatabase(t)
     // A's bus reconnects only when the test opens the gate: a gap of known length
-    const busDatabase = createDatabase(fresh.url, { poolSize: 1 })
+    const busDatabase = openPostgres(fresh.url, { poolSize: 1 })
     defer(t, () => busDatabase.close())
     let gate: Promise<void> = Promise.resolve()
     let open = () => {}
@@ -109,7 +109,7 @@ describe('live updates across instances on PostgreSQL', { skip: postgresOnly }, 
       db: busDatabase.db,
       openClient: async () => {
         await gate
-        return busDatabase.dedicatedClient?.('listen') as pg.Client
+        return busDatabase.dedicatedClient('listen') as pg.Client
       },
       retryMs: 20,
     })

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { sql } from 'kysely'
-import { createDatabase } from '../../src/db/create-db.ts'
+import { createDatabase } from '../../src/db/create-database.ts'
 import { freshDatabase, postgresOnly } from '../helpers/engine.ts'
 import { SseTestClient } from '../helpers/sse.ts'
 import { type ServerProcess, startServer } from '../helpers/statusd-instance.ts'

@@ -8,11 +8,11 @@ import { after, beforeEach, describe, it, type TestContext } from 'node:test'
 import SQLite from 'better-sqlite3'
 import { Kysely, sql } from 'kysely'
 import { buildApp } from '../../src/app.ts'
-import type { Database } from '../../src/db/create-db.ts'
 import type { DB } from '../../src/db/database.ts'
-import { transactionPerWrite } from '../../src/db/group-commit.ts'
+import type { Database } from '../../src/db/engine.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
-import { SqliteDialectWithSafeRollback } from '../../src/db/sqlite-dialect.ts'
+import { SqliteDialectWithSafeRollback } from '../../src/db/sqlite/sqlite-dialect.ts'
+import { transactionPerWrite } from '../../src/db/writer.ts'
 import { InProcessEventBus } from '../../src/lib/event-bus.ts'
 import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { createUser } from '../../src/modules/users/users.service.ts'
@@ -167,6 +167,7 @@ describe('keys at rest', () => {
       writer: transactionPerWrite(db),
       describe: 'sqlite (in memory)',
       ping: async () => true,
+      gauges: [],
       openEventBus: async (options) => new InProcessEventBus(options),
       close: () => db.destroy(),
     }

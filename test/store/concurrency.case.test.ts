@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { createDatabase } from '../../src/db/create-db.ts'
+import { createDatabase } from '../../src/db/create-database.ts'
 import type { Plan } from '../../src/modules/plans/plans.ts'
 import {
   type StatusDeps,

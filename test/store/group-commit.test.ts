@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, test } from 'node:test'
 import { CompiledQuery, type Kysely, sql } from 'kysely'
-import { createDatabase, type Database, isStorageUnavailable } from '../../src/db/create-db.ts'
+import { createDatabase } from '../../src/db/create-database.ts'
 import type { DB } from '../../src/db/database.ts'
+import type { Database } from '../../src/db/engine.ts'
 import { groupCommitWriter } from '../../src/db/group-commit.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
+import { isStorageUnavailable } from '../../src/db/storage-error.ts'
 
 // Issue 5: durable group commit — writes arriving together share one transaction (one
 // fsync), each keeps its own outcome, and each settles only after the shared commit.

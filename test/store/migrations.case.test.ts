@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { type Kysely, sql } from 'kysely'
-import { createDatabase } from '../../src/db/create-db.ts'
+import { createDatabase } from '../../src/db/create-database.ts'
 import type { DB } from '../../src/db/database.ts'
 import { migrateToLatest, migratorFor, pendingMigrations } from '../../src/db/migrate.ts'
 import { migrations } from '../../src/db/migrations/index.ts'

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { sql } from 'kysely'
 import type pg from 'pg'
-import { createDatabase, type Database } from '../../src/db/create-db.ts'
+import { openPostgres, type PostgresDatabase } from '../../src/db/postgres/open-postgres.ts'
 import { PgEventBus } from '../../src/db/postgres/pg-event-bus.ts'
 import type { BusLog } from '../../src/lib/event-bus.ts'
 import {
@@ -28,7 +28,7 @@ function memoryLog(): BusLog & { lines: { level: string; msg: string }[] } {
 }
 
 interface Instance {
-  database: Database
+  database: PostgresDatabase
   bus: PgEventBus<StatusChange>
   log: ReturnType<typeof memoryLog>
 }
@@ -37,17 +37,16 @@ interface Instance {
 async function instance(
   url: string,
   cleanup: (() => Promise<void>)[],
-  options: { openClient?: (database: Database) => pg.Client | Promise<pg.Client> } = {},
+  options: { openClient?: (database: PostgresDatabase) => pg.Client | Promise<pg.Client> } = {},
 ): Promise<Instance> {
-  const database = createDatabase(url, { poolSize: 2 })
+  const database = openPostgres(url, { poolSize: 2 })
   const log = memoryLog()
   const dedicated = database.dedicatedClient
-  assert.ok(dedicated, 'a PostgreSQL database opens dedicated clients')
   const bus = new PgEventBus({
     ...STATUS_CHANGES,
     db: database.db,
     openClient: options.openClient
-      ? () => (options.openClient as (d: Database) => pg.Client)(database)
+      ? () => (options.openClient as (d: PostgresDatabase) => pg.Client)(database)
       : () => dedicated('listen'),
     log,
     retryMs: 20,
@@ -148,15 +147,15 @@ describe('PgEventBus: LISTEN/NOTIFY between instances [postgres]', { skip: postg
   it('publish never throws: when NOTIFY fails it logs and still tells its own subscribers', async () => {
     await withDatabase(async (fresh, cleanup) => {
       // the LISTEN connection works; the pool publish uses points at a closed port
-      const listening = createDatabase(fresh.url, { poolSize: 1 })
-      const unreachable = createDatabase('postgres://statusd@127.0.0.1:1/nowhere', {
+      const listening = openPostgres(fresh.url, { poolSize: 1 })
+      const unreachable = openPostgres('postgres://statusd@127.0.0.1:1/nowhere', {
         poolSize: 1,
       })
       const log = memoryLog()
       const bus = new PgEventBus({
         ...STATUS_CHANGES,
         db: unreachable.db,
-        openClient: () => listening.dedicatedClient?.('listen') as pg.Client,
+        openClient: () => listening.dedicatedClient('listen') as pg.Client,
         log,
       })
       cleanup.push(async () => {
@@ -209,7 +208,7 @@ describe('PgEventBus: LISTEN/NOTIFY between instances [postgres]', { skip: postg
         openClient: async (database) => {
           attempts += 1
           await gate
-          const client = database.dedicatedClient?.('listen') as pg.Client
+          const client = database.dedicatedClient('listen') as pg.Client
           return client
         },
       })
@@ -250,7 +249,7 @@ describe('PgEventBus: LISTEN/NOTIFY between instances [postgres]', { skip: postg
           attempts += 1
           if (attempts < 3)
             throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })
-          return database.dedicatedClient?.('listen') as pg.Client
+          return database.dedicatedClient('listen') as pg.Client
         },
       })
       let resyncs = 0
@@ -270,14 +269,14 @@ describe('PgEventBus: LISTEN/NOTIFY between instances [postgres]', { skip: postg
       // the first connection goes silent (its probes never answer), like one behind a
       // firewall that dropped it without telling anyone
       let opened = 0
-      const database = createDatabase(fresh.url, { poolSize: 1 })
+      const database = openPostgres(fresh.url, { poolSize: 1 })
       const log = memoryLog()
       const bus = new PgEventBus({
         ...STATUS_CHANGES,
         db: database.db,
         openClient: () => {
           opened += 1
-          const client = database.dedicatedClient?.('listen') as pg.Client
+          const client = database.dedicatedClient('listen') as pg.Client
           if (opened === 1) {
             const query = client.query.bind(client) as (...args: unknown[]) => unknown
             Object.assign(client, {

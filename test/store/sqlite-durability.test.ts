@@ -5,10 +5,10 @@ import { join } from 'node:path'
 import { after, test } from 'node:test'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
-import { startCheckpointThread } from '../../src/db/checkpoint-worker.ts'
-import { createDatabase } from '../../src/db/create-db.ts'
+import { createDatabase } from '../../src/db/create-database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
-import { walSyncer } from '../../src/db/wal-sync.ts'
+import { startCheckpointThread } from '../../src/db/sqlite/checkpoint-worker.ts'
+import { walSyncer } from '../../src/db/sqlite/wal-sync.ts'
 
 // Issue 5 (durable group commit): a group-committed batch is acknowledged after an fsync of
 // the log done off the event loop, and checkpoints run on their own thread.

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/database.ts'
-import { type Writer, writerOf } from '../../db/group-commit.ts'
+import { type Writer, writerOf } from '../../db/writer.ts'
 import type { EventBus } from '../../lib/event-bus.ts'
 
 /**

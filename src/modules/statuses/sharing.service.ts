@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { DB, Db, StatusRow } from '../../db/database.ts'
-import { type Writer, writerOf } from '../../db/group-commit.ts'
+import { type Writer, writerOf } from '../../db/writer.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
 import { creationIso } from '../../lib/time.ts'

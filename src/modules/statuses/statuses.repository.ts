@@ -1,4 +1,4 @@
-import { type Kysely, PostgresAdapter, type UpdateResult } from 'kysely'
+import type { Kysely, UpdateResult } from 'kysely'
 import type {
   DB,
   Db,
@@ -7,6 +7,7 @@ import type {
   StatusRow,
   StatusRowUpdate,
 } from '../../db/database.ts'
+import { lockRowsForWrite } from '../../db/locks.ts'
 import { type PreparedQuery, preparedByShape, prepareQuery } from '../../db/prepared.ts'
 
 // The write hot path (PATCH by id, POST by key) runs prepared queries: built and compiled
@@ -22,24 +23,18 @@ const selectByKey = (db: Kysely<DB>, ownerId: string, key: string) =>
     .where('owner_id', '=', ownerId)
     .where('status_key', '=', key)
 
-/**
- * On PostgreSQL, a row read to be written is locked (`FOR UPDATE`) until the transaction
- * ends: concurrent writers of one status take turns from the read on, so `If-Match` and every
- * other check on the row read hold when the write lands. Without it, READ COMMITTED let 20
- * writes with one `If-Match` all succeed. SQLite needs nothing: its writes never overlap.
- */
-const forWrite = <Q extends { forUpdate(): Q }>(db: Kysely<DB>, query: Q): Q =>
-  db.getExecutor().adapter instanceof PostgresAdapter ? query.forUpdate() : query
-
+// A row read to be written stays locked until the transaction ends (lockRowsForWrite):
+// concurrent writers of one status take turns from the read on, so `If-Match` and every
+// other check on the row read hold when the write lands.
 const byId = prepareQuery<{ id: string }, StatusRow>((db, p) => selectById(db, p('id')))
 const byIdForWrite = prepareQuery<{ id: string }, StatusRow>((db, p) =>
-  forWrite(db, selectById(db, p('id'))),
+  lockRowsForWrite(db, selectById(db, p('id'))),
 )
 const byKey = prepareQuery<{ ownerId: string; key: string }, StatusRow>((db, p) =>
   selectByKey(db, p('ownerId'), p('key')),
 )
 const byKeyForWrite = prepareQuery<{ ownerId: string; key: string }, StatusRow>((db, p) =>
-  forWrite(db, selectByKey(db, p('ownerId'), p('key'))),
+  lockRowsForWrite(db, selectByKey(db, p('ownerId'), p('key'))),
 )
 
 export const findStatusById = async (db: Db, id: string): Promise<StatusRow | undefined> =>
@@ -51,11 +46,11 @@ export const findStatusByKey = async (
   key: string,
 ): Promise<StatusRow | undefined> => (await byKey(db, { ownerId, key })).rows[0]
 
-/** A status by id, to be changed in this transaction (locked on PostgreSQL). */
+/** A status by id, to be changed in this transaction (its row locked: lockRowsForWrite). */
 export const findStatusByIdForWrite = async (db: Db, id: string): Promise<StatusRow | undefined> =>
   (await byIdForWrite(db, { id })).rows[0]
 
-/** A status by its owner's key, to be changed in this transaction (locked on PostgreSQL). */
+/** A status by its owner's key, to be changed in this transaction (its row locked: lockRowsForWrite). */
 export const findStatusByKeyForWrite = async (
   db: Db,
   ownerId: string,

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { DB, Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
-import type { Writer } from '../../db/group-commit.ts'
+import type { Writer } from '../../db/writer.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import {

@@ -1,8 +1,8 @@
 import type { Worker } from 'node:worker_threads'
 import { CompiledQuery, type Kysely } from 'kysely'
+import type { DB } from '../database.ts'
+import type { BatchHooks } from '../group-commit.ts'
 import { startCheckpointThread } from './checkpoint-worker.ts'
-import type { DB } from './database.ts'
-import type { BatchHooks } from './group-commit.ts'
 import { walSyncer } from './wal-sync.ts'
 
 /**

@@ -1,0 +1,168 @@
+import type { DialectAdapter, Kysely, Transaction } from 'kysely'
+import type { BusLog, EventBus, MessageFormat } from '../lib/event-bus.ts'
+import type { DB } from './database.ts'
+import type { Writer } from './writer.ts'
+
+// The engine port: everything that differs between the engines statusd runs on, named once.
+// Each engine implements `Engine` in its own folder (sqlite/, postgres/) and has one line in
+// the registry (engines.ts); every member is required, so an engine that lacks one does not
+// compile. Code outside src/db/ sees a `Database` and the functions of this folder, never
+// which engine it runs on.
+
+/** What an error means for storage; anything else is a bug (500). */
+export type StorageErrorKind =
+  /** Storage cannot serve right now (down, busy, full, unreachable): 503, retry later. */
+  | 'unavailable'
+  /** Text the engine cannot store (PostgreSQL refuses NUL, 22021): the request's fault, 400. */
+  | 'unstorable'
+  /** The database as set up refuses statusd (no such database or schema, a login or privilege refused). */
+  | 'setup'
+
+/** A query that can lock the rows it reads until its transaction ends (`select … for update`). */
+export interface RowLockable<Q> {
+  forUpdate(): Q
+}
+
+/**
+ * The steps of statusd's migrations that differ by engine, one member per migration that
+ * needs one: an engine where the step has nothing to do says so with an empty function.
+ * Migrations reach them through `migrationSteps(db)` (engines.ts).
+ */
+export interface MigrationSteps {
+  /**
+   * The schema the migrator keeps its bookkeeping tables in, where the engine has schemas
+   * (migrate.ts); undefined where it has none.
+   */
+  bookkeepingSchema(db: Kysely<unknown>): Promise<string | undefined>
+  /** 2026-11-24 clustered-history: status_history stored in primary-key order (up), or not. */
+  clusteredHistory(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
+  /** 2026-11-24 clustered-statuses: statuses stored in primary-key order (up), or not. */
+  clusteredStatuses(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
+  /** 2026-11-25 bigint-counters: a status's counters hold 64 bits (up), or 32 (down). */
+  bigintCounters(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
+}
+
+/** How `statusd copy` (copy.ts) treats a URL of the engine, as source or as target. */
+export interface CopySupport {
+  /**
+   * A copy's source, before it is opened: why it is refused (nothing there: a typo must not
+   * create an empty database; not a database of this engine), or the options it is opened with.
+   */
+  source(url: string): { refused: string } | { options: DatabaseOptions }
+  /**
+   * Called before a copy's target is opened; the function it returns removes what opening
+   * the target created (a new, empty file), for a copy that did not happen.
+   */
+  discardNewTarget(url: string): () => void
+}
+
+/** One engine statusd runs on. */
+export interface Engine {
+  /** Its name in the registry, in logs and in tests. */
+  readonly name: string
+  /** The URL forms it opens, for messages (`sqlite:<path>`). */
+  readonly urlForms: readonly string[]
+  /** True when a `DATABASE_URL` names a database of this engine (by its scheme). */
+  recognizes(url: string): boolean
+  /**
+   * What is wrong with a URL it recognizes, in one line that does not echo the URL (it may
+   * hold a password); undefined when it can be opened.
+   */
+  problemWithUrl(url: string): string | undefined
+  /** The URL as it may be logged and printed: without its password. */
+  redactUrl(url: string): string
+  /** Opens the database the URL names; nothing connects before the first query. */
+  open(url: string, options: DatabaseOptions): Database
+  /** True when Kysely's adapter is this engine's: how a transaction finds its engine. */
+  ownsAdapter(adapter: DialectAdapter): boolean
+  /**
+   * The query, made to lock the rows it reads until the transaction ends where writers
+   * can overlap (`for update`): a row read to be written stays as read until the write lands.
+   */
+  lockRows<Q extends RowLockable<Q>>(query: Q): Q
+  /**
+   * Holds a named lock until `tx` ends, so that transactions taking the same name run one
+   * after another, across every process on the database.
+   */
+  advisoryLock(tx: Transaction<DB>, name: string): Promise<void>
+  /** What one error (not its causes: storage-error.ts walks them) means for storage. */
+  classifyError(err: { code?: unknown; message?: unknown }): StorageErrorKind | undefined
+  readonly migrationSteps: MigrationSteps
+  readonly copy: CopySupport
+}
+
+/** What a database needs to open an event bus for one kind of message. */
+export interface EventBusOptions<M> extends MessageFormat<M> {
+  log: BusLog
+  /** Called when a listener throws; the other listeners still get the message. */
+  onListenerError?: (err: unknown) => void
+}
+
+/** A storage gauge `/metrics` reports (read at every scrape). */
+export interface StorageGauge {
+  name: string
+  help: string
+  read(): number
+}
+
+/** An open database, whatever its engine. */
+export interface Database {
+  db: Kysely<DB>
+  /** The engine's name, for logs and tests; code asks the engine port, never this. */
+  engine: string
+  /**
+   * How services commit their writes: the engine's best way (group commit where every
+   * commit costs an fsync, one transaction per write where commits run in parallel).
+   */
+  writer: Writer
+  /** Where the data lives, without credentials: safe to log. */
+  describe: string
+  /** True when storage answers a trivial query. */
+  ping(): Promise<boolean>
+  /** What `/metrics` reports about the storage (file sizes); may be none. */
+  gauges: readonly StorageGauge[]
+  /**
+   * Opens the bus on which committed writes reach live streams: between every instance on
+   * the database where several can share it, else in process. The caller closes it.
+   */
+  openEventBus<M>(options: EventBusOptions<M>): Promise<EventBus<M, Transaction<DB>>>
+  close(): Promise<void>
+}
+
+/**
+ * How long a SQLite write waits for a lock another process holds (the admin CLI, a backup).
+ * note: better-sqlite3 is synchronous, so the whole event loop waits with it — every other
+ * request and the health checks too. A second rides out the CLI's millisecond transactions;
+ * a lock held longer answers 503 with Retry-After rather than freezing the server for long.
+ */
+export const DEFAULT_BUSY_TIMEOUT_MS = 1000
+
+/** Connections per instance when `DATABASE_POOL_SIZE` is not set. */
+export const DEFAULT_POOL_SIZE = 10
+
+/** How a database is opened; an engine ignores what does not apply to it. */
+export interface DatabaseOptions {
+  /** Most connections a pool opens (`DATABASE_POOL_SIZE`; PostgreSQL). */
+  poolSize?: number
+  /** How long a query waits for a pooled connection before it fails (503; PostgreSQL). */
+  connectTimeoutMs?: number
+  /** How long a write waits for another process's lock (SQLite: DEFAULT_BUSY_TIMEOUT_MS). */
+  busyTimeoutMs?: number
+  /**
+   * SQLite: how often checkpoints run and how far the log may grow before it must restart
+   * (sqlite/sqlite-durability.ts; the defaults suit every deployment, tests use small ones),
+   * and who hears of a checkpoint that failed (`onError`: the server logs it).
+   */
+  checkpoints?: {
+    onError?: (error: Error) => void
+    /** Units committed between two checkpoints under load. */
+    checkpointEvery?: number
+    /** Log size, in frames, past which a batch waits for the log to restart. */
+    restartFrames?: number
+  }
+  /**
+   * SQLite: open the file read-only, as it is (no switch to WAL mode, no checkpoints): for
+   * reading a file that must not change, e.g. a `VACUUM INTO` backup as a copy's source.
+   */
+  readOnly?: boolean
+}

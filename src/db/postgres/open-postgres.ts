@@ -1,0 +1,124 @@
+import { createRequire } from 'node:module'
+import { Kysely, PostgresDialect } from 'kysely'
+import type pg from 'pg'
+import type { DB } from '../database.ts'
+import { type Database, type DatabaseOptions, DEFAULT_POOL_SIZE } from '../engine.ts'
+import { transactionPerWrite } from '../writer.ts'
+import { PgEventBus } from './pg-event-bus.ts'
+
+/** A PostgreSQL database: a pool, and connections outside it for long sessions. */
+export interface PostgresDatabase extends Database {
+  /**
+   * A new connection outside the pool, configured like the pool's (same URL, TLS,
+   * search_path, connect timeout), for a long-lived session such as the event bus's LISTEN.
+   * Not connected yet; the caller connects and ends it. Its `application_name` is the
+   * pool's with `:<purpose>` added, so it can be told apart in `pg_stat_activity`.
+   */
+  dedicatedClient(purpose: string): pg.Client
+}
+
+// How long a request waits for a pooled connection (a new one, or a busy pool's next free
+// one) before it fails with 503; and how long /readyz waits for its probe.
+const CONNECT_TIMEOUT_MS = 5_000
+const PING_TIMEOUT_MS = 2_000
+
+// note: pg is loaded only when the database is PostgreSQL (cold start on SQLite)
+const require = createRequire(import.meta.url)
+
+/**
+ * Opens a pool on the PostgreSQL database a `postgres://` URL names; it connects on the first
+ * query. Beyond a Database, it opens dedicated clients (the event bus's LISTEN).
+ */
+export function openPostgres(url: string, options: DatabaseOptions = {}): PostgresDatabase {
+  const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE
+  const connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS
+  const { Pool, Client, types } = require('pg') as typeof pg
+  if (!Number.isInteger(poolSize) || poolSize < 1)
+    throw new Error(`database pool size must be a positive integer, got ${poolSize}`)
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(url)
+  } catch {
+    // an unparsable URL fails on first connect with pg's own message
+  }
+  const applicationName = parsed?.searchParams.get('application_name') ?? 'statusd'
+  const pool = new Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: connectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    // shows in pg_stat_activity; a URL's own application_name wins
+    application_name: applicationName,
+    // bigint (int8: the status counters, counts) as a number, as SQLite gives it: pg's
+    // default is a string. They stay far below 2^53.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === types.builtins.INT8
+          ? Number
+          : types.getTypeParser(oid, format)) as typeof types.getTypeParser,
+    },
+  })
+  // note: an idle pooled connection that dies (server restart, admin shutdown) emits 'error'
+  // on the pool; unhandled, that would crash the process. The pool has already dropped it and
+  // the next query opens a fresh one, so there is nothing to do here.
+  pool.on('error', () => {})
+  // note: … and a connection that dies while checked out (a query in flight: a server restart,
+  // failover, pg_terminate_backend) emits 'error' on its client, which pg-pool no longer
+  // listens to then. The query itself fails (503), the pool drops the client on release; the
+  // event must not crash the process, so every client gets a listener for its whole life.
+  pool.on('connect', (client) => client.on('error', () => {}))
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  const dedicatedClient = (purpose: string) => {
+    // note: pg lets a URL's parameters override the config, so the URL's own
+    // application_name is taken out for the suffixed one to show
+    let connectionString = url
+    if (parsed?.searchParams.has('application_name')) {
+      const copy = new URL(parsed.href)
+      copy.searchParams.delete('application_name')
+      connectionString = copy.href
+    }
+    return new Client({
+      connectionString,
+      connectionTimeoutMillis: connectTimeoutMs,
+      keepAlive: true,
+      // a peer that vanished without a FIN is noticed in seconds, not hours
+      keepAliveInitialDelayMillis: 10_000,
+      application_name: `${applicationName}:${purpose}`,
+    })
+  }
+  return {
+    db,
+    engine: 'postgres',
+    // commits run in parallel on pooled connections (and the server groups their WAL flushes)
+    writer: transactionPerWrite(db),
+    describe: parsed
+      ? `postgres ${parsed.hostname || 'localhost'}${parsed.port ? `:${parsed.port}` : ''}${parsed.pathname}`
+      : 'postgres',
+    gauges: [],
+    async ping() {
+      let timer: NodeJS.Timeout | undefined
+      const probe = pool.query('select 1').then(
+        () => true,
+        () => false,
+      )
+      const timeout = new Promise<boolean>((done) => {
+        timer = setTimeout(() => done(false), PING_TIMEOUT_MS)
+      })
+      try {
+        return await Promise.race([probe, timeout])
+      } finally {
+        clearTimeout(timer)
+      }
+    },
+    dedicatedClient,
+    // every instance on the database delivers every change: NOTIFY in the write's
+    // transaction, and one LISTEN connection per instance
+    async openEventBus(options) {
+      const bus = new PgEventBus({ db, ...options, openClient: () => dedicatedClient('listen') })
+      await bus.start()
+      return bus
+    },
+    close: () => db.destroy(),
+  }
+}

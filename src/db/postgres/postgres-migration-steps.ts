@@ -1,0 +1,50 @@
+import { type Kysely, sql } from 'kysely'
+import type { MigrationSteps } from '../engine.ts'
+
+// The engine-specific steps of statusd's migrations on PostgreSQL.
+
+/**
+ * The schema statusd's tables live in (the first of `search_path`), so the migrator keeps its
+ * own bookkeeping tables there too. Without it, Kysely would take another schema's
+ * `kysely_migration` table (another app's, or another statusd's) for its own.
+ */
+async function currentSchema(db: Kysely<unknown>): Promise<string> {
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(
+    db,
+  )
+  const schema = rows[0]?.schema
+  // note: a search_path naming only schemas that do not exist leaves no current schema, and
+  // the migrator would fail on its lock table with a message that names neither
+  if (schema === null || schema === undefined)
+    throw Object.assign(
+      new Error(
+        'no schema of its search_path exists: create the schema first (CREATE SCHEMA …), or fix the search_path option of DATABASE_URL',
+      ),
+      { code: '3F000' },
+    )
+  return schema
+}
+
+// the counters of a status, int8 since 2026-11-25 bigint-counters
+const COUNTERS = [
+  ['statuses', 'version'],
+  ['statuses', 'change_count'],
+  ['status_history', 'change_no'],
+] as const
+
+async function setCounterType(db: Kysely<unknown>, type: 'bigint' | 'integer'): Promise<void> {
+  for (const [table, column] of COUNTERS)
+    await db.schema
+      .alterTable(table)
+      .alterColumn(column, (c) => c.setDataType(type))
+      .execute()
+}
+
+/** PostgreSQL's steps: schemas; heap tables with their indexes; 32-bit `integer` widened. */
+export const postgresMigrationSteps: MigrationSteps = {
+  bookkeepingSchema: currentSchema,
+  // a heap table and its primary-key index serve a history page well enough
+  clusteredHistory: async () => {},
+  clusteredStatuses: async () => {},
+  bigintCounters: (db, direction) => setCounterType(db, direction === 'up' ? 'bigint' : 'integer'),
+}

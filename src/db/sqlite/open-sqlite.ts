@@ -1,0 +1,104 @@
+import { mkdirSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import SQLite from 'better-sqlite3'
+import { Kysely } from 'kysely'
+import { InProcessEventBus } from '../../lib/event-bus.ts'
+import type { DB } from '../database.ts'
+import { sqliteDirectRunner } from '../direct-runner.ts'
+import {
+  type Database,
+  type DatabaseOptions,
+  DEFAULT_BUSY_TIMEOUT_MS,
+  type StorageGauge,
+} from '../engine.ts'
+import { groupCommitWriter } from '../group-commit.ts'
+import { SqliteDialectWithSafeRollback } from './sqlite-dialect.ts'
+import { sqliteDurability } from './sqlite-durability.ts'
+import { withStatementCache } from './statement-cache.ts'
+
+const WAL_SIZE_LIMIT = 128 * 1024 * 1024
+
+/** Opens a SQLite database file (or `:memory:`), in WAL mode unless `readOnly`. */
+export function openSqlite(path: string, options: DatabaseOptions = {}): Database {
+  if (path === '')
+    throw new Error('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/statusd.db')
+  const readOnly = options.readOnly ?? false
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS
+  const file = path === ':memory:' ? path : resolve(path)
+  if (file !== ':memory:' && !readOnly) mkdirSync(dirname(file), { recursive: true })
+  const sqlite = new SQLite(file, { readonly: readOnly, fileMustExist: readOnly })
+  if (!readOnly) sqlite.pragma('journal_mode = WAL')
+  // note: FULL fsyncs the WAL on every commit, so an acknowledged write survives power loss;
+  // group-committed batches get the same guarantee off the event loop (sqlite-durability.ts)
+  sqlite.pragma('synchronous = FULL')
+  sqlite.pragma('foreign_keys = ON')
+  sqlite.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
+  const statements = withStatementCache(sqlite)
+  const db = new Kysely<DB>({ dialect: new SqliteDialectWithSafeRollback(sqlite, statements) })
+  // an in-memory database has no log to sync or checkpoint
+  const durability =
+    file === ':memory:' || readOnly ? undefined : sqliteDurability(file, options.checkpoints)
+  if (durability) {
+    // checkpoints run on the durability's own thread, never inside a request's commit
+    sqlite.pragma('wal_autocheckpoint = 0')
+    // the log restarts at about 64 MiB (sqlite-durability.ts); should it ever grow far past
+    // that, its file is cut back to this size when it restarts, not kept at its largest
+    sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`)
+  }
+  return {
+    db,
+    engine: 'sqlite',
+    // every commit is an fsync: writes arriving together share one
+    writer: groupCommitWriter(db, {
+      hooks: { ...durability, direct: sqliteDirectRunner(statements) },
+    }),
+    describe: file === ':memory:' ? 'sqlite (in memory)' : `sqlite ${file}`,
+    gauges: file === ':memory:' ? [] : sqliteFileGauges({ database: file, log: `${file}-wal` }),
+    // one process uses the database: the bus never leaves it
+    openEventBus: async (busOptions) => new InProcessEventBus(busOptions),
+    async ping() {
+      try {
+        sqlite.prepare('select 1').get()
+        return true
+      } catch {
+        return false
+      }
+    },
+    async close() {
+      await durability?.close()
+      await db.destroy()
+    },
+  }
+}
+
+/**
+ * The sizes of a database file and its write-ahead log, read at each scrape: the log's is
+ * the one to alert on, should a long reader (a backup, a sqlite3 shell left open) keep it
+ * from restarting at about 64 MiB.
+ */
+export function sqliteFileGauges(files: { database: string; log: string }): StorageGauge[] {
+  return [
+    {
+      name: 'statusd_sqlite_wal_bytes',
+      help: 'Size of the SQLite write-ahead log file (the -wal file)',
+      read: () => sizeOf(files.log),
+    },
+    {
+      name: 'statusd_sqlite_database_bytes',
+      help: 'Size of the SQLite database file',
+      read: () => sizeOf(files.database),
+    },
+  ]
+}
+
+/**
+ * A file's size now: 0 when it does not exist (SQLite removes the log at a clean close), NaN
+ * when it cannot be read, so that a scrape never fails for it.
+ */
+function sizeOf(path: string): number {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.size ?? 0
+  } catch {
+    return Number.NaN
+  }
+}
