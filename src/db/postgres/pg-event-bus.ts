@@ -55,11 +55,11 @@ const notify = (db: Kysely<DB> | Transaction<DB>, message: unknown) =>
 const NOOP_LOG: BusLog = { info() {}, warn() {}, error() {} }
 
 /**
- * The event bus of several instances on one PostgreSQL database (docs/api.md: every instance
- * delivers every change). A write sends its NOTIFY inside its own transaction
- * (`publishWithin`), so the change is announced exactly when it commits; one dedicated
- * connection per instance LISTENs and hands every notification to this instance's
- * listeners.
+ * The event bus of several instances on one PostgreSQL database: every instance delivers
+ * every change (docs/sharing.md#several-instances-postgresql-listennotify). A write sends its
+ * NOTIFY inside its own transaction (`publishWithin`), so the change is announced exactly
+ * when it commits; one dedicated connection per instance LISTENs and hands every
+ * notification to this instance's listeners.
  *
  * note: delivery is **only** through NOTIFY, the publishing instance included (it hears its
  * own notifications): one path, the same order on every instance (commit order), no
