@@ -6,7 +6,8 @@ import { after, before, it } from 'node:test'
 import { buildApp } from '../../src/app.ts'
 import { createDatabase } from '../../src/db/create-database.ts'
 import { DEFAULT_PLANS } from '../../src/modules/plans/plans.ts'
-import { killAll, ROOT, runToEnd, statusdEnv } from '../helpers/processes.ts'
+import { defer, type Lifetime } from '../helpers/cleanup.ts'
+import { ROOT, runToEnd, statusdEnv } from '../helpers/processes.ts'
 
 // SPEC §8: the admin CLI is "the same binary, run in the checkout as `npx statusd …`". These
 // run exactly that, as real subprocesses in the repository root. `npx statusd` resolves to
@@ -29,11 +30,10 @@ before(() => {
 })
 
 after(() => {
-  killAll()
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
-const npx = (...args: string[]) => runToEnd('npx', ['statusd', ...args], env)
+const npx = (t: Lifetime, ...args: string[]) => runToEnd(t, 'npx', ['statusd', ...args], env)
 
 /** stderr without npm's own notices (e.g. config warnings of the machine's npm). */
 const ownLines = (stderr: string) =>
@@ -47,22 +47,31 @@ it('package.json names bin/statusd.js as the `statusd` bin, and it is an executa
   assert.ok(fs.statSync(bin).mode & 0o111, 'bin/statusd.js is executable')
 })
 
-it('npx statusd user add / key create / key revoke work, and the key works against the API', async () => {
-  const help = await npx('help')
+it('npx statusd user add / key create / key revoke work, and the key works against the API', async (t) => {
+  const help = await npx(t, 'help')
   assert.equal(help.code, 0, help.stderr)
   assert.match(help.stdout, /^Usage:\nstatusd serve /, 'npx statusd is this package’s CLI')
 
-  const added = await npx('user', 'add', '--name', 'Ops', '--email', 'ops@example.com', '--json')
+  const added = await npx(t, 'user', 'add', '--name', 'Ops', '--email', 'ops@example.com', '--json')
   assert.equal(added.code, 0, added.stderr)
   const user = JSON.parse(added.stdout)
   assert.match(user.id, /^[\w-]{21}$/)
 
-  const made = await npx('key', 'create', '--user', 'ops@example.com', '--label', 'npx', '--json')
+  const made = await npx(
+    t,
+    'key',
+    'create',
+    '--user',
+    'ops@example.com',
+    '--label',
+    'npx',
+    '--json',
+  )
   assert.equal(made.code, 0, made.stderr)
   const key = JSON.parse(made.stdout)
   assert.match(key.key, /^sdk_/)
 
-  const listed = await npx('key', 'list', '--user', user.id, '--json')
+  const listed = await npx(t, 'key', 'list', '--user', user.id, '--json')
   assert.equal(listed.code, 0, listed.stderr)
   assert.ok(!listed.stdout.includes(key.key), 'key list never shows the secret')
   assert.deepEqual(
@@ -70,31 +79,31 @@ it('npx statusd user add / key create / key revoke work, and the key works again
     [key.id],
   )
 
+  // a fresh app each time, on the database the CLI wrote
   const checkAuth = async () => {
-    const database = createDatabase(env.DATABASE_URL as string)
-    const app = await buildApp({ database, plans: DEFAULT_PLANS })
-    try {
-      return await app.inject({ url: '/v1/checkAuth', headers: { 'service-api-key': key.key } })
-    } finally {
-      await app.close()
-    }
+    const app = await buildApp({
+      database: createDatabase(env.DATABASE_URL as string),
+      plans: DEFAULT_PLANS,
+    })
+    defer(t, () => app.close())
+    return app.inject({ url: '/v1/checkAuth', headers: { 'service-api-key': key.key } })
   }
   const ok = await checkAuth()
   assert.equal(ok.statusCode, 200)
   assert.equal(ok.json().userId, user.id)
 
-  const revoked = await npx('key', 'revoke', key.id)
+  const revoked = await npx(t, 'key', 'revoke', key.id)
   assert.equal(revoked.code, 0, revoked.stderr)
   assert.equal((await checkAuth()).statusCode, 401)
 })
 
-it('npx statusd <unknown command>: non-zero exit, one line on stderr', async () => {
-  const r = await npx('frobnicate')
+it('npx statusd <unknown command>: non-zero exit, one line on stderr', async (t) => {
+  const r = await npx(t, 'frobnicate')
   assert.equal(r.code, 2)
   assert.equal(r.stdout.trim(), '')
   assert.deepEqual(ownLines(r.stderr), ['statusd: unknown command: frobnicate (see: statusd help)'])
 
-  const j = await npx('user', 'add', '--name', 'X', '--plan', 'gold', '--json')
+  const j = await npx(t, 'user', 'add', '--name', 'X', '--plan', 'gold', '--json')
   assert.equal(j.code, 1)
   const lines = ownLines(j.stderr)
   assert.equal(lines.length, 1, j.stderr)

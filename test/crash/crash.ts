@@ -1,6 +1,7 @@
 /**
  * Crash safety: drives write load against a real `statusd serve` process, SIGKILLs it at a
- * random moment, starts it again on the same storage, and checks that every acknowledged
+ * random moment (after a seeded number of acknowledged writes, so a seed replays the kill
+ * point: TEST_SEED=…), starts it again on the same storage, and checks that every acknowledged
  * write is there — its value, its change number, its history row — and that storage is
  * intact. Unacknowledged writes sent with an Idempotency-Key are retried after the restart
  * and must land exactly once.
@@ -10,7 +11,6 @@
  *
  * test/crash/crash.test.ts runs a few rounds of it inside `npm test`.
  */
-import { randomBytes, randomInt } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -21,8 +21,10 @@ import { migrateToLatest } from '../../src/db/migrate.ts'
 import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { DEFAULT_PLANS, type Plans } from '../../src/modules/plans/plans.ts'
 import { createUser } from '../../src/modules/users/users.service.ts'
-import { killAll } from '../helpers/processes.ts'
-import { type Server, startServer } from '../helpers/server-process.ts'
+import { type Lifetime, scriptLifetime } from '../helpers/cleanup.ts'
+import { testDatabase } from '../helpers/engine.ts'
+import { type Server, startServer } from '../helpers/processes.ts'
+import { type Random, random, runSeed } from '../helpers/seed.ts'
 
 /** Where a crash run keeps its data: an engine and a DATABASE_URL. */
 export interface CrashTarget {
@@ -31,8 +33,12 @@ export interface CrashTarget {
 }
 
 export interface CrashOptions {
+  /** What the servers live as long as (a test's context). */
+  t: Lifetime
   rounds: number
   target: CrashTarget
+  /** Where the load and the kill points come from (a seeded generator). */
+  random: Random
   /** Writes running at once against the server. */
   workers?: number
   /** Progress lines; default silent. */
@@ -82,6 +88,8 @@ const PLANS: Plans = {
 }
 /** Upper bounds of one round: a bound on the load, never a timing assertion. */
 const MAX_REQUESTS_PER_ROUND = 5000
+/** A round's kill comes after 1 to this many acknowledged writes (writes are in flight then). */
+const MAX_ACKS_BEFORE_KILL = 400
 const REQUEST_TIMEOUT_MS = 15_000
 
 /** Throws when storage breaks a promise; the message names what and where. */
@@ -201,13 +209,13 @@ async function makeUser(target: CrashTarget): Promise<{ userId: string; key: str
 
 /** Runs `rounds` rounds of load → SIGKILL → verify → restart. Throws on the first broken promise. */
 export async function runCrash(options: CrashOptions): Promise<CrashReport> {
-  const { rounds, target, workers = 6, log = () => {} } = options
+  const { t, rounds, target, random, workers = 6, log = () => {} } = options
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'statusd-crash-'))
   const plansFile = path.join(dir, 'plans.json')
   fs.writeFileSync(plansFile, JSON.stringify(PLANS))
   const { userId, key } = await makeUser(target)
-  // values are unique across the run (and across runs on a shared database)
-  const run = randomBytes(2).toString('hex').slice(0, 3)
+  // values are unique across the run
+  const run = random.int(0, 36 ** 3).toString(36)
   let counter = 0
   const nextValue = () => `${run}${(counter++).toString(36)}`
   const acks: Ack[] = []
@@ -243,14 +251,10 @@ export async function runCrash(options: CrashOptions): Promise<CrashReport> {
   let report: { statuses: number; historyRows: number } = { statuses: 0, historyRows: 0 }
   try {
     for (let round = 1; round <= rounds; round++) {
-      const server = await startServer(
-        target.engine === 'sqlite' ? target.databaseUrl.slice('sqlite:'.length) : '',
-        {
-          DATABASE_URL: target.databaseUrl,
-          PLANS_FILE: plansFile,
-          LOG_LEVEL: 'info',
-        },
-      )
+      const server = await startServer(t, target.databaseUrl, {
+        PLANS_FILE: plansFile,
+        LOG_LEVEL: 'info',
+      })
       // retry what the last crash left unanswered: each must land exactly once
       for (const p of pending) {
         const res = await send(server, p)
@@ -273,15 +277,25 @@ export async function runCrash(options: CrashOptions): Promise<CrashReport> {
 
       let sent = 0
       let killed = false
+      // the kill point of this round, in acknowledged writes: the seed replays it
+      const killAfter = random.int(1, MAX_ACKS_BEFORE_KILL + 1)
+      let acknowledgedThisRound = 0
+      let kill = () => {}
+      const killPoint = new Promise<void>((resolve) => {
+        kill = resolve
+      })
       const worker = async () => {
         while (!killed && sent < MAX_REQUESTS_PER_ROUND) {
           sent += 1
-          const statusKey = STATUS_KEYS[randomInt(STATUS_KEYS.length)] as string
+          // note: the same three draws for every request, so request n is the same for a seed
+          // whichever worker sends it
+          const statusKey = random.pick(STATUS_KEYS)
+          const idempotent = random.int(0, 3) === 0
+          const patchIfKnown = random.int(0, 4) === 0
           const id = ids.get(statusKey)
           const value = nextValue()
-          const idempotent = randomInt(3) === 0
           const p = {
-            ...(id && randomInt(4) === 0
+            ...(id && patchIfKnown
               ? { method: 'PATCH' as const, url: `/v1/status/${id}` }
               : { method: 'POST' as const, url: `/v1/status-keys/${statusKey}` }),
             body: { value },
@@ -304,6 +318,8 @@ export async function runCrash(options: CrashOptions): Promise<CrashReport> {
               changeCount: body.changeCount,
               replayed: res.replayed,
             })
+            acknowledgedThisRound += 1
+            if (acknowledgedThisRound === killAfter) kill()
           } catch (err) {
             if (!killed) throw err
             // no answer: the server died under it; it may or may not have landed
@@ -313,8 +329,9 @@ export async function runCrash(options: CrashOptions): Promise<CrashReport> {
         }
       }
       const load = Promise.all(Array.from({ length: workers }, worker))
-      // a random moment: a few milliseconds to most of a second into the load
-      await new Promise((resolve) => setTimeout(resolve, randomInt(20, 800)))
+      // the random moment: the kill point's acknowledgement (the load cannot end before it)
+      await Promise.race([killPoint, load])
+      check(acknowledgedThisRound >= killAfter, `round ${round} reached its kill point`)
       killed = true
       server.child.kill('SIGKILL')
       const exit = await server.exited
@@ -322,14 +339,14 @@ export async function runCrash(options: CrashOptions): Promise<CrashReport> {
       await load
       report = await verify(target, userId, acks)
       log(
-        `round ${round}/${rounds}: ${acks.length} acknowledged so far, ${pending.length} to retry, ${report.historyRows} history rows — ok`,
+        `round ${round}/${rounds}: killed after ${killAfter} acknowledged, ${acks.length} acknowledged so far, ${pending.length} to retry, ${report.historyRows} history rows — ok`,
       )
     }
     // a last start: the server comes up on what the crashes left, and answers as storage says
-    const server = await startServer(
-      target.engine === 'sqlite' ? target.databaseUrl.slice('sqlite:'.length) : '',
-      { DATABASE_URL: target.databaseUrl, PLANS_FILE: plansFile, LOG_LEVEL: 'info' },
-    )
+    const server = await startServer(t, target.databaseUrl, {
+      PLANS_FILE: plansFile,
+      LOG_LEVEL: 'info',
+    })
     for (const p of pending) {
       const res = await send(server, p)
       check(res.status === 200 || res.status === 201, `final retry: ${res.status} ${res.text}`)
@@ -367,7 +384,6 @@ export async function runCrash(options: CrashOptions): Promise<CrashReport> {
     report = await verify(target, userId, acks)
   } finally {
     if (ackLog !== null) fs.closeSync(ackLog)
-    killAll()
     fs.rmSync(dir, { recursive: true, force: true })
   }
   return {
@@ -397,20 +413,33 @@ export async function unavailableReason(target: CrashTarget): Promise<string | n
   }
 }
 
-/** The targets to run: SQLite always, PostgreSQL when TEST_DATABASE_URL names one. */
-export function crashTargets(sqliteFile: string): CrashTarget[] {
-  const targets: CrashTarget[] = [{ engine: 'sqlite', databaseUrl: `sqlite:${sqliteFile}` }]
+/** The engines to run on: SQLite always, PostgreSQL when TEST_DATABASE_URL names a server. */
+export function crashEngines(): CrashTarget['engine'][] {
   const pg = process.env.TEST_DATABASE_URL
-  if (pg && /^postgres(ql)?:\/\//.test(pg)) targets.push({ engine: 'postgres', databaseUrl: pg })
-  return targets
+  return pg && /^postgres(ql)?:\/\//.test(pg) ? ['sqlite', 'postgres'] : ['sqlite']
+}
+
+/** Fresh storage on `engine` for a run: a SQLite file in `dir`, or a schema of its own. */
+export async function crashTarget(
+  t: Lifetime,
+  engine: CrashTarget['engine'],
+  dir: string,
+): Promise<CrashTarget> {
+  if (engine === 'sqlite')
+    return { engine, databaseUrl: `sqlite:${path.join(dir, engine, 'statusd.db')}` }
+  return { engine, databaseUrl: (await testDatabase(t, 'postgres')).url }
 }
 
 if (import.meta.main) {
   const rounds = Number(process.env.CRASH_ROUNDS || 50)
+  const seed = runSeed()
+  console.log(`crash: seed ${seed} (TEST_SEED=${seed} replays the kill points)`)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'statusd-crash-main-'))
+  const t = scriptLifetime()
   let failed = false
   try {
-    for (const target of crashTargets(path.join(dir, 'statusd.db'))) {
+    for (const engine of crashEngines()) {
+      const target = await crashTarget(t, engine, dir)
       const reason = await unavailableReason(target)
       if (reason) {
         console.log(`crash: skipping ${target.engine}: ${reason}`)
@@ -421,8 +450,10 @@ if (import.meta.main) {
       fs.rmSync(ackLogFile, { force: true })
       try {
         const report = await runCrash({
+          t,
           rounds,
           target,
+          random: random(seed),
           log: (l) => console.log(`  ${l}`),
           ackLogFile,
         })
@@ -431,10 +462,11 @@ if (import.meta.main) {
         )
       } catch (err) {
         failed = true
-        console.error(`crash: ${target.engine} FAILED: ${(err as Error).stack}`)
+        console.error(`crash: ${target.engine} FAILED (TEST_SEED=${seed}): ${(err as Error).stack}`)
       }
     }
   } finally {
+    await t.end()
     fs.rmSync(dir, { recursive: true, force: true })
   }
   process.exitCode = failed ? 1 : 0

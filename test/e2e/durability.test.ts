@@ -3,9 +3,8 @@ import fs from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
-import { after, afterEach, before, it } from 'node:test'
-import { killAll } from '../helpers/processes.ts'
-import { asLogLine, type Json, type Server, startServer } from '../helpers/server-process.ts'
+import { after, before, it } from 'node:test'
+import { asLogLine, type Json, type Server, startServer } from '../helpers/processes.ts'
 
 // SPEC §8: SQLite storage is durable (WAL, synchronous=FULL) across a clean stop (SIGTERM) and
 // a crash (SIGKILL), and SIGTERM drains in-flight requests, then closes storage cleanly.
@@ -15,9 +14,7 @@ let dir: string
 before(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'statusd-e2e-durability-'))
 })
-afterEach(() => killAll())
 after(() => {
-  killAll()
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
@@ -42,9 +39,9 @@ function walIsEmpty(dbFile: string): boolean {
   return !fs.existsSync(wal) || fs.statSync(wal).size === 0
 }
 
-it('SIGTERM, then a start on the same file: statuses and change counts survive', async () => {
+it('SIGTERM, then a start on the same file: statuses and change counts survive', async (t) => {
   const dbFile = freshDb('sigterm')
-  const first = await startServer(dbFile)
+  const first = await startServer(t, dbFile)
   const key = first.firstKey as string
   assert.ok(key, first.output())
 
@@ -81,7 +78,7 @@ it('SIGTERM, then a start on the same file: statuses and change counts survive',
   assert.equal(exit.code, 0, first.output())
   assert.ok(walIsEmpty(dbFile), 'a clean stop leaves no un-checkpointed WAL')
 
-  const second = await startServer(dbFile)
+  const second = await startServer(t, dbFile)
   assert.equal(second.firstKey, null)
   assert.deepEqual(await call(second, key, 'GET', '/v1/status-keys/room-1'), room)
   assert.deepEqual(await call(second, key, 'GET', `/v1/status/${build.body.id}`), buildNow)
@@ -92,9 +89,9 @@ it('SIGTERM, then a start on the same file: statuses and change counts survive',
   assert.equal((await second.stop('SIGTERM')).code, 0)
 })
 
-it('SIGKILL, then a start on the same file: every acknowledged write is there', async () => {
+it('SIGKILL, then a start on the same file: every acknowledged write is there', async (t) => {
   const dbFile = freshDb('sigkill')
-  const first = await startServer(dbFile)
+  const first = await startServer(t, dbFile)
   const key = first.firstKey as string
   assert.ok(key, first.output())
 
@@ -119,7 +116,7 @@ it('SIGKILL, then a start on the same file: every acknowledged write is there', 
   const exit = await first.exited
   assert.equal(exit.signal, 'SIGKILL')
 
-  const second = await startServer(dbFile)
+  const second = await startServer(t, dbFile)
   assert.equal(second.firstKey, null, 'the first user survived too')
   for (const [id, body] of acknowledged) {
     const res = await call(second, key, 'GET', `/v1/status/${id}`)
@@ -131,9 +128,9 @@ it('SIGKILL, then a start on the same file: every acknowledged write is there', 
   assert.equal((await second.stop('SIGTERM')).code, 0)
 })
 
-it('SIGTERM drains: a request in flight completes, the process exits 0, the WAL is checkpointed', async () => {
+it('SIGTERM drains: a request in flight completes, the process exits 0, the WAL is checkpointed', async (t) => {
   const dbFile = freshDb('drain')
-  const server = await startServer(dbFile)
+  const server = await startServer(t, dbFile)
   const key = server.firstKey as string
   assert.ok(key, server.output())
   const url = new URL('/v1/status-keys/drained', server.url)
@@ -189,7 +186,7 @@ it('SIGTERM drains: a request in flight completes, the process exits 0, the WAL 
     `no error logged during shutdown\n${server.output()}`,
   )
 
-  const again = await startServer(dbFile)
+  const again = await startServer(t, dbFile)
   const stored = await call(again, key, 'GET', '/v1/status-keys/drained')
   assert.equal(stored.status, 200, 'the drained write was stored')
   assert.equal(stored.body.value, 'LANDED')

@@ -3,10 +3,17 @@ import { createHash, randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { after, afterEach, before, it } from 'node:test'
+import { after, before, it } from 'node:test'
 import { migrations } from '../../src/db/migrations/index.ts'
-import { BIN, killAll, runToEnd, statusdEnv } from '../helpers/processes.ts'
-import { asLogLine, type LogLine, type Server, startServer } from '../helpers/server-process.ts'
+import {
+  asLogLine,
+  BIN,
+  type LogLine,
+  runToEnd,
+  type Server,
+  startServer,
+  statusdEnv,
+} from '../helpers/processes.ts'
 
 // SPEC §8: structured JSON logs with a request id; API keys never appear in logs. The one
 // place a key is printed is the first-start banner, which is plain text, not a log line.
@@ -16,9 +23,7 @@ let dir: string
 before(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'statusd-e2e-logs-'))
 })
-afterEach(() => killAll())
 after(() => {
-  killAll()
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
@@ -126,9 +131,9 @@ function assertRequestLines(logs: LogLine[], sent: Sent[]): void {
 }
 
 for (const level of ['trace', 'debug', 'info']) {
-  it(`LOG_LEVEL=${level}: no API key in any log line; every request's lines carry reqId`, async () => {
+  it(`LOG_LEVEL=${level}: no API key in any log line; every request's lines carry reqId`, async (t) => {
     const dbFile = path.join(dir, level, 'statusd.db')
-    const server = await startServer(dbFile, { LOG_LEVEL: level })
+    const server = await startServer(t, dbFile, { LOG_LEVEL: level })
     const key = server.firstKey as string
     assert.ok(key, `the first start prints a key\n${server.output()}`)
     const wrongKey = unknownKey()
@@ -154,16 +159,17 @@ for (const level of ['trace', 'debug', 'info']) {
   })
 }
 
-it('with a key made by the CLI (not the banner), no log line holds it either', async () => {
+it('with a key made by the CLI (not the banner), no log line holds it either', async (t) => {
   const dbFile = path.join(dir, 'cli-key', 'statusd.db')
   // the first start creates the first user; the key under test is a second one
-  const first = await startServer(dbFile, { LOG_LEVEL: 'trace' })
+  const first = await startServer(t, dbFile, { LOG_LEVEL: 'trace' })
   const bannerKey = first.firstKey as string
   assert.equal((await first.stop('SIGTERM')).code, 0)
   const env = statusdEnv({ DATABASE_URL: `sqlite:${dbFile}` })
-  const users = await runToEnd(process.execPath, [BIN, 'user', 'list', '--json'], env)
+  const users = await runToEnd(t, process.execPath, [BIN, 'user', 'list', '--json'], env)
   const userId = JSON.parse(users.stdout)[0].id
   const made = await runToEnd(
+    t,
     process.execPath,
     [BIN, 'key', 'create', '--user', userId, '--json'],
     env,
@@ -171,7 +177,7 @@ it('with a key made by the CLI (not the banner), no log line holds it either', a
   assert.equal(made.code, 0, made.stderr)
   const key = JSON.parse(made.stdout).key as string
 
-  const server = await startServer(dbFile, { LOG_LEVEL: 'trace' })
+  const server = await startServer(t, dbFile, { LOG_LEVEL: 'trace' })
   assert.equal(server.firstKey, null)
   const wrongKey = unknownKey()
   const sent = await exercise(server, key, wrongKey)
@@ -180,13 +186,13 @@ it('with a key made by the CLI (not the banner), no log line holds it either', a
   assertRequestLines(server.logs(), sent)
 })
 
-it('the ready line names the migrations a start applied: all on a new database, none after', async () => {
+it('the ready line names the migrations a start applied: all on a new database, none after', async (t) => {
   const dbFile = path.join(dir, 'migrations', 'statusd.db')
   const readyLine = (server: Server) => server.logs().find((l) => l.msg === 'statusd ready')
-  const first = await startServer(dbFile)
+  const first = await startServer(t, dbFile)
   assert.deepEqual(readyLine(first)?.migrationsApplied, Object.keys(migrations).sort())
   assert.equal((await first.stop('SIGTERM')).code, 0)
-  const second = await startServer(dbFile)
+  const second = await startServer(t, dbFile)
   assert.equal(readyLine(second)?.migrationsApplied, undefined, 'nothing left to apply')
   assert.equal((await second.stop('SIGTERM')).code, 0)
 })

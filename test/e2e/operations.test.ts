@@ -5,9 +5,18 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import SQLite from 'better-sqlite3'
-import { freshDatabase, postgresOnly } from '../helpers/engine.ts'
-import { BIN, killAll, runToEnd, start, statusdEnv } from '../helpers/processes.ts'
-import { asLogLine, type Json, type Server, startServer } from '../helpers/server-process.ts'
+import { defer, type Lifetime, suiteLifetime } from '../helpers/cleanup.ts'
+import { postgresOnly, testDatabase } from '../helpers/engine.ts'
+import {
+  asLogLine,
+  BIN,
+  type Json,
+  runToEnd,
+  type Server,
+  start,
+  startServer,
+  statusdEnv,
+} from '../helpers/processes.ts'
 
 // SPEC §8 "Operating it": probes, OpenAPI 3.1 and the docs page on a running server, and
 // configuration mistakes that stop `statusd serve` with one line instead of a stack trace.
@@ -18,13 +27,13 @@ before(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'statusd-e2e-ops-'))
 })
 after(() => {
-  killAll()
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
 describe('SPEC §8 every command takes --json: serve --json', () => {
-  it("serve --json prints the first start's key as one JSON line (and no banner) that works", async () => {
+  it("serve --json prints the first start's key as one JSON line (and no banner) that works", async (t) => {
     const proc = start(
+      t,
       process.execPath,
       [BIN, 'serve', '--json'],
       statusdEnv({
@@ -34,39 +43,38 @@ describe('SPEC §8 every command takes --json: serve --json', () => {
         LOG_LEVEL: 'info',
       }),
     )
-    try {
-      const line = await proc.waitForLine(
-        (l) => asLogLine(l)?.firstStart !== undefined,
-        'the first-start JSON line',
-      )
-      const { firstStart } = asLogLine(line) as Json
-      assert.deepEqual(Object.keys(firstStart).sort(), ['key', 'plan', 'url', 'userId'])
-      assert.match(firstStart.key, /^sdk_[A-Za-z0-9]{40}$/)
-      const res = await fetch(`${firstStart.url}/v1/checkAuth`, {
-        headers: { 'service-api-key': firstStart.key },
-      })
-      assert.equal(res.status, 200)
-      const me = (await res.json()) as Json
-      assert.equal(me.userId, firstStart.userId)
-      assert.equal(me.plan, firstStart.plan)
-      assert.ok(
-        !proc.stdout.some((l) => l.includes('first start on an empty database')),
-        'no text banner beside it',
-      )
-    } finally {
-      assert.equal((await proc.stop('SIGTERM')).code, 0, proc.output())
-    }
+    const line = await proc.waitForLine(
+      (l) => asLogLine(l)?.firstStart !== undefined,
+      'the first-start JSON line',
+    )
+    const { firstStart } = asLogLine(line) as Json
+    assert.deepEqual(Object.keys(firstStart).sort(), ['key', 'plan', 'url', 'userId'])
+    assert.match(firstStart.key, /^sdk_[A-Za-z0-9]{40}$/)
+    const res = await fetch(`${firstStart.url}/v1/checkAuth`, {
+      headers: { 'service-api-key': firstStart.key },
+    })
+    assert.equal(res.status, 200)
+    const me = (await res.json()) as Json
+    assert.equal(me.userId, firstStart.userId)
+    assert.equal(me.plan, firstStart.plan)
+    assert.ok(
+      !proc.stdout.some((l) => l.includes('first start on an empty database')),
+      'no text banner beside it',
+    )
+    assert.equal((await proc.stop('SIGTERM')).code, 0, proc.output())
   })
 })
 
 describe('probes and API description on a running server', () => {
   let server: Server
 
-  before(async () => {
-    server = await startServer(path.join(dir, 'probes', 'statusd.db'))
-  })
   after(async () => {
     if (server) assert.equal((await server.stop('SIGTERM')).code, 0, server.output())
+  })
+  // note: after the hook above, whose SIGTERM this would otherwise pre-empt with a SIGKILL
+  const suite = suiteLifetime()
+  before(async () => {
+    server = await startServer(suite, path.join(dir, 'probes', 'statusd.db'))
   })
 
   it('GET /healthz → 200 (the process is up)', async () => {
@@ -115,48 +123,46 @@ describe('probes and API description on a running server', () => {
 })
 
 describe('GET /metrics on a running server', () => {
-  it('SPEC §8 counts requests by route pattern and reports the SQLite files', async () => {
+  it('SPEC §8 counts requests by route pattern and reports the SQLite files', async (t) => {
     const file = path.join(dir, 'metrics', 'statusd.db')
-    const server = await startServer(file)
-    try {
-      const key = server.firstKey
-      assert.ok(key, server.output())
-      // right at the ready line, all at once
-      const answers = await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          i % 2 === 0
-            ? fetch(`${server.url}/v1/checkAuth`, { headers: { 'service-api-key': key } })
-            : fetch(`${server.url}/healthz`),
-        ),
+    const server = await startServer(t, file)
+    const key = server.firstKey
+    assert.ok(key, server.output())
+    // right at the ready line, all at once
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        i % 2 === 0
+          ? fetch(`${server.url}/v1/checkAuth`, { headers: { 'service-api-key': key } })
+          : fetch(`${server.url}/healthz`),
+      ),
+    )
+    assert.deepEqual(new Set(answers.map((res) => res.status)), new Set([200]))
+    const res = await fetch(`${server.url}/metrics`)
+    assert.equal(res.status, 200)
+    const body = await res.text()
+    const count = (route: string) =>
+      Number(
+        body.match(
+          new RegExp(
+            `^http_requests_total\\{method="GET",route="${route}",status_code="200"\\} (\\d+)$`,
+            'm',
+          ),
+        )?.[1],
       )
-      assert.deepEqual(new Set(answers.map((res) => res.status)), new Set([200]))
-      const res = await fetch(`${server.url}/metrics`)
-      assert.equal(res.status, 200)
-      const body = await res.text()
-      const count = (route: string) =>
-        Number(
-          body.match(
-            new RegExp(
-              `^http_requests_total\\{method="GET",route="${route}",status_code="200"\\} (\\d+)$`,
-              'm',
-            ),
-          )?.[1],
-        )
-      assert.equal(count('/v1/checkAuth'), 10)
-      assert.equal(count('/healthz'), 10)
-      assert.match(body, /^process_cpu_seconds_total /m)
-      assert.match(body, /^statusd_sqlite_wal_bytes \d+$/m)
-      assert.match(body, /^statusd_sqlite_database_bytes [1-9]\d*$/m)
-    } finally {
-      assert.equal((await server.stop('SIGTERM')).code, 0, server.output())
-    }
+    assert.equal(count('/v1/checkAuth'), 10)
+    assert.equal(count('/healthz'), 10)
+    assert.match(body, /^process_cpu_seconds_total /m)
+    assert.match(body, /^statusd_sqlite_wal_bytes \d+$/m)
+    assert.match(body, /^statusd_sqlite_database_bytes [1-9]\d*$/m)
+    assert.equal((await server.stop('SIGTERM')).code, 0, server.output())
   })
 })
 
 describe('a configuration mistake: non-zero exit, one line on stderr, no stack trace', () => {
   /** Runs `statusd serve` to its end with these variables over a default, valid setup. */
-  const serve = (name: string, vars: Record<string, string>) =>
+  const serve = (t: Lifetime, name: string, vars: Record<string, string>) =>
     runToEnd(
+      t,
       process.execPath,
       [BIN, 'serve'],
       statusdEnv({
@@ -198,8 +204,8 @@ describe('a configuration mistake: non-zero exit, one line on stderr, no stack t
   for (const c of cases) {
     it(`${Object.entries(c.vars)
       .map(([k, v]) => `${k}=${v}`)
-      .join(' ')}`, async () => {
-      const r = await serve(c.name, c.vars)
+      .join(' ')}`, async (t) => {
+      const r = await serve(t, c.name, c.vars)
       assertOneLine(r, c.message)
       assert.equal(r.stdout.trim(), '', 'nothing on stdout')
       assert.doesNotMatch(r.stderr, /hunter2/, 'a password in DATABASE_URL is not echoed')
@@ -210,59 +216,52 @@ describe('a configuration mistake: non-zero exit, one line on stderr, no stack t
     })
   }
 
-  it('the port is taken: one line naming the address', async () => {
+  it('the port is taken: one line naming the address', async (t) => {
     const blocker = net.createServer()
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    defer(t, () => new Promise((resolve) => blocker.close(resolve)))
+    const port = (blocker.address() as net.AddressInfo).port
+    const r = await serve(t, 'port-taken', { PORT: String(port) })
+    assertOneLine(r, new RegExp(`EADDRINUSE.*127\\.0\\.0\\.1:${port}`))
+    const wal = path.join(dir, 'port-taken', 'statusd.db-wal')
+    assert.ok(
+      !fs.existsSync(wal) || fs.statSync(wal).size === 0,
+      'storage was closed cleanly before exiting',
+    )
+    // the first user is made only once listening: its key, printed once, is not lost
+    const db = new SQLite(path.join(dir, 'port-taken', 'statusd.db'), { readonly: true })
     try {
-      const port = (blocker.address() as net.AddressInfo).port
-      const r = await serve('port-taken', { PORT: String(port) })
-      assertOneLine(r, new RegExp(`EADDRINUSE.*127\\.0\\.0\\.1:${port}`))
-      const wal = path.join(dir, 'port-taken', 'statusd.db-wal')
-      assert.ok(
-        !fs.existsSync(wal) || fs.statSync(wal).size === 0,
-        'storage was closed cleanly before exiting',
-      )
-      // the first user is made only once listening: its key, printed once, is not lost
-      const db = new SQLite(path.join(dir, 'port-taken', 'statusd.db'), { readonly: true })
-      try {
-        assert.deepEqual(db.prepare('select count(*) as n from users').get(), { n: 0 })
-      } finally {
-        db.close()
-      }
+      assert.deepEqual(db.prepare('select count(*) as n from users').get(), { n: 0 })
     } finally {
-      await new Promise((resolve) => blocker.close(resolve))
+      db.close()
     }
   })
 
   it('the port is taken, on PostgreSQL: the process still ends (pool and LISTEN closed)', {
     skip: postgresOnly,
-  }, async () => {
+  }, async (t) => {
     const blocker = net.createServer()
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
-    const fresh = await freshDatabase()
-    try {
-      const port = (blocker.address() as net.AddressInfo).port
-      const r = await serve('port-taken-pg', { PORT: String(port), DATABASE_URL: fresh.url })
-      assertOneLine(r, new RegExp(`EADDRINUSE.*127\\.0\\.0\\.1:${port}`))
-      assert.equal(r.code, 1)
-    } finally {
-      await new Promise((resolve) => blocker.close(resolve))
-      await fresh.drop()
-    }
+    defer(t, () => new Promise((resolve) => blocker.close(resolve)))
+    const fresh = await testDatabase(t)
+    const port = (blocker.address() as net.AddressInfo).port
+    const r = await serve(t, 'port-taken-pg', { PORT: String(port), DATABASE_URL: fresh.url })
+    assertOneLine(r, new RegExp(`EADDRINUSE.*127\\.0\\.0\\.1:${port}`))
+    assert.equal(r.code, 1)
   })
 
-  it('HOST is not an address of this machine: one line', async () => {
-    const r = await serve('host', { HOST: '192.0.2.1' })
+  it('HOST is not an address of this machine: one line', async (t) => {
+    const r = await serve(t, 'host', { HOST: '192.0.2.1' })
     assertOneLine(r, /EADDRNOTAVAIL/)
   })
 
-  it('the database file is not a database: one line', async () => {
+  it('the database file is not a database: one line', async (t) => {
     const file = path.join(dir, 'garbage.db')
     fs.writeFileSync(
       file,
       'this is not a SQLite database, just text long enough to be read\n'.repeat(20),
     )
-    const r = await serve('garbage', { DATABASE_URL: `sqlite:${file}` })
+    const r = await serve(t, 'garbage', { DATABASE_URL: `sqlite:${file}` })
     assertOneLine(r, /not a database/)
   })
 })

@@ -3,8 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, before, it } from 'node:test'
-import { killAll } from '../helpers/processes.ts'
-import { asLogLine, type Json, startServer } from '../helpers/server-process.ts'
+import { asLogLine, type Json, startServer } from '../helpers/processes.ts'
 
 // README "Quick start" and "The three operations, with curl", over a real socket against the
 // real `statusd serve` process (SPEC §8: the first start prints an API key once).
@@ -18,96 +17,87 @@ before(() => {
 })
 
 after(() => {
-  killAll()
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
-it('the first start prints a key once; the README curl calls work with it; a restart prints none', async () => {
-  const server = await startServer(dbFile)
+it('the first start prints a key once; the README curl calls work with it; a restart prints none', async (t) => {
+  const server = await startServer(t, dbFile)
   let key: string
-  try {
-    assert.ok(server.firstKey, `the first start prints an API key\n${server.output()}`)
-    key = server.firstKey
-    const bannerLines = server.stdout.filter((line) => line.includes(key))
-    assert.ok(bannerLines.length >= 1)
-    for (const line of bannerLines)
-      assert.equal(asLogLine(line), null, `the key is printed as text, not as a log line: ${line}`)
+  assert.ok(server.firstKey, `the first start prints an API key\n${server.output()}`)
+  key = server.firstKey
+  const bannerLines = server.stdout.filter((line) => line.includes(key))
+  assert.ok(bannerLines.length >= 1)
+  for (const line of bannerLines)
+    assert.equal(asLogLine(line), null, `the key is printed as text, not as a log line: ${line}`)
 
-    const base = server.url
-    // curl -X POST …/v1/status-keys/room-4 -H "service-api-key: $KEY" -H 'content-type: application/json' -d '…'
-    const body = '{"name": "Meeting room 4", "value": "OCCUPIED", "colorNo": 2}'
-    const post = () =>
-      fetch(`${base}/v1/status-keys/room-4`, {
-        method: 'POST',
-        headers: { 'service-api-key': key, 'content-type': 'application/json' },
-        body,
-      })
-    const created = await post()
-    assert.equal(created.status, 201, 'creates it (201) the first time')
-    const status = (await created.json()) as Json
-    assert.equal(status.name, 'Meeting room 4')
-    assert.equal(status.value, 'OCCUPIED')
-    assert.equal(status.colorNo, 2)
-    assert.equal(status.statusKey, 'room-4')
-    const location = created.headers.get('location')
-    assert.ok(location, 'a created status comes with a Location')
-    const atLocation = await fetch(new URL(location, base), { headers: { 'service-api-key': key } })
-    assert.equal(atLocation.status, 200, 'Location names the new status')
-    assert.equal(((await atLocation.json()) as Json).id, status.id)
-
-    const again = await post()
-    assert.equal(again.status, 200, 'updates it (200) after')
-    assert.equal(((await again.json()) as Json).changeCount, 2)
-
-    // curl -s …/v1/user/status -H "service-api-key: $KEY"
-    const list = await fetch(`${base}/v1/user/status`, { headers: { 'service-api-key': key } })
-    assert.equal(list.status, 200)
-    const entries = (await list.json()) as Json
-    assert.deepEqual(entries, [
-      { statusId: status.id, statusKey: 'room-4', shareId: status.shareId, name: 'Meeting room 4' },
-    ])
-
-    // ID=$(… | node -p '…[0].statusId'); curl -X PATCH …/v1/status/$ID -d '{"value": "FREE"}'
-    const id: string = (entries as Json)[0].statusId
-    const patched = await fetch(`${base}/v1/status/${id}`, {
-      method: 'PATCH',
+  const base = server.url
+  // curl -X POST …/v1/status-keys/room-4 -H "service-api-key: $KEY" -H 'content-type: application/json' -d '…'
+  const body = '{"name": "Meeting room 4", "value": "OCCUPIED", "colorNo": 2}'
+  const post = () =>
+    fetch(`${base}/v1/status-keys/room-4`, {
+      method: 'POST',
       headers: { 'service-api-key': key, 'content-type': 'application/json' },
-      body: '{"value": "FREE"}',
+      body,
     })
-    assert.equal(patched.status, 200)
-    const updated = (await patched.json()) as Json
-    assert.equal(updated.value, 'FREE')
-    assert.equal(updated.name, 'Meeting room 4', 'only the properties sent change')
-    assert.equal(updated.colorNo, 2)
-    assert.equal(updated.changeCount, 3)
+  const created = await post()
+  assert.equal(created.status, 201, 'creates it (201) the first time')
+  const status = (await created.json()) as Json
+  assert.equal(status.name, 'Meeting room 4')
+  assert.equal(status.value, 'OCCUPIED')
+  assert.equal(status.colorNo, 2)
+  assert.equal(status.statusKey, 'room-4')
+  const location = created.headers.get('location')
+  assert.ok(location, 'a created status comes with a Location')
+  const atLocation = await fetch(new URL(location, base), { headers: { 'service-api-key': key } })
+  assert.equal(atLocation.status, 200, 'Location names the new status')
+  assert.equal(((await atLocation.json()) as Json).id, status.id)
 
-    // "`Authorization: Bearer $KEY` works in place of the `service-api-key` header."
-    const bearer = await fetch(`${base}/v1/status/${id}`, {
-      headers: { authorization: `Bearer ${key}` },
-    })
-    assert.equal(bearer.status, 200)
-    assert.equal(((await bearer.json()) as Json).value, 'FREE')
+  const again = await post()
+  assert.equal(again.status, 200, 'updates it (200) after')
+  assert.equal(((await again.json()) as Json).changeCount, 2)
 
-    const exit = await server.stop('SIGTERM')
-    assert.equal(exit.code, 0, server.output())
-  } finally {
-    killAll()
-  }
+  // curl -s …/v1/user/status -H "service-api-key: $KEY"
+  const list = await fetch(`${base}/v1/user/status`, { headers: { 'service-api-key': key } })
+  assert.equal(list.status, 200)
+  const entries = (await list.json()) as Json
+  assert.deepEqual(entries, [
+    { statusId: status.id, statusKey: 'room-4', shareId: status.shareId, name: 'Meeting room 4' },
+  ])
 
-  const second = await startServer(dbFile)
-  try {
-    assert.equal(second.firstKey, null, 'a second start on the same database prints no key')
-    assert.ok(
-      !second.stdout.some((line) => /sdk_[A-Za-z0-9]{40}/.test(line)),
-      `no key-shaped string on a second start\n${second.output()}`,
-    )
-    const check = await fetch(`${second.url}/v1/checkAuth`, { headers: { 'service-api-key': key } })
-    assert.equal(check.status, 200, 'the first key still works after a restart')
-    const who = (await check.json()) as Json
-    assert.equal(who.authLevel, 'verified', 'the first user is verified')
-    assert.equal(who.plan, 'pro', 'the first user is on the most capable plan')
-    assert.equal((await second.stop('SIGTERM')).code, 0)
-  } finally {
-    killAll()
-  }
+  // ID=$(… | node -p '…[0].statusId'); curl -X PATCH …/v1/status/$ID -d '{"value": "FREE"}'
+  const id: string = (entries as Json)[0].statusId
+  const patched = await fetch(`${base}/v1/status/${id}`, {
+    method: 'PATCH',
+    headers: { 'service-api-key': key, 'content-type': 'application/json' },
+    body: '{"value": "FREE"}',
+  })
+  assert.equal(patched.status, 200)
+  const updated = (await patched.json()) as Json
+  assert.equal(updated.value, 'FREE')
+  assert.equal(updated.name, 'Meeting room 4', 'only the properties sent change')
+  assert.equal(updated.colorNo, 2)
+  assert.equal(updated.changeCount, 3)
+
+  // "`Authorization: Bearer $KEY` works in place of the `service-api-key` header."
+  const bearer = await fetch(`${base}/v1/status/${id}`, {
+    headers: { authorization: `Bearer ${key}` },
+  })
+  assert.equal(bearer.status, 200)
+  assert.equal(((await bearer.json()) as Json).value, 'FREE')
+
+  const exit = await server.stop('SIGTERM')
+  assert.equal(exit.code, 0, server.output())
+
+  const second = await startServer(t, dbFile)
+  assert.equal(second.firstKey, null, 'a second start on the same database prints no key')
+  assert.ok(
+    !second.stdout.some((line) => /sdk_[A-Za-z0-9]{40}/.test(line)),
+    `no key-shaped string on a second start\n${second.output()}`,
+  )
+  const check = await fetch(`${second.url}/v1/checkAuth`, { headers: { 'service-api-key': key } })
+  assert.equal(check.status, 200, 'the first key still works after a restart')
+  const who = (await check.json()) as Json
+  assert.equal(who.authLevel, 'verified', 'the first user is verified')
+  assert.equal(who.plan, 'pro', 'the first user is on the most capable plan')
+  assert.equal((await second.stop('SIGTERM')).code, 0)
 })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import net from 'node:net'
-import { after, before, it } from 'node:test'
+import { before, it } from 'node:test'
 import fc from 'fast-check'
 import type { InjectOptions } from 'fastify'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'

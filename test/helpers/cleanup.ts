@@ -59,3 +59,14 @@ export function suiteLifetime(): Lifetime {
   })
   return { after: (fn) => void undo.push(fn) }
 }
+
+/** A lifetime for a script run outside the test runner: `end()` undoes what it holds. */
+export function scriptLifetime(): Lifetime & { end(): Promise<void> } {
+  const undo: (() => unknown)[] = []
+  return {
+    after: (fn) => void undo.push(fn),
+    async end() {
+      for (const fn of undo.splice(0)) await fn()
+    },
+  }
+}

@@ -1,5 +1,12 @@
+import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import path from 'node:path'
+import { defer, type Lifetime } from './cleanup.ts'
+
+// The one helper for real processes: any command (`start`, `runToEnd`) and `statusd serve`
+// (`startServer`). Every process lives as long as the test that started it: whatever still
+// runs when the test ends is killed, with its process group, and waited for.
 
 /** The repository root: where `npx statusd` and `node bin/statusd.js` are run. */
 export const ROOT = path.resolve(import.meta.dirname, '../..')
@@ -10,12 +17,10 @@ const WAIT_LIMIT_MS = 60_000
 
 const live = new Set<ChildProcess>()
 
-/** SIGKILLs every child (and its process group) still running. Call from `after`. */
-export function killAll(): void {
+// last resort when a test process dies before its cleanup ran
+process.once('exit', () => {
   for (const child of live) kill(child, 'SIGKILL')
-}
-// last resort when a test file dies before its `after` ran
-process.once('exit', killAll)
+})
 
 function kill(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return
@@ -48,8 +53,9 @@ export interface Proc {
   output(): string
 }
 
-/** Spawns a process with piped output, tracked so `killAll` ends it even when a test fails. */
+/** Spawns a process with piped output; killed (SIGKILL, its whole group) when `t` ends. */
 export function start(
+  t: Lifetime,
   command: string,
   args: string[],
   env: Record<string, string | undefined>,
@@ -94,6 +100,10 @@ export function start(
     })
   })
   const output = () => `--- stdout\n${stdout.join('\n')}\n--- stderr\n${stderr.join('\n')}`
+  defer(t, async () => {
+    kill(child, 'SIGKILL')
+    await bounded(exited, 'the process to exit after SIGKILL', output)
+  })
 
   const proc: Proc = {
     child,
@@ -129,16 +139,17 @@ export function start(
 
 /** Runs a command to its end (bounded) and returns its exit and output. */
 export async function runToEnd(
+  t: Lifetime,
   command: string,
   args: string[],
   env: Record<string, string | undefined>,
 ): Promise<Exit & { stdout: string; stderr: string }> {
-  const proc = start(command, args, env)
+  const proc = start(t, command, args, env)
   const exit = await bounded(proc.exited, `${command} ${args.join(' ')} to finish`, proc.output)
   return { ...exit, stdout: proc.stdout.join('\n'), stderr: proc.stderr.join('\n') }
 }
 
-/** Rejects (and kills nothing itself: `killAll` does) when `promise` takes past the limit. */
+/** Rejects (and kills nothing itself: the test's cleanup does) when `promise` takes past the limit. */
 function bounded<T>(promise: Promise<T>, what: string, output: () => string): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const limit = new Promise<never>((_, reject) => {
@@ -156,4 +167,94 @@ export function statusdEnv(vars: Record<string, string>): Record<string, string 
   for (const name of ['DATABASE_URL', 'PORT', 'HOST', 'PUBLIC_URL', 'LOG_LEVEL', 'PLANS_FILE'])
     delete env[name]
   return { ...env, ...vars }
+}
+
+// ---- statusd serve ----
+
+export type LogLine = Record<string, unknown>
+
+/** A parsed response body; each use in a test is checked by an assertion. */
+// biome-ignore lint/suspicious/noExplicitAny: test-side JSON, narrowed by the assertions that read it
+export type Json = any
+
+/** The line as a JSON log object, or null when it is not one (the first-start banner). */
+export function asLogLine(line: string): LogLine | null {
+  if (!line.startsWith('{')) return null
+  try {
+    const value: unknown = JSON.parse(line)
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as LogLine) : null
+  } catch {
+    return null
+  }
+}
+
+/** A `statusd serve` child process, listening. */
+export interface Server extends Proc {
+  /** Base URL from the ready line's `address`, e.g. `http://127.0.0.1:41234`. */
+  url: string
+  /**
+   * The API key of the first-start banner: on a SQLite file that did not exist, waited for
+   * at start; otherwise the banner's if it came with the ready line, else null.
+   */
+  firstKey: string | null
+  /** Waits (bounded) for the first-start banner's key; rejects if the process exits first. */
+  waitForFirstKey(): Promise<string>
+  /** Every JSON log line so far, stdout and stderr. */
+  logs(): LogLine[]
+  /** True while the process runs. */
+  alive(): boolean
+}
+
+const BANNER_KEY = /^\s+(sdk_[A-Za-z0-9]{40})\s*$/
+
+/**
+ * Starts `node bin/statusd.js serve` with PORT=0 on 127.0.0.1 and waits for its "statusd
+ * ready" line. `database` is a DATABASE_URL, or the path of a SQLite file; `vars` add to or
+ * override the environment. The server is killed when `t` ends if it still runs.
+ */
+export async function startServer(
+  t: Lifetime,
+  database: string,
+  vars: Record<string, string> = {},
+): Promise<Server> {
+  const isUrl = /^[a-z][a-z0-9+.-]*:/i.test(database)
+  // a start on a file that does not exist yet creates the first user and prints the banner
+  const bannerDue = !isUrl && !existsSync(database)
+  const proc = start(
+    t,
+    process.execPath,
+    [BIN, 'serve'],
+    statusdEnv({
+      DATABASE_URL: isUrl ? database : `sqlite:${database}`,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ...vars,
+    }),
+  )
+  const ready = await proc.waitForLine(
+    (line) => asLogLine(line)?.msg === 'statusd ready',
+    'the "statusd ready" log line',
+  )
+  const address = asLogLine(ready)?.address
+  assert.equal(typeof address, 'string', `the ready line names the bound address: ${ready}`)
+  const waitForFirstKey = async () =>
+    BANNER_KEY.exec(
+      await proc.waitForLine((line) => BANNER_KEY.test(line), 'the first-start banner'),
+    )?.[1] as string
+  // note: the banner is written right after the ready line, but pino writes its lines
+  // asynchronously (on libuv's thread pool) and the banner is written at once: either may
+  // reach the pipe first, and in separate reads. A banner that is due is waited for.
+  const keyLine = bannerDue
+    ? await proc.waitForLine((line) => BANNER_KEY.test(line), 'the first-start banner')
+    : proc.stdout.find((line) => BANNER_KEY.test(line))
+  return {
+    ...proc,
+    url: address as string,
+    firstKey: keyLine ? (BANNER_KEY.exec(keyLine)?.[1] ?? null) : null,
+    waitForFirstKey,
+    logs: () =>
+      [...proc.stdout, ...proc.stderr].map(asLogLine).filter((l): l is LogLine => l !== null),
+    alive: () => proc.child.exitCode === null && proc.child.signalCode === null,
+  }
 }

@@ -133,10 +133,14 @@ export class SseTestClient {
   }
 }
 
-/** Waits until `condition` holds (polling), or fails after WAIT_MS. */
-export async function waitUntil(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + WAIT_MS
-  while (!condition()) {
+/** Waits until `condition` holds (polling), or fails after `limitMs` (a bound, not a timing). */
+export async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  limitMs = WAIT_MS,
+): Promise<void> {
+  const deadline = Date.now() + limitMs
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 10))
   }

@@ -2,20 +2,14 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { sql } from 'kysely'
 import { createDatabase } from '../../src/db/create-database.ts'
-import { freshDatabase, postgresOnly } from '../helpers/engine.ts'
-import { SseTestClient } from '../helpers/sse.ts'
-import { type ServerProcess, startServer } from '../helpers/statusd-instance.ts'
+import { postgresOnly, testDatabase } from '../helpers/engine.ts'
+import { type Server, startServer } from '../helpers/processes.ts'
+import { SseTestClient, waitUntil } from '../helpers/sse.ts'
 
 // SPEC §8 / issue 3: stateless instances scale out on one PostgreSQL database. Two real
 // server processes start at once on an empty database and serve the same data.
 
-const send = async (
-  server: ServerProcess,
-  key: string,
-  method: string,
-  path: string,
-  body?: unknown,
-) => {
+const send = async (server: Server, key: string, method: string, path: string, body?: unknown) => {
   const res = await fetch(`${server.url}${path}`, {
     method,
     headers: {
@@ -35,25 +29,22 @@ const named = (url: string, name: string) => {
 }
 
 test('two instances on one PostgreSQL database', { skip: postgresOnly }, async (t) => {
-  const fresh = await freshDatabase()
+  const fresh = await testDatabase(t)
   const servers = await Promise.all([
-    startServer({ DATABASE_URL: named(fresh.url, 'statusd-a') }),
-    startServer({ DATABASE_URL: named(fresh.url, 'statusd-b') }),
+    startServer(t, named(fresh.url, 'statusd-a')),
+    startServer(t, named(fresh.url, 'statusd-b')),
   ])
-  const [a, b] = servers as [ServerProcess, ServerProcess]
-  t.after(async () => {
-    for (const s of servers) await s.stop()
-    await fresh.drop()
-  })
-  // whichever instance created the first user prints its key; give the other time to (not) do so
-  await Promise.race(servers.map((s) => s.waitForFirstKey(10_000)))
-  await new Promise((r) => setTimeout(r, 300))
-  const keys = servers.map((s) => s.firstKey()).filter((k) => k !== undefined)
-  const key = keys[0] as string
+  const [a, b] = servers as [Server, Server]
+  // whichever instance created the first user prints its key (that it is one instance only
+  // is checked once both have exited, when all they printed has been read)
+  const key = await Promise.any(servers.map((s) => s.waitForFirstKey()))
   const through = (i: number) => (i % 2 === 0 ? a : b)
 
-  await t.test('both start at once on an empty database: one first user, no crash', async () => {
-    assert.equal(keys.length, 1, 'exactly one instance created the first user and printed its key')
+  await t.test('both start at once on an empty database: one first user, no crash', async (st) => {
+    const database = createDatabase(fresh.url, { poolSize: 1 })
+    st.after(() => database.close())
+    const users = await database.db.selectFrom('users').select('id').execute()
+    assert.equal(users.length, 1, 'exactly one instance created the first user')
     assert.ok(a.alive() && b.alive())
     for (const s of servers) assert.equal((await send(s, key, 'GET', '/v1/checkAuth')).status, 200)
   })
@@ -82,7 +73,7 @@ test('two instances on one PostgreSQL database', { skip: postgresOnly }, async (
   const UPDATES = 40
   await t.test(
     'concurrent value updates through both are all counted, each with its history row',
-    async () => {
+    async (st) => {
       const results = await Promise.all(
         Array.from({ length: UPDATES }, (_, i) =>
           send(through(i), key, 'PATCH', `/v1/status/${statusId}`, { value: `u${i}` }),
@@ -100,23 +91,20 @@ test('two instances on one PostgreSQL database', { skip: postgresOnly }, async (
         assert.equal((await send(s, key, 'GET', `/v1/status/${statusId}`)).body.changeCount, total)
 
       const database = createDatabase(fresh.url, { poolSize: 1 })
-      try {
-        const history = await database.db
-          .selectFrom('status_history')
-          .select(['change_no', 'value'])
-          .where('status_id', '=', statusId)
-          .orderBy('change_no')
-          .execute()
-        assert.deepEqual(
-          history.map((h) => h.change_no),
-          Array.from({ length: total }, (_, i) => i + 1),
-          'one history row per value update, numbered without gaps',
-        )
-        const final = await send(a, key, 'GET', `/v1/status/${statusId}`)
-        assert.equal(history[history.length - 1]?.value, final.body.value)
-      } finally {
-        await database.close()
-      }
+      st.after(() => database.close())
+      const history = await database.db
+        .selectFrom('status_history')
+        .select(['change_no', 'value'])
+        .where('status_id', '=', statusId)
+        .orderBy('change_no')
+        .execute()
+      assert.deepEqual(
+        history.map((h) => h.change_no),
+        Array.from({ length: total }, (_, i) => i + 1),
+        'one history row per value update, numbered without gaps',
+      )
+      const final = await send(a, key, 'GET', `/v1/status/${statusId}`)
+      assert.equal(history[history.length - 1]?.value, final.body.value)
     },
   )
 
@@ -193,11 +181,10 @@ test('two instances on one PostgreSQL database', { skip: postgresOnly }, async (
         [String(version + 1), 'in the gap'],
       )
       let now: number[] = []
-      for (let i = 0; i < 200; i++) {
+      await waitUntil(async () => {
         now = await listenPids()
-        if (now.length === 1 && now[0] !== pid) break
-        await new Promise((r) => setTimeout(r, 25))
-      }
+        return now.length === 1 && now[0] !== pid
+      }, 'A listens on a new connection')
       assert.equal(now.length, 1)
       assert.notEqual(now[0], pid, 'a new LISTEN connection')
       assert.match(a.output(), /LISTEN connection lost; reconnecting/)
@@ -209,7 +196,12 @@ test('two instances on one PostgreSQL database', { skip: postgresOnly }, async (
     },
   )
 
-  await t.test('both shut down cleanly on SIGTERM', async () => {
-    for (const s of servers) assert.equal(await s.stop(), 0)
+  await t.test('both shut down cleanly on SIGTERM; one of them printed the first key', async () => {
+    for (const s of servers) assert.equal((await s.stop()).code, 0, s.output())
+    assert.equal(
+      servers.filter((s) => s.stdout.some((line) => line.includes(key))).length,
+      1,
+      'exactly one instance printed the first key',
+    )
   })
 })

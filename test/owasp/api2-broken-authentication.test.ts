@@ -18,8 +18,7 @@ import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { createUser } from '../../src/modules/users/users.service.ts'
 import { TEST_PLANS } from '../helpers/app.ts'
 import { defer } from '../helpers/cleanup.ts'
-import { killAll } from '../helpers/processes.ts'
-import { asLogLine, startServer } from '../helpers/server-process.ts'
+import { asLogLine, startServer } from '../helpers/processes.ts'
 import {
   apiRoutes,
   errorShapeProblem,
@@ -200,12 +199,11 @@ describe('keys at rest', () => {
 describe('no API key in any log line (a real server, LOG_LEVEL=trace)', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'statusd-owasp-api2-'))
   after(() => {
-    killAll()
     fs.rmSync(dir, { recursive: true, force: true })
   })
 
-  it('creating, rotating, using, revoking keys and failing with wrong ones: every line inspected', async () => {
-    const server = await startServer(path.join(dir, 'statusd.db'), { LOG_LEVEL: 'trace' })
+  it('creating, rotating, using, revoking keys and failing with wrong ones: every line inspected', async (t) => {
+    const server = await startServer(t, path.join(dir, 'statusd.db'), { LOG_LEVEL: 'trace' })
     const first = server.firstKey as string
     assert.ok(first, server.output())
     const call = async (key: string, method: string, url: string, body?: unknown) => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { before, describe, it } from 'node:test'
 import { makeApp, type TestApp } from '../helpers/app.ts'
 import { suiteLifetime } from '../helpers/cleanup.ts'
 
