@@ -163,6 +163,26 @@ describe('SPEC §6 share page GET /s/:shareId', () => {
     const json = (await get(t, `/v1/share/${s.shareId}`)).json()
     assert.deepEqual(json.descriptionParts, [{ text: 'See example.com and mail ops@example.com' }])
   })
+
+  it('one link detector: what free refuses as a link, pro makes clickable (example.dev/docs)', async (ctx) => {
+    const t = await makeApp(ctx)
+    const description = 'Docs at example.dev/docs'
+    const free = await t.user({ plan: 'free' })
+    const refused = await t.request(free, 'POST', '/v1/status-keys/docs', { description })
+    assert.equal(refused.statusCode, 402, refused.body)
+    assert.equal(refused.json().errorCode, 'planFeatureUnavailable')
+    const pro = await t.user({ plan: 'pro' })
+    const s = await createStatus(t, pro, 'docs', { accessType: 'public', description })
+    const json = (await get(t, `/v1/share/${s.shareId}`)).json()
+    assert.deepEqual(json.descriptionParts, [
+      { text: 'Docs at ' },
+      { text: 'example.dev/docs', href: 'http://example.dev/docs' },
+    ])
+    assert.match(
+      (await get(t, `/s/${s.shareId}`)).body,
+      /<a href="http:\/\/example\.dev\/docs" rel="nofollow noopener ugc">example\.dev\/docs<\/a>/,
+    )
+  })
 })
 
 describe('XSS: hostile names, values and descriptions stay text', () => {

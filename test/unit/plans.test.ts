@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { ApiError } from '../../src/lib/errors.ts'
+import { containsLink } from '../../src/lib/links.ts'
 import { planOf } from '../../src/modules/plans/plan-of.ts'
-import { assertPlanAllows, containsLink } from '../../src/modules/plans/plan-rules.ts'
+import { assertPlanAllows } from '../../src/modules/plans/plan-rules.ts'
 import {
   DEFAULT_PLANS,
   loadPlansFile,

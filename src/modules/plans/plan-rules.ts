@@ -1,40 +1,6 @@
-import { createRequire } from 'node:module'
-import { LinkifyIt } from 'linkify-it'
 import { planFeatureUnavailable, planLimitReached } from '../../lib/errors.ts'
+import { containsLink } from '../../lib/links.ts'
 import type { Plan } from './plans.ts'
-
-let linkify: LinkifyIt | undefined
-
-/**
- * The link finder, built on first use (its pattern over every top-level domain takes about
- * 15 ms to compile, which a start should not pay). note: fuzzyLink (bare domains like
- * example.com) is off by default in linkify-it 6, so it is switched on; fuzzyEmail is on by
- * default, and an e-mail address is a link a reader can follow, so it counts. Bare domains
- * are matched against IANA's whole list of top-level domains (the `tlds` package), not
- * linkify-it's short default list, which lets `example.dev` or `example.xyz` through.
- */
-function linkFinder(): LinkifyIt {
-  linkify ??= new LinkifyIt({ fuzzyLink: true }).tlds(
-    createRequire(import.meta.url)('tlds') as string[],
-    true,
-  )
-  return linkify
-}
-
-/** A port after a host name (`example.com:8080/desk`), which hides the domain from linkify-it. */
-const PORT = /(\w):\d{1,5}(?=[/?#\s]|$)/g
-/** A scheme linkify-it does not know (`sftp://`, `git://`, `ssh://`, `https:example.com`). */
-const SCHEME = /\b[a-z][a-z\d+.-]*:(?:\/\/)?/gi
-
-/**
- * True when the text holds a URL, a bare domain or an e-mail address. What linkify-it
- * passes over but a reader would still follow (a bare domain with a port, a URL of a
- * scheme it does not know) is tested again with the port and the scheme taken out, so the
- * domain that remains is found as a bare domain.
- */
-export const containsLink = (text: string): boolean =>
-  linkFinder().test(text) ||
-  (text.includes(':') && linkFinder().test(text.replace(PORT, '$1').replace(SCHEME, ' ')))
 
 /** The access settings a plan gates, with their defaults. */
 export const ACCESS_SETTING_DEFAULTS = {

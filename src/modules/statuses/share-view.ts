@@ -1,13 +1,9 @@
-import { LinkifyIt } from 'linkify-it'
 import type { Static } from 'typebox'
 import { Type } from 'typebox'
 import type { StatusRow } from '../../db/database.ts'
+import { findLinks } from '../../lib/links.ts'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
 import type { Plan } from '../plans/plans.ts'
-
-// note: the same detector and options as the plan rule that gates links in descriptions
-// (linkify-it 6 needs fuzzyLink switched on to find bare domains like example.com)
-const linkify = new LinkifyIt({ fuzzyLink: true })
 
 /** Only these become clickable; anything else a detector might find stays text. */
 const SAFE_HREF = /^(https?:\/\/|mailto:)/i
@@ -28,7 +24,9 @@ export type DescriptionPart = Static<typeof DescriptionPartSchema>
  */
 export function descriptionParts(text: string, linksAllowed: boolean): DescriptionPart[] {
   if (text === '') return []
-  const matches = linksAllowed ? (linkify.match(text) ?? []) : []
+  // note: the detector the plan gate refuses links with (lib/links.ts), so what a plan
+  // without links refuses, a plan with links makes clickable
+  const matches = linksAllowed ? findLinks(text) : []
   const parts: DescriptionPart[] = []
   let at = 0
   for (const m of matches) {
