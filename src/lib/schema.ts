@@ -13,3 +13,21 @@ export const Timestamp = (options: object = {}) => Type.String({ format: 'date-t
  * reads this key (an `x-` key, copied to the operation) to say otherwise.
  */
 export const BODY_OPTIONAL = 'x-body-optional'
+
+/**
+ * Schema keys for what a validation failure answers, kept beside the schema they explain.
+ * Symbols, so neither Ajv nor the OpenAPI document sees them (JSON has no symbol keys).
+ */
+export const PATTERN_MESSAGE: unique symbol = Symbol('patternMessage')
+export const READ_ONLY_PROPERTIES: unique symbol = Symbol('readOnlyProperties')
+
+/** A string schema whose `pattern` failure answers `message` instead of the raw regex. */
+export const withPatternMessage = <T extends object>(schema: T, message: string): T =>
+  Object.assign(schema, { [PATTERN_MESSAGE]: message })
+
+/**
+ * An object schema (a request body) that answers "is read-only", rather than "is not a known
+ * property", to the properties named: ones a client reads in a response but may not send.
+ */
+export const withReadOnlyProperties = <T extends object>(schema: T, names: Iterable<string>): T =>
+  Object.assign(schema, { [READ_ONLY_PROPERTIES]: new Set(names) })

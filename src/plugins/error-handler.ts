@@ -14,15 +14,34 @@ import {
   validationError,
 } from '../lib/errors.ts'
 import { redactRequestUrl } from '../lib/redact.ts'
-import { PATTERN_MESSAGES, READ_ONLY_FIELDS } from '../modules/statuses/statuses.schemas.ts'
+import { PATTERN_MESSAGE, READ_ONLY_PROPERTIES } from '../lib/schema.ts'
 
 export const BODY_LIMIT = 16 * 1024
 
 interface AjvError {
   instancePath: string
+  /** Where the failed keyword is in the schema, as a JSON pointer (`#/properties/name/pattern`). */
+  schemaPath: string
   keyword: string
   params: Record<string, unknown>
   message?: string
+}
+
+/** The route's schemas by request part (body, querystring, …), as the route declared them. */
+type RouteSchemas = Record<string, unknown> | undefined
+
+/**
+ * The schema that holds the failed keyword (its parent in `schemaPath`), for the messages a
+ * schema carries beside it (lib/schema.ts: PATTERN_MESSAGE, READ_ONLY_PROPERTIES).
+ */
+function schemaOf(e: AjvError, schema: unknown): Record<PropertyKey, unknown> | undefined {
+  const steps = e.schemaPath.replace(/^#\/?/, '').split('/').slice(0, -1)
+  let at = schema
+  for (const step of steps) {
+    if (at === null || typeof at !== 'object') return undefined
+    at = (at as Record<string, unknown>)[step.replace(/~1/g, '/').replace(/~0/g, '~')]
+  }
+  return at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>) : undefined
 }
 
 const TYPE_WORDS: Record<string, string> = {
@@ -42,14 +61,15 @@ const fieldOf = (e: AjvError): string =>
     .join('.')
 
 /** One readable message per Ajv error, naming the property. */
-function toFieldError(e: AjvError, part: string): FieldError {
+function toFieldError(e: AjvError, part: string, schema: unknown): FieldError {
   const field = fieldOf(e)
   const p = e.params
   switch (e.keyword) {
     case 'additionalProperties': {
       const name = String(p.additionalProperty)
       const where = field ? `${field}.${name}` : name
-      return READ_ONLY_FIELDS.has(name) && part === 'body'
+      const readOnly = schemaOf(e, schema)?.[READ_ONLY_PROPERTIES] as Set<string> | undefined
+      return readOnly?.has(name)
         ? { field: where, message: 'is read-only' }
         : { field: where, message: 'is not a known property' }
     }
@@ -76,15 +96,19 @@ function toFieldError(e: AjvError, part: string): FieldError {
         message: `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}`,
       }
     case 'pattern':
-      return { field, message: PATTERN_MESSAGES[field] ?? 'has an invalid format' }
+      return {
+        field,
+        message: (schemaOf(e, schema)?.[PATTERN_MESSAGE] as string) ?? 'has an invalid format',
+      }
     default:
       return { field: field || part, message: e.message ?? 'is invalid' }
   }
 }
 
 /** Turns a Fastify validation failure into SPEC §5's 400 (emptyBody or validationError). */
-function fromValidation(err: FastifyError): ApiError {
+function fromValidation(err: FastifyError, schemas: RouteSchemas): ApiError {
   const part = err.validationContext ?? 'body'
+  const schema = schemas?.[part]
   const errors = (err.validation ?? []) as AjvError[]
   if (part === 'body' && errors.length > 0 && errors.every((e) => e.keyword === 'minProperties'))
     return emptyBody()
@@ -92,7 +116,7 @@ function fromValidation(err: FastifyError): ApiError {
   const fields: FieldError[] = []
   for (const e of errors) {
     if (e.keyword === 'minProperties') continue
-    const fe = toFieldError(e, part)
+    const fe = toFieldError(e, part, schema)
     const id = `${fe.field}\0${fe.message}`
     if (!seen.has(id)) fields.push(fe)
     seen.add(id)
@@ -103,11 +127,14 @@ function fromValidation(err: FastifyError): ApiError {
   )
 }
 
-/** Maps any thrown error to the ApiError the client sees. */
-export function toApiError(err: unknown): ApiError {
+/**
+ * Maps any thrown error to the ApiError the client sees; a validation failure is worded with
+ * the messages the route's schemas carry.
+ */
+export function toApiError(err: unknown, schemas?: RouteSchemas): ApiError {
   if (err instanceof ApiError) return err
   const e = err as FastifyError
-  if (e?.validation) return fromValidation(e)
+  if (e?.validation) return fromValidation(e, schemas)
   switch (e?.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_TYPE':
@@ -151,7 +178,7 @@ export function prepareError(
   reply: FastifyReply,
   what = 'request failed',
 ): ApiError {
-  const apiError = toApiError(err)
+  const apiError = toApiError(err, request.routeOptions?.schema as RouteSchemas)
   if (apiError.statusCode >= 500) {
     if (apiError.errorCode === 'unavailable') request.log.warn({ err }, 'storage unavailable')
     else request.log.error({ err }, what)

@@ -1,6 +1,11 @@
 import type { Static } from 'typebox'
 import { Type } from 'typebox'
-import { StringEnum, Timestamp } from '../../lib/schema.ts'
+import {
+  StringEnum,
+  Timestamp,
+  withPatternMessage,
+  withReadOnlyProperties,
+} from '../../lib/schema.ts'
 
 export const ACCESS_TYPES = ['public', 'private'] as const
 export const ACCESS_LEVELS = ['public', 'private', 'owner'] as const
@@ -18,33 +23,19 @@ const SINGLE_LINE =
 // Descriptions may hold tabs and line breaks, but no other control characters (C0 or C1).
 const MULTI_LINE = '^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F-\\x9F\\p{Cs}]*$'
 
-/** Messages for `pattern` failures, which Ajv would otherwise answer with the raw regex. */
-export const PATTERN_MESSAGES: Record<string, string> = {
-  name: 'must contain a visible character and no control characters',
-  value: 'must contain a visible character and no control characters',
-  description: 'must not contain control characters other than tab and line breaks',
-}
+/** Single-line text of these lengths; a `pattern` failure answers in words, not the regex. */
+const SingleLine = (lengths: { minLength: number; maxLength: number }) =>
+  withPatternMessage(
+    Type.String({ ...lengths, pattern: SINGLE_LINE }),
+    'must contain a visible character and no control characters',
+  )
 
-/** Properties a client may set, with their limits (seed: Status table; SPEC §1). */
-export const StatusInputSchema = Type.Object(
-  {
-    name: Type.Optional(Type.String({ minLength: 3, maxLength: 42, pattern: SINGLE_LINE })),
-    type: Type.Optional(StringEnum(['text'])),
-    value: Type.Optional(Type.String({ minLength: 1, maxLength: 10, pattern: SINGLE_LINE })),
-    accessType: Type.Optional(StringEnum(ACCESS_TYPES)),
-    description: Type.Optional(Type.String({ maxLength: 400, pattern: MULTI_LINE })),
-    colorNo: Type.Optional(Type.Integer({ minimum: 1, maximum: 12 })),
-    // "owners" is the seed sample response's spelling; accepted, answered as "owner"
-    accessTypeUserList: Type.Optional(StringEnum([...ACCESS_LEVELS, 'owners'])),
-    accessTypeHistory: Type.Optional(StringEnum(ACCESS_LEVELS)),
-  },
-  {
-    additionalProperties: false,
-    minProperties: 1,
-    description: 'Any of the updatable properties; at least one.',
-  },
-)
-export type StatusInput = Static<typeof StatusInputSchema>
+/** Text that may span lines, at most this long. */
+const MultiLine = (maxLength: number) =>
+  withPatternMessage(
+    Type.String({ maxLength, pattern: MULTI_LINE }),
+    'must not contain control characters other than tab and line breaks',
+  )
 
 /** Fields a client can read but never set: sending one is rejected as read-only. */
 export const READ_ONLY_FIELDS = new Set([
@@ -57,6 +48,30 @@ export const READ_ONLY_FIELDS = new Set([
   'updatedAt',
   'valueUpdatedAt',
 ])
+
+/** Properties a client may set, with their limits (docs/api.md#validation-rules). */
+export const StatusInputSchema = withReadOnlyProperties(
+  Type.Object(
+    {
+      name: Type.Optional(SingleLine({ minLength: 3, maxLength: 42 })),
+      type: Type.Optional(StringEnum(['text'])),
+      value: Type.Optional(SingleLine({ minLength: 1, maxLength: 10 })),
+      accessType: Type.Optional(StringEnum(ACCESS_TYPES)),
+      description: Type.Optional(MultiLine(400)),
+      colorNo: Type.Optional(Type.Integer({ minimum: 1, maximum: 12 })),
+      // "owners" is the seed sample response's spelling; accepted, answered as "owner"
+      accessTypeUserList: Type.Optional(StringEnum([...ACCESS_LEVELS, 'owners'])),
+      accessTypeHistory: Type.Optional(StringEnum(ACCESS_LEVELS)),
+    },
+    {
+      additionalProperties: false,
+      minProperties: 1,
+      description: 'Any of the updatable properties; at least one.',
+    },
+  ),
+  READ_ONLY_FIELDS,
+)
+export type StatusInput = Static<typeof StatusInputSchema>
 
 export const StatusSchema = Type.Object(
   {
