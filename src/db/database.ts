@@ -62,6 +62,8 @@ export interface IdempotencyKeysTable {
   fingerprint: string
   status_code: number
   location: string | null
+  /** The response's ETag (null: it had none, or was stored before ETags were kept). */
+  etag: string | null
   body: string
   created_at: string
 }

@@ -1,11 +1,9 @@
-import { hash } from 'node:crypto'
-
 /**
- * A strong entity tag for a representation: a hash of its JSON. Content-based, so it needs
- * no stored version and changes whenever anything a client can see changes.
+ * A strong entity tag naming one stored version of one resource: `"<id>.<version>"`. A stored
+ * version counter moves on every write, so the tag changes whenever the representation can;
+ * the id keeps tags of different resources apart (see statuses.service.ts, statusEtag).
  */
-export const etagOf = (representation: unknown): string =>
-  `"${hash('sha256', JSON.stringify(representation), 'base64url').slice(0, 22)}"`
+export const versionEtag = (id: string, version: number): string => `"${id}.${version}"`
 
 /**
  * Whether an If-Match / If-None-Match header value matches the current tag (RFC 9110 §13.1).

@@ -70,7 +70,7 @@ describe(onEngine('concurrent service calls'), () => {
         ),
       )
       assert.deepEqual(
-        updated.map((s) => s.changeCount).sort((a, b) => a - b),
+        updated.map((s) => s.status.changeCount).sort((a, b) => a - b),
         Array.from({ length: N }, (_, i) => i + 2),
         'each update saw its own count',
       )

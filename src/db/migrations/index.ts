@@ -6,6 +6,7 @@ import * as clusteredHistory from './2026-11-24T000000-clustered-history.ts'
 import * as clusteredStatuses from './2026-11-24T010000-clustered-statuses.ts'
 import * as apiKeySuccessor from './2026-11-25T000000-api-key-successor.ts'
 import * as bigintCounters from './2026-11-25T010000-bigint-counters.ts'
+import * as idempotentEtag from './2026-11-26T000000-idempotent-etag.ts'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24T010000-clustered-statuses': clusteredStatuses,
   '2026-11-25T000000-api-key-successor': apiKeySuccessor,
   '2026-11-25T010000-bigint-counters': bigintCounters,
+  '2026-11-26T000000-idempotent-etag': idempotentEtag,
 }

@@ -17,6 +17,8 @@ const MAX_KEY_LENGTH = 255
 export interface StoredResponse {
   statusCode: number
   location: string | null
+  /** The ETag the response carried (null: none; or stored before ETags were kept). */
+  etag: string | null
   body: unknown
 }
 
@@ -89,6 +91,7 @@ export async function findReplay(
   return {
     statusCode: Number(record.status_code),
     location: record.location,
+    etag: record.etag,
     body: JSON.parse(record.body),
   }
 }
@@ -118,6 +121,7 @@ export async function recordResponse(
     fingerprint,
     status_code: response.statusCode,
     location: response.location,
+    etag: response.etag,
     body: JSON.stringify(response.body),
     created_at: now,
   }

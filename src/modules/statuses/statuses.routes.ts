@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { emptyBody } from '../../lib/errors.ts'
-import { etagMatches, etagOf } from '../../lib/etag.ts'
+import { etagMatches } from '../../lib/etag.ts'
 import {
   parseIdempotencyKey,
   requestFingerprint,
@@ -13,7 +13,6 @@ import {
 } from '../idempotency/idempotency.service.ts'
 import {
   ListQuerySchema,
-  type Status,
   StatusIdParamsSchema,
   StatusInputSchema,
   StatusKeyParamsSchema,
@@ -28,7 +27,9 @@ import {
   listOwned,
   type StatusDeps,
   setStatusByKey,
+  type TaggedStatus,
   updateStatusById,
+  type WriteResult,
 } from './statuses.service.ts'
 
 const tags = ['statuses']
@@ -52,7 +53,8 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
     reply: FastifyReply,
     response: StoredResponse & { replayed?: boolean },
   ): FastifyReply => {
-    reply.code(response.statusCode).header('etag', etagOf(response.body))
+    reply.code(response.statusCode)
+    if (response.etag !== null) reply.header('etag', response.etag)
     if (response.location) reply.header('location', response.location)
     if (response.replayed) reply.header('idempotent-replayed', 'true')
     return reply.send(response.body)
@@ -63,12 +65,11 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
     description: 'Not modified: `If-None-Match` names the current ETag (no body)',
   })
 
-  const sendRead = (request: FastifyRequest, reply: FastifyReply, status: Status) => {
-    const tag = etagOf(status)
+  const sendRead = (request: FastifyRequest, reply: FastifyReply, read: TaggedStatus) => {
     const ifNoneMatch = request.headers['if-none-match']
-    if (ifNoneMatch !== undefined && etagMatches(ifNoneMatch, tag, true))
-      return reply.code(304).header('etag', tag).send()
-    return reply.header('etag', tag).send(status)
+    if (ifNoneMatch !== undefined && etagMatches(ifNoneMatch, read.etag, true))
+      return reply.code(304).header('etag', read.etag).send()
+    return reply.header('etag', read.etag).send(read.status)
   }
 
   const conditions = (request: FastifyRequest) => ({
@@ -113,22 +114,26 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const response = await runIdempotent(deps.db, idempotencyScope(request), async (record) => {
-        const status = await updateStatusById(
-          deps,
-          caller(request.user),
-          request.params.statusId,
-          request.body,
-          {
-            ...conditions(request),
-            ...(record && {
-              onWrite: (tx, result) =>
-                record(tx, { statusCode: 200, location: null, body: result.status }),
-            }),
-          },
-        )
-        return { statusCode: 200, location: null, body: status }
+      const asResponse = (result: TaggedStatus): StoredResponse => ({
+        statusCode: 200,
+        location: null,
+        etag: result.etag,
+        body: result.status,
       })
+      const response = await runIdempotent(deps.db, idempotencyScope(request), async (record) =>
+        asResponse(
+          await updateStatusById(
+            deps,
+            caller(request.user),
+            request.params.statusId,
+            request.body,
+            {
+              ...conditions(request),
+              ...(record && { onWrite: (tx, result) => record(tx, asResponse(result)) }),
+            },
+          ),
+        ),
+      )
       return sendStatus(reply, response)
     },
   )
@@ -146,14 +151,15 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const asResponse = (result: { status: Status; created: boolean }): StoredResponse =>
+      const asResponse = (result: WriteResult): StoredResponse =>
         result.created
           ? {
               statusCode: 201,
               location: `${publicUrl ?? ''}/v1/status/${result.status.id}`,
+              etag: result.etag,
               body: result.status,
             }
-          : { statusCode: 200, location: null, body: result.status }
+          : { statusCode: 200, location: null, etag: result.etag, body: result.status }
       const response = await runIdempotent(deps.db, idempotencyScope(request), async (record) =>
         asResponse(
           await setStatusByKey(deps, caller(request.user), request.params.statusKey, request.body, {

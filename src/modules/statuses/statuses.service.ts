@@ -9,7 +9,7 @@ import {
   preconditionFailed,
   validationError,
 } from '../../lib/errors.ts'
-import { etagMatches, etagOf } from '../../lib/etag.ts'
+import { etagMatches, versionEtag } from '../../lib/etag.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
 import { creationIso, nowIso } from '../../lib/time.ts'
 import { announcedWrite, type StatusChange, type StatusEventBus } from '../events/status-events.ts'
@@ -54,21 +54,43 @@ export interface Caller {
   plan: string
 }
 
-/** Conditions and hooks of a write (SPEC §7). */
+/** A status as the API answers it, with its entity tag. */
+export interface TaggedStatus {
+  status: Status
+  etag: string
+}
+
+/** What a write did: the status as it now stands, and whether the write created it. */
+export interface WriteResult extends TaggedStatus {
+  created: boolean
+}
+
+/** Conditions and hooks of a write (docs/api.md#conditional-requests-etag-if-match). */
 export interface WriteOptions {
   /** `If-Match`: the write happens only if the status's current ETag matches. */
   ifMatch?: string
   /** `If-None-Match`: `*` makes create-or-update create-only. */
   ifNoneMatch?: string
   /** Runs inside the write's transaction before it commits (e.g. to store an idempotent response). */
-  onWrite?: (tx: Db, result: { status: Status; created: boolean }) => Promise<void>
+  onWrite?: (tx: Db, result: WriteResult) => Promise<void>
 }
+
+/**
+ * The ETag of a stored status: its id and its version, which every write moves
+ * (docs/api.md#conditional-requests-etag-if-match). note: the version alone would not do: a
+ * status deleted and created again under the same key starts again at version 1, and a tag
+ * of the deleted one must never match it; ids are never reused.
+ */
+export const statusEtag = (row: Pick<StatusRow, 'id' | 'version'>): string =>
+  versionEtag(row.id, Number(row.version))
+
+/** The API's view of a stored status and its tag, mapped once. */
+const tagged = (row: StatusRow): TaggedStatus => ({ status: toStatus(row), etag: statusEtag(row) })
 
 /** Throws 412 unless the preconditions hold for the current state (null: no status yet). */
 function assertPreconditions(current: StatusRow | null, options: WriteOptions): void {
-  // note: the tag is a hash of the representation: only worth computing when a condition came
   if (options.ifMatch === undefined && options.ifNoneMatch === undefined) return
-  const tag = current === null ? null : etagOf(toStatus(current))
+  const tag = current === null ? null : statusEtag(current)
   if (options.ifMatch !== undefined && !etagMatches(options.ifMatch, tag))
     throw preconditionFailed()
   if (options.ifNoneMatch !== undefined && etagMatches(options.ifNoneMatch, tag, true))
@@ -141,7 +163,7 @@ async function applyUpdate(
   status: StatusRow,
   input: StatusInput,
   options: WriteOptions,
-): Promise<StatusRow> {
+): Promise<Written> {
   const role = await roleOn(tx, status, caller.userId)
   assertVisible(status, role)
   assertMayChange(role, input)
@@ -166,8 +188,14 @@ async function applyUpdate(
     // retention follows the owner's plan; an updater's plan does not matter
     await pruneExpiredHistory(tx, plans, updated, role === 'owner' ? caller.plan : undefined)
   }
-  await options.onWrite?.(tx, { status: toStatus(updated), created: false })
-  return updated
+  const written: Written = { row: updated, ...tagged(updated), created: false }
+  await options.onWrite?.(tx, written)
+  return written
+}
+
+/** A write's result, with the row it left for the live-update event. */
+interface Written extends WriteResult {
+  row: StatusRow
 }
 
 /** PATCH /v1/status/:statusId — partial update by the service's id. */
@@ -177,22 +205,22 @@ export async function updateStatusById(
   statusId: string,
   rawInput: StatusInput,
   options: WriteOptions = {},
-): Promise<Status> {
+): Promise<TaggedStatus> {
   const input = normaliseInput(rawInput)
-  const updated = await announcedWrite(
+  const { status, etag } = await announcedWrite(
     deps,
     async (tx) => {
-      const status = await findStatusByIdForWrite(tx, statusId)
-      if (!status) throw notFound('Status not found')
-      return applyUpdate(tx, deps.plans, caller, status, input, options)
+      const current = await findStatusByIdForWrite(tx, statusId)
+      if (!current) throw notFound('Status not found')
+      return applyUpdate(tx, deps.plans, caller, current, input, options)
     },
-    written,
+    (result) => changed(result.row),
   )
-  return toStatus(updated)
+  return { status, etag }
 }
 
 /** The change live streams hear of a write (the status's new version). */
-const written = (row: StatusRow): StatusChange => ({
+const changed = (row: StatusRow): StatusChange => ({
   statusId: row.id,
   version: Number(row.version),
   kind: 'status',
@@ -235,19 +263,15 @@ export async function setStatusByKey(
   key: string,
   rawInput: StatusInput,
   options: WriteOptions = {},
-): Promise<{ status: Status; created: boolean }> {
+): Promise<WriteResult> {
   assertStatusKey(key)
   const input = normaliseInput(rawInput)
-  const { row, created } = await announcedWrite(
+  const { status, etag, created } = await announcedWrite(
     deps,
-    async (tx) => {
+    async (tx): Promise<Written> => {
       for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
         const existing = await findStatusByKeyForWrite(tx, caller.userId, key)
-        if (existing)
-          return {
-            row: await applyUpdate(tx, deps.plans, caller, existing, input, options),
-            created: false,
-          }
+        if (existing) return applyUpdate(tx, deps.plans, caller, existing, input, options)
         assertPreconditions(null, options)
         const plan = planOf(deps.plans, caller.plan)
         const name = input.name ?? defaultName(key)
@@ -271,14 +295,15 @@ export async function setStatusByKey(
             at: inserted.created_at,
             by_user_id: caller.userId,
           })
-        await options.onWrite?.(tx, { status: toStatus(inserted), created: true })
-        return { row: inserted, created: true }
+        const written: Written = { row: inserted, ...tagged(inserted), created: true }
+        await options.onWrite?.(tx, written)
+        return written
       }
       throw new Error(`could not create status after ${CREATE_ATTEMPTS} attempts`)
     },
-    (result) => written(result.row),
+    (result) => changed(result.row),
   )
-  return { status: toStatus(row), created }
+  return { status, etag, created }
 }
 
 function newStatusRow(caller: Caller, key: string, name: string, input: StatusInput): StatusRow {
@@ -310,10 +335,10 @@ export async function getStatusById(
   deps: StatusDeps,
   caller: Caller,
   statusId: string,
-): Promise<Status> {
+): Promise<TaggedStatus> {
   const status = await findStatusById(deps.db, statusId)
   const role = status ? await roleOn(deps.db, status, caller.userId) : null
-  return toStatus(assertVisible(status, role))
+  return tagged(assertVisible(status, role))
 }
 
 /** GET /v1/status-keys/:statusKey — the caller's own status with this key. */
@@ -321,12 +346,19 @@ export async function getStatusByKey(
   deps: StatusDeps,
   caller: Caller,
   key: string,
-): Promise<Status> {
+): Promise<TaggedStatus> {
   assertStatusKey(key)
   const status = await findStatusByKey(deps.db, caller.userId, key)
   if (!status) throw notFound('Status not found')
-  return toStatus(status)
+  return tagged(status)
 }
+
+/**
+ * The stored status by id, whoever asks: live updates read it once per change for all their
+ * viewers, and check each viewer's access themselves.
+ */
+export const findStatus = (db: Db, statusId: string): Promise<StatusRow | undefined> =>
+  findStatusById(db, statusId)
 
 /** DELETE /v1/status/:statusId — owner only; the status and its history go. */
 export async function deleteStatusById(
