@@ -221,7 +221,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       errorResponseBuilder: (_request, context) => rateLimited(Math.ceil(context.ttl / 1000)),
     })
     await v1.register(userRoutes)
-    await v1.register(apiKeyRoutes, { db: database.db, keyCache, streamKeys })
+    await v1.register(apiKeyRoutes, {
+      deps: { db: database.db, cache: keyCache, sessions: streamKeys },
+    })
     await v1.register(statusRoutes, { deps: services, publicUrl })
     await v1.register(sharingRoutes, { deps: services, publicUrl })
     await v1.register(historyRoutes, { deps: services, publicUrl })
@@ -232,7 +234,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(shareRoutes, { deps: services, publicUrl })
   await app.register(shareEventsRoutes, { db: database.db, feeds, sse })
   // the share page and badge: HTML/SVG, with their own not-found and error pages
-  await app.register(webRoutes, { prefix: '/s', db: database.db, plans })
+  await app.register(webRoutes, { prefix: '/s', deps: services })
 
   return app
 }

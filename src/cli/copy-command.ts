@@ -10,7 +10,7 @@ import {
 } from '../db/copy.ts'
 import { redactDatabaseUrl } from '../db/database-url.ts'
 import { isStorageUnavailable } from '../db/storage-error.ts'
-import { UserInputError } from '../modules/users/users.service.ts'
+import { UserInputError } from '../lib/errors.ts'
 import { type Output, print, UsageError } from './context.ts'
 
 export const COPY_USAGE = `statusd copy --from URL --to URL [--force] [--batch-size N] [--json]

@@ -67,7 +67,7 @@ export async function keyCommand(args: string[], config: Config, output: Output)
       takesOnly('key revoke', parsed, [], 1)
       const keyId = positionals[0]
       if (!keyId) throw new UsageError('key revoke needs a key id')
-      const key = await withDb(config, (db) => revokeKey(db, keyId))
+      const key = await withDb(config, (db) => revokeKey({ db }, keyId))
       return print(output, key, () => `revoked key ${key.id} (${key.prefix}…)`)
     }
     case 'rotate': {
@@ -77,7 +77,7 @@ export async function keyCommand(args: string[], config: Config, output: Output)
       const grace = values.grace === undefined ? 0 : Number(values.grace)
       if (values.grace !== undefined && (values.grace.trim() === '' || !Number.isInteger(grace)))
         throw new UsageError(`--grace must be a whole number of seconds, got "${values.grace}"`)
-      const key = await withDb(config, (db) => rotateKey(db, keyId, { graceSeconds: grace }))
+      const key = await withDb(config, (db) => rotateKey({ db }, keyId, { graceSeconds: grace }))
       const old = key.replaced
       return print(output, key, () =>
         [

@@ -26,6 +26,14 @@ export interface FieldError {
   message: string
 }
 
+/**
+ * A usage error of the services outside the API's rules (the admin commands' input): shown
+ * to the operator as it is. The API maps the few it can meet to its own errors.
+ */
+export class UserInputError extends Error {
+  override name = 'UserInputError'
+}
+
 /** An error the API answers with: HTTP status, stable code, optional per-field details. */
 export class ApiError extends Error {
   readonly statusCode: number

@@ -2,15 +2,9 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Kysely } from 'kysely'
 import { Type } from 'typebox'
-import type { DB } from '../db/database.ts'
-import type { Plans } from '../modules/plans/plans.ts'
-import { listStatusHistory, ownerPlanOf } from '../modules/statuses/history.service.ts'
-import { toShareView } from '../modules/statuses/share-view.ts'
-import { findStatusByShareId } from '../modules/statuses/sharing.repository.ts'
+import { type ShareDeps, shareBadge, sharePage } from '../modules/statuses/share.service.ts'
 import { ShareIdParamsSchema } from '../modules/statuses/sharing.schemas.ts'
-import { listStatusUsers } from '../modules/statuses/sharing.service.ts'
 import { prepareError } from '../plugins/error-handler.ts'
 import { renderBadge } from './badge.ts'
 import { paletteCss } from './palette.ts'
@@ -134,10 +128,7 @@ export function sendWebError(err: Error, request: FastifyRequest, reply: Fastify
  * The share page `GET /s/:shareId`, its badge and assets: public, outside the API-key scope,
  * with their own HTML not-found and error pages (never a JSON body).
  */
-export const webRoutes: FastifyPluginAsyncTypebox<{ db: Kysely<DB>; plans: Plans }> = async (
-  app,
-  { db, plans },
-) => {
+export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ShareDeps }> = async (app, { deps }) => {
   app.setNotFoundHandler((_request, reply) => sendHtml(reply, 404, notFoundPage()))
   app.setErrorHandler(sendWebError)
 
@@ -160,11 +151,6 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ db: Kysely<DB>; plans: Plans
     },
   )
 
-  const publicRow = async (shareId: string) => {
-    const status = await findStatusByShareId(db, shareId)
-    return status?.access_type === 'public' ? status : undefined
-  }
-
   app.get(
     '/:shareId',
     {
@@ -181,26 +167,17 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ db: Kysely<DB>; plans: Plans
       },
     },
     async (request, reply) => {
-      const status = await publicRow(request.params.shareId)
-      if (!status) return sendHtml(reply, 404, notFoundPage())
-      const plan = await ownerPlanOf(db, plans, status)
-      const deps = { db, plans }
-      const history =
-        status.access_type_history === 'public'
-          ? (await listStatusHistory(deps, { status, role: null }, { limit: PAGE_HISTORY })).items
-          : null
-      const users =
-        status.access_type_user_list === 'public'
-          ? (await listStatusUsers(deps, { status, role: null }, { limit: PAGE_USERS })).items
-          : null
-      const shareId = status.share_id
+      // an unknown or private share id throws 404: the error handler answers the not-found page
+      const page = await sharePage(deps, request.params.shareId, {
+        history: PAGE_HISTORY,
+        users: PAGE_USERS,
+      })
+      const { shareId } = page.view
       return sendHtml(
         reply,
         200,
         renderSharePage({
-          view: toShareView(status, plan),
-          history,
-          users,
+          ...page,
           assets: ASSET_URLS,
           eventsUrl: `/v1/share/${shareId}/events`,
           historyUrl: `/v1/share/${shareId}/history?limit=${PAGE_HISTORY}`,
@@ -228,9 +205,9 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ db: Kysely<DB>; plans: Plans
       },
     },
     async (request, reply) => {
-      const status = await publicRow(request.params.shareId)
-      if (!status) return sendBadge(reply, 404, renderBadge('status', 'not found', 11))
-      return sendBadge(reply, 200, renderBadge(status.name, status.value ?? '—', status.color_no))
+      // an unknown or private share id throws 404: the error handler answers the grey badge
+      const badge = await shareBadge(deps.db, request.params.shareId)
+      return sendBadge(reply, 200, renderBadge(badge.name, badge.value ?? '—', badge.colorNo))
     },
   )
 }

@@ -68,7 +68,7 @@ async function seed(db: Kysely<DB>): Promise<{ key: string; statusIds: string[] 
   const bob = await createUser(db, TEST_PLANS, { name: 'Bøb 🟢', plan: 'free', verified: false })
   const key = (await createApiKey(db, alice.id, { label: 'laptop' })).key
   const old = await createApiKey(db, alice.id)
-  await revokeKey(db, old.id)
+  await revokeKey({ db }, old.id)
   await createApiKey(db, bob.id, { expiresAt: '2099-01-01T00:00:00Z' })
   const caller = { userId: alice.id, plan: alice.plan }
   const statusIds: string[] = []

@@ -28,7 +28,7 @@ async function withKeys(ctx: Lifetime): Promise<ScenarioContext> {
   assert.equal(created.statusCode, 201)
 
   const revoked = await createApiKey(db, owner.id, { label: 'revoked' })
-  await revokeKey(db, revoked.id)
+  await revokeKey({ db }, revoked.id)
   const expired = await createApiKey(db, owner.id, { expiresAt: IN_AN_HOUR() })
   // note: keys cannot be created already expired, so this one is made to expire afterwards
   await db
@@ -348,7 +348,7 @@ test('SPEC §3 revocation, expiry and verification take effect on the next reque
   const other = await createApiKey(db, user.id)
   const as2 = { id: user.id, key: other.key }
   assert.equal((await t.request(as2, 'GET', '/v1/checkAuth')).statusCode, 200)
-  await revokeKey(db, other.id)
+  await revokeKey({ db }, other.id)
   const res = await t.request(as2, 'GET', '/v1/checkAuth')
   assert.equal(res.statusCode, 401, 'revoked')
   assert.equal(res.json().errorCode, 'unauthorized')

@@ -24,7 +24,7 @@ test('key cache: a revocation made elsewhere (the CLI) shows once the TTL has pa
   const t = await makeApp(ctx, { keyCacheTtlMs: 60_000, deps: { clock } })
   const owner = await t.user()
   const keyId = (await t.request(owner, 'GET', '/v1/user/api-keys')).json()[0].id // now cached
-  await revokeKey(t.database.db, keyId) // behind the app's back, like the CLI
+  await revokeKey({ db: t.database.db }, keyId) // behind the app's back, like the CLI
   // within the TTL the cached key still works: that is the documented trade-off
   assert.equal((await t.request(owner, 'GET', '/v1/checkAuth')).statusCode, 200)
   clock.advance(59_999)
@@ -52,8 +52,15 @@ test('key cache: entries expire with the TTL and with the key itself; the size i
   cache.set('b', { user, keyId: 'b', expiresAt: null })
   cache.set('c', { user, keyId: 'c', expiresAt: null })
   clock.advance(1)
-  assert.equal(cache.get('a'), undefined, 'the oldest entry made room')
+  assert.equal(cache.get('a'), undefined, 'the entry used least recently made room')
   assert.ok(cache.get('c'))
   cache.forgetKey('c')
   assert.equal(cache.get('c'), undefined)
+})
+
+test('key cache: with a TTL of 0 nothing is kept', () => {
+  const cache = new KeyCache({ ttlMs: 0 })
+  const user = { id: 'u', name: 'u', email: null, plan: 'free', verified: 1, created_at: '' }
+  cache.set('h', { user, keyId: 'k', expiresAt: null })
+  assert.equal(cache.get('h'), undefined)
 })

@@ -12,8 +12,9 @@ import {
   type SseOptions,
   SseStream,
 } from '../../lib/sse.ts'
+import { publicStatus } from '../statuses/share.service.ts'
 import { ShareIdParamsSchema } from '../statuses/sharing.schemas.ts'
-import { accessById, publicStatus } from '../statuses/sharing.service.ts'
+import { accessById } from '../statuses/sharing.service.ts'
 import { StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
 import type { StatusFeeds, Viewer } from './status-feeds.ts'
 import type { StreamKeys } from './stream-keys.ts'

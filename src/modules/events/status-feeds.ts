@@ -3,11 +3,9 @@ import type { Kysely } from 'kysely'
 import type { DB, StatusRow } from '../../db/database.ts'
 import { encodeEvent, type SseFrame, type SseStream } from '../../lib/sse.ts'
 import type { Plans } from '../plans/plans.ts'
-import { ownerPlanOf } from '../statuses/history.service.ts'
-import { toShareView } from '../statuses/share-view.ts'
-import { roleHolderIds } from '../statuses/sharing.repository.ts'
-import { findStatusById } from '../statuses/statuses.repository.ts'
-import { toStatus } from '../statuses/statuses.service.ts'
+import { shareViewOf } from '../statuses/share.service.ts'
+import { roleHolders } from '../statuses/sharing.service.ts'
+import { findStatus, toStatus } from '../statuses/statuses.service.ts'
 import type { StatusChange, StatusEventBus } from './status-events.ts'
 
 /** Who watches: an anonymous share-page viewer, or an authenticated user. */
@@ -55,15 +53,15 @@ class Snapshot {
 
   /** The event for share streams; the share view needs the owner's plan (description links). */
   shareFrame(): Promise<SseFrame> {
-    this.#shareFrame ??= ownerPlanOf(this.#deps.db, this.#deps.plans, this.row).then((plan) =>
-      encodeEvent('status', this.version, JSON.stringify(toShareView(this.row, plan))),
+    this.#shareFrame ??= shareViewOf(this.#deps, this.row).then((view) =>
+      encodeEvent('status', this.version, JSON.stringify(view)),
     )
     return this.#shareFrame
   }
 
   /** Who holds a role on the status (read once, and only for a private status). */
   roleHolders(): Promise<Set<string>> {
-    this.#roleHolders ??= roleHolderIds(this.#deps.db, this.row.id).then((ids) => new Set(ids))
+    this.#roleHolders ??= roleHolders(this.#deps.db, this.row.id)
     return this.#roleHolders
   }
 
@@ -209,7 +207,7 @@ class Feed {
   }
 
   async load(): Promise<Snapshot | undefined> {
-    const row = await findStatusById(this.#deps.db, this.statusId)
+    const row = await findStatus(this.#deps.db, this.statusId)
     return row ? new Snapshot(row, this.#deps) : undefined
   }
 

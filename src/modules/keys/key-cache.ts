@@ -1,11 +1,16 @@
+import { LRUCache } from 'lru-cache'
 import type { User } from '../../db/database.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 
-interface Entry {
+/** What authentication remembers of a key it looked up. */
+export interface KeyCacheEntry {
   user: User
   keyId: string
   /** When the key itself expires (ms since epoch), or null. */
   expiresAt: number | null
+}
+
+interface Cached extends KeyCacheEntry {
   cachedAt: number
 }
 
@@ -13,13 +18,17 @@ interface Entry {
  * Recently authenticated keys, by key hash, so the hot path skips a database lookup.
  * Revoking a key through this instance forgets it at once; a change made elsewhere (the CLI,
  * another instance) is seen within `ttlMs`. Unknown keys are never cached, so guessing
- * cannot fill it; it holds at most `max` entries.
+ * cannot fill it; it holds the `max` keys used last.
+ *
+ * note: lru-cache bounds it; the age is checked here rather than with lru-cache's own `ttl`,
+ * whose entries stay fresh at exactly their TTL (and forever when cached at clock time 0):
+ * a key is trusted for less than `ttlMs`, and never at or after its own expiry.
  */
 export class KeyCache {
-  readonly #entries = new Map<string, Entry>()
-  readonly #clock: Clock
   readonly ttlMs: number
-  readonly max: number
+  readonly #clock: Clock
+  /** null when caching is off (`ttlMs` 0). */
+  readonly #entries: LRUCache<string, Cached> | null
 
   constructor({
     ttlMs = 5_000,
@@ -27,34 +36,34 @@ export class KeyCache {
     clock = systemClock,
   }: { ttlMs?: number; max?: number; clock?: Clock } = {}) {
     this.ttlMs = ttlMs
-    this.max = max
     this.#clock = clock
+    this.#entries = ttlMs > 0 ? new LRUCache({ max }) : null
   }
 
-  get(hash: string): Entry | undefined {
-    const now = this.#clock.now()
-    const entry = this.#entries.get(hash)
+  /** The entry of a key hash, unless it is `ttlMs` old or the key has expired since. */
+  get(hash: string): KeyCacheEntry | undefined {
+    const entry = this.#entries?.get(hash)
     if (!entry) return undefined
+    const now = this.#clock.now()
     if (
       now - entry.cachedAt >= this.ttlMs ||
       (entry.expiresAt !== null && entry.expiresAt <= now)
     ) {
-      this.#entries.delete(hash)
+      this.#entries?.delete(hash)
       return undefined
     }
     return entry
   }
 
-  set(hash: string, entry: Omit<Entry, 'cachedAt'>): void {
-    if (this.ttlMs <= 0) return
-    const now = this.#clock.now()
-    if (!this.#entries.has(hash) && this.#entries.size >= this.max)
-      this.#entries.delete(this.#entries.keys().next().value as string)
-    this.#entries.set(hash, { ...entry, cachedAt: now })
+  /** Remembers a key found active in the database. */
+  set(hash: string, entry: KeyCacheEntry): void {
+    this.#entries?.set(hash, { ...entry, cachedAt: this.#clock.now() })
   }
 
   /** Forgets a key (revoked or rotated). */
   forgetKey(keyId: string): void {
-    for (const [hash, entry] of this.#entries) if (entry.keyId === keyId) this.#entries.delete(hash)
+    if (!this.#entries) return
+    for (const [hash, entry] of this.#entries.entries())
+      if (entry.keyId === keyId) this.#entries.delete(hash)
   }
 }

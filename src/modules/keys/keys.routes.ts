@@ -1,16 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { Kysely } from 'kysely'
 import { Type } from 'typebox'
-import type { DB } from '../../db/database.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
-import { validationError } from '../../lib/errors.ts'
 import { BODY_OPTIONAL, Timestamp } from '../../lib/schema.ts'
-import type { StreamKeys } from '../events/stream-keys.ts'
-import { UserInputError } from '../users/users.service.ts'
-import type { KeyCache } from './key-cache.ts'
 import {
   apiKeysOf,
   createOwnApiKey,
+  type KeyDeps,
   MAX_GRACE_SECONDS,
   revokeOwnKey,
   rotateOwnKey,
@@ -69,12 +64,8 @@ const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }]
 const config = { authLevel: 'authenticated' as const }
 
 /** A user's own API keys (SPEC §3): list (never the secret), create (shown once), revoke. */
-export const apiKeyRoutes: FastifyPluginAsyncTypebox<{
-  db: Kysely<DB>
-  keyCache: KeyCache
-  /** Open event streams by key: a key revoked here ends its streams at once. */
-  streamKeys?: StreamKeys
-}> = async (app, { db, keyCache, streamKeys }) => {
+export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async (app, { deps }) => {
+  const { db } = deps
   app.get(
     '/v1/user/api-keys',
     {
@@ -110,17 +101,11 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request, reply) => {
       const body = request.body
-      try {
-        const { userId: _userId, ...key } = await createOwnApiKey(db, request.user.id, {
-          ...(body.label !== undefined && { label: body.label }),
-          ...(body.expiresAt !== undefined && { expiresAt: body.expiresAt }),
-        })
-        return reply.code(201).header('location', `/v1/user/api-keys/${key.id}`).send(key)
-      } catch (err) {
-        if (err instanceof UserInputError)
-          throw validationError([{ field: 'expiresAt', message: err.message }])
-        throw err
-      }
+      const { userId: _userId, ...key } = await createOwnApiKey(db, request.user.id, {
+        ...(body.label !== undefined && { label: body.label }),
+        ...(body.expiresAt !== undefined && { expiresAt: body.expiresAt }),
+      })
+      return reply.code(201).header('location', `/v1/user/api-keys/${key.id}`).send(key)
     },
   )
 
@@ -137,9 +122,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      await revokeOwnKey(db, request.user.id, request.params.keyId)
-      keyCache.forgetKey(request.params.keyId)
-      streamKeys?.endKey(request.params.keyId)
+      await revokeOwnKey(deps, request.user.id, request.params.keyId)
       return reply.code(204).send(null)
     },
   )
@@ -166,15 +149,11 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request, reply) => {
       const { userId: _userId, ...key } = await rotateOwnKey(
-        db,
+        deps,
         request.user.id,
         request.params.keyId,
         request.body.graceSeconds === undefined ? {} : { graceSeconds: request.body.graceSeconds },
       )
-      // the old key is revoked or now expires: a cached copy must not outlive that
-      keyCache.forgetKey(request.params.keyId)
-      // revoked at once: so are its streams (an expiring one's end with their periodic check)
-      if (key.replaced.revokedAt !== null) streamKeys?.endKey(request.params.keyId)
       return reply.code(201).header('location', `/v1/user/api-keys/${key.id}`).send(key)
     },
   )

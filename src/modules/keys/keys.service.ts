@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely'
 import type { ApiKey, DB, User } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
-import { ApiError, notFound } from '../../lib/errors.ts'
+import { ApiError, notFound, UserInputError, validationError } from '../../lib/errors.ts'
 import { hashApiKey, newApiKey, newId } from '../../lib/ids.ts'
 import { creationIso, nowIso, parseIsoInstant } from '../../lib/time.ts'
-import { UserInputError } from '../users/users.service.ts'
 import type { KeyCache } from './key-cache.ts'
 import {
   countActiveApiKeys,
@@ -16,6 +15,25 @@ import {
   retireActiveApiKey,
   revokeApiKey,
 } from './keys.repository.ts'
+
+/** Whatever this process holds open on a key's authority (the API's event streams). */
+export interface KeySessions {
+  /** Ends everything open with the key, at once. */
+  endKey(keyId: string): void
+}
+
+/**
+ * What the key services act on. The side effects of a key's end run here, not in a route,
+ * so the API and the CLI behave the same: the API passes its cache and its streams; the CLI,
+ * another process, has neither, and the API sees its changes within the cache's TTL.
+ */
+export interface KeyDeps {
+  db: Kysely<DB>
+  /** Keys recently authenticated: an ended key is forgotten at once. */
+  cache?: KeyCache
+  /** What is open on a key: a revoked key's is ended at once. */
+  sessions?: KeySessions
+}
 
 /** A key as listed: never the secret, never its hash. */
 export interface ApiKeyView {
@@ -77,13 +95,17 @@ export async function createApiKey(
   return { ...toApiKeyView(row), key: secret, userId }
 }
 
+/** A user's keys, oldest first (never a secret). */
 export async function apiKeysOf(db: Kysely<DB>, userId: string): Promise<ApiKeyView[]> {
   return (await listApiKeys(db, userId)).map(toApiKeyView)
 }
 
-export async function revokeKey(db: Kysely<DB>, keyId: string): Promise<ApiKeyView> {
-  const key = await revokeApiKey(db, keyId, nowIso())
+/** Revokes a key: it stops working, and what this process holds open on it ends. */
+export async function revokeKey(deps: KeyDeps, keyId: string): Promise<ApiKeyView> {
+  const key = await revokeApiKey(deps.db, keyId, nowIso())
   if (!key) throw new UserInputError(`no key ${keyId}`)
+  deps.cache?.forgetKey(keyId)
+  deps.sessions?.endKey(keyId)
   return toApiKeyView(key)
 }
 
@@ -114,13 +136,13 @@ export async function authenticateHash(
 
 /** Revokes one of the user's own keys; someone else's key is "not found", like a missing one. */
 export async function revokeOwnKey(
-  db: Kysely<DB>,
+  deps: KeyDeps,
   userId: string,
   keyId: string,
 ): Promise<ApiKeyView> {
-  const key = await findApiKeyById(db, keyId)
+  const key = await findApiKeyById(deps.db, keyId)
   if (!key || key.user_id !== userId) throw notFound('API key not found')
-  return revokeKey(db, keyId)
+  return revokeKey(deps, keyId)
 }
 
 /**
@@ -145,12 +167,19 @@ export async function createOwnApiKey(
   userId: string,
   options: { label?: string; expiresAt?: string } = {},
 ): Promise<ApiKeyView & { key: string; userId: string }> {
-  return db.transaction().execute(async (tx) => {
-    // the count and the insert in one turn per user, on every instance (PostgreSQL)
-    await lockForTransaction(tx, keysLock(userId))
-    if ((await countActiveApiKeys(tx, userId, nowIso())) >= MAX_ACTIVE_KEYS) throw tooManyKeys()
-    return createApiKey(tx, userId, options)
-  })
+  try {
+    return await db.transaction().execute(async (tx) => {
+      // the count and the insert in one turn per user, on every instance (PostgreSQL)
+      await lockForTransaction(tx, keysLock(userId))
+      if ((await countActiveApiKeys(tx, userId, nowIso())) >= MAX_ACTIVE_KEYS) throw tooManyKeys()
+      return await createApiKey(tx, userId, options)
+    })
+  } catch (err) {
+    // the only input createApiKey judges is the expiry
+    if (err instanceof UserInputError)
+      throw validationError([{ field: 'expiresAt', message: err.message }])
+    throw err
+  }
 }
 
 /** The longest a rotated key keeps working beside its successor. */
@@ -176,14 +205,14 @@ export type RotatedKey = ApiKeyView & { key: string; userId: string; replaced: A
  * replaced.
  */
 export async function rotateKey(
-  db: Kysely<DB>,
+  deps: KeyDeps,
   keyId: string,
   options: { graceSeconds?: number; maxActive?: number } = {},
 ): Promise<RotatedKey> {
   const grace = options.graceSeconds ?? 0
   if (!Number.isInteger(grace) || grace < 0 || grace > MAX_GRACE_SECONDS)
     throw new UserInputError(`grace period must be 0 to ${MAX_GRACE_SECONDS} seconds`)
-  return db.transaction().execute(async (tx) => {
+  const rotated = await deps.db.transaction().execute(async (tx): Promise<RotatedKey> => {
     const old = await findApiKeyById(tx, keyId)
     if (!old) throw new UserInputError(`no key ${keyId}`)
     const now = new Date()
@@ -230,19 +259,25 @@ export async function rotateKey(
       replaced: toApiKeyView(retired),
     }
   })
+  // the old key is revoked or now expires: a cached copy must not outlive that
+  deps.cache?.forgetKey(keyId)
+  // revoked at once: so is what is open on it (an expiring key's streams end with their
+  // periodic check)
+  if (rotated.replaced.revokedAt !== null) deps.sessions?.endKey(keyId)
+  return rotated
 }
 
 /** Rotates one of the caller's own keys; someone else's key is "not found", like a missing one. */
 export async function rotateOwnKey(
-  db: Kysely<DB>,
+  deps: KeyDeps,
   userId: string,
   keyId: string,
   options: { graceSeconds?: number } = {},
 ): Promise<RotatedKey> {
-  const key = await findApiKeyById(db, keyId)
+  const key = await findApiKeyById(deps.db, keyId)
   if (!key || key.user_id !== userId) throw notFound('API key not found')
   try {
-    return await rotateKey(db, keyId, { ...options, maxActive: MAX_ACTIVE_KEYS })
+    return await rotateKey(deps, keyId, { ...options, maxActive: MAX_ACTIVE_KEYS })
   } catch (err) {
     if (err instanceof KeyNotActiveError)
       throw new ApiError(

@@ -3,7 +3,7 @@ import type { DB, Db, StatusRow } from '../../db/database.ts'
 import { cursorNotIssued, decodeCursor, type Page, toPage } from '../../lib/cursor.ts'
 import { planOf } from '../plans/plan-of.ts'
 import type { Plan, Plans } from '../plans/plans.ts'
-import { findUserById } from '../users/users.repository.ts'
+import { userById } from '../users/users.service.ts'
 import { type HistoryRow, listHistory, pruneHistory } from './history.repository.ts'
 import type { HistoryEntry } from './history.schemas.ts'
 import { assertMayReadDetail, mayReadDetail, type Role } from './statuses.access.ts'
@@ -19,7 +19,7 @@ export function retentionCutoff(plan: Plan, now: Date = new Date()): string | nu
 
 /** The plan of the status's owner: retention and description links follow the owner. */
 export async function ownerPlanOf(db: Db, plans: Plans, status: StatusRow): Promise<Plan> {
-  const owner = await findUserById(db, status.owner_id)
+  const owner = await userById(db, status.owner_id)
   return planOf(plans, owner?.plan ?? '')
 }
 

@@ -4,10 +4,9 @@ import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { publicViewHeaders } from '../../lib/response-headers.ts'
 import { HistoryEntrySchema } from './history.schemas.ts'
-import { listStatusHistory, ownerPlanOf } from './history.service.ts'
-import { ShareViewSchema, toShareView } from './share-view.ts'
+import { publicHistory, publicUsers, publicView, type ShareDeps } from './share.service.ts'
+import { ShareViewSchema } from './share-view.ts'
 import { ShareIdParamsSchema, StatusUserSchema } from './sharing.schemas.ts'
-import { listStatusUsers, publicStatus, type SharingDeps } from './sharing.service.ts'
 import { ListQuerySchema } from './statuses.schemas.ts'
 
 const tags = ['public']
@@ -24,7 +23,7 @@ export const PUBLIC_PAGE_SIZE = 100
  * paged (PUBLIC_PAGE_SIZE without `limit`).
  */
 export const shareRoutes: FastifyPluginAsyncTypebox<{
-  deps: SharingDeps
+  deps: ShareDeps
   publicUrl: string | null
 }> = async (app, { deps, publicUrl }) => {
   app.addHook('onSend', publicViewHeaders)
@@ -40,10 +39,7 @@ export const shareRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: ShareViewSchema, ...ERROR_RESPONSES },
       },
     },
-    async (request) => {
-      const status = await publicStatus(deps.db, request.params.shareId)
-      return toShareView(status, await ownerPlanOf(deps.db, deps.plans, status))
-    },
+    async (request) => publicView(deps, request.params.shareId),
   )
 
   app.get(
@@ -61,8 +57,7 @@ export const shareRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const { limit = PUBLIC_PAGE_SIZE, cursor } = request.query
       const { shareId } = request.params
-      const status = await publicStatus(deps.db, shareId)
-      const page = await listStatusHistory(deps, { status, role: null }, { limit, cursor })
+      const page = await publicHistory(deps, shareId, { limit, cursor })
       return pageItems(reply, page, { publicUrl, path: `/v1/share/${shareId}/history`, limit })
     },
   )
@@ -82,8 +77,7 @@ export const shareRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const { limit = PUBLIC_PAGE_SIZE, cursor } = request.query
       const { shareId } = request.params
-      const status = await publicStatus(deps.db, shareId)
-      const page = await listStatusUsers(deps, { status, role: null }, { limit, cursor })
+      const page = await publicUsers(deps, shareId, { limit, cursor })
       return pageItems(reply, page, { publicUrl, path: `/v1/share/${shareId}/users`, limit })
     },
   )

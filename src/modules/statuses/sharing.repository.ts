@@ -126,6 +126,3 @@ export function listSubscribedStatuses(
   if (page.limit !== undefined) query = query.limit(page.limit)
   return query.execute()
 }
-
-export const findStatusByShareId = (db: Db, shareId: string): Promise<StatusRow | undefined> =>
-  db.selectFrom('statuses').selectAll().where('share_id', '=', shareId).executeTakeFirst()

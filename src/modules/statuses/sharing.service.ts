@@ -6,15 +6,15 @@ import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
 import { creationIso } from '../../lib/time.ts'
 import { announcedWrite, type StatusChange, type StatusEventBus } from '../events/status-events.ts'
 import type { Plans } from '../plans/plans.ts'
-import { findUserById } from '../users/users.repository.ts'
+import { userById } from '../users/users.service.ts'
 import {
   deleteRole,
   findRole,
-  findStatusByShareId,
   type GrantedRole,
   insertRoleUnlessPresent,
   listRoleHolders,
   listSubscribedStatuses,
+  roleHolderIds,
   type SubscriptionRow,
   upsertRole,
 } from './sharing.repository.ts'
@@ -57,14 +57,6 @@ export async function accessById(
   return { status: assertVisible(status, role), role }
 }
 
-/** The public status with this share id; private and unknown are the same 404. */
-export async function publicStatus(db: Db, shareId: string): Promise<StatusRow> {
-  const status = await findStatusByShareId(db, shareId)
-  // 404 for private too: a share id must not reveal that a private status exists
-  if (status?.access_type !== 'public') throw notFound('Status not found')
-  return status
-}
-
 /**
  * The status the caller is about to share (locked, as `accessById` forWrite): 403 unless they
  * own it, 404 when they cannot see it.
@@ -73,6 +65,11 @@ async function ownedStatus(db: Db, caller: Caller, statusId: string): Promise<St
   const { status, role } = await accessById(db, caller, statusId, { forWrite: true })
   if (role !== 'owner') throw forbidden('Only the owner may share this status')
   return status
+}
+
+/** Ids of the users with a granted role on the status (live streams check visibility by them). */
+export async function roleHolders(db: Db, statusId: string): Promise<Set<string>> {
+  return new Set(await roleHolderIds(db, statusId))
 }
 
 const toSubscription = (row: SubscriptionRow): Subscription => ({
@@ -104,7 +101,7 @@ export async function grantRole(
 ): Promise<{ user: StatusUser; created: boolean }> {
   return writerOf(deps).run(async (tx) => {
     const status = await ownedStatus(tx, caller, statusId)
-    const user = await findUserById(tx, userId)
+    const user = await userById(tx, userId)
     if (!user) throw notFound('User not found')
     if (user.id === status.owner_id)
       throw ownerConflict('The owner has every right on their status; the role cannot change')
@@ -240,7 +237,7 @@ export async function listStatusUsers(
   const after = positionOf(page.cursor)
   const entries: { user: StatusUser; position: string[] }[] = []
   if (!after) {
-    const owner = await findUserById(deps.db, status.owner_id)
+    const owner = await userById(deps.db, status.owner_id)
     if (owner)
       entries.push({
         user: { userId: owner.id, name: owner.name, role: 'owner' },

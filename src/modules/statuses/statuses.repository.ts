@@ -46,6 +46,10 @@ export const findStatusByKey = async (
   key: string,
 ): Promise<StatusRow | undefined> => (await byKey(db, { ownerId, key })).rows[0]
 
+/** A status by its public share id (public or not: the service decides who sees it). */
+export const findStatusByShareId = (db: Db, shareId: string): Promise<StatusRow | undefined> =>
+  db.selectFrom('statuses').selectAll().where('share_id', '=', shareId).executeTakeFirst()
+
 /** A status by id, to be changed in this transaction (its row locked: lockRowsForWrite). */
 export const findStatusByIdForWrite = async (db: Db, id: string): Promise<StatusRow | undefined> =>
   (await byIdForWrite(db, { id })).rows[0]

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
-import type { DB, User } from '../../db/database.ts'
+import type { DB, Db, User } from '../../db/database.ts'
+import { UserInputError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { creationIso } from '../../lib/time.ts'
 import type { Plans } from '../plans/plans.ts'
@@ -35,11 +36,6 @@ export const toUserView = (user: User): UserView => ({
   createdAt: user.created_at,
 })
 
-/** A usage error of the admin commands: shown to the operator as it is. */
-export class UserInputError extends Error {
-  override name = 'UserInputError'
-}
-
 function assertPlan(plans: Plans, plan: string): void {
   if (!Object.hasOwn(plans, plan))
     throw new UserInputError(`unknown plan "${plan}" (plans: ${Object.keys(plans).join(', ')})`)
@@ -70,6 +66,9 @@ export async function createUser(
 export async function allUsers(db: Kysely<DB>): Promise<UserView[]> {
   return (await listUsers(db)).map(toUserView)
 }
+
+/** The user with this id, if any; other modules read users through this, in their transaction. */
+export const userById = (db: Db, id: string): Promise<User | undefined> => findUserById(db, id)
 
 /** Finds a user by id or e-mail address. */
 export async function resolveUser(db: Kysely<DB>, idOrEmail: string): Promise<User> {

@@ -1,0 +1,104 @@
+import type { Kysely } from 'kysely'
+import type { DB, Db, StatusRow } from '../../db/database.ts'
+import type { Page } from '../../lib/cursor.ts'
+import { notFound } from '../../lib/errors.ts'
+import type { Plans } from '../plans/plans.ts'
+import type { HistoryEntry } from './history.schemas.ts'
+import { listStatusHistory, ownerPlanOf } from './history.service.ts'
+import { type ShareView, toShareView } from './share-view.ts'
+import type { StatusUser } from './sharing.schemas.ts'
+import { listStatusUsers, type PageRequest } from './sharing.service.ts'
+import { mayReadDetail } from './statuses.access.ts'
+import { findStatusByShareId } from './statuses.repository.ts'
+import type { AccessLevel } from './statuses.schemas.ts'
+
+// What anyone on the internet sees of a status by its share id (docs/api.md#sharing-history-and-live-updates):
+// the JSON share routes, the share page and badge, and the public event stream all ask here.
+
+export interface ShareDeps {
+  db: Kysely<DB>
+  plans: Plans
+}
+
+/** The public status with this share id; private and unknown are the same 404. */
+export async function publicStatus(db: Db, shareId: string): Promise<StatusRow> {
+  const status = await findStatusByShareId(db, shareId)
+  // 404 for private too: a share id must not reveal that a private status exists
+  if (status?.access_type !== 'public') throw notFound('Status not found')
+  return status
+}
+
+/** The share view of a status: description links follow its owner's plan. */
+export async function shareViewOf(deps: ShareDeps, status: StatusRow): Promise<ShareView> {
+  return toShareView(status, await ownerPlanOf(deps.db, deps.plans, status))
+}
+
+/** GET /v1/share/:shareId — the public view of a public status. */
+export async function publicView(deps: ShareDeps, shareId: string): Promise<ShareView> {
+  return shareViewOf(deps, await publicStatus(deps.db, shareId))
+}
+
+/** GET /v1/share/:shareId/history — when the status's history is public (403 otherwise). */
+export async function publicHistory(
+  deps: ShareDeps,
+  shareId: string,
+  page: PageRequest,
+): Promise<Page<HistoryEntry>> {
+  const status = await publicStatus(deps.db, shareId)
+  return listStatusHistory(deps, { status, role: null }, page)
+}
+
+/** GET /v1/share/:shareId/users — when the status's user list is public (403 otherwise). */
+export async function publicUsers(
+  deps: ShareDeps,
+  shareId: string,
+  page: PageRequest,
+): Promise<Page<StatusUser>> {
+  const status = await publicStatus(deps.db, shareId)
+  return listStatusUsers(deps, { status, role: null }, page)
+}
+
+/** What the share page shows: the view, and the first entries of the public lists. */
+export interface SharePage {
+  view: ShareView
+  /** Newest first; null when the history is not public. */
+  history: HistoryEntry[] | null
+  /** Null when the user list is not public. */
+  users: StatusUser[] | null
+}
+
+/**
+ * The share page's content, by the same rules as the JSON share routes: a list the API would
+ * refuse an anonymous caller (403) is left out (null) rather than refused.
+ */
+export async function sharePage(
+  deps: ShareDeps,
+  shareId: string,
+  limits: { history: number; users: number },
+): Promise<SharePage> {
+  const status = await publicStatus(deps.db, shareId)
+  const anyone = (level: string) => mayReadDetail(level as AccessLevel, status, null)
+  const access = { status, role: null }
+  return {
+    view: await shareViewOf(deps, status),
+    history: anyone(status.access_type_history)
+      ? (await listStatusHistory(deps, access, { limit: limits.history })).items
+      : null,
+    users: anyone(status.access_type_user_list)
+      ? (await listStatusUsers(deps, access, { limit: limits.users })).items
+      : null,
+  }
+}
+
+/** What a badge shows of a public status. */
+export interface ShareBadge {
+  name: string
+  value: string | null
+  colorNo: number
+}
+
+/** The badge of a public status (404 as the share view). */
+export async function shareBadge(db: Db, shareId: string): Promise<ShareBadge> {
+  const status = await publicStatus(db, shareId)
+  return { name: status.name, value: status.value, colorNo: status.color_no }
+}
