@@ -7,7 +7,7 @@ import {
   STATUS_CHANGES,
   type StatusChange,
   type StatusEventBus,
-} from '../../src/modules/events/status-events.ts'
+} from '../../src/modules/statuses/status-events.ts'
 import { makeApp, type TestApp } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
 import { createStatus, grant, makeCast } from '../helpers/sharing.ts'

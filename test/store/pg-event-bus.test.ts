@@ -9,7 +9,7 @@ import {
   parseStatusChange,
   STATUS_CHANGES,
   type StatusChange,
-} from '../../src/modules/events/status-events.ts'
+} from '../../src/modules/statuses/status-events.ts'
 import { freshDatabase, postgresOnly, type TestDatabase } from '../helpers/engine.ts'
 import { waitUntil } from '../helpers/sse.ts'
 

@@ -10,7 +10,7 @@ import {
   SseStream,
   sseFrame,
 } from '../../src/lib/sse.ts'
-import { STATUS_CHANGES, type StatusChange } from '../../src/modules/events/status-events.ts'
+import { STATUS_CHANGES, type StatusChange } from '../../src/modules/statuses/status-events.ts'
 
 /** A response that never drains: what a client that stopped reading looks like to us. */
 class StuckSink extends EventEmitter implements SseSink {

@@ -5,8 +5,8 @@ import { encodeEvent, type SseFrame, type SseStream } from '../../lib/sse.ts'
 import type { Plans } from '../plans/plans.ts'
 import { shareViewOf } from '../statuses/share.service.ts'
 import { roleHolders } from '../statuses/sharing.service.ts'
+import type { StatusChange, StatusEventBus } from '../statuses/status-events.ts'
 import { findStatus, toStatus } from '../statuses/statuses.service.ts'
-import type { StatusChange, StatusEventBus } from './status-events.ts'
 
 /** Who watches: an anonymous share-page viewer, or an authenticated user. */
 export type Viewer = { kind: 'share' } | { kind: 'user'; userId: string }

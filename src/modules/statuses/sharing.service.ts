@@ -4,7 +4,6 @@ import { type Writer, writerOf } from '../../db/writer.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
 import { creationIso } from '../../lib/time.ts'
-import { announcedWrite, type StatusChange, type StatusEventBus } from '../events/status-events.ts'
 import type { Plans } from '../plans/plans.ts'
 import { userById } from '../users/users.service.ts'
 import {
@@ -19,6 +18,7 @@ import {
   upsertRole,
 } from './sharing.repository.ts'
 import type { StatusUser, Subscription } from './sharing.schemas.ts'
+import { announcedWrite, type StatusChange, type StatusEventBus } from './status-events.ts'
 import { assertMayReadDetail, assertVisible, type Role, roleOn } from './statuses.access.ts'
 import { findStatusById, findStatusByIdForWrite } from './statuses.repository.ts'
 import type { AccessLevel } from './statuses.schemas.ts'

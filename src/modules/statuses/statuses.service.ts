@@ -12,11 +12,11 @@ import {
 import { etagMatches, versionEtag } from '../../lib/etag.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
 import { creationIso, nowIso } from '../../lib/time.ts'
-import { announcedWrite, type StatusChange, type StatusEventBus } from '../events/status-events.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
 import type { Plans } from '../plans/plans.ts'
 import { pruneExpiredHistory } from './history.service.ts'
+import { announcedWrite, type StatusChange, type StatusEventBus } from './status-events.ts'
 import { assertMayChange, assertVisible, roleOn } from './statuses.access.ts'
 import {
   countOwnedStatuses,
