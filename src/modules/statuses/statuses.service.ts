@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { DB, Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
-import type { Writer } from '../../db/writer.ts'
 import { lockForTransaction } from '../../db/locks.ts'
+import type { Writer } from '../../db/writer.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import {
   invalidStatusKey,
