@@ -42,6 +42,12 @@ export function findLinks(text: string): FoundLink[] {
   }))
 }
 
+/** Only these targets ever become clickable: http(s) and mailto, never `javascript:` or `data:`. */
+const SAFE_HREF = /^(https?:\/\/|mailto:)/i
+
+/** Whether a link target may be made clickable on a page. */
+export const isSafeHref = (url: string): boolean => SAFE_HREF.test(url)
+
 /** A port after a host name (`example.com:8080/desk`), which hides the domain from linkify-it. */
 const PORT = /(\w):\d{1,5}(?=[/?#\s]|$)/g
 /** A scheme linkify-it does not know (`sftp://`, `git://`, `ssh://`, `https:example.com`). */

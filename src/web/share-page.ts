@@ -1,3 +1,4 @@
+import { isSafeHref } from '../lib/links.ts'
 import type { HistoryEntry } from '../modules/statuses/history.schemas.ts'
 import type { DescriptionPart, ShareView } from '../modules/statuses/share-view.ts'
 import type { StatusUser } from '../modules/statuses/sharing.schemas.ts'
@@ -19,12 +20,10 @@ export function formatUtc(iso: string): string {
 
 const time = (iso: string) => html`<time datetime="${iso}">${formatUtc(iso)}</time>`
 
-const SAFE_HREF = /^(https?:\/\/|mailto:)/i
-
 /** The description: text escaped, links (already restricted to the plan and to http(s)/mailto). */
 export const descriptionHtml = (parts: DescriptionPart[]): SafeHtml =>
   html`${parts.map((p) =>
-    p.href !== undefined && SAFE_HREF.test(p.href)
+    p.href !== undefined && isSafeHref(p.href)
       ? html`<a href="${p.href}" rel="nofollow noopener ugc">${p.text}</a>`
       : p.text,
   )}`

@@ -1,12 +1,9 @@
 import type { Static } from 'typebox'
 import { Type } from 'typebox'
 import type { StatusRow } from '../../db/database.ts'
-import { findLinks } from '../../lib/links.ts'
+import { findLinks, isSafeHref } from '../../lib/links.ts'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
 import type { Plan } from '../plans/plans.ts'
-
-/** Only these become clickable; anything else a detector might find stays text. */
-const SAFE_HREF = /^(https?:\/\/|mailto:)/i
 
 export const DescriptionPartSchema = Type.Object(
   {
@@ -30,7 +27,8 @@ export function descriptionParts(text: string, linksAllowed: boolean): Descripti
   const parts: DescriptionPart[] = []
   let at = 0
   for (const m of matches) {
-    if (!SAFE_HREF.test(m.url)) continue
+    // anything else a detector might find (ftp:, say) stays text
+    if (!isSafeHref(m.url)) continue
     if (m.index > at) parts.push({ text: text.slice(at, m.index) })
     parts.push({ text: m.text, href: m.url })
     at = m.lastIndex
