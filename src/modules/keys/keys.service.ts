@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { ApiKey, DB, User } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import { ApiError, notFound, UserInputError, validationError } from '../../lib/errors.ts'
-import { hashApiKey, newApiKey, newId } from '../../lib/ids.ts'
+import { newApiKey, newId } from '../../lib/ids.ts'
 import { creationIso, nowIso, parseIsoInstant } from '../../lib/time.ts'
 import type { KeyCache } from './key-cache.ts'
 import {
@@ -109,14 +109,10 @@ export async function revokeKey(deps: KeyDeps, keyId: string): Promise<ApiKeyVie
   return toApiKeyView(key)
 }
 
-/** The user behind a presented secret, when the key is known, unrevoked and unexpired. */
-export const authenticate = (
-  db: Kysely<DB>,
-  secret: string,
-  cache?: KeyCache,
-): Promise<{ user: User; keyId: string } | null> => authenticateHash(db, hashApiKey(secret), cache)
-
-/** As `authenticate`, for a key known by its hash (an open event stream's, looked up again). */
+/**
+ * The user behind a key, known by its hash, when the key is known, unrevoked and unexpired
+ * (the API's authentication, and an open event stream's key looked up again).
+ */
 export async function authenticateHash(
   db: Kysely<DB>,
   hash: string,
