@@ -9,9 +9,10 @@ import { createDatabase } from '../../src/db/create-database.ts'
 import { DEFAULT_PLANS } from '../../src/modules/plans/plans.ts'
 import { json, run } from '../helpers/cli.ts'
 
-// SPEC §8 admin CLI, run in-process through `main(argv, out, err)` exactly as bin/statusd.js
-// runs it, on a temp SQLite file named by DATABASE_URL (loadConfig reads process.env). Each
-// key the CLI prints is then tried against the API (buildApp on the same file, inject).
+// The admin CLI (docs/operations.md#admin-cli), run in-process through `main(argv, out, err)`
+// exactly as bin/statusd.js runs it, on a temp SQLite file named by DATABASE_URL (loadConfig reads
+// process.env). Each key the CLI prints is then tried against the API (buildApp on the same file,
+// inject).
 
 const saved = { DATABASE_URL: process.env.DATABASE_URL, PLANS_FILE: process.env.PLANS_FILE }
 let dir: string
@@ -200,7 +201,7 @@ describe('statusd key …', () => {
   })
 })
 
-describe('SPEC §8 every command takes --json, before or after the command', () => {
+describe('every command takes --json, before or after the command', () => {
   it('statusd --json user list is user list --json', async () => {
     const after = await run('--json', 'user', 'list')
     assert.equal(after.code, 0, after.stderr)

@@ -22,7 +22,8 @@ import { createUser } from '../../src/modules/users/users.service.ts'
 import { makeApp, TEST_PLANS } from '../helpers/app.ts'
 import { freshDatabase, TEST_ENGINE, type TestDatabase } from '../helpers/engine.ts'
 
-// SPEC §8 / issue 3 "moving up": `statusd copy --from sqlite:… --to <engine under test>`.
+// docs/postgres.md#moving-from-sqlite-to-postgresql-statusd-copy: `statusd copy --from sqlite:…
+// --to <engine under test>`.
 
 /** Every statusd row, table by table, in primary-key order: what "the same data" means. */
 async function dump(db: Kysely<DB>): Promise<Record<string, unknown[]>> {

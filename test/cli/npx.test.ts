@@ -9,11 +9,11 @@ import { DEFAULT_PLANS } from '../../src/modules/plans/plans.ts'
 import { defer, type Lifetime } from '../helpers/cleanup.ts'
 import { ROOT, runToEnd, statusdEnv } from '../helpers/processes.ts'
 
-// SPEC §8: the admin CLI is "the same binary, run in the checkout as `npx statusd …`". These
-// run exactly that, as real subprocesses in the repository root. `npx statusd` resolves to
-// this package's own `bin` entry (npm runs a project's own bin when the name matches); the
-// environment forbids npx to install anything, so a broken bin fails here instead of
-// fetching some other `statusd` from the registry.
+// docs/operations.md#admin-cli: the admin CLI is the same binary, run in the checkout as `npx
+// statusd …`. These run exactly that, as real subprocesses in the repository root. `npx statusd`
+// resolves to this package's own `bin` entry (npm runs a project's own bin when the name matches);
+// the environment forbids npx to install anything, so a broken bin fails here instead of fetching
+// some other `statusd` from the registry.
 
 let dir: string
 let env: Record<string, string | undefined>

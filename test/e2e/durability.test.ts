@@ -6,8 +6,9 @@ import path from 'node:path'
 import { after, before, it } from 'node:test'
 import { asLogLine, type Json, type Server, startServer } from '../helpers/processes.ts'
 
-// SPEC §8: SQLite storage is durable (WAL, synchronous=FULL) across a clean stop (SIGTERM) and
-// a crash (SIGKILL), and SIGTERM drains in-flight requests, then closes storage cleanly.
+// docs/operations.md#durability-how-writes-are-committed: SQLite storage is durable (WAL,
+// synchronous=FULL) across a clean stop (SIGTERM) and a crash (SIGKILL), and SIGTERM drains
+// in-flight requests, then closes storage cleanly.
 
 let dir: string
 

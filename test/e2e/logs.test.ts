@@ -15,8 +15,8 @@ import {
   statusdEnv,
 } from '../helpers/processes.ts'
 
-// SPEC §8: structured JSON logs with a request id; API keys never appear in logs. The one
-// place a key is printed is the first-start banner, which is plain text, not a log line.
+// docs/operations.md#logs: structured JSON logs with a request id; API keys never appear in logs.
+// The one place a key is printed is the first-start banner, which is plain text, not a log line.
 
 let dir: string
 
@@ -84,7 +84,8 @@ async function exercise(server: Server, key: string, wrongKey: string): Promise<
     401,
   )
   assert.equal(await send('/v1/checkAuth', { headers: { authorization: `Basic ${key}` } }), 401)
-  // never accepted in the query string (SPEC §3), and not logged from there either
+  // never accepted in the query string (docs/api.md#authentication), and not logged from there
+  // either
   assert.equal(await send(`/v1/checkAuth?service-api-key=${key}`), 401)
   assert.equal(await send(`/v1/user/status?api_key=${wrongKey}`), 401)
   // client mistakes and unknown routes, with a good key attached

@@ -18,7 +18,7 @@ import {
   statusdEnv,
 } from '../helpers/processes.ts'
 
-// SPEC §8 "Operating it": probes, OpenAPI 3.1 and the docs page on a running server, and
+// docs/operations.md: probes, OpenAPI 3.1 and the docs page on a running server, and
 // configuration mistakes that stop `statusd serve` with one line instead of a stack trace.
 
 let dir: string
@@ -30,7 +30,7 @@ after(() => {
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
-describe('SPEC §8 every command takes --json: serve --json', () => {
+describe('every command takes --json: serve --json', () => {
   it("serve --json prints the first start's key as one JSON line (and no banner) that works", async (t) => {
     const proc = start(
       t,
@@ -123,7 +123,7 @@ describe('probes and API description on a running server', () => {
 })
 
 describe('GET /metrics on a running server', () => {
-  it('SPEC §8 counts requests by route pattern and reports the SQLite files', async (t) => {
+  it('counts requests by route pattern and reports the SQLite files', async (t) => {
     const file = path.join(dir, 'metrics', 'statusd.db')
     const server = await startServer(t, file)
     const key = server.firstKey

@@ -5,8 +5,8 @@ import path from 'node:path'
 import { after, before, it } from 'node:test'
 import { asLogLine, type Json, startServer } from '../helpers/processes.ts'
 
-// README "Quick start" and "The three operations, with curl", over a real socket against the
-// real `statusd serve` process (SPEC §8: the first start prints an API key once).
+// README "Quick start" and "The three operations, with curl", over a real socket against the real
+// `statusd serve` process (docs/operations.md#first-start: the first start prints an API key once).
 
 let dir: string
 let dbFile: string

@@ -9,10 +9,10 @@ import { createUser } from '../../src/modules/users/users.service.ts'
 import { TEST_PLANS } from '../helpers/app.ts'
 
 // A graceful shutdown (SIGTERM → app.close()) finishes the requests in flight; a request that
-// arrives on an open connection after the shutdown began is refused with SPEC §5's 503
-// `unavailable` and `Connection: close`, like every other error (not Fastify's own body).
+// arrives on an open connection after the shutdown began is refused with 503 `unavailable`
+// (docs/api.md#errors) and `Connection: close`, like every other error (not Fastify's own body).
 
-it('during a graceful shutdown a new request on an open connection gets SPEC §5 503, the one in flight completes', async () => {
+it('during a graceful shutdown a new request on an open connection gets 503 unavailable, the one in flight completes', async () => {
   const database = createDatabase('sqlite::memory:')
   await migrateToLatest(database.db)
   const user = await createUser(database.db, TEST_PLANS, {

@@ -130,7 +130,7 @@ const growingWrites = (f: Fixture, n: number) => [
     ),
 ]
 
-/** Asserts a response is SPEC §5's 503 unavailable. */
+/** Asserts a response is a 503 unavailable (docs/api.md#errors). */
 function assertUnavailable(res: Awaited<ReturnType<TestApp['request']>>, what: string): void {
   assert.equal(res.statusCode, 503, `${what}: ${res.body}`)
   const body = res.json()

@@ -14,7 +14,7 @@ export interface ScenarioContext {
 
 /** One row of an endpoint scenario table (after PocketBase's ApiScenario). */
 export interface Scenario {
-  /** The SPEC rule the scenario proves: the test's name. */
+  /** The documented rule the scenario proves: the test's name. */
   name: string
   /** A key of `users`; `null` sends no key. Default `owner`. */
   as?: string | null
@@ -78,14 +78,15 @@ export function runScenarios(
         if (s.expectStatus >= 400) {
           assert.equal(typeof parsed?.message, 'string', 'error body has a message')
           assert.equal(typeof parsed?.requestId, 'string', 'error body has a requestId')
-          // SPEC §5: exactly { message, errorCode, errors?, requestId }, the id the header names
+          // the error body (docs/api.md#errors): exactly { message, errorCode, errors?,
+          // requestId }, the id the header names
           assert.equal(parsed?.requestId, res.headers['x-request-id'], 'requestId is x-request-id')
           assert.deepEqual(
             Object.keys(parsed ?? {})
               .filter((k) => k !== 'errors')
               .sort(),
             ['errorCode', 'message', 'requestId'],
-            'the error body has the fields of SPEC §5 and no others',
+            'the error body has the documented fields and no others',
           )
           if (s.expectErrorCode) assert.equal(parsed?.errorCode, s.expectErrorCode)
         }

@@ -6,7 +6,10 @@ export const LEVELS = ['public', 'private', 'owner'] as const
 export type AccessType = (typeof ACCESS_TYPES)[number]
 export type Level = (typeof LEVELS)[number]
 
-/** The cast of SPEC §3: an owner, a granted updater and subscriber, and a stranger. */
+/**
+ * The cast of the roles (docs/sharing.md#roles): an owner, a granted updater and subscriber, and a
+ * stranger.
+ */
 export interface Cast {
   owner: TestUser
   updater: TestUser

@@ -4,10 +4,11 @@ import { makeApp } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/scenarios.ts'
 
-// SPEC §3 roles: the owner may do everything; any verified user may read a public status
-// but not change it (403 forbidden); a private status the caller has no role on is 404,
-// never 403. Status keys are per owner, so the key routes only ever see the caller's own.
-// SPEC §2 operation 6: DELETE is 204, takes the history along, and the status is gone.
+// docs/api.md#who-may-see-and-change-a-status: the owner may do everything; any verified user may
+// read a public status but not change it (403 forbidden); a private status the caller has no role
+// on is 404, never 403. Status keys are per owner, so the key routes only ever see the caller's
+// own.
+// docs/api.md#delete-a-status: DELETE is 204, takes the history along, and the status is gone.
 
 const NO_SUCH_ID = 'doesNotExist000000000'
 
@@ -84,7 +85,7 @@ const assertNotFound = (body: { errorCode: string; message: string }) => {
   assert.doesNotMatch(body.message, /forbidden|private|permission/i, 'no hint it exists')
 }
 
-runScenarios('SPEC §3 the owner may do everything', withStatuses, [
+runScenarios('the owner may do everything', withStatuses, [
   {
     name: 'the owner reads a private status',
     method: 'GET',
@@ -177,7 +178,7 @@ runScenarios('SPEC §3 the owner may do everything', withStatuses, [
   },
 ])
 
-runScenarios('SPEC §3 another verified user on a public status', withStatuses, [
+runScenarios('another verified user on a public status', withStatuses, [
   {
     name: 'may read it (200, the same Status the owner sees)',
     as: 'stranger',
@@ -250,7 +251,7 @@ runScenarios('SPEC §3 another verified user on a public status', withStatuses, 
   },
 ])
 
-runScenarios('SPEC §3 another verified user on a private status: 404, never 403', withStatuses, [
+runScenarios('another verified user on a private status: 404, never 403', withStatuses, [
   ...(
     [
       ['GET', undefined],
@@ -301,7 +302,7 @@ runScenarios('SPEC §3 another verified user on a private status: 404, never 403
   ),
 ])
 
-test('SPEC §3 visibility follows accessType as it changes', async (ctx) => {
+test('visibility follows accessType as it changes', async (ctx) => {
   const t = await makeApp(ctx)
   const owner = await t.user()
   const stranger = await t.user()
@@ -323,7 +324,7 @@ test('SPEC §3 visibility follows accessType as it changes', async (ctx) => {
   )
 })
 
-test('SPEC §2 a deleted key can be used again: a new status, history from 1', async (ctx) => {
+test('a deleted key can be used again: a new status, history from 1', async (ctx) => {
   const t = await makeApp(ctx)
   const owner = await t.user()
   const first = (await t.request(owner, 'POST', '/v1/status-keys/lamp', { value: 'ON' })).json()

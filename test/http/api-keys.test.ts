@@ -12,7 +12,7 @@ async function twoUsers(ctx: Lifetime): Promise<ScenarioContext> {
   return { t, users: { owner, other, unverified }, vars: { otherKeyId: otherKeys[0].id } }
 }
 
-runScenarios('SPEC §3 a user manages their own API keys', twoUsers, [
+runScenarios('a user manages their own API keys', twoUsers, [
   {
     name: 'GET /v1/user/api-keys lists id, prefix, label, timestamps: never the secret or its hash',
     method: 'GET',

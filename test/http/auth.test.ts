@@ -6,9 +6,9 @@ import { makeApp, TEST_PLANS } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/scenarios.ts'
 
-// SPEC §3: keys travel in `service-api-key` or `Authorization: Bearer`, never in the query
-// string; missing, unknown, revoked and expired keys get 401; operations 1–6 need a verified
-// user (403 notVerified), operation 7 (`GET /v1/checkAuth`) works at either level.
+// docs/api.md#authentication: keys travel in `service-api-key` or `Authorization: Bearer`, never in
+// the query string; missing, unknown, revoked and expired keys get 401; the status operations need
+// a verified user (403 notVerified), `GET /v1/checkAuth` works at either level.
 
 const A_WHILE_AGO = '2000-01-01T00:00:00.000Z'
 const IN_AN_HOUR = () => new Date(Date.now() + 3_600_000).toISOString()
@@ -110,7 +110,7 @@ const unauthorizedEverywhere = (rule: string, as: string | null): Scenario[] =>
     },
   }))
 
-runScenarios('SPEC §3 missing, unknown, revoked, expired keys → 401', withKeys, [
+runScenarios('missing, unknown, revoked, expired keys → 401', withKeys, [
   ...unauthorizedEverywhere('a request without a key is 401', null),
   ...unauthorizedEverywhere('an unknown key is 401', 'unknown'),
   ...unauthorizedEverywhere('a revoked key is 401', 'revoked'),
@@ -165,7 +165,7 @@ runScenarios('SPEC §3 missing, unknown, revoked, expired keys → 401', withKey
   },
 ])
 
-runScenarios('SPEC §3 Authorization: Bearer is accepted', withKeys, [
+runScenarios('Authorization: Bearer is accepted', withKeys, [
   {
     name: 'Bearer <key> authenticates checkAuth',
     as: null,
@@ -223,7 +223,7 @@ runScenarios('SPEC §3 Authorization: Bearer is accepted', withKeys, [
   ),
 ])
 
-runScenarios('SPEC §3 a key in the query string is never accepted', withKeys, [
+runScenarios('a key in the query string is never accepted', withKeys, [
   ...['service-api-key', 'apiKey', 'api_key', 'key', 'access_token', 'token'].flatMap((param) =>
     ['/v1/checkAuth', '/v1/status/{statusId}'].map(
       (path): Scenario => ({
@@ -260,7 +260,7 @@ const PENDING_OPERATIONS: Pick<Scenario, 'method' | 'url' | 'body'>[] = [
   { method: 'DELETE', url: '/v1/status-keys/mine' },
 ]
 
-runScenarios('SPEC §3 authorization levels', withKeys, [
+runScenarios('authorization levels', withKeys, [
   ...PENDING_OPERATIONS.map(
     (op): Scenario => ({
       name: `an unverified user gets 403 notVerified [${label(op)}]`,
@@ -327,7 +327,7 @@ runScenarios('SPEC §3 authorization levels', withKeys, [
   },
 ])
 
-test('SPEC §3 revocation, expiry and verification take effect on the next request', async (ctx) => {
+test('revocation, expiry and verification take effect on the next request', async (ctx) => {
   const t = await makeApp(ctx)
   const db = t.database.db
   const user = await t.user({ verified: false })
@@ -354,7 +354,7 @@ test('SPEC §3 revocation, expiry and verification take effect on the next reque
   assert.equal(res.json().errorCode, 'unauthorized')
 })
 
-test('SPEC §3 keys are stored only as a hash', async (ctx) => {
+test('keys are stored only as a hash', async (ctx) => {
   const t = await makeApp(ctx)
   const user = await t.user()
   const rows = await t.database.db.selectFrom('api_keys').selectAll().execute()
@@ -363,7 +363,7 @@ test('SPEC §3 keys are stored only as a hash', async (ctx) => {
   assert.ok(user.key.startsWith(rows[0]?.prefix ?? '?'), 'a recognisable prefix is kept')
 })
 
-test('SPEC §3 a 401 names the scheme that would succeed (WWW-Authenticate, RFC 9110)', async (ctx) => {
+test('a 401 names the scheme that would succeed (WWW-Authenticate, RFC 9110)', async (ctx) => {
   const t = await makeApp(ctx)
   const res = await t.request(null, 'GET', '/v1/user/status')
   assert.equal(res.statusCode, 401)

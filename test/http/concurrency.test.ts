@@ -8,9 +8,9 @@ import type { Plans } from '../../src/modules/plans/plans.ts'
 import { makeApp, type TestApp } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
 
-// SPEC §2: concurrent creates of one key yield exactly one status, the others update it;
-// every value update counts (changeCount, one history row each), also when they race.
-// Each suite runs on in-memory SQLite and on a file-backed one (WAL), as served.
+// docs/api.md#set-a-status-by-key-create-or-update: concurrent creates of one key yield exactly one
+// status, the others update it; every value update counts (changeCount, one history row each), also
+// when they race. Each suite runs on in-memory SQLite and on a file-backed one (WAL), as served.
 
 const N = 50
 
@@ -50,7 +50,7 @@ const range = (from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, i) => from + i)
 
 for (const engine of ENGINES) {
-  describe(`SPEC §7 If-Match under concurrency on ${engine.name} (the test engine's own on PostgreSQL)`, () => {
+  describe(`If-Match under concurrency on ${engine.name} (the test engine's own on PostgreSQL)`, () => {
     it('20 concurrent writes with one If-Match: exactly one succeeds, the rest 412', (ctx) =>
       withApp(ctx, engine.url(), async (t) => {
         const owner = await t.user()
@@ -99,7 +99,7 @@ for (const engine of ENGINES) {
       }))
   })
 
-  describe(`SPEC §6 sharing a status while it is deleted on ${engine.name} (the test engine's own on PostgreSQL)`, () => {
+  describe(`sharing a status while it is deleted on ${engine.name} (the test engine's own on PostgreSQL)`, () => {
     it('a grant or a subscription racing the delete gets 404 or succeeds, never 500', (ctx) =>
       withApp(ctx, engine.url(), async (t) => {
         const owner = await t.user()
@@ -130,7 +130,7 @@ for (const engine of ENGINES) {
       }))
   })
 
-  describe(`SPEC §2 concurrency on ${engine.name}`, () => {
+  describe(`concurrency on ${engine.name}`, () => {
     it(`${N} concurrent POSTs of one new key yield one status: one 201, the rest 200`, (ctx) =>
       withApp(ctx, engine.url(), async (t) => {
         const owner = await t.user()
@@ -229,7 +229,7 @@ for (const engine of ENGINES) {
         }
       }))
 
-    it('concurrent creates never exceed maxStatuses (SPEC §4)', (ctx) =>
+    it('concurrent creates never exceed maxStatuses', (ctx) =>
       withApp(
         ctx,
         engine.url(),
@@ -309,7 +309,7 @@ for (const engine of ENGINES) {
   })
 }
 
-describe('SPEC §8 file-backed SQLite', () => {
+describe('file-backed SQLite', () => {
   it('runs in WAL mode', async (ctx) => {
     const file = join(dir, 'wal.db')
     const t = await makeApp(ctx, { databaseUrl: `sqlite:${file}` })

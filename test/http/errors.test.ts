@@ -7,8 +7,8 @@ import { makeApp } from '../helpers/app.ts'
 import { defer, type Lifetime, tempDir } from '../helpers/cleanup.ts'
 import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/scenarios.ts'
 
-// SPEC §5: every error has a JSON body { message, errorCode, errors?, requestId }, with the
-// framework's own failures (bad JSON, wrong media type, oversized body, unknown route,
+// docs/api.md#errors: every error has a JSON body { message, errorCode, errors?, requestId }, with
+// the framework's own failures (bad JSON, wrong media type, oversized body, unknown route,
 // malformed URL) answered in the same shape. No stack traces or SQL ever reach a client.
 
 const ERROR_KEYS = new Set(['message', 'errorCode', 'errors', 'requestId'])
@@ -21,7 +21,10 @@ type ErrorBody = {
   errors?: { field: string; message: string }[]
 }
 
-/** SPEC §5's error shape, the request id echoed in `x-request-id`, nothing internal. */
+/**
+ * The error body's shape (docs/api.md#errors), the request id echoed in `x-request-id`, nothing
+ * internal.
+ */
 function assertErrorShape(body: ErrorBody, res: { headers: Record<string, unknown> }): void {
   assert.ok(body && typeof body === 'object', 'a JSON object body')
   for (const key of Object.keys(body)) assert.ok(ERROR_KEYS.has(key), `unexpected key ${key}`)
@@ -55,7 +58,7 @@ async function assertUnchanged(ctx: ScenarioContext): Promise<void> {
   assert.deepEqual(res.json(), JSON.parse(ctx.vars.before ?? ''), 'stored status unchanged')
 }
 
-/** A scenario whose error body is checked for SPEC §5's shape and the status left alone. */
+/** A scenario whose error body is checked for the error body's shape and the status left alone. */
 const errorScenario = (s: Omit<Scenario, 'expect'> & { extra?: Scenario['expect'] }): Scenario => ({
   ...s,
   expect: async (body, ctx, res) => {
@@ -67,7 +70,7 @@ const errorScenario = (s: Omit<Scenario, 'expect'> & { extra?: Scenario['expect'
 
 const patch = { method: 'PATCH' as const, url: '/v1/status/{statusId}' }
 
-runScenarios('SPEC §5 framework errors: bodies', withStatus, [
+runScenarios('framework errors: bodies', withStatus, [
   errorScenario({
     name: 'broken JSON is 400 invalidJson',
     ...patch,
@@ -116,7 +119,7 @@ runScenarios('SPEC §5 framework errors: bodies', withStatus, [
   }),
 ])
 
-test('SPEC §2 an empty body sent as application/json is no body: fine where a route takes none', async (t) => {
+test('an empty body sent as application/json is no body: fine where a route takes none', async (t) => {
   const ctx = await withStatus(t)
   const owner = ctx.users.owner ?? null
   const json = { 'content-type': 'application/json' }
@@ -129,7 +132,7 @@ test('SPEC §2 an empty body sent as application/json is no body: fine where a r
   assert.equal(del.statusCode, 204, del.body)
 })
 
-test('SPEC §2 an empty body is no body whatever its Content-Type (curl -d "" sends a form type)', async (t) => {
+test('an empty body is no body whatever its Content-Type (curl -d "" sends a form type)', async (t) => {
   const ctx = await withStatus(t)
   const owner = ctx.users.owner ?? null
   for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data']) {
@@ -151,7 +154,7 @@ test('SPEC §2 an empty body is no body whatever its Content-Type (curl -d "" se
   assert.equal(del.statusCode, 204, del.body)
 })
 
-runScenarios('SPEC §2/§5 media type and size', withStatus, [
+runScenarios('media type and size', withStatus, [
   errorScenario({
     name: 'a JSON body sent as text/plain is 415 unsupportedMediaType',
     ...patch,
@@ -274,7 +277,7 @@ runScenarios('SPEC §2/§5 media type and size', withStatus, [
   }),
 ])
 
-runScenarios('SPEC §5 prototype keys are refused, never 500, never polluting', withStatus, [
+runScenarios('prototype keys are refused, never 500, never polluting', withStatus, [
   ...[
     '{"__proto__":{"polluted":true},"value":"ON"}',
     '{"constructor":{"prototype":{"polluted":true}},"value":"ON"}',
@@ -297,7 +300,7 @@ runScenarios('SPEC §5 prototype keys are refused, never 500, never polluting', 
   ),
 ])
 
-runScenarios('SPEC §5 routing and URL errors', withStatus, [
+runScenarios('routing and URL errors', withStatus, [
   errorScenario({
     name: 'an unknown route is 404 notFound JSON',
     as: null,
@@ -370,7 +373,7 @@ runScenarios('SPEC §5 routing and URL errors', withStatus, [
   }),
 ])
 
-runScenarios('SPEC §8 request ids', withStatus, [
+runScenarios('request ids', withStatus, [
   {
     name: 'a success response carries a generated x-request-id',
     method: 'GET',
@@ -410,7 +413,7 @@ runScenarios('SPEC §8 request ids', withStatus, [
   ),
 ])
 
-test('SPEC §8 every request gets its own id', async (ctx) => {
+test('every request gets its own id', async (ctx) => {
   const t = await makeApp(ctx)
   const ids = new Set<string>()
   for (let i = 0; i < 5; i++)
@@ -418,7 +421,7 @@ test('SPEC §8 every request gets its own id', async (ctx) => {
   assert.equal(ids.size, 5)
 })
 
-test('SPEC §2 a body without any Content-Type is 415 unsupportedMediaType', async (ctx) => {
+test('a body without any Content-Type is 415 unsupportedMediaType', async (ctx) => {
   const t = await makeApp(ctx)
   const owner = await t.user()
   for (const [method, url] of [
@@ -438,7 +441,7 @@ test('SPEC §2 a body without any Content-Type is 415 unsupportedMediaType', asy
   assert.deepEqual((await t.request(owner, 'GET', '/v1/user/status')).json(), [])
 })
 
-test('SPEC §5 a storage failure is 500 internalError without SQL or stack', async (ctx) => {
+test('a storage failure is 500 internalError without SQL or stack', async (ctx) => {
   const t = await makeApp(ctx)
   const owner = await t.user()
   await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
@@ -451,7 +454,7 @@ test('SPEC §5 a storage failure is 500 internalError without SQL or stack', asy
   assert.doesNotMatch(res.body, /status_history|drop|table/i)
 })
 
-test('SPEC §5 storage that cannot take a write is 503 unavailable, and the service recovers', async (ctx) => {
+test('storage that cannot take a write is 503 unavailable, and the service recovers', async (ctx) => {
   const dir = tempDir(ctx, 'statusd-busy-')
   const file = join(dir, 'statusd.db')
   const t = await makeApp(ctx, { databaseUrl: `sqlite:${file}` })
@@ -471,7 +474,7 @@ test('SPEC §5 storage that cannot take a write is 503 unavailable, and the serv
   assert.equal(again.json().changeCount, 1)
 })
 
-test('SPEC §5 an upstream x-request-id shaped like an API key is replaced, never echoed', async (ctx) => {
+test('an upstream x-request-id shaped like an API key is replaced, never echoed', async (ctx) => {
   const t = await makeApp(ctx)
   const owner = await t.user()
   for (const id of [owner.key, `a${owner.key}`, `req-${owner.key}.1`]) {
@@ -482,7 +485,7 @@ test('SPEC §5 an upstream x-request-id shaped like an API key is replaced, neve
   }
 })
 
-test('SPEC §5 a NUL byte in the URL is 400 validationError on every engine, never 500', async (ctx) => {
+test('a NUL byte in the URL is 400 validationError on every engine, never 500', async (ctx) => {
   const t = await makeApp(ctx)
   const owner = await t.user()
   for (const url of ['/v1/status/%00', '/v1/status-keys/a%00b', '/v1/share/%00']) {

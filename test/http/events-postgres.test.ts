@@ -12,9 +12,10 @@ import { postgresOnly, testDatabase } from '../helpers/engine.ts'
 import { createStatus } from '../helpers/sharing.ts'
 import { SseTestClient, waitUntil } from '../helpers/sse.ts'
 
-// SPEC §6: "With several server instances on one PostgreSQL, every instance delivers every
-// change." Two apps on one database stand for two instances (test/multi/ runs real
-// processes); the streams of one hear the writes made through the other.
+// docs/sharing.md#several-instances-postgresql-listennotify: with several instances on one
+// PostgreSQL database, every instance delivers every change. Two apps on one database stand for two
+// instances (test/multi/ runs real processes); the streams of one hear the writes made through the
+// other.
 
 async function listen(t: TestApp): Promise<string> {
   await t.app.listen({ port: 0, host: '127.0.0.1' })

@@ -31,7 +31,7 @@ const statusEvent = (e: { event: string; id: string | undefined; data: string })
   return { id: Number(e.id), body: JSON.parse(e.data) }
 }
 
-describe('SPEC §6 Server-Sent Events over a real socket', () => {
+describe('Server-Sent Events over a real socket', () => {
   it('GET /v1/status/:statusId/events: current state, one event per write, Last-Event-ID resume, cleanup', async (ctx) => {
     const { t, bus, base } = await liveApp(ctx)
     const { owner } = await makeCast(t)
@@ -125,7 +125,7 @@ describe('SPEC §6 Server-Sent Events over a real socket', () => {
     client.close()
   })
 
-  it('SPEC §2 a value equal to the stored one is an update: subscribers are told; SPEC §7 a replayed request tells no one', async (ctx) => {
+  it('a value equal to the stored one is an update: subscribers are told; a replayed request tells no one', async (ctx) => {
     const { t, base } = await liveApp(ctx)
     const { owner, subscriber } = await makeCast(t)
     const s = await createStatus(t, owner, 'same-value', { value: 'ON' })
@@ -187,7 +187,7 @@ describe('SPEC §6 Server-Sent Events over a real socket', () => {
     await waitUntil(() => bus.listenerCount(s.id) === 0, 'the stream is cleaned up')
   })
 
-  it('SPEC §3 a revoked key is refused: a stream opened with it ends at once when revoked through this instance (event: unavailable, unauthorized)', async (ctx) => {
+  it('a revoked key is refused: a stream opened with it ends at once when revoked through this instance (event: unavailable, unauthorized)', async (ctx) => {
     const { t, base } = await liveApp(ctx)
     const { owner } = await makeCast(t)
     const s = await createStatus(t, owner, 'revoked-stream', { value: 'ON' })
@@ -211,7 +211,7 @@ describe('SPEC §6 Server-Sent Events over a real socket', () => {
     kept.close()
   })
 
-  it('SPEC §3 a key revoked or expired elsewhere, or a user no longer verified, ends the streams within AUTH_CACHE_SECONDS', async (ctx) => {
+  it('a key revoked or expired elsewhere, or a user no longer verified, ends the streams within AUTH_CACHE_SECONDS', async (ctx) => {
     const bus = new InProcessEventBus(STATUS_CHANGES)
     const t = await makeApp(ctx, {
       deps: { events: bus, sse: { heartbeatMs: 50 }, keyCacheTtlMs: 1_000 },

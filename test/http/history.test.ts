@@ -8,7 +8,7 @@ import { createStatus, makeCast } from '../helpers/sharing.ts'
 const DAY_MS = 24 * 60 * 60 * 1000
 const daysAgo = (days: number) => new Date(Date.now() - days * DAY_MS).toISOString()
 
-test('SPEC §6 history: newest first, the creation value is the oldest entry, each with by', async (ctx) => {
+test('history: newest first, the creation value is the oldest entry, each with by', async (ctx) => {
   const t = await makeApp(ctx)
   const { owner, updater } = await makeCast(t)
   const s = await createStatus(t, owner, 'build', { value: 'PASSING' })
@@ -36,7 +36,7 @@ test('SPEC §6 history: newest first, the creation value is the oldest entry, ea
   assert.equal(body[2].at, s.createdAt, 'the creation value is dated at creation')
 })
 
-test('SPEC §6 history of a status created without a value starts at its first value', async (ctx) => {
+test('history of a status created without a value starts at its first value', async (ctx) => {
   const t = await makeApp(ctx)
   const { owner } = await makeCast(t)
   const s = await createStatus(t, owner, 'later', { colorNo: 2 })
@@ -49,7 +49,7 @@ test('SPEC §6 history of a status created without a value starts at its first v
   )
 })
 
-test('SPEC §6 history pages like the list: ?limit, Link rel="next", the same entries', async (ctx) => {
+test('history pages like the list: ?limit, Link rel="next", the same entries', async (ctx) => {
   const t = await makeApp(ctx)
   const { owner } = await makeCast(t)
   const s = await createStatus(t, owner, 'counter', { value: 'v0' })
@@ -81,7 +81,7 @@ test('SPEC §6 history pages like the list: ?limit, Link rel="next", the same en
   }
 })
 
-test("SPEC §6 history follows the owner's plan retention: pruned on write, filtered on read", async (ctx) => {
+test("history follows the owner's plan retention: pruned on write, filtered on read", async (ctx) => {
   const t = await makeApp(ctx)
   const owner = await t.user({ plan: 'free', name: 'Free Owner' }) // historyDays 7
   const s = await createStatus(t, owner, 'door', { value: 'OPEN' })

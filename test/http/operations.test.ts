@@ -5,19 +5,19 @@ import { test } from 'node:test'
 import { makeApp } from '../helpers/app.ts'
 import { tempDir } from '../helpers/cleanup.ts'
 
-test('SPEC §8 GET /healthz answers 200 while the process is up', async (ctx) => {
+test('GET /healthz answers 200 while the process is up', async (ctx) => {
   const t = await makeApp(ctx)
   const res = await t.request(null, 'GET', '/healthz')
   assert.equal(res.statusCode, 200)
   assert.deepEqual(res.json(), { status: 'ok' })
 })
 
-test('SPEC §8 GET /readyz answers 200 when storage is reachable', async (ctx) => {
+test('GET /readyz answers 200 when storage is reachable', async (ctx) => {
   const t = await makeApp(ctx)
   assert.equal((await t.request(null, 'GET', '/readyz')).statusCode, 200)
 })
 
-test('SPEC §8 GET /metrics exposes Prometheus metrics by route pattern', async (ctx) => {
+test('GET /metrics exposes Prometheus metrics by route pattern', async (ctx) => {
   const t = await makeApp(ctx)
   const owner = await t.user()
   const created = await t.request(owner, 'POST', '/v1/status-keys/room-4', { value: 'ON' })
@@ -44,7 +44,7 @@ test('SPEC §8 GET /metrics exposes Prometheus metrics by route pattern', async 
   assert.ok(!res.body.includes(created.json().id), 'ids never become label values')
 })
 
-test('SPEC §8 GET /metrics reports the SQLite database and log file sizes (file-backed SQLite only)', async (ctx) => {
+test('GET /metrics reports the SQLite database and log file sizes (file-backed SQLite only)', async (ctx) => {
   const dir = tempDir(ctx, 'statusd-metrics-')
   const file = join(dir, 'statusd.db')
   const t = await makeApp(ctx, { databaseUrl: `sqlite:${file}` })
@@ -73,7 +73,7 @@ test('SPEC §8 GET /metrics reports the SQLite database and log file sizes (file
   assert.doesNotMatch((await other.request(null, 'GET', '/metrics')).body, /statusd_sqlite_/)
 })
 
-test('SPEC §8 GET /openapi.json is OpenAPI 3.1 generated from the validating schemas', async (ctx) => {
+test('GET /openapi.json is OpenAPI 3.1 generated from the validating schemas', async (ctx) => {
   const t = await makeApp(ctx)
   const doc = (await t.request(null, 'GET', '/openapi.json')).json()
   assert.match(doc.openapi, /^3\.1/)
@@ -97,7 +97,7 @@ test('SPEC §8 GET /openapi.json is OpenAPI 3.1 generated from the validating sc
       assert.ok(doc.paths[path].get.responses[code].content[type], `${path} ${code} ${type}`)
 })
 
-test('SPEC §7 the OpenAPI document names the headers the API reads and sends, and the API sends them', async (ctx) => {
+test('the OpenAPI document names the headers the API reads and sends, and the API sends them', async (ctx) => {
   const t = await makeApp(ctx)
   const doc = (await t.request(null, 'GET', '/openapi.json')).json()
   const params = (method: string, path: string) =>
@@ -211,7 +211,7 @@ test('API responses are marked no-store, nosniff and unframeable', async (ctx) =
   }
 })
 
-test('SPEC §8 GET /docs serves the interactive reference over the same document', async (ctx) => {
+test('GET /docs serves the interactive reference over the same document', async (ctx) => {
   const t = await makeApp(ctx)
   const page = await t.request(null, 'GET', '/docs')
   assert.equal(page.statusCode, 200)
@@ -223,7 +223,7 @@ test('SPEC §8 GET /docs serves the interactive reference over the same document
   const doc = (await t.request(null, 'GET', '/docs/json')).json()
   const openapi = (await t.request(null, 'GET', '/openapi.json')).json()
   assert.deepEqual(doc.paths, openapi.paths)
-  // a file the UI does not have is the app's own 404, with SPEC §5's body
+  // a file the UI does not have is the app's own 404, with the error body
   const missing = await t.request(null, 'GET', '/docs/static/nope.js')
   assert.equal(missing.statusCode, 404)
   assert.equal(missing.json().errorCode, 'notFound')

@@ -7,7 +7,7 @@ import { makeApp, TEST_PLANS } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/scenarios.ts'
 
-// SPEC §4: plan gates (links in descriptions, access-type settings), the status limit and
+// docs/api.md#plans: plan gates (links in descriptions, access-type settings), the status limit and
 // the request rate, checked over HTTP. Pure plan rules are in test/unit/plans.test.ts.
 
 /**
@@ -109,7 +109,7 @@ function allowed(rule: string, as: string, body: Record<string, unknown>): Scena
   ]
 }
 
-runScenarios('SPEC §4 links in descriptions', withPlans, [
+runScenarios('links in descriptions', withPlans, [
   ...refusedOnFree(
     'a URL in a description is 402 on free',
     {
@@ -173,7 +173,7 @@ runScenarios('SPEC §4 links in descriptions', withPlans, [
   },
 ])
 
-runScenarios('SPEC §4 access-type settings', withPlans, [
+runScenarios('access-type settings', withPlans, [
   ...refusedOnFree(
     'accessTypeUserList public is 402 on free',
     {
@@ -275,7 +275,7 @@ const plan = (overrides: Partial<Plan>): Plan => ({
   ...overrides,
 })
 
-describe('SPEC §4 max statuses', () => {
+describe('max statuses', () => {
   const plans: Plans = { tiny: plan({ maxStatuses: 2 }) }
 
   it('creating beyond maxStatuses is 402 planLimitReached; updates still work', async (ctx) => {
@@ -333,7 +333,7 @@ describe('SPEC §4 max statuses', () => {
   })
 })
 
-describe('SPEC §4 request rate', () => {
+describe('request rate', () => {
   const plans: Plans = { limited: plan({ requestsPerMinute: 3 }), open: plan({}) }
 
   it('over requestsPerMinute is 429 rateLimited with Retry-After and X-RateLimit-*', async (ctx) => {
@@ -403,7 +403,7 @@ describe('SPEC §4 request rate', () => {
   })
 })
 
-test('SPEC §4 the built-in free plan allows 60 requests a minute', async (ctx) => {
+test('the built-in free plan allows 60 requests a minute', async (ctx) => {
   const t = await makeApp(ctx)
   const user = await t.user({ plan: 'free' })
   for (let i = 0; i < 60; i++)

@@ -19,7 +19,7 @@ const readBack = async (ctx: ScenarioContext) => {
   return res.json()
 }
 
-runScenarios('SPEC §2 operation 1: PATCH /v1/status/:statusId', withOneStatus, [
+runScenarios('PATCH /v1/status/:statusId (update a status by id)', withOneStatus, [
   {
     name: 'a body holding only value is a valid request',
     method: 'PATCH',
@@ -80,12 +80,12 @@ runScenarios('SPEC §2 operation 1: PATCH /v1/status/:statusId', withOneStatus, 
         'valueUpdatedAt',
       ])
       assert.equal(body.id, ctx.vars.statusId)
-      assert.match(body.id, /^[A-Za-z0-9_-]{21}$/, 'SPEC §1: 21 URL-safe characters')
+      assert.match(body.id, /^[A-Za-z0-9_-]{21}$/, '21 URL-safe characters')
       for (const field of ['createdAt', 'updatedAt', 'valueUpdatedAt'])
         assert.match(
           body[field],
           /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/,
-          `SPEC §1: ${field} is RFC 3339 UTC`,
+          `${field} is RFC 3339 UTC`,
         )
       assert.match(body.shareId, /^[a-z2-7]{8}$/)
       assert.equal(body.statusKey, 'room-4')
@@ -126,7 +126,7 @@ runScenarios('SPEC §2 operation 1: PATCH /v1/status/:statusId', withOneStatus, 
   },
 ])
 
-runScenarios('SPEC §2 operation 2: POST /v1/status-keys/:statusKey', withOneStatus, [
+runScenarios('POST /v1/status-keys/:statusKey (set a status by key)', withOneStatus, [
   {
     name: 'an unknown key creates the status: 201 with Location',
     method: 'POST',
@@ -231,7 +231,7 @@ runScenarios('SPEC §2 operation 2: POST /v1/status-keys/:statusKey', withOneSta
     expectStatus: 201,
   },
   {
-    name: 'the at-least-one-property rule applies to operation 2 as well',
+    name: 'the at-least-one-property rule applies to set-by-key as well',
     method: 'POST',
     url: '/v1/status-keys/room-4',
     body: {},
@@ -282,7 +282,7 @@ runScenarios('SPEC §2 operation 2: POST /v1/status-keys/:statusKey', withOneSta
   },
 ])
 
-runScenarios('SPEC §2 operation 3: GET /v1/user/status', withOneStatus, [
+runScenarios('GET /v1/user/status (list your statuses)', withOneStatus, [
   {
     name: 'lists the statuses the caller owns as list entries',
     method: 'GET',
@@ -346,7 +346,7 @@ runScenarios('SPEC §2 operation 3: GET /v1/user/status', withOneStatus, [
 
 // Paging needs more than one status; its own test keeps the table above readable.
 
-test('SPEC §2 list paging: ?limit pages in creation order, Link rel="next" names the next page', async (ctx) => {
+test('list paging: ?limit pages in creation order, Link rel="next" names the next page', async (ctx) => {
   const t = await makeApp(ctx, { plans: TEST_PLANS })
   const owner = await t.user()
   const keys = Array.from({ length: 7 }, (_, i) => `status-${i}`)

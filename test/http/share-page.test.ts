@@ -38,7 +38,7 @@ function assertInert(body: string, what: string) {
     assert.match(href, /^(https?:\/\/|mailto:|\/s\/assets\/)/, `${what}: href ${href}`)
 }
 
-describe('SPEC §6 share page GET /s/:shareId', () => {
+describe('share page GET /s/:shareId', () => {
   it('renders a public status: name, value in its colour, description, last change; strict CSP', async (ctx) => {
     const t = await makeApp(ctx)
     const { owner } = await makeCast(t)
@@ -136,7 +136,7 @@ describe('SPEC §6 share page GET /s/:shareId', () => {
     assert.equal(page.statusCode, 400)
     assert.match(String(page.headers['content-type']), /^text\/html/)
     assert.match(page.body, /Something went wrong/)
-    // the API's own malformed URLs keep SPEC §5's JSON body
+    // the API's own malformed URLs keep the JSON error body
     const api = await get(t, '/v1/status/%zz')
     assert.equal(api.statusCode, 400)
     assert.equal(api.json().errorCode, 'validationError')
@@ -273,7 +273,7 @@ describe('the palette', () => {
       assert.ok(contrastRatio(c.hex, TEXT_ON_COLOR) >= 4.5, `${c.name} ${c.hex}`)
   })
 
-  it('is documented in docs/api.md (SPEC §1) as src/web/palette.ts defines it', () => {
+  it('is documented in docs/api.md#colour-palette as src/web/palette.ts defines it', () => {
     const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8')
     const rows = [
       ...doc.matchAll(
@@ -292,7 +292,7 @@ describe('the palette', () => {
   })
 })
 
-describe('link detection (SPEC §4, shared by the plan rule and the page)', () => {
+describe('link detection (shared by the plan rule and the page)', () => {
   it('a bare domain is a link: 402 on a plan without links, clickable on one with them', async (ctx) => {
     const t = await makeApp(ctx)
     const free = await t.user({ plan: 'free' })

@@ -42,9 +42,10 @@ type Who = 'owner' | 'updater' | 'subscriber' | 'stranger' | 'anonymous'
 const WHO: Who[] = ['owner', 'updater', 'subscriber', 'stranger', 'anonymous']
 
 /**
- * SPEC §3 for history and user list, written out rather than computed: `public` = whoever
- * can see the status (anonymous share viewers of a public status too), `private` = users with
- * a role, `owner` = the owner only; 403 for those who see the status, 404 for those who do not.
+ * Who sees the history and the user list (docs/sharing.md#roles), written out rather than computed:
+ * `public` = whoever can see the status (anonymous share viewers of a public status too), `private`
+ * = users with a role, `owner` = the owner only; 403 for those who see the status, 404 for those
+ * who do not.
  */
 const DETAIL: Record<`${AccessType}/${Level}`, Record<Who, 200 | 403 | 404>> = {
   'public/public': { owner: 200, updater: 200, subscriber: 200, stranger: 200, anonymous: 200 },
@@ -97,7 +98,7 @@ function detailScenarios(what: 'history' | 'users'): Scenario[] {
   return scenarios
 }
 
-runScenarios('SPEC §3 history visibility: every role × every accessTypeHistory', world, [
+runScenarios('history visibility: every role × every accessTypeHistory', world, [
   ...detailScenarios('history'),
   {
     name: 'history without an API key on the authenticated route → 401',
@@ -117,11 +118,11 @@ runScenarios('SPEC §3 history visibility: every role × every accessTypeHistory
   },
 ])
 
-runScenarios('SPEC §3 user list visibility: every role × every accessTypeUserList', world, [
+runScenarios('user list visibility: every role × every accessTypeUserList', world, [
   ...detailScenarios('users'),
 ])
 
-/** Reading and changing the status itself, per role (SPEC §3 roles). */
+/** Reading and changing the status itself, per role (docs/sharing.md#roles). */
 const STATUS: Record<AccessType, Record<Who, { read: number; value: number }>> = {
   public: {
     owner: { read: 200, value: 200 },
@@ -139,7 +140,9 @@ const STATUS: Record<AccessType, Record<Who, { read: number; value: number }>> =
   },
 }
 
-/** Deleting a status, and changing a setting, per role: the owner's alone (SPEC §3). */
+/**
+ * Deleting a status, and changing a setting, per role: the owner's alone (docs/sharing.md#roles).
+ */
 const OWNER_ONLY: Record<AccessType, Record<Who, number>> = {
   public: { owner: 204, updater: 403, subscriber: 403, stranger: 403, anonymous: 401 },
   private: { owner: 204, updater: 403, subscriber: 403, stranger: 404, anonymous: 401 },
@@ -236,7 +239,7 @@ function statusScenarios(): Scenario[] {
   return scenarios
 }
 
-runScenarios('SPEC §3 roles: reading and changing a status', world, [
+runScenarios('roles: reading and changing a status', world, [
   ...statusScenarios(),
   ...ownerOnlyScenarios(),
   {

@@ -29,7 +29,7 @@ async function world(ctx: Lifetime): Promise<ScenarioContext> {
 
 const as = (ctx: ScenarioContext, who: string) => ctx.users[who] ?? null
 
-runScenarios('SPEC §6 granting and revoking roles (owner only)', world, [
+runScenarios('granting and revoking roles (owner only)', world, [
   {
     name: 'PUT …/users/:userId grants a role: 201 with the user-list entry',
     method: 'PUT',
@@ -166,7 +166,7 @@ runScenarios('SPEC §6 granting and revoking roles (owner only)', world, [
   },
 ])
 
-runScenarios('SPEC §6 subscribing to a status', world, [
+runScenarios('subscribing to a status', world, [
   {
     name: 'POST …/subscription on a public status: 201, the caller becomes a subscriber',
     as: 'stranger',
@@ -286,7 +286,7 @@ runScenarios('SPEC §6 subscribing to a status', world, [
   },
 ])
 
-test('SPEC §6 subscriptions and user list page like the list: ?limit and Link rel="next"', async (ctx) => {
+test('subscriptions and user list page like the list: ?limit and Link rel="next"', async (ctx) => {
   const t = await makeApp(ctx)
   const cast = await makeCast(t)
   const ids: string[] = []

@@ -5,7 +5,7 @@ import { makeApp } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
 
-// SPEC §1 "Lengths and text": names and values need a visible character and hold no control
+// docs/api.md#validation-rules: names and values need a visible character and hold no control
 // characters; descriptions may hold line breaks. These are the Unicode corners of that rule.
 
 async function withOneStatus(ctx: Lifetime): Promise<ScenarioContext> {
@@ -26,7 +26,7 @@ const rejected = (name: string, body: Record<string, string>, field: string) => 
     assert.ok(res.errors.some((e) => e.field === field)),
 })
 
-runScenarios('SPEC §1 text rules at the Unicode edges', withOneStatus, [
+runScenarios('text rules at the Unicode edges', withOneStatus, [
   rejected(
     'a value of only zero-width spaces has no visible character',
     { value: '\u200b\u200b' },
@@ -94,7 +94,7 @@ runScenarios('SPEC §1 text rules at the Unicode edges', withOneStatus, [
 ])
 
 // note: over a real socket, since inject normalises `%2E` segments away before routing
-test('SPEC §1 status keys "." and ".." are refused (clients rewrite them out of URLs)', async (ctx) => {
+test('status keys "." and ".." are refused (clients rewrite them out of URLs)', async (ctx) => {
   const t = await makeApp(ctx)
   const owner = await t.user()
   await t.app.listen({ port: 0, host: '127.0.0.1' })

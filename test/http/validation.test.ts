@@ -3,7 +3,7 @@ import { makeApp } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/scenarios.ts'
 
-// SPEC §1 (Status fields, lengths and text) and §2 (strict validation), rule by rule.
+// docs/api.md#validation-rules (Status fields, lengths and text, strict validation), rule by rule.
 // Every rejected body is sent three ways — PATCH by id, POST to the existing key, POST to a
 // new key — and afterwards the stored data must be exactly as before. Every accepted one is
 // sent by PATCH and by POST to a new key, and read back.
@@ -121,7 +121,7 @@ function accepted(rule: string, body: unknown, expected: Record<string, unknown>
   ]
 }
 
-runScenarios('SPEC §2 strict validation: no type coercion', withStatus, [
+runScenarios('strict validation: no type coercion', withStatus, [
   ...rejected('"3" is not a colorNo', { colorNo: '3' }, 'colorNo', /integer/),
   ...rejected('true is not a colorNo', { colorNo: true }, 'colorNo'),
   ...rejected('[3] is not a colorNo', { colorNo: [3] }, 'colorNo'),
@@ -138,7 +138,7 @@ runScenarios('SPEC §2 strict validation: no type coercion', withStatus, [
   ...rejected('true is not an accessTypeHistory', { accessTypeHistory: true }, 'accessTypeHistory'),
 ])
 
-runScenarios('SPEC §2 strict validation: no null for any field', withStatus, [
+runScenarios('strict validation: no null for any field', withStatus, [
   ...[
     'name',
     'type',
@@ -151,7 +151,7 @@ runScenarios('SPEC §2 strict validation: no null for any field', withStatus, [
   ].flatMap((field) => rejected(`null is not a ${field}`, { [field]: null }, field)),
 ])
 
-runScenarios('SPEC §2 strict validation: unknown and read-only properties', withStatus, [
+runScenarios('strict validation: unknown and read-only properties', withStatus, [
   ...rejected(
     'an unknown property is rejected, naming it',
     { value: 'ON', foo: 1 },
@@ -188,7 +188,7 @@ runScenarios('SPEC §2 strict validation: unknown and read-only properties', wit
   },
 ])
 
-runScenarios('SPEC §1 lengths are counted in code points', withStatus, [
+runScenarios('lengths are counted in code points', withStatus, [
   ...accepted('"80%" is 3 characters', { value: '80%' }, { value: '80%' }),
   ...accepted('a 10-character value is fine', { value: 'ABCDEFGHIJ' }, { value: 'ABCDEFGHIJ' }),
   ...accepted(
@@ -232,7 +232,7 @@ runScenarios('SPEC §1 lengths are counted in code points', withStatus, [
   ),
 ])
 
-runScenarios('SPEC §1 names and values hold visible text, no control characters', withStatus, [
+runScenarios('names and values hold visible text, no control characters', withStatus, [
   ...rejected('a blank name is rejected', { name: '     ' }, 'name'),
   ...rejected('a name of no-break spaces is blank', { name: '\u00a0\u00a0\u00a0' }, 'name'),
   ...rejected('a blank value is rejected', { value: ' ' }, 'value'),
@@ -259,7 +259,7 @@ runScenarios('SPEC §1 names and values hold visible text, no control characters
   ),
 ])
 
-runScenarios('SPEC §1 lone surrogates are not text', withStatus, [
+runScenarios('lone surrogates are not text', withStatus, [
   ...rejected('a lone high surrogate is not a value', '{"value":"\\ud800"}', 'value'),
   ...rejected('a lone low surrogate in a name is rejected', '{"name":"Room \\udfff"}', 'name'),
   ...rejected(
@@ -272,7 +272,7 @@ runScenarios('SPEC §1 lone surrogates are not text', withStatus, [
   }),
 ])
 
-runScenarios('SPEC §1 enumerations and ranges', withStatus, [
+runScenarios('enumerations and ranges', withStatus, [
   ...accepted('type text is fine', { type: 'text' }, { type: 'text' }),
   ...rejected('type is only text', { type: 'number' }, 'type', /text/),
   ...rejected('type is case-sensitive', { type: 'TEXT' }, 'type'),
@@ -331,7 +331,7 @@ runScenarios('SPEC §1 enumerations and ranges', withStatus, [
   ),
 ])
 
-runScenarios('SPEC §1 values are stored exactly as sent', withStatus, [
+runScenarios('values are stored exactly as sent', withStatus, [
   ...accepted('no trimming of a value', { value: ' OK ' }, { value: ' OK ' }),
   ...accepted('no case change of a value', { value: 'ok' }, { value: 'ok' }),
   ...accepted('no trimming of a name', { name: '  Room 4  ' }, { name: '  Room 4  ' }),
@@ -352,7 +352,7 @@ runScenarios('SPEC §1 values are stored exactly as sent', withStatus, [
   ),
 ])
 
-runScenarios('SPEC §2 a rejected request changes nothing', withStatus, [
+runScenarios('a rejected request changes nothing', withStatus, [
   ...rejected(
     'a valid value next to an invalid field is not applied',
     { value: 'FREE', colorNo: 13 },

@@ -6,9 +6,9 @@ import { type Cluster, clusterUnavailable, startCluster } from '../helpers/pg-cl
 import { asLogLine, type Server, startServer } from '../helpers/processes.ts'
 import { waitUntil } from '../helpers/sse.ts'
 
-// SPEC §5/§8 / issue 3: with PostgreSQL down, statusd answers 503 `unavailable` quickly
-// (no 500, no hang, no crash) and recovers by itself when the server returns. The test
-// runs a PostgreSQL cluster of its own, since it stops and starts it.
+// docs/postgres.md#when-postgresql-is-down: with PostgreSQL down, statusd answers 503 `unavailable`
+// quickly (no 500, no hang, no crash) and recovers by itself when the server returns. The test runs
+// a PostgreSQL cluster of its own, since it stops and starts it.
 
 async function timed(
   server: Server,

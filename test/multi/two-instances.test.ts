@@ -6,8 +6,9 @@ import { postgresOnly, testDatabase } from '../helpers/engine.ts'
 import { type Server, startServer } from '../helpers/processes.ts'
 import { SseTestClient, waitUntil } from '../helpers/sse.ts'
 
-// SPEC §8 / issue 3: stateless instances scale out on one PostgreSQL database. Two real
-// server processes start at once on an empty database and serve the same data.
+// docs/postgres.md#scaling-out-behind-a-load-balancer: stateless instances scale out on one
+// PostgreSQL database. Two real server processes start at once on an empty database and serve the
+// same data.
 
 const send = async (server: Server, key: string, method: string, path: string, body?: unknown) => {
   const res = await fetch(`${server.url}${path}`, {
@@ -108,8 +109,8 @@ test('two instances on one PostgreSQL database', { skip: postgresOnly }, async (
     },
   )
 
-  // SPEC §6: "With several server instances on one PostgreSQL, every instance delivers every
-  // change" — through each instance's LISTEN connection (src/modules/events/pg-event-bus.ts)
+  // docs/sharing.md#several-instances-postgresql-listennotify: every instance delivers every change
+  // — through each instance's LISTEN connection (src/modules/events/pg-event-bus.ts)
   await t.test(
     'an event stream on A gets the change made through B’s API, with its id',
     async (st) => {

@@ -22,7 +22,10 @@ beforeEach(async (t) => {
   w = await makeWorld(t as TestContext)
 })
 
-/** Routes open to unverified users (SPEC §3: checkAuth; key management, docs/security.md). */
+/**
+ * Routes open to unverified users (docs/api.md#authentication: checkAuth; key management,
+ * docs/security.md).
+ */
 const FOR_UNVERIFIED = [
   'GET /v1/checkAuth',
   'GET /v1/user/api-keys',

@@ -7,7 +7,7 @@ import { suiteLifetime } from '../helpers/cleanup.ts'
 // same schemas that validate, and this test holds it to the router: every registered route
 // is in /openapi.json and every documented operation is a registered route. The API is
 // versioned in its path (/v1); outside it only the operations endpoints, the docs and the
-// share pages (SPEC §6) exist;
+// share pages (docs/sharing.md#share-page-and-badge) exist;
 // only the docs UI and the document itself are hidden from it.
 
 let t: TestApp
@@ -68,7 +68,8 @@ describe('the OpenAPI document and the router agree', () => {
         if (!METHODS.includes(m)) continue
         const what = `${m.toUpperCase()} ${p}`
         assert.ok(op.summary, `${what} has a summary`)
-        // the share views are anonymous by design (SPEC §6): an explicit empty list says so
+        // the share views are anonymous by design (docs/sharing.md#public-views-no-api-key): an
+        // explicit empty list says so
         const anonymous = p.startsWith('/v1/share/')
         assert.ok(
           Array.isArray(op.security) && (anonymous || op.security.length > 0),
@@ -86,7 +87,8 @@ describe('versions', () => {
       if (r.url.startsWith('/v1/')) continue
       assert.match(
         r.url,
-        // SPEC §6's share pages (/s/:shareId, its badge) are the one other public surface
+        // the share pages (/s/:shareId, its badge; docs/sharing.md#share-page-and-badge) are the
+        // one other public surface
         /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+)$/,
         `${r.method} ${r.url} is outside /v1`,
       )

@@ -50,7 +50,10 @@ export async function makeWorld(ctx: Lifetime): Promise<World> {
   }
 }
 
-/** SPEC §6's anonymous views of a public status: the one part of /v1 that needs no key. */
+/**
+ * The anonymous views of a public status (docs/sharing.md#public-views-no-api-key): the one part of
+ * /v1 that needs no key.
+ */
 export const ANONYMOUS = /^\/v1\/share\//
 
 /** Streams (Server-Sent Events) never end by themselves: a request to one does not return. */
@@ -58,7 +61,7 @@ export const isStream = (route: RouteEntry): boolean => route.url.endsWith('/eve
 
 /**
  * The authenticated API's routes: under /v1, no HEAD twins, nothing hidden from the OpenAPI
- * document, not the anonymous share views (SPEC §6).
+ * document, not the anonymous share views (docs/sharing.md#public-views-no-api-key).
  */
 export const apiRoutes = (t: TestApp): RouteEntry[] =>
   t.app
@@ -95,7 +98,7 @@ export function plausibleBody(route: RouteEntry): unknown {
 /** Every row of every table (tables added later included): to prove a refused request changed nothing. */
 export const snapshot = (t: TestApp): Promise<string> => snapshotTables(t.database.db as never)
 
-/** SPEC §5's error body, or a message saying what is wrong with it. */
+/** The error body (docs/api.md#errors), or a message saying what is wrong with it. */
 export function errorShapeProblem(res: LightMyRequestResponse): string | null {
   try {
     const body = res.json()

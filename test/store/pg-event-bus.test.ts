@@ -13,8 +13,9 @@ import {
 import { freshDatabase, postgresOnly, type TestDatabase } from '../helpers/engine.ts'
 import { waitUntil } from '../helpers/sse.ts'
 
-// SPEC §6: "With several server instances on one PostgreSQL, every instance delivers every
-// change." Each bus here stands for one instance: its own pool and its own LISTEN connection.
+// docs/sharing.md#several-instances-postgresql-listennotify: with several instances on one
+// PostgreSQL database, every instance delivers every change. Each bus here stands for one instance:
+// its own pool and its own LISTEN connection.
 
 /** A logger that keeps its lines, so tests can see what the bus said. */
 function memoryLog(): BusLog & { lines: { level: string; msg: string }[] } {

@@ -6,8 +6,9 @@ import { after, describe, it } from 'node:test'
 import { ConfigError, loadConfig } from '../../src/config.ts'
 import { DEFAULT_PLANS } from '../../src/modules/plans/plans.ts'
 
-// SPEC §8: DATABASE_URL, PORT (8080), HOST (127.0.0.1), PUBLIC_URL, LOG_LEVEL, PLANS_FILE —
-// read into one validated Config; a mistake is a ConfigError with a one-line message.
+// docs/operations.md#configuration: DATABASE_URL, PORT (8080), HOST (127.0.0.1), PUBLIC_URL,
+// LOG_LEVEL, PLANS_FILE — read into one validated Config; a mistake is a ConfigError with a
+// one-line message.
 
 /** loadConfig(env) fails with a ConfigError whose message matches every pattern. */
 function refuses(env: NodeJS.ProcessEnv, ...patterns: RegExp[]): void {
@@ -23,7 +24,7 @@ function refuses(env: NodeJS.ProcessEnv, ...patterns: RegExp[]): void {
   )
 }
 
-describe('loadConfig (SPEC §8)', () => {
+describe('loadConfig', () => {
   it('defaults: sqlite:./data/statusd.db, 127.0.0.1:8080, info, no PUBLIC_URL, built-in plans', () =>
     assert.deepEqual(loadConfig({}), {
       databaseUrl: 'sqlite:./data/statusd.db',

@@ -10,7 +10,7 @@ import { metricsPlugin } from '../../src/plugins/metrics.ts'
 // The SQLite file gauges of /metrics (operations.md, "Health probes and metrics") on the
 // plugin alone: a scrape reports what it can and never fails for a file.
 
-test('SPEC §8 /metrics file gauges: a missing log is 0 bytes, an unreadable path NaN, the scrape 200', async () => {
+test('/metrics file gauges: a missing log is 0 bytes, an unreadable path NaN, the scrape 200', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'statusd-metrics-unit-'))
   const database = join(dir, 'statusd.db')
   writeFileSync(database, Buffer.alloc(4096))

@@ -16,8 +16,8 @@ import {
 } from '../../src/modules/plans/plans.ts'
 import { retentionCutoff } from '../../src/modules/statuses/history.service.ts'
 
-// SPEC §4's plan rules as pure functions: link detection, the feature gates, the plan the
-// first user gets, and the operator's plans file.
+// The plan rules (docs/api.md#plans) as pure functions: link detection, the feature gates, the plan
+// the first user gets, and the operator's plans file.
 
 const plan = (overrides: Partial<Plan> = {}): Plan => ({
   descriptionLinks: false,
@@ -30,7 +30,7 @@ const plan = (overrides: Partial<Plan> = {}): Plan => ({
 const FREE = DEFAULT_PLANS.free as Plan
 const PRO = DEFAULT_PLANS.pro as Plan
 
-describe('containsLink (SPEC §4: URLs, bare domains, e-mail addresses)', () => {
+describe('containsLink (URLs, bare domains, e-mail addresses)', () => {
   for (const text of [
     'https://example.com',
     'see http://example.com/status?x=1 for more',
@@ -97,7 +97,7 @@ function apiErrorOf(fn: () => void): ApiError {
   assert.fail('expected an ApiError')
 }
 
-describe('assertPlanAllows (SPEC §4 feature gates)', () => {
+describe('assertPlanAllows (the plan feature gates)', () => {
   it('a link in the description is 402 planFeatureUnavailable on a plan without links', () => {
     const err = apiErrorOf(() => assertPlanAllows(FREE, { description: 'see example.com' }))
     assert.equal(err.statusCode, 402)
@@ -168,7 +168,7 @@ describe('assertPlanAllows (SPEC §4 feature gates)', () => {
   })
 })
 
-describe('DEFAULT_PLANS (SPEC §4 defaults)', () => {
+describe('DEFAULT_PLANS (the built-in plans)', () => {
   it('free: no links, no access settings, 25 statuses, 60 req/min, 7 days', () =>
     assert.deepEqual(DEFAULT_PLANS.free, {
       descriptionLinks: false,
@@ -187,7 +187,7 @@ describe('DEFAULT_PLANS (SPEC §4 defaults)', () => {
     }))
 })
 
-describe('mostCapablePlan (SPEC §8: the first user gets the most capable plan)', () => {
+describe('mostCapablePlan (the first user gets the most capable plan)', () => {
   const unlimited = plan({
     descriptionLinks: true,
     accessSettings: true,
@@ -238,7 +238,7 @@ describe('mostCapablePlan (SPEC §8: the first user gets the most capable plan)'
     assert.equal(mostCapablePlan({ zeta: PRO, alpha: PRO, mid: PRO }), 'alpha'))
 })
 
-describe('loadPlansFile (SPEC §4 PLANS_FILE)', () => {
+describe('loadPlansFile (PLANS_FILE)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'statusd-plans-'))
   after(() => rmSync(dir, { recursive: true, force: true }))
   let n = 0
@@ -325,7 +325,7 @@ describe('loadPlansFile (SPEC §4 PLANS_FILE)', () => {
   })
 })
 
-describe('planOf (SPEC §4: a user whose plan left the plans file is treated as on free)', () => {
+describe('planOf (a user whose plan left the plans file is treated as on free)', () => {
   const plans: Plans = { free: FREE, pro: PRO }
 
   it('finds the plan by name', () => assert.equal(planOf(plans, 'pro'), PRO))
