@@ -45,7 +45,7 @@ function wholeNumber(
   return n
 }
 
-/** Reads the environment into one validated Config (SPEC §8). */
+/** Reads the environment into one validated Config (docs/operations.md#configuration). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // note: an empty variable means unset, as for the others
   const port = wholeNumber(env, 'PORT', 8080, [0, 65535])

@@ -56,9 +56,9 @@ const CLIENT_ERRORS: Record<string, [number, ErrorCode, string]> = {
 }
 
 /**
- * Answers a request Node could not parse (malformed HTTP, headers too large, too slow) with
- * SPEC §5's error body, as every other error. note: Fastify's default handler writes a body
- * of another shape (`{ error, message, statusCode }`); these never reach routing or hooks.
+ * Answers a request Node could not parse (malformed HTTP, headers too large, too slow) with the
+ * error body (docs/api.md#errors), as every other error. note: Fastify's default handler writes a
+ * body of another shape (`{ error, message, statusCode }`); these never reach routing or hooks.
  */
 export function clientErrorHandler(
   this: FastifyInstance,
@@ -98,9 +98,9 @@ export function clientErrorHandler(
 }
 
 /**
- * onRequest hook: an HTTP/1.1 request without a Host header is refused (RFC 9112 §3.2), with
- * SPEC §5's body. note: Node refuses it by itself (requireHostHeader) with an empty body, so
- * that check is switched off in favour of this one.
+ * onRequest hook: an HTTP/1.1 request without a Host header is refused (RFC 9112 §3.2), with the
+ * error body (docs/api.md#errors). note: Node refuses it by itself (requireHostHeader) with an
+ * empty body, so that check is switched off in favour of this one.
  */
 export function requireHostHeader(
   request: FastifyRequest,
@@ -113,8 +113,8 @@ export function requireHostHeader(
 }
 
 /**
- * During a graceful shutdown, a request that arrives on an open connection is refused with
- * SPEC §5's 503 `unavailable` and `Connection: close`; requests already in flight complete.
+ * During a graceful shutdown, a request that arrives on an open connection is refused with 503
+ * `unavailable` (docs/api.md#errors) and `Connection: close`; requests already in flight complete.
  * note: replaces Fastify's return503OnClosing, whose body has another shape.
  */
 export function refuseWhileClosing(app: FastifyInstance): void {

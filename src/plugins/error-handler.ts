@@ -105,7 +105,10 @@ function toFieldError(e: AjvError, part: string, schema: unknown): FieldError {
   }
 }
 
-/** Turns a Fastify validation failure into SPEC §5's 400 (emptyBody or validationError). */
+/**
+ * Turns a Fastify validation failure into the 400 of docs/api.md#errors (emptyBody or
+ * validationError).
+ */
 function fromValidation(err: FastifyError, schemas: RouteSchemas): ApiError {
   const part = err.validationContext ?? 'body'
   const schema = schemas?.[part]
@@ -187,7 +190,9 @@ export function prepareError(
   return apiError
 }
 
-/** Sends an error in SPEC §5's shape; logs server-side failures with their details. */
+/**
+ * Sends an error in the shape of docs/api.md#errors; logs server-side failures with their details.
+ */
 export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const apiError = prepareError(err, request, reply)
   reply

@@ -63,7 +63,10 @@ export interface SharePageInput {
   historyUrl: string
 }
 
-/** The share page of a public status (SPEC §6): everything escaped, no inline script or style. */
+/**
+ * The share page of a public status (docs/sharing.md#share-page-and-badge): everything escaped, no
+ * inline script or style.
+ */
 export function renderSharePage(input: SharePageInput): string {
   const { view, history, users } = input
   const title = view.value === null ? view.name : `${view.name}: ${view.value}`

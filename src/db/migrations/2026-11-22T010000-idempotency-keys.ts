@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 
-// Stored responses of POST/PATCH requests sent with an Idempotency-Key (SPEC §7).
+// Stored responses of POST/PATCH requests sent with an Idempotency-Key
+// (docs/api.md#safe-retries-idempotency-key).
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('idempotency_keys')

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 
 // note: schema builder only; no engine-specific SQL, so SQLite and PostgreSQL share it.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  // Granted roles (SPEC §3); the owner is statuses.owner_id and never has a row here.
+  // Granted roles (docs/sharing.md#roles); the owner is statuses.owner_id and never has a row here.
   await db.schema
     .createTable('status_roles')
     .addColumn('status_id', 'text', (c) =>

@@ -21,12 +21,13 @@ interface Tracked {
 }
 
 /**
- * The API keys this instance's open event streams were opened with (SPEC §3: a revoked or
- * expired key gets 401, and so does an open stream). Every `intervalMs` each distinct key is
- * looked up once, however many streams it holds open, through the key cache; a key that no
- * longer works (revoked, expired, rotated away) ends its streams with
- * `event: unavailable` `{"reason":"unauthorized"}`, and a user no longer verified ends them
- * with `{"reason":"notVerified"}`. A key revoked through this instance ends its streams at once.
+ * The API keys this instance's open event streams were opened with
+ * (docs/sharing.md#live-updates-server-sent-events: a revoked or expired key gets 401, and so does
+ * an open stream). Every `intervalMs` each distinct key is looked up once, however many streams it
+ * holds open, through the key cache; a key that no longer works (revoked, expired, rotated away)
+ * ends its streams with `event: unavailable` `{"reason":"unauthorized"}`, and a user no longer
+ * verified ends them with `{"reason":"notVerified"}`. A key revoked through this instance ends its
+ * streams at once.
  */
 export class StreamKeys {
   readonly #byHash = new Map<string, Tracked>()

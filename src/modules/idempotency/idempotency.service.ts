@@ -9,7 +9,7 @@ import {
   insertIdempotencyRecord,
 } from './idempotency.repository.ts'
 
-/** How long a stored response is replayed (SPEC §7). */
+/** How long a stored response is replayed (docs/api.md#safe-retries-idempotency-key). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
 const MAX_KEY_LENGTH = 255
 

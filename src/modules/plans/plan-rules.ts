@@ -16,7 +16,7 @@ interface PlanCheckedInput {
 }
 
 /**
- * Throws 402 when the input uses a feature the plan lacks (SPEC §4). Sending the current
+ * Throws 402 when the input uses a feature the plan lacks (docs/api.md#plans). Sending the current
  * value or the default of an access setting is always allowed.
  */
 export function assertPlanAllows(

@@ -48,7 +48,7 @@ function describeError(e: ErrorObject, all: ErrorObject[]): string {
   return `${where} ${e.message}`
 }
 
-/** Built-in plan table (SPEC §4); `null` means unlimited. */
+/** Built-in plan table (docs/api.md#plans); `null` means unlimited. */
 export const DEFAULT_PLANS: Plans = {
   free: {
     descriptionLinks: false,

@@ -3,7 +3,10 @@ import { forbidden, notFound } from '../../lib/errors.ts'
 import { findRole } from './sharing.repository.ts'
 import type { AccessLevel, StatusInput } from './statuses.schemas.ts'
 
-/** What a user may be to a status: its owner, or a granted updater or subscriber (SPEC §3). */
+/**
+ * What a user may be to a status: its owner, or a granted updater or subscriber
+ * (docs/sharing.md#roles).
+ */
 export type Role = 'owner' | 'updater' | 'subscriber'
 
 /** The caller's role on a status, or null when they have none (or are anonymous). */
@@ -42,8 +45,9 @@ export function assertMayChange(role: Role | null, input: StatusInput | 'delete'
 }
 
 /**
- * Who may read a status's history or user list at an access level (SPEC §3): `public` =
- * whoever can see the status, `private` = users with a role on it, `owner` = the owner only.
+ * Who may read a status's history or user list at an access level (docs/sharing.md#roles):
+ * `public` = whoever can see the status, `private` = users with a role on it, `owner` = the owner
+ * only.
  */
 export function mayReadDetail(level: AccessLevel, status: StatusRow, role: Role | null): boolean {
   if (level === 'owner') return role === 'owner'

@@ -85,7 +85,7 @@ export const insertStatusUnlessKeyTaken = (
  * note: the new row is `current` with the changes applied, not read back (`returning *`):
  * nothing can change the row between that read and this write (SQLite writes one transaction
  * at a time; PostgreSQL's read holds `FOR UPDATE`), and building the returned row cost more
- * than the update itself (docs/performance.md, "No read-back of an update").
+ * than the update itself (docs/performance.md#where-the-time-goes).
  */
 export async function updateStatusRow(
   db: Db,
