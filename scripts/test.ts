@@ -1,20 +1,30 @@
 // `npm test` after the type check: the whole suite on SQLite, then — when TEST_DATABASE_URL
 // names a PostgreSQL server — the same suite again on PostgreSQL (TEST_ENGINE=postgres).
 // Arguments (test files or globs) replace the default "test/**/*.test.ts".
+//
+// Test files run in parallel, one per core (TEST_CONCURRENCY to change): each is a process
+// of its own, and tests share nothing across files (ports are picked by the system, files
+// live in folders of their own, each process has a PostgreSQL database of its own). One
+// seed drives every test's randomness in a run: TEST_SEED=<the printed seed> replays it.
 import { spawnSync } from 'node:child_process'
+import { randomInt } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 
 const files = process.argv.slice(2)
+const concurrency = Number(process.env.TEST_CONCURRENCY) || availableParallelism()
+const seed = process.env.TEST_SEED || process.env.FUZZ_SEED || String(randomInt(2 ** 31))
 const args = [
   '--test',
   '--test-reporter=spec',
+  `--test-concurrency=${concurrency}`,
   ...(files.length > 0 ? files : ['test/**/*.test.ts']),
 ]
 
 function run(engine: 'sqlite' | 'postgres'): boolean {
-  process.stdout.write(`\n=== test suite on ${engine} ===\n\n`)
+  process.stdout.write(`\n=== test suite on ${engine} (TEST_SEED=${seed}) ===\n\n`)
   const result = spawnSync(process.execPath, args, {
     stdio: 'inherit',
-    env: { ...process.env, TEST_ENGINE: engine },
+    env: { ...process.env, TEST_ENGINE: engine, TEST_SEED: seed },
   })
   return result.status === 0
 }
@@ -31,7 +41,9 @@ if (pgUrl) {
   results.push('postgres: skipped')
 }
 
-process.stdout.write(`\n=== ${results.join(' · ')} ===\n`)
+process.stdout.write(
+  `\n=== ${results.join(' · ')} · ${concurrency} files at a time · TEST_SEED=${seed} ===\n`,
+)
 if (!pgUrl)
   process.stdout.write(
     'PostgreSQL suites skipped: TEST_DATABASE_URL not set (e.g. TEST_DATABASE_URL=postgres://user@127.0.0.1:5432/statusd_test npm test)\n',

@@ -6,7 +6,8 @@ import { redactDatabaseUrl } from '../../src/db/database-url.ts'
 import { openPostgres } from '../../src/db/postgres/open-postgres.ts'
 import { isPostgresUrl } from '../../src/db/postgres/postgres-engine.ts'
 import { isStorageUnavailable } from '../../src/db/storage-error.ts'
-import { freshDatabase, postgresOnly } from '../helpers/engine.ts'
+import { defer } from '../helpers/cleanup.ts'
+import { freshDatabase, postgresOnly, testDatabase } from '../helpers/engine.ts'
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code })
 
@@ -73,17 +74,18 @@ describe('DATABASE_URL', () => {
     assert.throws(() => createDatabase('mysql://h/db'), /sqlite:<path>.*postgres:\/\//)
   })
 
-  it('a PostgreSQL URL opens lazily: nothing connects until the first query', async () => {
+  it('a PostgreSQL URL opens lazily: nothing connects until the first query', async (t) => {
     const database = createDatabase('postgres://nobody@127.0.0.1:1/none', { poolSize: 2 })
+    t.after(() => database.close())
     assert.equal(database.engine, 'postgres')
     assert.equal(database.describe, 'postgres 127.0.0.1:1/none')
-    const started = Date.now()
+    // ping answers at once when the server is down: with the clock stopped, no timeout of its
+    // own (or of the pool's) can fire, so the answer comes from the refused connection
+    t.mock.timers.enable({ apis: ['setTimeout'] })
     assert.equal(await database.ping(), false, 'nothing listens on port 1')
-    assert.ok(Date.now() - started < 2500, 'ping answers quickly when the server is down')
     await assert.rejects(database.db.selectFrom('users').selectAll().execute(), (err) =>
       isStorageUnavailable(err),
     )
-    await database.close()
   })
 
   it('a pool size below 1 is refused', () => {
@@ -93,44 +95,60 @@ describe('DATABASE_URL', () => {
 
 test('a request that cannot get a pooled connection in time fails as unavailable, not a hang', {
   skip: postgresOnly,
-}, async () => {
-  const fresh = await freshDatabase()
+}, async (t) => {
+  const fresh = await testDatabase(t)
   const database = createDatabase(fresh.url, { poolSize: 1, connectTimeoutMs: 300 })
-  try {
-    // the pool's one connection is opened first, and again if need be: the 300 ms also bound
-    // the opening of a connection, which can take longer than that on a loaded machine
-    const deadline = Date.now() + 30_000
-    while (!(await database.ping())) assert.ok(Date.now() < deadline, 'the pool connects')
-    let release = () => {}
-    const held = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    let took = () => {}
-    const taken = new Promise<void>((resolve) => {
-      took = resolve
-    })
-    // the pool's one connection is busy for as long as this holds it
-    const holder = database.db.connection().execute(async (conn) => {
-      await sql`select 1`.execute(conn)
-      took()
-      await held
-    })
-    // note: raced with the holder, so that its failure is caught at once, not left unhandled
-    await Promise.race([taken, holder])
-    const started = Date.now()
-    await assert.rejects(database.db.selectFrom('users').selectAll().execute(), (err) =>
-      isStorageUnavailable(err),
+  defer(t, () => database.close())
+  // the pool's one connection is opened first, and again if need be: the 300 ms also bound
+  // the opening of a connection, which can take longer than that on a loaded machine
+  const deadline = Date.now() + 30_000
+  while (!(await database.ping())) assert.ok(Date.now() < deadline, 'the pool connects')
+  let release = () => {}
+  const held = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  let took = () => {}
+  const taken = new Promise<void>((resolve) => {
+    took = resolve
+  })
+  // the pool's one connection is busy for as long as this holds it
+  const holder = database.db.connection().execute(async (conn) => {
+    await sql`select 1`.execute(conn)
+    took()
+    await held
+  })
+  // note: raced with the holder, so that its failure is caught at once, not left unhandled
+  await Promise.race([taken, holder])
+  // the clock stands still while the query waits for the busy connection: it fails when
+  // the 300 ms connect timeout has passed, and not a millisecond before
+  t.mock.timers.enable({ apis: ['setTimeout'] })
+  let outcome: unknown = 'pending'
+  const query = database.db
+    .selectFrom('users')
+    .selectAll()
+    .execute()
+    .then(
+      () => 'answered',
+      (err) => err,
     )
-    // note: under the default 5 s connect timeout, with room for a loaded machine
-    assert.ok(Date.now() - started < 4000, 'fails after the connect timeout')
-    assert.equal(await database.ping(), false, 'and /readyz reports it')
-    release()
-    await holder
-    assert.equal(await database.ping(), true, 'a free connection: ready again')
-  } finally {
-    await database.close()
-    await fresh.drop()
+    .then((result) => {
+      outcome = result
+    })
+  const settle = async () => {
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve))
   }
+  await settle() // the query is queued for a connection, its timer set
+  t.mock.timers.tick(299)
+  await settle()
+  assert.equal(outcome, 'pending', 'still waiting 1 ms before the connect timeout')
+  t.mock.timers.tick(1)
+  await query
+  assert.ok(isStorageUnavailable(outcome), `fails as unavailable at the timeout: ${outcome}`)
+  t.mock.timers.reset()
+  assert.equal(await database.ping(), false, 'and /readyz reports it')
+  release()
+  await holder
+  assert.equal(await database.ping(), true, 'a free connection: ready again')
 })
 
 test('a dedicated client (the LISTEN connection) is configured like the pool, outside it', {

@@ -38,7 +38,7 @@ test('SPEC §5 a pooled connection killed mid-query answers 503, and the service
   while (pid === undefined && Date.now() < deadline) {
     const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity
       where query like ${`%pg_sleep(30)%`} and state = 'active' and pid <> pg_backend_pid()
-        and query not like '%pg_stat_activity%'`.execute(admin.db)
+        and query not like '%pg_stat_activity%' and datname = current_database()`.execute(admin.db)
     pid = rows[0]?.pid
     if (pid === undefined) await new Promise((r) => setTimeout(r, 20))
   }

@@ -5,6 +5,7 @@ import fc from 'fast-check'
 import type { InjectOptions } from 'fastify'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import { suiteLifetime } from '../helpers/cleanup.ts'
+import { reportSeedOnFailure, runSeed } from '../helpers/seed.ts'
 import { snapshotTables } from '../helpers/tables.ts'
 
 // Property-based fuzzing (fast-check) of the whole HTTP surface: arbitrary methods, paths,
@@ -13,11 +14,15 @@ import { snapshotTables } from '../helpers/tables.ts'
 // Properties: never a 5xx; every error is SPEC §5's JSON body; a rejected request (and any
 // read) leaves every table exactly as it was; Object.prototype stays clean.
 //
-// FUZZ_RUNS sets the number of cases (npm test: 3000; `npm run fuzz`: 100 000);
-// FUZZ_SEED replays a failure fast-check reported.
+// FUZZ_RUNS sets the number of cases (npm test: 3000; `npm run fuzz`: 100 000). Every run
+// is seeded and prints its seed when it fails: TEST_SEED (or FUZZ_SEED) replays the run, and
+// FUZZ_PATH with it (the path fast-check reports) replays only the failing case.
 
 const RUNS = Number(process.env.FUZZ_RUNS || 3000)
-const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined
+const SEED = runSeed()
+const PATH = process.env.FUZZ_PATH || undefined
+/** fast-check's options for a run on the seed (and path, to replay one case). */
+const replay = { seed: SEED, ...(PATH !== undefined && { path: PATH }) }
 
 const ERROR_CODES = new Set([
   'invalidJson',
@@ -440,9 +445,10 @@ const property = fc.asyncProperty(request, async (c) => {
 })
 
 it(`fuzz: ${RUNS} random requests — no 5xx, SPEC §5 errors, rejected requests change nothing`, async (ctx) => {
+  reportSeedOnFailure(ctx, SEED)
   await fc.assert(property, {
     numRuns: RUNS,
-    ...(SEED !== undefined && { seed: SEED }),
+    ...replay,
     // note: a failure shrinks to the smallest request that still fails
     endOnFailure: false,
   })
@@ -537,6 +543,7 @@ const rawRequest = fc
   })
 
 it(`fuzz: ${SOCKET_RUNS} malformed HTTP requests over a socket — no 5xx, SPEC §5 errors, the server lives on`, async (ctx) => {
+  reportSeedOnFailure(ctx, SEED)
   const raw = await makeApp(ctx)
   await raw.app.listen({ port: 0, host: '127.0.0.1' })
   const port = (raw.app.server.address() as net.AddressInfo).port
@@ -558,7 +565,7 @@ it(`fuzz: ${SOCKET_RUNS} malformed HTTP requests over a socket — no 5xx, SPEC 
         }
       }
     }),
-    { numRuns: SOCKET_RUNS, ...(SEED !== undefined && { seed: SEED }) },
+    { numRuns: SOCKET_RUNS, ...replay },
   )
   const health = await fetch(`http://127.0.0.1:${port}/healthz`)
   assert.equal(health.status, 200, 'the server lives on')

@@ -49,11 +49,8 @@ interface SeededContext {
   diagnostic(message: string): void
 }
 
-/**
- * A seeded generator for one test, on the run's seed; when the test fails, the seed and how
- * to replay it are printed with it.
- */
-export function seeded(t: SeededContext, seed: number = runSeed()): Random {
+/** Prints `seed`, and how to replay it, when the test `t` fails. */
+export function reportSeedOnFailure(t: SeededContext, seed: number): void {
   t.after(() => {
     // note: TestContext.passed is there at run time (Node 21+), not yet in @types/node
     if ((t as { passed?: boolean }).passed !== true) {
@@ -62,5 +59,10 @@ export function seeded(t: SeededContext, seed: number = runSeed()): Random {
       process.stderr.write(`${t.name}: random seed ${seed} (${replay})\n`)
     }
   })
+}
+
+/** A seeded generator for one test, on the run's seed, printed when the test fails. */
+export function seeded(t: SeededContext, seed: number = runSeed()): Random {
+  reportSeedOnFailure(t, seed)
   return random(seed)
 }

@@ -210,8 +210,12 @@ describe('ended API keys per user', () => {
     }
     const first: string[] = []
     for (let i = 0; i < 5; i++) first.push(await revokeNew())
-    // the first five end strictly before all the others
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    // the first five end strictly before all the others: an hour before
+    await w.t.database.db
+      .updateTable('api_keys')
+      .set({ revoked_at: new Date(Date.now() - 3_600_000).toISOString() })
+      .where('id', 'in', first)
+      .execute()
     const later: string[] = []
     for (let i = 0; i < MAX_ENDED_KEYS; i++) later.push(await revokeNew())
     // the other user's ended keys are theirs: never counted or deleted with the owner's

@@ -9,6 +9,7 @@ import { createDatabase } from '../../src/db/create-database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 import { startCheckpointThread } from '../../src/db/sqlite/checkpoint-worker.ts'
 import { walSyncer } from '../../src/db/sqlite/wal-sync.ts'
+import { seeded } from '../helpers/seed.ts'
 
 // Issue 5 (durable group commit): a group-committed batch is acknowledged after an fsync of
 // the log done off the event loop, and checkpoints run on their own thread.
@@ -105,7 +106,7 @@ test('durability: the checkpoint thread copies the log into the database file', 
   }
 })
 
-test('durability: under writes that never pause, the log restarts instead of growing without end', async () => {
+test('durability: under writes that never pause, the log restarts instead of growing without end', async (t) => {
   const file = join(dir, 'restart.db')
   // one row per page, so that every write dirties a page of its own and logs a frame
   const setup = new SQLite(file)
@@ -121,9 +122,10 @@ test('durability: under writes that never pause, the log restarts instead of gro
   // 32 clients, each writing as soon as its last write is durable: a batch is always under
   // way, so the checkpoints (every 32 writes) always overlap one
   let left = 6000
+  const pages = seeded(t)
   const client = async () => {
     while (left-- > 0) {
-      const id = 1 + Math.floor(Math.random() * 2000)
+      const id = pages.int(1, 2001)
       await database.writer.run((tx) =>
         sql`update pages set body = randomblob(3000) where id = ${id}`.execute(tx),
       )

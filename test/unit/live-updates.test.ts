@@ -59,16 +59,22 @@ describe('SseStream', () => {
     assert.equal(stream.send(encodeEvent('status', 99, payload)), false, 'nothing is written after')
   })
 
-  it('a client that disconnects ends the stream and stops its heartbeat', async () => {
+  it('a client that disconnects ends the stream and stops its heartbeat', (t) => {
+    // the heartbeat's timer runs on a clock the test moves
+    t.mock.timers.enable({ apis: ['setInterval'] })
     const sink = new StuckSink()
     const stream = new SseStream(sink, { ...OPTIONS, heartbeatMs: 5, maxBufferedBytes: 1e6 })
     stream.start()
-    while (!sink.written.includes(': ping\n\n')) await new Promise((r) => setTimeout(r, 5))
+    const pings = () => sink.written.filter((w) => w === ': ping\n\n').length
+    t.mock.timers.tick(4)
+    assert.equal(pings(), 0)
+    t.mock.timers.tick(1)
+    assert.equal(pings(), 1, 'a heartbeat every 5 ms')
     sink.emit('close')
     assert.equal(stream.closed, true)
     assert.equal(stream.endReason, 'disconnected')
     const count = sink.written.length
-    await new Promise((r) => setTimeout(r, 30))
+    t.mock.timers.tick(50)
     assert.equal(sink.written.length, count, 'no heartbeat after close')
   })
 
