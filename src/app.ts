@@ -20,6 +20,7 @@ import { apiKeyRoutes } from './modules/keys/keys.routes.ts'
 import { authenticateHash } from './modules/keys/keys.service.ts'
 import { planOf } from './modules/plans/plan-of.ts'
 import type { Plans } from './modules/plans/plans.ts'
+import type { ServiceDeps } from './modules/service-deps.ts'
 import { historyRoutes } from './modules/statuses/history.routes.ts'
 import { shareRoutes } from './modules/statuses/share.routes.ts'
 import { sharingRoutes } from './modules/statuses/sharing.routes.ts'
@@ -192,7 +193,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     feeds.closeAll()
   })
   app.addHook('onClose', () => events.close())
-  const services = { db: database.db, plans, events, writer: database.writer }
+  const services: ServiceDeps = { db: database.db, plans, events, writer: database.writer }
 
   await app.register(errorHandlerPlugin)
   openApiRoutes(app)

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { type ShareDeps, shareBadge, sharePage } from '../modules/statuses/share.service.ts'
+import type { ServiceDeps } from '../modules/service-deps.ts'
+import { shareBadge, sharePage } from '../modules/statuses/share.service.ts'
 import { ShareIdParamsSchema } from '../modules/statuses/sharing.schemas.ts'
 import { prepareError } from '../plugins/error-handler.ts'
 import { renderBadge } from './badge.ts'
@@ -128,7 +129,10 @@ export function sendWebError(err: Error, request: FastifyRequest, reply: Fastify
  * The share page `GET /s/:shareId`, its badge and assets: public, outside the API-key scope,
  * with their own HTML not-found and error pages (never a JSON body).
  */
-export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ShareDeps }> = async (app, { deps }) => {
+export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (
+  app,
+  { deps },
+) => {
   app.setNotFoundHandler((_request, reply) => sendHtml(reply, 404, notFoundPage()))
   app.setErrorHandler(sendWebError)
 

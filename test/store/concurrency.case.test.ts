@@ -2,11 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createDatabase } from '../../src/db/create-database.ts'
 import type { Plan } from '../../src/modules/plans/plans.ts'
-import {
-  type StatusDeps,
-  setStatusByKey,
-  updateStatusById,
-} from '../../src/modules/statuses/statuses.service.ts'
+import type { ServiceDeps } from '../../src/modules/service-deps.ts'
+import { setStatusByKey, updateStatusById } from '../../src/modules/statuses/statuses.service.ts'
 import { ensureFirstUser } from '../../src/modules/users/first-user.ts'
 import { countUsers } from '../../src/modules/users/users.repository.ts'
 import { createUser } from '../../src/modules/users/users.service.ts'
@@ -23,7 +20,7 @@ describe(onEngine('concurrent service calls'), () => {
   it('concurrent creates of one key give exactly one status; every call is counted', async () => {
     const store = await openStore({ poolSize: 10 })
     try {
-      const deps: StatusDeps = { db: store.db, plans: TEST_PLANS }
+      const deps: ServiceDeps = { db: store.db, plans: TEST_PLANS }
       const user = await createUser(store.db, TEST_PLANS, {
         name: 'u',
         plan: 'unlimited',
@@ -56,7 +53,7 @@ describe(onEngine('concurrent service calls'), () => {
   it('concurrent value updates by id are all counted, each with its history row', async () => {
     const store = await openStore({ poolSize: 10 })
     try {
-      const deps: StatusDeps = { db: store.db, plans: TEST_PLANS }
+      const deps: ServiceDeps = { db: store.db, plans: TEST_PLANS }
       const user = await createUser(store.db, TEST_PLANS, {
         name: 'u',
         plan: 'unlimited',
@@ -97,7 +94,7 @@ describe(onEngine('concurrent service calls'), () => {
     const store = await openStore({ poolSize: 10 })
     try {
       const plans = { ...TEST_PLANS, tiny: { ...(TEST_PLANS.unlimited as Plan), maxStatuses: 5 } }
-      const deps: StatusDeps = { db: store.db, plans }
+      const deps: ServiceDeps = { db: store.db, plans }
       const user = await createUser(store.db, plans, { name: 'u', plan: 'tiny', verified: true })
       const caller = { userId: user.id, plan: user.plan }
       const results = await Promise.allSettled(

@@ -2,14 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import type { ServiceDeps } from '../service-deps.ts'
 import { HistoryEntrySchema } from './history.schemas.ts'
-import { type HistoryDeps, listStatusHistory } from './history.service.ts'
+import { listStatusHistory } from './history.service.ts'
 import { accessById } from './sharing.service.ts'
 import { ListQuerySchema, MAX_PAGE_SIZE, StatusIdParamsSchema } from './statuses.schemas.ts'
 
 /** GET /v1/status/:statusId/history (SPEC §6). */
 export const historyRoutes: FastifyPluginAsyncTypebox<{
-  deps: HistoryDeps
+  deps: ServiceDeps
   publicUrl: string | null
 }> = async (app, { deps, publicUrl }) => {
   app.get(

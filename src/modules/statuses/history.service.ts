@@ -1,8 +1,8 @@
-import type { Kysely } from 'kysely'
-import type { DB, Db, StatusRow } from '../../db/database.ts'
+import type { Db, StatusRow } from '../../db/database.ts'
 import { cursorNotIssued, decodeCursor, type Page, toPage } from '../../lib/cursor.ts'
 import { planOf } from '../plans/plan-of.ts'
 import type { Plan, Plans } from '../plans/plans.ts'
+import type { ServiceDeps } from '../service-deps.ts'
 import { userById } from '../users/users.service.ts'
 import { type HistoryRow, listHistory, pruneHistory } from './history.repository.ts'
 import type { HistoryEntry } from './history.schemas.ts'
@@ -40,11 +40,6 @@ export async function pruneExpiredHistory(
   if (cutoff !== null) await pruneHistory(db, status.id, cutoff, Number(status.change_count))
 }
 
-export interface HistoryDeps {
-  db: Kysely<DB>
-  plans: Plans
-}
-
 /** Who asks: their role on the status (null: none, or anonymous). */
 export interface HistoryAccess {
   status: StatusRow
@@ -65,7 +60,7 @@ function beforeOf(cursor: string | undefined): number | undefined {
  * null for a caller who may not see the user list: history must not reveal who has a role.
  */
 export async function listStatusHistory(
-  deps: HistoryDeps,
+  deps: ServiceDeps,
   access: HistoryAccess,
   page: { limit?: number; cursor?: string },
 ): Promise<Page<HistoryEntry>> {

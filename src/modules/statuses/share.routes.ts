@@ -3,8 +3,9 @@ import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { publicViewHeaders } from '../../lib/response-headers.ts'
+import type { ServiceDeps } from '../service-deps.ts'
 import { HistoryEntrySchema } from './history.schemas.ts'
-import { publicHistory, publicUsers, publicView, type ShareDeps } from './share.service.ts'
+import { publicHistory, publicUsers, publicView } from './share.service.ts'
 import { ShareViewSchema } from './share-view.ts'
 import { ShareIdParamsSchema, StatusUserSchema } from './sharing.schemas.ts'
 import { ListQuerySchema } from './statuses.schemas.ts'
@@ -23,7 +24,7 @@ export const PUBLIC_PAGE_SIZE = 100
  * paged (PUBLIC_PAGE_SIZE without `limit`).
  */
 export const shareRoutes: FastifyPluginAsyncTypebox<{
-  deps: ShareDeps
+  deps: ServiceDeps
   publicUrl: string | null
 }> = async (app, { deps, publicUrl }) => {
   app.addHook('onSend', publicViewHeaders)

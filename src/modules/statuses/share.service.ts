@@ -1,8 +1,7 @@
-import type { Kysely } from 'kysely'
-import type { DB, Db, StatusRow } from '../../db/database.ts'
+import type { Db, StatusRow } from '../../db/database.ts'
 import type { Page } from '../../lib/cursor.ts'
 import { notFound } from '../../lib/errors.ts'
-import type { Plans } from '../plans/plans.ts'
+import type { ServiceDeps } from '../service-deps.ts'
 import type { HistoryEntry } from './history.schemas.ts'
 import { listStatusHistory, ownerPlanOf } from './history.service.ts'
 import { type ShareView, toShareView } from './share-view.ts'
@@ -15,11 +14,6 @@ import type { AccessLevel } from './statuses.schemas.ts'
 // What anyone on the internet sees of a status by its share id (docs/api.md#sharing-history-and-live-updates):
 // the JSON share routes, the share page and badge, and the public event stream all ask here.
 
-export interface ShareDeps {
-  db: Kysely<DB>
-  plans: Plans
-}
-
 /** The public status with this share id; private and unknown are the same 404. */
 export async function publicStatus(db: Db, shareId: string): Promise<StatusRow> {
   const status = await findStatusByShareId(db, shareId)
@@ -29,18 +23,18 @@ export async function publicStatus(db: Db, shareId: string): Promise<StatusRow> 
 }
 
 /** The share view of a status: description links follow its owner's plan. */
-export async function shareViewOf(deps: ShareDeps, status: StatusRow): Promise<ShareView> {
+export async function shareViewOf(deps: ServiceDeps, status: StatusRow): Promise<ShareView> {
   return toShareView(status, await ownerPlanOf(deps.db, deps.plans, status))
 }
 
 /** GET /v1/share/:shareId — the public view of a public status. */
-export async function publicView(deps: ShareDeps, shareId: string): Promise<ShareView> {
+export async function publicView(deps: ServiceDeps, shareId: string): Promise<ShareView> {
   return shareViewOf(deps, await publicStatus(deps.db, shareId))
 }
 
 /** GET /v1/share/:shareId/history — when the status's history is public (403 otherwise). */
 export async function publicHistory(
-  deps: ShareDeps,
+  deps: ServiceDeps,
   shareId: string,
   page: PageRequest,
 ): Promise<Page<HistoryEntry>> {
@@ -50,7 +44,7 @@ export async function publicHistory(
 
 /** GET /v1/share/:shareId/users — when the status's user list is public (403 otherwise). */
 export async function publicUsers(
-  deps: ShareDeps,
+  deps: ServiceDeps,
   shareId: string,
   page: PageRequest,
 ): Promise<Page<StatusUser>> {
@@ -72,7 +66,7 @@ export interface SharePage {
  * refuse an anonymous caller (403) is left out (null) rather than refused.
  */
 export async function sharePage(
-  deps: ShareDeps,
+  deps: ServiceDeps,
   shareId: string,
   limits: { history: number; users: number },
 ): Promise<SharePage> {

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import type { ServiceDeps } from '../service-deps.ts'
 import {
   GrantBodySchema,
   StatusUserParamsSchema,
@@ -14,7 +15,6 @@ import {
   listStatusUsers,
   listSubscriptions,
   revokeRole,
-  type SharingDeps,
   subscribe,
   unsubscribe,
 } from './sharing.service.ts'
@@ -27,7 +27,7 @@ const PAGING =
 
 /** Roles on a status (SPEC §3, §6): grant, revoke, subscribe, leave, and the lists. */
 export const sharingRoutes: FastifyPluginAsyncTypebox<{
-  deps: SharingDeps
+  deps: ServiceDeps
   publicUrl: string | null
 }> = async (app, { deps, publicUrl }) => {
   const caller = (user: { id: string; plan: string }) => ({ userId: user.id, plan: user.plan })

@@ -1,10 +1,9 @@
-import type { Kysely } from 'kysely'
-import type { DB, Db, StatusRow } from '../../db/database.ts'
-import { type Writer, writerOf } from '../../db/writer.ts'
+import type { Db, StatusRow } from '../../db/database.ts'
+import { writerOf } from '../../db/writer.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
 import { creationIso } from '../../lib/time.ts'
-import type { Plans } from '../plans/plans.ts'
+import type { ServiceDeps } from '../service-deps.ts'
 import { userById } from '../users/users.service.ts'
 import {
   deleteRole,
@@ -18,18 +17,11 @@ import {
   upsertRole,
 } from './sharing.repository.ts'
 import type { StatusUser, Subscription } from './sharing.schemas.ts'
-import { announcedWrite, type StatusChange, type StatusEventBus } from './status-events.ts'
+import { announcedWrite, type StatusChange } from './status-events.ts'
 import { assertMayReadDetail, assertVisible, type Role, roleOn } from './statuses.access.ts'
 import { findStatusById, findStatusByIdForWrite } from './statuses.repository.ts'
 import type { AccessLevel } from './statuses.schemas.ts'
 import type { Caller } from './statuses.service.ts'
-
-export interface SharingDeps {
-  db: Kysely<DB>
-  plans: Plans
-  events?: StatusEventBus
-  writer?: Writer
-}
 
 /** A status together with what the caller is to it (null: no role, or anonymous). */
 export interface StatusAccess {
@@ -93,7 +85,7 @@ const subscriptionOf = (status: StatusRow, role: GrantedRole): Subscription => (
  * replacing the user's previous role. `created` tells a new grant from a changed one.
  */
 export async function grantRole(
-  deps: SharingDeps,
+  deps: ServiceDeps,
   caller: Caller,
   statusId: string,
   userId: string,
@@ -118,7 +110,7 @@ export async function grantRole(
 
 /** DELETE /v1/status/:statusId/users/:userId — the owner revokes a granted role. */
 export async function revokeRole(
-  deps: SharingDeps,
+  deps: ServiceDeps,
   caller: Caller,
   statusId: string,
   userId: string,
@@ -149,7 +141,7 @@ const accessChanged = (status: StatusRow): StatusChange => ({
  * makes you a subscriber (created); a role you hold already is kept as it is.
  */
 export async function subscribe(
-  deps: SharingDeps,
+  deps: ServiceDeps,
   caller: Caller,
   statusId: string,
 ): Promise<{ subscription: Subscription; created: boolean }> {
@@ -178,7 +170,7 @@ export async function subscribe(
  * role, subscriber or updater. The owner cannot leave (409).
  */
 export async function unsubscribe(
-  deps: SharingDeps,
+  deps: ServiceDeps,
   caller: Caller,
   statusId: string,
 ): Promise<void> {
@@ -205,7 +197,7 @@ const positionOf = (cursor: string | undefined) =>
 
 /** GET /v1/user/subscriptions — statuses the caller has a role on but does not own. */
 export async function listSubscriptions(
-  deps: SharingDeps,
+  deps: ServiceDeps,
   caller: Caller,
   page: PageRequest,
 ): Promise<Page<Subscription>> {
@@ -224,7 +216,7 @@ const OWNER_POSITION = ['', '']
  * visible per `accessTypeUserList` (403 when the caller sees the status but not the list).
  */
 export async function listStatusUsers(
-  deps: SharingDeps,
+  deps: ServiceDeps,
   access: StatusAccess,
   page: PageRequest,
 ): Promise<Page<StatusUser>> {

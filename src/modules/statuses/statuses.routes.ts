@@ -11,6 +11,7 @@ import {
   runIdempotent,
   type StoredResponse,
 } from '../idempotency/idempotency.service.ts'
+import type { ServiceDeps } from '../service-deps.ts'
 import {
   ListQuerySchema,
   StatusIdParamsSchema,
@@ -25,7 +26,6 @@ import {
   getStatusById,
   getStatusByKey,
   listOwned,
-  type StatusDeps,
   setStatusByKey,
   type TaggedStatus,
   updateStatusById,
@@ -37,7 +37,7 @@ const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }]
 
 /** Operations 1–6 of SPEC §2. Routes translate HTTP to a service call and back, nothing more. */
 export const statusRoutes: FastifyPluginAsyncTypebox<{
-  deps: StatusDeps
+  deps: ServiceDeps
   publicUrl: string | null
 }> = async (app, { deps, publicUrl }) => {
   const caller = (user: { id: string; plan: string }) => ({ userId: user.id, plan: user.plan })

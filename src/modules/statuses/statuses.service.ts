@@ -1,7 +1,5 @@
-import type { Kysely } from 'kysely'
-import type { DB, Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
+import type { Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
-import type { Writer } from '../../db/writer.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import {
   invalidStatusKey,
@@ -15,8 +13,9 @@ import { creationIso, nowIso } from '../../lib/time.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
 import type { Plans } from '../plans/plans.ts'
+import type { ServiceDeps } from '../service-deps.ts'
 import { pruneExpiredHistory } from './history.service.ts'
-import { announcedWrite, type StatusChange, type StatusEventBus } from './status-events.ts'
+import { announcedWrite, type StatusChange } from './status-events.ts'
 import { assertMayChange, assertVisible, roleOn } from './statuses.access.ts'
 import {
   countOwnedStatuses,
@@ -38,15 +37,6 @@ import {
   type StatusInput,
   type StatusListEntry,
 } from './statuses.schemas.ts'
-
-export interface StatusDeps {
-  db: Kysely<DB>
-  plans: Plans
-  /** Told about every committed write (live updates); none in the CLI. */
-  events?: StatusEventBus
-  /** How writes commit (group commit on SQLite); one transaction each when absent. */
-  writer?: Writer
-}
 
 /** The authenticated user a request acts for. */
 export interface Caller {
@@ -200,7 +190,7 @@ interface Written extends WriteResult {
 
 /** PATCH /v1/status/:statusId — partial update by the service's id. */
 export async function updateStatusById(
-  deps: StatusDeps,
+  deps: ServiceDeps,
   caller: Caller,
   statusId: string,
   rawInput: StatusInput,
@@ -258,7 +248,7 @@ const CREATE_ATTEMPTS = 5
  * it. Concurrent creates of one key yield one status: the losers update it.
  */
 export async function setStatusByKey(
-  deps: StatusDeps,
+  deps: ServiceDeps,
   caller: Caller,
   key: string,
   rawInput: StatusInput,
@@ -332,7 +322,7 @@ function newStatusRow(caller: Caller, key: string, name: string, input: StatusIn
 
 /** GET /v1/status/:statusId — anyone who may see the status. */
 export async function getStatusById(
-  deps: StatusDeps,
+  deps: ServiceDeps,
   caller: Caller,
   statusId: string,
 ): Promise<TaggedStatus> {
@@ -343,7 +333,7 @@ export async function getStatusById(
 
 /** GET /v1/status-keys/:statusKey — the caller's own status with this key. */
 export async function getStatusByKey(
-  deps: StatusDeps,
+  deps: ServiceDeps,
   caller: Caller,
   key: string,
 ): Promise<TaggedStatus> {
@@ -362,7 +352,7 @@ export const findStatus = (db: Db, statusId: string): Promise<StatusRow | undefi
 
 /** DELETE /v1/status/:statusId — owner only; the status and its history go. */
 export async function deleteStatusById(
-  deps: StatusDeps,
+  deps: ServiceDeps,
   caller: Caller,
   statusId: string,
   options: Pick<WriteOptions, 'ifMatch'> = {},
@@ -384,7 +374,7 @@ export async function deleteStatusById(
 
 /** DELETE /v1/status-keys/:statusKey — the caller's own status with this key. */
 export async function deleteStatusByKey(
-  deps: StatusDeps,
+  deps: ServiceDeps,
   caller: Caller,
   key: string,
   options: Pick<WriteOptions, 'ifMatch'> = {},
@@ -408,7 +398,7 @@ export async function deleteStatusByKey(
  * with the cursor of the next one (null on the last page).
  */
 export async function listOwned(
-  deps: StatusDeps,
+  deps: ServiceDeps,
   caller: Caller,
   page: { limit?: number; cursor?: string },
 ): Promise<Page<StatusListEntry>> {

@@ -1,0 +1,18 @@
+import type { Kysely } from 'kysely'
+import type { DB } from '../db/database.ts'
+import type { Writer } from '../db/writer.ts'
+import type { Plans } from './plans/plans.ts'
+import type { StatusEventBus } from './statuses/status-events.ts'
+
+/**
+ * What every service function takes first: the app builds one (app.ts), the CLI and tests
+ * build their own with only what they need.
+ */
+export interface ServiceDeps {
+  db: Kysely<DB>
+  plans: Plans
+  /** Told about every committed write (live updates); none in the CLI. */
+  events?: StatusEventBus
+  /** How writes commit (group commit on SQLite); one transaction each when absent. */
+  writer?: Writer
+}
