@@ -1,16 +1,35 @@
 import { Type } from 'typebox'
+import { ERROR_CODES } from './errors.ts'
+import { StringEnum } from './schema.ts'
 
-/** SPEC §5's error body. */
+/** The body of every error response (docs/api.md#errors). */
 export const ErrorSchema = Type.Object(
   {
-    message: Type.String(),
-    errorCode: Type.String(),
+    message: Type.String({
+      description: 'Short human-readable text; may change between releases: do not parse it',
+    }),
+    errorCode: StringEnum(ERROR_CODES, {
+      description: 'Stable machine-readable code: branch on this',
+    }),
     errors: Type.Optional(
-      Type.Array(Type.Object({ field: Type.String(), message: Type.String() })),
+      Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
+        description: 'Per-field details (validation and plan errors)',
+      }),
     ),
-    requestId: Type.String(),
+    requestId: Type.String({ description: 'The request id, as in the `x-request-id` header' }),
   },
-  { description: 'Error (SPEC §5)' },
+  {
+    $id: 'Error',
+    description: 'An error: a stable `errorCode` and a message (docs/api.md#errors)',
+    examples: [
+      {
+        message: 'Request is invalid',
+        errorCode: 'validationError',
+        errors: [{ field: 'value', message: 'must be at most 10 characters' }],
+        requestId: '359abb97-d09f-4d8e-baee-680dfe34d838',
+      },
+    ],
+  },
 )
 
 /** Response schemas every API route shares for its failures. */

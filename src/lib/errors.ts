@@ -1,25 +1,32 @@
-/** Every error code the API can answer with (SPEC §5). A union, so a typo does not compile. */
-export type ErrorCode =
-  | 'invalidJson'
-  | 'emptyBody'
-  | 'validationError'
-  | 'invalidStatusKey'
-  | 'unauthorized'
-  | 'planFeatureUnavailable'
-  | 'planLimitReached'
-  | 'notVerified'
-  | 'forbidden'
-  | 'notFound'
-  | 'conflict'
-  | 'preconditionFailed'
-  | 'payloadTooLarge'
-  | 'unsupportedMediaType'
-  | 'idempotencyKeyReused'
-  | 'rateLimited'
-  | 'requestTimeout'
-  | 'requestHeadersTooLarge'
-  | 'internalError'
-  | 'unavailable'
+/**
+ * Every error code the API can answer with (docs/api.md#errors); the OpenAPI document's
+ * `errorCode` enum is this list.
+ */
+export const ERROR_CODES = [
+  'invalidJson',
+  'emptyBody',
+  'validationError',
+  'invalidStatusKey',
+  'unauthorized',
+  'planFeatureUnavailable',
+  'planLimitReached',
+  'notVerified',
+  'forbidden',
+  'notFound',
+  'conflict',
+  'preconditionFailed',
+  'payloadTooLarge',
+  'unsupportedMediaType',
+  'idempotencyKeyReused',
+  'rateLimited',
+  'requestTimeout',
+  'requestHeadersTooLarge',
+  'internalError',
+  'unavailable',
+] as const
+
+/** One of ERROR_CODES: a union, so a typo does not compile. */
+export type ErrorCode = (typeof ERROR_CODES)[number]
 
 export interface FieldError {
   field: string
