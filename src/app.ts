@@ -27,7 +27,8 @@ import { sharingRoutes } from './modules/statuses/sharing.routes.ts'
 import { STATUS_CHANGES, type StatusEventBus } from './modules/statuses/status-events.ts'
 import { statusRoutes } from './modules/statuses/statuses.routes.ts'
 import { userRoutes } from './modules/users/users.routes.ts'
-import { authHook } from './plugins/auth.ts'
+import { authenticate, requireApiKey } from './plugins/auth.ts'
+import { conditionalRequests } from './plugins/conditional-requests.ts'
 import {
   clientErrorHandler,
   MAX_HEADER_BYTES,
@@ -38,10 +39,12 @@ import {
 } from './plugins/connections.ts'
 import { docsRoutes } from './plugins/docs.ts'
 import { BODY_LIMIT, errorHandlerPlugin, sendError } from './plugins/error-handler.ts'
+import { idempotencyHooks } from './plugins/idempotency.ts'
 import { trackRoutes } from './plugins/inventory.ts'
-import { useStrictJsonBodies } from './plugins/json-body.ts'
+import { optionalBodies, useStrictJsonBodies } from './plugins/json-body.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 import { openApiRoutes } from './plugins/openapi.ts'
+import { publicViews } from './plugins/public-views.ts'
 import { isWebUrl, sendWebError, webRoutes } from './web/web.routes.ts'
 
 export interface AppDeps {
@@ -115,7 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       requireHostHeader: false,
     },
     clientErrorHandler,
-    // answered by refuseWhileClosing instead, with SPEC §5's body
+    // answered by refuseWhileClosing instead, with the API's error body (docs/api.md#errors)
     return503OnClosing: false,
     // an upstream proxy's request id is kept when it looks like one; otherwise a fresh one
     requestIdHeader: false,
@@ -132,7 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // 400 invalidStatusKey from its own check, never a router 414
       maxParamLength: 16_384,
     },
-    // errors raised before routing (malformed URL) get SPEC §5's body too, or on the share
+    // errors raised before routing (malformed URL) get the API's error body too, or on the share
     // page's and badge's paths their page or badge; note: they skip the onSend hooks, so the
     // request id and the API's headers are set here
     frameworkErrors: (err, request, reply) => {
@@ -196,15 +199,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const services: ServiceDeps = { db: database.db, plans, events, writer: database.writer }
 
   await app.register(errorHandlerPlugin)
+  // What each route declares in its config (plugins/route-facts.ts) the plugins below act on
+  // and the OpenAPI document shows; each reads the routes registered after it.
   openApiRoutes(app)
+  authenticate(app, database.db, keyCache)
+  idempotencyHooks(app)
+  conditionalRequests(app)
+  optionalBodies(app)
+  publicViews(app)
   await app.register(docsRoutes)
 
   await app.register(healthRoutes, { ping: () => database.ping() })
   await app.register(metricsPlugin, { gauges: database.gauges })
 
-  // Everything under /v1 is authenticated, then rate limited per user and plan.
+  // Everything under /v1 takes an API key (`verified` unless a route declares otherwise), then
+  // is rate limited per user and plan.
   await app.register(async (v1) => {
-    v1.addHook('onRequest', authHook(database.db, keyCache))
+    requireApiKey(v1)
     // per-user data: never cached by intermediaries, never sniffed or framed by a browser
     v1.addHook('onSend', (_request, reply, _payload, done) => {
       reply.headers(API_RESPONSE_HEADERS)
@@ -216,9 +227,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // counters of this many users at once (LRU); the default 5 000 would forget the
       // counts of the least recent users on a busy instance and under-enforce
       cache: 100_000,
-      keyGenerator: (request) => request.user.id,
-      allowList: (request) => planOf(plans, request.user.plan).requestsPerMinute === null,
-      max: (request) => planOf(plans, request.user.plan).requestsPerMinute ?? 0,
+      keyGenerator: (request) => request.caller.userId,
+      allowList: (request) => planOf(plans, request.caller.plan).requestsPerMinute === null,
+      max: (request) => planOf(plans, request.caller.plan).requestsPerMinute ?? 0,
       errorResponseBuilder: (_request, context) => rateLimited(Math.ceil(context.ttl / 1000)),
     })
     await v1.register(userRoutes)
@@ -231,7 +242,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(statusEventsRoutes, { db: database.db, feeds, sse, streamKeys })
   })
 
-  // Public views of public statuses: outside the /v1 scope above, so no API key is asked for.
+  // Public views of public statuses: outside the /v1 scope above, so no API key is asked for
+  // (they declare `auth: 'none'`).
   await app.register(shareRoutes, { deps: services, publicUrl })
   await app.register(shareEventsRoutes, { db: database.db, feeds, sse })
   // the share page and badge: HTML/SVG, with their own not-found and error pages

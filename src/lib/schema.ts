@@ -8,13 +8,6 @@ export const StringEnum = <const T extends readonly string[]>(values: T, options
 export const Timestamp = (options: object = {}) => Type.String({ format: 'date-time', ...options })
 
 /**
- * A route-schema key: the request body may be left out (every property is optional).
- * note: @fastify/swagger marks every body it documents as required; the OpenAPI plugin
- * reads this key (an `x-` key, copied to the operation) to say otherwise.
- */
-export const BODY_OPTIONAL = 'x-body-optional'
-
-/**
  * Schema keys for what a validation failure answers, kept beside the schema they explain.
  * Symbols, so neither Ajv nor the OpenAPI document sees them (JSON has no symbol keys).
  */

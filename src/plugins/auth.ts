@@ -1,26 +1,39 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB, User } from '../db/database.ts'
 import { notVerified, unauthorized } from '../lib/errors.ts'
 import { hashApiKey } from '../lib/ids.ts'
 import type { KeyCache } from '../modules/keys/key-cache.ts'
 import { authenticateHash } from '../modules/keys/keys.service.ts'
+import type { Caller } from '../modules/statuses/statuses.service.ts'
 import { type AuthLevel, authLevelOf } from '../modules/users/users.service.ts'
 
 export const API_KEY_HEADER = 'service-api-key'
 
+/** Who is calling an authenticated route: the user, their plan, and the key they presented. */
+export interface ApiCaller extends Caller {
+  /** The user's display name. */
+  name: string
+  authLevel: AuthLevel
+  /** The API key the request was authenticated with: its id and hash (never the secret). */
+  key: { id: string; hash: string }
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The authenticated user; set by the auth hook on every /v1 route. */
-    user: User
-    /** The API key the request was authenticated with: its id and hash (never the secret). */
-    apiKey: { id: string; hash: string }
-  }
-  interface FastifyContextConfig {
-    /** The level a route needs; `verified` unless it says otherwise (SPEC §3). */
-    authLevel?: AuthLevel
+    /** Who is calling; set by `authenticate` on every route that takes a key. */
+    caller: ApiCaller
   }
 }
+
+/** The one mapping from an authenticated key to the caller the routes and services see. */
+const callerOf = (user: User, key: ApiCaller['key']): ApiCaller => ({
+  userId: user.id,
+  plan: user.plan,
+  name: user.name,
+  authLevel: authLevelOf(user),
+  key,
+})
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
 
@@ -36,18 +49,36 @@ export function presentedKey(request: FastifyRequest): string | undefined {
 // note: a real key is 44 characters; anything far longer is not worth hashing
 const MAX_KEY_LENGTH = 256
 
-/** onRequest hook: authenticates the caller and enforces the route's authorization level. */
-export function authHook(db: Kysely<DB>, cache?: KeyCache) {
-  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+/**
+ * Authenticates the caller of every route that declares a level (`config.auth`), and
+ * enforces it (docs/api.md#authentication); routes that declare none, or `none`, are left
+ * alone. Call on the root instance before any route is registered.
+ */
+export function authenticate(app: FastifyInstance, db: Kysely<DB>, cache?: KeyCache): void {
+  app.addHook('onRequest', async (request) => {
+    const needed = request.routeOptions.config.auth
+    if (needed === undefined || needed === 'none') return
     const secret = presentedKey(request)
     if (secret === undefined) throw unauthorized()
     if (secret.length > MAX_KEY_LENGTH) throw unauthorized('API key is not valid')
     const hash = hashApiKey(secret)
     const found = await authenticateHash(db, hash, cache)
     if (!found) throw unauthorized('API key is not valid, revoked or expired')
-    request.user = found.user
-    request.apiKey = { id: found.keyId, hash }
-    const needed = request.routeOptions.config.authLevel ?? 'verified'
-    if (needed === 'verified' && authLevelOf(found.user) !== 'verified') throw notVerified()
-  }
+    request.caller = callerOf(found.user, { id: found.keyId, hash })
+    if (needed === 'verified' && request.caller.authLevel !== 'verified') throw notVerified()
+  })
+}
+
+/**
+ * Every route of this scope takes an API key: `verified` unless the route declares
+ * `authenticated`. An anonymous route (`auth: 'none'`) registered here is a mistake, refused
+ * at start.
+ */
+export function requireApiKey(scope: FastifyInstance): void {
+  scope.addHook('onRoute', (route) => {
+    const auth = route.config?.auth ?? 'verified'
+    if (auth === 'none')
+      throw new Error(`${route.method} ${route.url} is anonymous, in the scope that takes a key`)
+    route.config = { ...route.config, auth }
+  })
 }

@@ -52,7 +52,7 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
         }),
       },
     })
-    // the app's own 404 (SPEC §5's body), not the inner instance's
+    // the app's own 404 (docs/api.md#errors), not the inner instance's
     if (res.statusCode === 404) return reply.callNotFound()
     if (res.statusCode >= 500)
       throw new Error(`Swagger UI failed on ${request.url}: ${res.payload}`)

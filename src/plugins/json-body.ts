@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, preValidationHookHandler } from 'fastify'
 import { invalidJson, unsupportedMediaType } from '../lib/errors.ts'
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i
@@ -43,5 +43,21 @@ export function useStrictJsonBodies(app: FastifyInstance): void {
         : Number(length) === 0
     if (empty) done(null, undefined)
     else done(unsupportedMediaType())
+  })
+}
+
+const noBodyIsEmpty: preValidationHookHandler = (request, _reply, done) => {
+  request.body ??= {}
+  done()
+}
+
+/**
+ * Routes that declare `bodyOptional` (every property of their body is optional) take no body
+ * at all as `{}`. Call before any route is registered.
+ */
+export function optionalBodies(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    if (route.config?.bodyOptional)
+      route.preValidation = [...[route.preValidation ?? []].flat(), noBodyIsEmpty]
   })
 }

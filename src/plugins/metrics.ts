@@ -67,7 +67,10 @@ export const metricsPlugin = fp(async (app: FastifyInstance, options: MetricsOpt
 
   app.get(
     '/metrics',
-    { schema: { summary: 'Prometheus metrics', tags: ['operations'] } },
+    {
+      config: { auth: 'none' },
+      schema: { operationId: 'getMetrics', summary: 'Prometheus metrics', tags: ['operations'] },
+    },
     async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
   )
 })

@@ -1,4 +1,5 @@
 import { STATUS_KEY_PATTERN } from '../modules/statuses/statuses.schemas.ts'
+import type { RouteFacts } from './route-facts.ts'
 
 /**
  * The headers of the API in the OpenAPI document: the request headers it honours
@@ -94,6 +95,8 @@ interface Parameter {
   description?: string
 }
 interface Operation {
+  [ROUTE_FACTS]?: RouteFacts
+  requestBody?: { required?: boolean }
   security?: unknown[]
   parameters?: (Parameter | Ref)[]
   responses?: Record<string, Response>
@@ -103,16 +106,11 @@ const param = (name: keyof typeof PARAMETERS): Ref => ({
   $ref: `#/components/parameters/${name}`,
 })
 
-/** The two single-status paths: ETags and conditional requests. */
-const SINGLE_STATUS = new Set(['/v1/status/{statusId}', '/v1/status-keys/{statusKey}'])
-/** The writes that honour Idempotency-Key. */
-const IDEMPOTENT = new Set(['patch /v1/status/{statusId}', 'post /v1/status-keys/{statusKey}'])
-/** The 201s that name what they created. */
-const LOCATED = new Set([
-  'post /v1/status-keys/{statusKey}',
-  'post /v1/user/api-keys',
-  'post /v1/user/api-keys/{keyId}/rotate',
-])
+/**
+ * The key under which a route's facts (route-facts.ts) reach its operation: @fastify/swagger
+ * copies `x-` keys of a route schema to the operation. Read and removed by documentHeaders.
+ */
+export const ROUTE_FACTS = 'x-route-facts'
 
 /** Each header's name on the wire. */
 const HEADER_NAMES: Record<Header, string> = {
@@ -136,31 +134,36 @@ function addHeaders(response: Response | undefined, names: Header[]): void {
     response.headers[HEADER_NAMES[name]] = { $ref: `#/components/headers/${name}` }
 }
 
-/** Adds the API's headers to a generated OpenAPI 3.1 document, in place. */
-export function documentHeaders(document: {
-  paths?: Record<string, Record<string, Operation>>
-  components?: Record<string, object>
-}): void {
+/**
+ * Adds the API's headers to a generated OpenAPI 3.1 document, in place, from the facts each
+ * route declares: its operation's parameters and response headers, and whether its body is
+ * required.
+ */
+export function documentHeaders<
+  D extends { paths?: Record<string, Record<string, Operation>>; components?: object },
+>(document: D): D {
   document.components = { ...document.components, parameters: PARAMETERS, headers: HEADERS }
-  for (const [path, operations] of Object.entries(document.paths ?? {})) {
+  for (const operations of Object.values(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(operations)) {
-      const route = `${method} ${path}`
+      const facts = operation[ROUTE_FACTS] ?? {}
+      delete operation[ROUTE_FACTS]
       const responses = operation.responses ?? {}
       const parameters = operation.parameters ?? []
       const keyed = (operation.security?.length ?? 0) > 0
       const paged = parameters.some((p) => 'name' in p && p.name === 'cursor')
       const headers: Ref[] = []
 
-      if (SINGLE_STATUS.has(path)) {
+      if (facts.bodyOptional && operation.requestBody) operation.requestBody.required = false
+      if (facts.conditional) {
         if (method !== 'get') headers.push(param('IfMatch'))
         headers.push(param('IfNoneMatch'))
         for (const code of ['200', '201', '304']) addHeaders(responses[code], ['ETag'])
       }
-      if (IDEMPOTENT.has(route)) {
+      if (facts.idempotent) {
         headers.push(param('IdempotencyKey'))
         for (const code of ['200', '201']) addHeaders(responses[code], ['IdempotentReplayed'])
       }
-      if (LOCATED.has(route)) addHeaders(responses['201'], ['Location'])
+      if (facts.located) addHeaders(responses['201'], ['Location'])
       if (paged) addHeaders(responses['200'], ['Link'])
       for (const [code, response] of Object.entries(responses)) {
         addHeaders(response, ['RequestId'])
@@ -168,7 +171,7 @@ export function documentHeaders(document: {
           addHeaders(response, ['RateLimitLimit', 'RateLimitRemaining', 'RateLimitReset'])
         if (keyed && code === '4XX') addHeaders(response, ['RetryAfter', 'WWWAuthenticate'])
         if (code === '5XX' || code === '503') addHeaders(response, ['RetryAfter'])
-        if (path.startsWith('/v1/share/')) addHeaders(response, ['AccessControlAllowOrigin'])
+        if (facts.publicView) addHeaders(response, ['AccessControlAllowOrigin'])
       }
       if (headers.length > 0) operation.parameters = [...parameters, ...headers]
       // the key's format is checked by its own rule (400 invalidStatusKey), not the schema
@@ -180,4 +183,5 @@ export function documentHeaders(document: {
         }
     }
   }
+  return document
 }

@@ -1,8 +1,10 @@
-import type { FastifyInstance, RouteOptions } from 'fastify'
+import { readFile } from 'node:fs/promises'
+import { isDeepStrictEqual } from 'node:util'
+import type { FastifyContextConfig, FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import Fastify from 'fastify'
-import { BODY_OPTIONAL } from '../lib/schema.ts'
 import { API_KEY_HEADER } from './auth.ts'
-import { documentHeaders } from './openapi-headers.ts'
+import { documentHeaders, ROUTE_FACTS } from './openapi-headers.ts'
+import type { RouteFacts } from './route-facts.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -11,14 +13,27 @@ declare module 'fastify' {
   }
 }
 
-const SWAGGER_OPTIONS = {
+const TAGS = [
+  { name: 'statuses', description: 'Your statuses: set, update, read, list, delete' },
+  { name: 'sharing', description: 'Roles on a status, subscriptions and history' },
+  { name: 'live updates', description: 'Server-Sent Events of a status you may see' },
+  { name: 'public', description: 'Anonymous views of public statuses: no API key' },
+  { name: 'api keys', description: 'Your own API keys: list, create, rotate, revoke' },
+  { name: 'users', description: 'Who an API key belongs to' },
+  { name: 'operations', description: 'Health probes and metrics' },
+]
+
+/** The OpenAPI document's top: the package's name and version, the two ways to send a key. */
+const swaggerOptions = (version: string) => ({
   openapi: {
     openapi: '3.1.0',
     info: {
       title: 'statusd',
-      version: '1',
-      description: 'Short status entries, set over HTTP+JSON and seen live.',
+      version,
+      description:
+        'Short status entries, set over HTTP+JSON and seen live. The reference, with every rule and example, is docs/api.md.',
     },
+    tags: TAGS,
     components: {
       securitySchemes: {
         apiKey: { type: 'apiKey' as const, in: 'header', name: API_KEY_HEADER },
@@ -26,34 +41,112 @@ const SWAGGER_OPTIONS = {
       },
     },
   },
+  // a schema registered by its `$id` (below) is a component under that name, not `def-N`
+  refResolver: { buildLocalReference: (json: { $id?: string }) => String(json.$id) },
+})
+
+/** `security` of an operation, from who may call it (`config.auth`). */
+const securityOf = (auth: RouteFacts['auth']): Record<string, string[]>[] =>
+  auth === undefined || auth === 'none' ? [] : [{ apiKey: [] }, { bearer: [] }]
+
+/** The facts of a route the document shows (the rest of its config is not for clients). */
+function factsOf(config: FastifyContextConfig | undefined): RouteFacts {
+  const { auth, idempotent, conditional, located, publicView, bodyOptional } = config ?? {}
+  return {
+    ...(auth !== undefined && { auth }),
+    ...(idempotent && { idempotent }),
+    ...(conditional && { conditional }),
+    ...(located && { located }),
+    ...(publicView && { publicView }),
+    ...(bodyOptional && { bodyOptional }),
+  }
 }
 
-type Document = (options?: { yaml?: boolean }) => unknown
-
-type Operation = { requestBody?: { required?: boolean }; [BODY_OPTIONAL]?: boolean }
+type Json = unknown
+interface RequestBody {
+  description?: string
+  content?: Record<string, { schema?: { $ref?: string } }>
+}
+/** What of a generated document the passes below read and complete. */
+type OpenApiDocument = Parameters<typeof documentHeaders>[0] & {
+  paths?: Record<string, Record<string, { requestBody?: RequestBody }>>
+  components?: { schemas?: Record<string, { description?: string }> }
+}
 
 /**
- * Bodies a route marked optional (BODY_OPTIONAL) are documented as not required, and the
- * API's headers are added (`documentHeaders`).
+ * A request body given as a named schema says what it is, as an inline one does: its
+ * description is the schema's (@fastify/swagger reads it only off an inline schema).
  */
-function completeDocument(document: object) {
-  const openapiObject = (document as { openapiObject?: object }).openapiObject ?? {}
-  const paths = (openapiObject as { paths?: Record<string, Record<string, Operation>> }).paths
-  for (const operation of Object.values(paths ?? {}).flatMap((p) => Object.values(p))) {
-    if (!operation[BODY_OPTIONAL]) continue
-    delete operation[BODY_OPTIONAL]
-    if (operation.requestBody) operation.requestBody.required = false
+function describeBodies(document: OpenApiDocument): OpenApiDocument {
+  for (const operations of Object.values(document.paths ?? {}))
+    for (const { requestBody: body } of Object.values(operations)) {
+      const ref = Object.values(body?.content ?? {})[0]?.schema?.$ref
+      const name = ref?.replace('#/components/schemas/', '')
+      const description = name && document.components?.schemas?.[name]?.description
+      if (body && description && body.description === undefined) body.description = description
+    }
+  return document
+}
+
+/**
+ * Names the schemas a document shows as components: every schema with an `$id` (`Status`,
+ * `Error`, …) is replaced by a reference to it, and collected once under that name. Two
+ * different schemas claiming one name fail the build: a client would get the wrong type.
+ */
+class Components {
+  readonly schemas = new Map<string, { source: object; schema: Json }>()
+
+  /** The schema with every named part of it (itself included) replaced by a reference. */
+  refer(schema: Json): Json {
+    if (Array.isArray(schema)) return schema.map((s) => this.refer(s))
+    if (schema === null || typeof schema !== 'object') return schema
+    const { $id } = schema as { $id?: unknown }
+    if (typeof $id !== 'string') return this.#inner(schema)
+    const known = this.schemas.get($id)
+    if (known === undefined) this.schemas.set($id, { source: schema, schema: this.#inner(schema) })
+    else if (known.source !== schema && !isDeepStrictEqual(known.source, schema))
+      throw new Error(`two different schemas are named ${$id}`)
+    return { $ref: `${$id}#` }
   }
-  documentHeaders(openapiObject)
-  return openapiObject
+
+  #inner(schema: object): Json {
+    return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, this.refer(v)]))
+  }
+}
+
+/**
+ * The schema the document is generated from: named schemas as references, and the route's
+ * facts from its config (`security`, and the rest for documentHeaders to read).
+ */
+function documentedSchema(
+  schema: FastifySchema | undefined,
+  config: FastifyContextConfig | undefined,
+  components: Components,
+): FastifySchema | undefined {
+  if ((schema as { hide?: boolean } | undefined)?.hide) return schema
+  const facts = factsOf(config)
+  const { body, response, ...rest } = schema ?? {}
+  return {
+    ...rest,
+    ...(body !== undefined && { body: components.refer(body) }),
+    ...(response !== undefined && { response: components.refer(response) }),
+    security: securityOf(facts.auth),
+    [ROUTE_FACTS]: facts,
+  } as FastifySchema
+}
+
+async function packageVersion(): Promise<string> {
+  const text = await readFile(new URL('../../package.json', import.meta.url), 'utf8')
+  return (JSON.parse(text) as { version: string }).version
 }
 
 /**
  * GET /openapi.json: OpenAPI 3.1 generated by @fastify/swagger from the schemas that validate
- * requests. The routes are recorded as they are registered; the document is generated on
- * first request, by @fastify/swagger in an inner instance holding the same routes (with no
- * handlers and nothing compiled), so loading and running it costs no cold start.
- * Call before any route is registered.
+ * requests and the facts each route declares in its config (route-facts.ts). The routes are
+ * recorded as they are registered; the document is generated on first request, by
+ * @fastify/swagger in an inner instance holding the same routes (with no handlers and nothing
+ * compiled), so loading and running it costs no cold start. Call before any route is
+ * registered.
  */
 export function openApiRoutes(app: FastifyInstance): void {
   const routes: RouteOptions[] = []
@@ -62,16 +155,39 @@ export function openApiRoutes(app: FastifyInstance): void {
     if (route.method !== 'HEAD') routes.push(route)
   })
 
-  let document: Promise<Document> | undefined
-  async function build(): Promise<Document> {
-    const { default: swagger } = await import('@fastify/swagger')
+  type Render = (options?: { yaml?: boolean }) => unknown
+  let document: Promise<Render> | undefined
+  async function build(): Promise<Render> {
+    const [{ default: swagger }, version] = await Promise.all([
+      import('@fastify/swagger'),
+      packageVersion(),
+    ])
     const inner = Fastify({ routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 } })
     // the document reads the schemas; nothing here validates or serializes with them
     inner.setValidatorCompiler(() => () => true)
     inner.setSerializerCompiler(() => JSON.stringify)
-    await inner.register(swagger, { ...SWAGGER_OPTIONS, transformObject: completeDocument })
-    for (const { method, url, schema, config } of routes)
-      inner.route({ method, url, schema, config, handler: async () => null } as RouteOptions)
+    await inner.register(swagger, {
+      ...swaggerOptions(version),
+      transformObject: (generated) =>
+        describeBodies(
+          documentHeaders(
+            ('openapiObject' in generated ? generated.openapiObject : {}) as OpenApiDocument,
+          ),
+        ),
+    })
+    const components = new Components()
+    // note: read when the document is built, after every onRoute hook (the API's scope fills
+    // in `auth`) has run
+    const documented = routes.map(({ method, url, schema, config }) => ({
+      method,
+      url,
+      config,
+      schema: documentedSchema(schema, config, components),
+      handler: async () => null,
+    }))
+    for (const [$id, { schema }] of components.schemas)
+      inner.addSchema({ ...(schema as object), $id })
+    for (const route of documented) inner.route(route as RouteOptions)
     await inner.ready()
     return (options) => (options?.yaml ? inner.swagger({ yaml: true }) : inner.swagger())
   }

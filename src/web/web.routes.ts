@@ -158,10 +158,11 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async
   app.get(
     '/:shareId',
     {
+      config: { auth: 'none' },
       schema: {
+        operationId: 'getSharePage',
         summary: 'Share page of a public status (HTML, updates live)',
         tags: ['public'],
-        security: [],
         params: ShareIdParamsSchema,
         response: {
           200: page('text/html', 'The share page'),
@@ -193,10 +194,11 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async
   app.get(
     '/:shareId/badge.svg',
     {
+      config: { auth: 'none' },
       schema: {
+        operationId: 'getBadge',
         summary: 'README badge "name | value" of a public status (SVG)',
         tags: ['public'],
-        security: [],
         params: ShareIdParamsSchema,
         response: {
           200: page('image/svg+xml', 'The badge'),

@@ -78,7 +78,10 @@ test('GET /openapi.json is OpenAPI 3.1 generated from the validating schemas', a
   const doc = (await t.request(null, 'GET', '/openapi.json')).json()
   assert.match(doc.openapi, /^3\.1/)
   const patch = doc.paths['/v1/status/{statusId}'].patch
-  const body = patch.requestBody.content['application/json'].schema
+  // the body is the named StatusInput schema
+  const ref = patch.requestBody.content['application/json'].schema.$ref
+  assert.equal(ref, '#/components/schemas/StatusInput')
+  const body = doc.components.schemas.StatusInput
   assert.equal(body.properties.value.maxLength, 10)
   assert.equal(body.additionalProperties, false)
   assert.ok(doc.components.securitySchemes.apiKey)

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/database.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
-import { API_RESPONSE_HEADERS, publicViewHeaders } from '../../lib/response-headers.ts'
+import { API_RESPONSE_HEADERS } from '../../lib/response-headers.ts'
 import {
   parseLastEventId,
   ResponseSink,
@@ -71,7 +71,10 @@ function openStream(
   return stream
 }
 
-/** `GET /v1/status/:statusId/events` — authenticated; whoever may GET the status (SPEC §6). */
+/**
+ * `GET /v1/status/:statusId/events` — authenticated; whoever may GET the status
+ * (docs/sharing.md#live-updates-server-sent-events).
+ */
 export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = async (
   app,
   { db, feeds, sse, streamKeys },
@@ -80,17 +83,17 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
     '/v1/status/:statusId/events',
     {
       schema: {
+        operationId: 'streamStatusEvents',
         summary: 'Live updates of a status you may see (Server-Sent Events)',
         description:
           'Starts with the current state unless `Last-Event-ID` names the current version; then one `status` event per write (value, setting). Event ids are the status version: they grow with every write. The stream ends with `event: unavailable` when the status is deleted or hidden from you (`deleted`, `notVisible`), or when the API key it was opened with stops working (`unauthorized`: revoked, expired or rotated away; within `AUTH_CACHE_SECONDS`, at once when revoked through this instance) or your user is no longer verified (`notVerified`).',
         tags: ['live updates'],
-        security: [{ apiKey: [] }, { bearer: [] }],
         params: StatusIdParamsSchema,
         response: EVENT_STREAM_RESPONSE,
       },
     },
     async (request, reply) => {
-      const caller = { userId: request.user.id, plan: request.user.plan }
+      const { caller } = request
       // access errors are ordinary JSON errors: the stream opens only after this check
       const { status } = await accessById(db, caller, request.params.statusId)
       const viewer: Viewer = { kind: 'user', userId: caller.userId }
@@ -100,7 +103,7 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
       })
       if (stream === null) return reply
       // the stream lasts only as long as its key works (and its user stays verified)
-      streamKeys?.track(request.apiKey.hash, request.apiKey.id, stream)
+      streamKeys?.track(caller.key.hash, caller.key.id, stream)
       await feeds.attach(
         status.id,
         stream,
@@ -112,22 +115,25 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
   )
 }
 
-/** `GET /v1/share/:shareId/events` — anonymous; public statuses only (SPEC §6). */
+/**
+ * `GET /v1/share/:shareId/events` — anonymous; public statuses only
+ * (docs/sharing.md#live-updates-server-sent-events).
+ */
 export const shareEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = async (
   app,
   { db, feeds, sse },
 ) => {
-  // a refusal (404, 400) carries the public view's headers too; the stream sets its own
-  app.addHook('onSend', publicViewHeaders)
   app.get(
     '/v1/share/:shareId/events',
     {
+      // a refusal (404, 400) carries the public view's headers too; the stream sets its own
+      config: { auth: 'none', publicView: true },
       schema: {
+        operationId: 'streamSharedStatusEvents',
         summary: 'Live updates of a public status (Server-Sent Events, no API key)',
         description:
           'As `/v1/status/:statusId/events`, with the public share view as data. The stream ends (after `event: unavailable`) when the status is deleted or made private.',
         tags: ['public'],
-        security: [],
         params: ShareIdParamsSchema,
         response: EVENT_STREAM_RESPONSE,
       },

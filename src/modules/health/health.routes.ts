@@ -11,7 +11,9 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ ping: () => Promise<boole
   app.get(
     '/healthz',
     {
+      config: { auth: 'none' },
       schema: {
+        operationId: 'checkLiveness',
         summary: 'Liveness: the process is up',
         tags: ['operations'],
         response: { 200: Type.Object({ status: Type.Literal('ok') }) },
@@ -22,7 +24,9 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ ping: () => Promise<boole
   app.get(
     '/readyz',
     {
+      config: { auth: 'none' },
       schema: {
+        operationId: 'checkReadiness',
         summary: 'Readiness: storage answers',
         tags: ['operations'],
         response: { 200: Type.Object({ status: Type.Literal('ready') }), 503: ErrorSchema },

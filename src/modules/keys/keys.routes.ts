@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
-import { BODY_OPTIONAL, Timestamp } from '../../lib/schema.ts'
+import { Timestamp } from '../../lib/schema.ts'
 import {
   apiKeysOf,
   createOwnApiKey,
@@ -11,29 +11,38 @@ import {
   rotateOwnKey,
 } from './keys.service.ts'
 
-const ApiKeySchema = Type.Object({
-  id: Type.String(),
-  prefix: Type.String({ description: 'The first characters of the key, to tell keys apart' }),
-  label: Type.Union([Type.String(), Type.Null()]),
-  createdAt: Timestamp(),
-  expiresAt: Type.Union([Timestamp(), Type.Null()]),
-  revokedAt: Type.Union([Timestamp(), Type.Null()]),
-  replacedBy: Type.Union([Type.String(), Type.Null()], {
-    description: 'The id of the key a rotation replaced this one with (null: never rotated)',
-  }),
-})
+const ApiKeySchema = Type.Object(
+  {
+    id: Type.String(),
+    prefix: Type.String({ description: 'The first characters of the key, to tell keys apart' }),
+    label: Type.Union([Type.String(), Type.Null()]),
+    createdAt: Timestamp(),
+    expiresAt: Type.Union([Timestamp(), Type.Null()]),
+    revokedAt: Type.Union([Timestamp(), Type.Null()]),
+    replacedBy: Type.Union([Type.String(), Type.Null()], {
+      description: 'The id of the key a rotation replaced this one with (null: never rotated)',
+    }),
+  },
+  { $id: 'ApiKey', description: 'One of your API keys, without its secret' },
+)
 
-const NewApiKeySchema = Type.Object({
-  ...ApiKeySchema.properties,
-  key: Type.String({ description: 'The secret: shown in this response only, never again' }),
-})
+const NewApiKeySchema = Type.Object(
+  {
+    ...ApiKeySchema.properties,
+    key: Type.String({ description: 'The secret: shown in this response only, never again' }),
+  },
+  { $id: 'NewApiKey', description: 'A new API key, with its secret (shown once)' },
+)
 
-const RotatedApiKeySchema = Type.Object({
-  ...NewApiKeySchema.properties,
-  replaced: Type.Object(ApiKeySchema.properties, {
-    description: 'The key this one replaces: revoked now, or expiring after the grace period',
-  }),
-})
+const RotatedApiKeySchema = Type.Object(
+  {
+    ...NewApiKeySchema.properties,
+    replaced: Type.Object(ApiKeySchema.properties, {
+      description: 'The key this one replaces: revoked now, or expiring after the grace period',
+    }),
+  },
+  { $id: 'RotatedApiKey', description: 'The new key of a rotation, and the key it replaces' },
+)
 
 const RotateApiKeyBodySchema = Type.Object(
   {
@@ -59,49 +68,47 @@ const CreateApiKeyBodySchema = Type.Object(
 )
 
 const tags = ['api keys']
-const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }]
 // managing one's own keys does not need a verified user
-const config = { authLevel: 'authenticated' as const }
+const auth = 'authenticated'
 
-/** A user's own API keys (SPEC §3): list (never the secret), create (shown once), revoke. */
+/**
+ * A user's own API keys (docs/api.md#your-api-keys): list (never the secret), create (shown
+ * once), rotate, revoke.
+ */
 export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async (app, { deps }) => {
   const { db } = deps
   app.get(
     '/v1/user/api-keys',
     {
-      config,
+      config: { auth },
       schema: {
+        operationId: 'listMyApiKeys',
         summary: 'List your API keys (prefix only, never the secret)',
         description:
           'Oldest first: every working key, and the 100 keys that stopped working (revoked or expired) last. Creating or rotating a key deletes older ended keys.',
         tags,
-        security,
         response: { 200: Type.Array(ApiKeySchema), ...ERROR_RESPONSES },
       },
     },
-    (request) => apiKeysOf(db, request.user.id),
+    (request) => apiKeysOf(db, request.caller.userId),
   )
 
   app.post(
     '/v1/user/api-keys',
     {
-      config,
       // every property is optional, so no body at all means "no options"
-      preValidation: async (request) => {
-        request.body ??= {}
-      },
+      config: { auth, bodyOptional: true, located: true },
       schema: {
+        operationId: 'createApiKey',
         summary: 'Create an API key; the secret is in this response only',
         tags,
-        security,
         body: CreateApiKeyBodySchema,
-        [BODY_OPTIONAL]: true,
         response: { 201: NewApiKeySchema, ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
       const body = request.body
-      const { userId: _userId, ...key } = await createOwnApiKey(db, request.user.id, {
+      const { userId: _userId, ...key } = await createOwnApiKey(db, request.caller.userId, {
         ...(body.label !== undefined && { label: body.label }),
         ...(body.expiresAt !== undefined && { expiresAt: body.expiresAt }),
       })
@@ -112,17 +119,17 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
   app.delete(
     '/v1/user/api-keys/:keyId',
     {
-      config,
+      config: { auth },
       schema: {
+        operationId: 'revokeApiKey',
         summary: 'Revoke one of your API keys (it stops working at once)',
         tags,
-        security,
         params: KeyIdParamsSchema,
         response: { 204: Type.Null(), ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
-      await revokeOwnKey(deps, request.user.id, request.params.keyId)
+      await revokeOwnKey(deps, request.caller.userId, request.params.keyId)
       return reply.code(204).send(null)
     },
   )
@@ -130,27 +137,23 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
   app.post(
     '/v1/user/api-keys/:keyId/rotate',
     {
-      config,
       // every property is optional, so no body at all means "no options"
-      preValidation: async (request) => {
-        request.body ??= {}
-      },
+      config: { auth, bodyOptional: true, located: true },
       schema: {
+        operationId: 'rotateApiKey',
         summary: 'Rotate one of your API keys: a new secret (shown once) replaces it',
         description:
           'The new key keeps the label and expiry; `replaced` is the old key as it is now, its `replacedBy` the new one. The old key is revoked at once, or keeps working for `graceSeconds` (at most 24 h, never past its own expiry). A revoked or expired key, or one a rotation already replaced, cannot be rotated (409).',
         tags,
-        security,
         params: KeyIdParamsSchema,
         body: RotateApiKeyBodySchema,
-        [BODY_OPTIONAL]: true,
         response: { 201: RotatedApiKeySchema, ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
       const { userId: _userId, ...key } = await rotateOwnKey(
         deps,
-        request.user.id,
+        request.caller.userId,
         request.params.keyId,
         request.body.graceSeconds === undefined ? {} : { graceSeconds: request.body.graceSeconds },
       )

@@ -8,7 +8,7 @@ import { listStatusHistory } from './history.service.ts'
 import { accessById } from './sharing.service.ts'
 import { ListQuerySchema, MAX_PAGE_SIZE, StatusIdParamsSchema } from './statuses.schemas.ts'
 
-/** GET /v1/status/:statusId/history (SPEC §6). */
+/** GET /v1/status/:statusId/history (docs/sharing.md#history). */
 export const historyRoutes: FastifyPluginAsyncTypebox<{
   deps: ServiceDeps
   publicUrl: string | null
@@ -17,11 +17,11 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{
     '/v1/status/:statusId/history',
     {
       schema: {
+        operationId: 'listStatusHistory',
         summary: 'Value updates of a status, newest first (per accessTypeHistory)',
         description:
           'The value given at creation is the oldest entry. Entries older than the owner\'s plan retention (`historyDays`) are gone, except the one that set the current value. One page of `limit` entries (1 000 without it), and a `Link: <…>; rel="next"` header while there are more.',
         tags: ['sharing'],
-        security: [{ apiKey: [] }, { bearer: [] }],
         params: StatusIdParamsSchema,
         querystring: ListQuerySchema,
         response: { 200: Type.Array(HistoryEntrySchema), ...ERROR_RESPONSES },
@@ -32,11 +32,7 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{
       // 31 million entries a year): without `limit`, the largest page, never all of it
       const { limit = MAX_PAGE_SIZE, cursor } = request.query
       const { statusId } = request.params
-      const access = await accessById(
-        deps.db,
-        { userId: request.user.id, plan: request.user.plan },
-        statusId,
-      )
+      const access = await accessById(deps.db, request.caller, statusId)
       const page = await listStatusHistory(deps, access, { limit, cursor })
       return pageItems(reply, page, { publicUrl, path: `/v1/status/${statusId}/history`, limit })
     },

@@ -2,7 +2,7 @@ import type { Static } from 'typebox'
 import { Type } from 'typebox'
 import { Timestamp } from '../../lib/schema.ts'
 
-/** One value update (SPEC §6). */
+/** One value update (docs/sharing.md#history). */
 export const HistoryEntrySchema = Type.Object(
   {
     value: Type.String(),
@@ -12,6 +12,6 @@ export const HistoryEntrySchema = Type.Object(
         'Who set the value; null when the caller may not see the user list (accessTypeUserList)',
     }),
   },
-  { additionalProperties: false },
+  { $id: 'HistoryEntry', additionalProperties: false, description: 'One value update' },
 )
 export type HistoryEntry = Static<typeof HistoryEntrySchema>

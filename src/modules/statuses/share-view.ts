@@ -56,7 +56,7 @@ export const ShareViewSchema = Type.Object(
     updatedAt: Timestamp(),
     valueUpdatedAt: Type.Union([Timestamp(), Type.Null()]),
   },
-  { additionalProperties: false, description: 'Public view of a status' },
+  { $id: 'ShareView', additionalProperties: false, description: 'Public view of a status' },
 )
 export type ShareView = Static<typeof ShareViewSchema>
 

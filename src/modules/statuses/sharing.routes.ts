@@ -21,26 +21,23 @@ import {
 import { ListQuerySchema, StatusIdParamsSchema } from './statuses.schemas.ts'
 
 const tags = ['sharing']
-const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }]
 const PAGING =
   'Without `limit`, every entry. With `limit`, one page; a `Link: <…>; rel="next"` header names the next.'
 
-/** Roles on a status (SPEC §3, §6): grant, revoke, subscribe, leave, and the lists. */
+/** Roles on a status (docs/sharing.md#roles): grant, revoke, subscribe, leave, and the lists. */
 export const sharingRoutes: FastifyPluginAsyncTypebox<{
   deps: ServiceDeps
   publicUrl: string | null
 }> = async (app, { deps, publicUrl }) => {
-  const caller = (user: { id: string; plan: string }) => ({ userId: user.id, plan: user.plan })
-
   app.put(
     '/v1/status/:statusId/users/:userId',
     {
       schema: {
+        operationId: 'grantRole',
         summary: 'Grant a user the updater or subscriber role (owner only)',
         description:
           '201 when the user had no role, 200 when their role changed. The owner cannot be given a role (409 conflict).',
         tags,
-        security,
         params: StatusUserParamsSchema,
         body: GrantBodySchema,
         response: { 200: StatusUserSchema, 201: StatusUserSchema, ...ERROR_RESPONSES },
@@ -50,7 +47,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
       const { statusId, userId } = request.params
       const { user, created } = await grantRole(
         deps,
-        caller(request.user),
+        request.caller,
         statusId,
         userId,
         request.body.role,
@@ -63,16 +60,16 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
     '/v1/status/:statusId/users/:userId',
     {
       schema: {
+        operationId: 'revokeRole',
         summary: "Revoke a user's role (owner only)",
         tags,
-        security,
         params: StatusUserParamsSchema,
         response: { 204: Type.Null(), ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
       const { statusId, userId } = request.params
-      await revokeRole(deps, caller(request.user), statusId, userId)
+      await revokeRole(deps, request.caller, statusId, userId)
       return reply.code(204).send(null)
     },
   )
@@ -81,10 +78,10 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
     '/v1/status/:statusId/users',
     {
       schema: {
+        operationId: 'listStatusUsers',
         summary: 'Everyone with a role on the status, the owner first (per accessTypeUserList)',
         description: PAGING,
         tags,
-        security,
         params: StatusIdParamsSchema,
         querystring: ListQuerySchema,
         response: { 200: Type.Array(StatusUserSchema), ...ERROR_RESPONSES },
@@ -93,7 +90,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const { limit, cursor } = request.query
       const { statusId } = request.params
-      const access = await accessById(deps.db, caller(request.user), statusId)
+      const access = await accessById(deps.db, request.caller, statusId)
       const page = await listStatusUsers(deps, access, { limit, cursor })
       return pageItems(reply, page, { publicUrl, path: `/v1/status/${statusId}/users`, limit })
     },
@@ -103,9 +100,9 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
     '/v1/status/:statusId/subscription',
     {
       schema: {
+        operationId: 'subscribeToStatus',
         summary: 'Subscribe to a status you can see (201; 200 when you have a role already)',
         tags,
-        security,
         params: StatusIdParamsSchema,
         response: { 200: SubscriptionSchema, 201: SubscriptionSchema, ...ERROR_RESPONSES },
       },
@@ -113,7 +110,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const { subscription, created } = await subscribe(
         deps,
-        caller(request.user),
+        request.caller,
         request.params.statusId,
       )
       return reply.code(created ? 201 : 200).send(subscription)
@@ -124,15 +121,15 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
     '/v1/status/:statusId/subscription',
     {
       schema: {
+        operationId: 'leaveStatus',
         summary: 'Leave a status: removes your own role on it',
         tags,
-        security,
         params: StatusIdParamsSchema,
         response: { 204: Type.Null(), ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
-      await unsubscribe(deps, caller(request.user), request.params.statusId)
+      await unsubscribe(deps, request.caller, request.params.statusId)
       return reply.code(204).send(null)
     },
   )
@@ -141,17 +138,17 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
     '/v1/user/subscriptions',
     {
       schema: {
+        operationId: 'listMySubscriptions',
         summary: 'Statuses you have a role on but do not own, in the order you got the role',
         description: PAGING,
         tags,
-        security,
         querystring: ListQuerySchema,
         response: { 200: Type.Array(SubscriptionSchema), ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
       const { limit, cursor } = request.query
-      const page = await listSubscriptions(deps, caller(request.user), { limit, cursor })
+      const page = await listSubscriptions(deps, request.caller, { limit, cursor })
       return pageItems(reply, page, { publicUrl, path: '/v1/user/subscriptions', limit })
     },
   )

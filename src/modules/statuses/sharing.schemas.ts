@@ -17,14 +17,18 @@ export const StatusUserParamsSchema = Type.Object({
   userId: Type.String(),
 })
 
-/** An entry of a status's user list (SPEC §6). */
+/** An entry of a status's user list (docs/sharing.md#roles). */
 export const StatusUserSchema = Type.Object(
   {
     userId: Type.String(),
     name: Type.String(),
     role: StringEnum(ROLES),
   },
-  { additionalProperties: false },
+  {
+    $id: 'StatusUser',
+    additionalProperties: false,
+    description: 'Someone with a role on a status',
+  },
 )
 export type StatusUser = Static<typeof StatusUserSchema>
 
@@ -37,7 +41,11 @@ export const SubscriptionSchema = Type.Object(
     name: Type.String(),
     role: StringEnum(GRANTABLE_ROLES),
   },
-  { additionalProperties: false },
+  {
+    $id: 'Subscription',
+    additionalProperties: false,
+    description: 'A status you have a role on but do not own',
+  },
 )
 export type Subscription = Static<typeof SubscriptionSchema>
 

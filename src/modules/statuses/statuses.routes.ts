@@ -1,16 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply } from 'fastify'
 import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { emptyBody } from '../../lib/errors.ts'
-import { etagMatches } from '../../lib/etag.ts'
-import {
-  parseIdempotencyKey,
-  requestFingerprint,
-  runIdempotent,
-  type StoredResponse,
-} from '../idempotency/idempotency.service.ts'
+import { runIdempotent, type StoredResponse } from '../idempotency/idempotency.service.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import {
   ListQuerySchema,
@@ -33,15 +27,16 @@ import {
 } from './statuses.service.ts'
 
 const tags = ['statuses']
-const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }]
 
-/** Operations 1–6 of SPEC §2. Routes translate HTTP to a service call and back, nothing more. */
+/**
+ * A status's endpoints (docs/api.md#endpoints). Routes translate HTTP to a service call and
+ * back, nothing more; what each declares in `config` (plugins/route-facts.ts) its plugins act
+ * on: the key it takes, Idempotency-Key, If-Match / If-None-Match.
+ */
 export const statusRoutes: FastifyPluginAsyncTypebox<{
   deps: ServiceDeps
   publicUrl: string | null
 }> = async (app, { deps, publicUrl }) => {
-  const caller = (user: { id: string; plan: string }) => ({ userId: user.id, plan: user.plan })
-
   // no body at all is the same mistake as `{}`: nothing to update
   app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined && request.routeOptions.schema?.body) throw emptyBody()
@@ -60,54 +55,22 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
     return reply.send(response.body)
   }
 
-  /** A GET of one status: 304 when the client's If-None-Match still matches. */
   const NOT_MODIFIED = Type.Null({
     description: 'Not modified: `If-None-Match` names the current ETag (no body)',
   })
 
-  const sendRead = (request: FastifyRequest, reply: FastifyReply, read: TaggedStatus) => {
-    const ifNoneMatch = request.headers['if-none-match']
-    if (ifNoneMatch !== undefined && etagMatches(ifNoneMatch, read.etag, true))
-      return reply.code(304).header('etag', read.etag).send()
-    return reply.header('etag', read.etag).send(read.status)
-  }
-
-  const conditions = (request: FastifyRequest) => ({
-    ...(request.headers['if-match'] !== undefined && { ifMatch: request.headers['if-match'] }),
-    ...(request.headers['if-none-match'] !== undefined && {
-      ifNoneMatch: request.headers['if-none-match'],
-    }),
-  })
-
-  // The path as routed, so that `/v1/status-keys/a-1/` and `/v1/status-keys/a%2D1` are the
-  // same request as `/v1/status-keys/a-1`: the route's pattern with its decoded parameters.
-  const canonicalPath = (request: FastifyRequest) => {
-    const params = request.params as Record<string, string>
-    return (
-      request.routeOptions.url?.replace(/:(\w+)/g, (_, name: string) => params[name] ?? '') ?? ''
-    )
-  }
-
-  const idempotencyScope = (request: FastifyRequest) => {
-    const key = parseIdempotencyKey(request.headers['idempotency-key'])
-    return {
-      userId: request.user.id,
-      key,
-      // only a request with a key is ever compared with another
-      fingerprint:
-        key === undefined
-          ? ''
-          : requestFingerprint(request.method, canonicalPath(request), request.body),
-    }
-  }
+  /** A read of one status, with its ETag (`conditional` answers 304 when it is current). */
+  const sendRead = (reply: FastifyReply, read: TaggedStatus) =>
+    reply.header('etag', read.etag).send(read.status)
 
   app.patch(
     '/v1/status/:statusId',
     {
+      config: { idempotent: true, conditional: true },
       schema: {
+        operationId: 'updateStatus',
         summary: 'Update a status by id (partial update)',
         tags,
-        security,
         params: StatusIdParamsSchema,
         body: StatusInputSchema,
         response: { 200: StatusSchema, ...ERROR_RESPONSES },
@@ -120,18 +83,12 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
         etag: result.etag,
         body: result.status,
       })
-      const response = await runIdempotent(deps.db, idempotencyScope(request), async (record) =>
+      const response = await runIdempotent(deps.db, request.idempotency, async (record) =>
         asResponse(
-          await updateStatusById(
-            deps,
-            caller(request.user),
-            request.params.statusId,
-            request.body,
-            {
-              ...conditions(request),
-              ...(record && { onWrite: (tx, result) => record(tx, asResponse(result)) }),
-            },
-          ),
+          await updateStatusById(deps, request.caller, request.params.statusId, request.body, {
+            ...request.preconditions,
+            ...(record && { onWrite: (tx, result) => record(tx, asResponse(result)) }),
+          }),
         ),
       )
       return sendStatus(reply, response)
@@ -141,10 +98,11 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     '/v1/status-keys/:statusKey',
     {
+      config: { idempotent: true, conditional: true, located: true },
       schema: {
+        operationId: 'setStatusByKey',
         summary: 'Set a status by your own key: create (201) or update (200)',
         tags,
-        security,
         params: StatusKeyParamsSchema,
         body: StatusInputSchema,
         response: { 200: StatusSchema, 201: StatusSchema, ...ERROR_RESPONSES },
@@ -160,10 +118,10 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
               body: result.status,
             }
           : { statusCode: 200, location: null, etag: result.etag, body: result.status }
-      const response = await runIdempotent(deps.db, idempotencyScope(request), async (record) =>
+      const response = await runIdempotent(deps.db, request.idempotency, async (record) =>
         asResponse(
-          await setStatusByKey(deps, caller(request.user), request.params.statusKey, request.body, {
-            ...conditions(request),
+          await setStatusByKey(deps, request.caller, request.params.statusKey, request.body, {
+            ...request.preconditions,
             ...(record && { onWrite: (tx, result) => record(tx, asResponse(result)) }),
           }),
         ),
@@ -176,18 +134,18 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
     '/v1/user/status',
     {
       schema: {
+        operationId: 'listMyStatuses',
         summary: 'List the statuses you own, in creation order',
         description:
           'Without `limit`, every owned status. With `limit`, one page; a `Link: <…>; rel="next"` header names the next.',
         tags,
-        security,
         querystring: ListQuerySchema,
         response: { 200: Type.Array(StatusListEntrySchema), ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
       const { limit, cursor } = request.query
-      const page = await listOwned(deps, caller(request.user), { limit, cursor })
+      const page = await listOwned(deps, request.caller, { limit, cursor })
       return pageItems(reply, page, { publicUrl, path: '/v1/user/status', limit })
     },
   )
@@ -195,59 +153,49 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/v1/status/:statusId',
     {
+      config: { conditional: true },
       schema: {
+        operationId: 'getStatus',
         summary: 'Read a status you may see',
         tags,
-        security,
         params: StatusIdParamsSchema,
         response: { 200: StatusSchema, 304: NOT_MODIFIED, ...ERROR_RESPONSES },
       },
     },
     async (request, reply) =>
-      sendRead(
-        request,
-        reply,
-        await getStatusById(deps, caller(request.user), request.params.statusId),
-      ),
+      sendRead(reply, await getStatusById(deps, request.caller, request.params.statusId)),
   )
 
   app.get(
     '/v1/status-keys/:statusKey',
     {
+      config: { conditional: true },
       schema: {
+        operationId: 'getStatusByKey',
         summary: 'Read your status by its key',
         tags,
-        security,
         params: StatusKeyParamsSchema,
         response: { 200: StatusSchema, 304: NOT_MODIFIED, ...ERROR_RESPONSES },
       },
     },
     async (request, reply) =>
-      sendRead(
-        request,
-        reply,
-        await getStatusByKey(deps, caller(request.user), request.params.statusKey),
-      ),
+      sendRead(reply, await getStatusByKey(deps, request.caller, request.params.statusKey)),
   )
 
   app.delete(
     '/v1/status/:statusId',
     {
+      config: { conditional: true },
       schema: {
+        operationId: 'deleteStatus',
         summary: 'Delete a status you own, with its history',
         tags,
-        security,
         params: StatusIdParamsSchema,
         response: { 204: Type.Null(), ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
-      await deleteStatusById(
-        deps,
-        caller(request.user),
-        request.params.statusId,
-        conditions(request),
-      )
+      await deleteStatusById(deps, request.caller, request.params.statusId, request.preconditions)
       return reply.code(204).send(null)
     },
   )
@@ -255,21 +203,17 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
   app.delete(
     '/v1/status-keys/:statusKey',
     {
+      config: { conditional: true },
       schema: {
+        operationId: 'deleteStatusByKey',
         summary: 'Delete your status by its key',
         tags,
-        security,
         params: StatusKeyParamsSchema,
         response: { 204: Type.Null(), ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
-      await deleteStatusByKey(
-        deps,
-        caller(request.user),
-        request.params.statusKey,
-        conditions(request),
-      )
+      await deleteStatusByKey(deps, request.caller, request.params.statusKey, request.preconditions)
       return reply.code(204).send(null)
     },
   )

@@ -64,9 +64,11 @@ export const StatusInputSchema = withReadOnlyProperties(
       accessTypeHistory: Type.Optional(StringEnum(ACCESS_LEVELS)),
     },
     {
+      $id: 'StatusInput',
       additionalProperties: false,
       minProperties: 1,
       description: 'Any of the updatable properties; at least one.',
+      examples: [{ name: 'Meeting room 4', value: 'OCCUPIED', colorNo: 2 }],
     },
   ),
   READ_ONLY_FIELDS,
@@ -91,7 +93,30 @@ export const StatusSchema = Type.Object(
     updatedAt: Timestamp(),
     valueUpdatedAt: Type.Union([Timestamp(), Type.Null()]),
   },
-  { $id: 'Status', additionalProperties: false },
+  {
+    $id: 'Status',
+    additionalProperties: false,
+    description: 'A status (docs/api.md#the-status-object)',
+    examples: [
+      {
+        id: 'aQHwS9dTxhRMpO5YH1z4I',
+        shareId: 's6hkaick',
+        statusKey: 'room-4',
+        name: 'Meeting room 4',
+        type: 'text',
+        value: 'OCCUPIED',
+        accessType: 'private',
+        description: '',
+        colorNo: 2,
+        accessTypeUserList: 'owner',
+        accessTypeHistory: 'private',
+        changeCount: 1,
+        createdAt: '2026-11-22T04:26:43.754Z',
+        updatedAt: '2026-11-22T04:26:43.754Z',
+        valueUpdatedAt: '2026-11-22T04:26:43.754Z',
+      },
+    ],
+  },
 )
 export type Status = Static<typeof StatusSchema>
 
@@ -102,7 +127,19 @@ export const StatusListEntrySchema = Type.Object(
     shareId: Type.String(),
     name: Type.String(),
   },
-  { $id: 'StatusListEntry', additionalProperties: false },
+  {
+    $id: 'StatusListEntry',
+    additionalProperties: false,
+    description: 'A status in your list (docs/api.md#status-list-entry)',
+    examples: [
+      {
+        statusId: 'aQHwS9dTxhRMpO5YH1z4I',
+        statusKey: 'room-4',
+        shareId: 's6hkaick',
+        name: 'Meeting room 4',
+      },
+    ],
+  },
 )
 export type StatusListEntry = Static<typeof StatusListEntrySchema>
 

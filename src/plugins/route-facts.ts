@@ -1,0 +1,44 @@
+import type { AuthLevel } from '../modules/users/users.service.ts'
+
+/**
+ * What a route declares about itself, in its `config`. Each fact is read by the plugin that
+ * acts on it and by the OpenAPI document, so the two cannot drift apart, and no list of paths
+ * kept elsewhere has to be remembered when a route is added.
+ */
+export interface RouteFacts {
+  /**
+   * Who may call (docs/api.md#authentication): a level of user, whose API key is checked
+   * (`verified` by default in the /v1 scope: `requireApiKey`), or `none` for what anyone may
+   * read. Read by `authenticate` (auth.ts) and the document (`security`).
+   */
+  auth?: AuthLevel | 'none'
+  /**
+   * Honours `Idempotency-Key` (docs/api.md#safe-retries-idempotency-key). Read by
+   * `idempotencyHooks` (idempotency.ts) and the document's parameters and headers.
+   */
+  idempotent?: true
+  /**
+   * A single-status resource with an ETag (docs/api.md#conditional-requests-etag-if-match):
+   * a GET answers 304 to a matching If-None-Match, a write takes If-Match / If-None-Match.
+   * Read by `conditionalRequests` (conditional-requests.ts) and the document.
+   */
+  conditional?: true
+  /** Its 201 names what it created in `Location`. Read by the document. */
+  located?: true
+  /**
+   * An anonymous view of public data (docs/sharing.md#public-views-no-api-key): any
+   * origin may read it, and it is always revalidated. Read by `publicViews` (public-views.ts)
+   * and the document (`Access-Control-Allow-Origin`).
+   */
+  publicView?: true
+  /**
+   * Every property of its body is optional, so no body at all means `{}`. Read by
+   * `optionalBodies` (json-body.ts) and the document (its requestBody is not `required`).
+   */
+  bodyOptional?: true
+}
+
+declare module 'fastify' {
+  // note: the facts are the config's own properties, typed once here
+  interface FastifyContextConfig extends RouteFacts {}
+}
