@@ -156,7 +156,7 @@ export const ListQuerySchema = Type.Object(
 )
 
 /**
- * Status key format (SPEC §1): URL-unreserved characters, 1 to 100 of them. `.` and `..`
+ * Status key format (docs/api.md#status-keys): URL-unreserved characters, 1 to 100 of them. `.` and `..`
  * alone are refused: clients and proxies rewrite them out of a URL as path segments.
  */
 export const STATUS_KEY_PATTERN = /^(?!\.\.?$)[A-Za-z0-9\-._~]{1,100}$/

@@ -87,7 +87,7 @@ function assertPreconditions(current: StatusRow | null, options: WriteOptions): 
     throw preconditionFailed()
 }
 
-/** Defaults of a status created by key (SPEC §1). */
+/** Defaults of a status created by key (docs/api.md#the-status-object). */
 export const STATUS_DEFAULTS = {
   type: 'text',
   accessType: 'private',
@@ -268,8 +268,8 @@ export async function setStatusByKey(
         assertPlanAllows(plan, input)
         // one owner's creates take turns, so concurrent ones cannot all pass the plan's limit
         await lockForTransaction(tx, `statusd:create:${caller.userId}`)
-        // created by a request this one waited for (PostgreSQL): update it, as SPEC §2 says,
-        // rather than count it against the limit (402)
+        // created by a request this one waited for (PostgreSQL): update it rather than count it
+        // against the limit (402), as docs/api.md#set-a-status-by-key-create-or-update says
         if (await findStatusByKey(tx, caller.userId, key)) continue
         assertUnderStatusLimit(plan, await countOwnedStatuses(tx, caller.userId))
         const inserted = await insertStatusUnlessKeyTaken(
