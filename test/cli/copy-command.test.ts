@@ -20,6 +20,7 @@ import {
 } from '../../src/modules/statuses/statuses.service.ts'
 import { createUser } from '../../src/modules/users/users.service.ts'
 import { makeApp, TEST_PLANS } from '../helpers/app.ts'
+import { openDatabase } from '../helpers/database.ts'
 import { freshDatabase, TEST_ENGINE, type TestDatabase } from '../helpers/engine.ts'
 
 // docs/postgres.md#moving-from-sqlite-to-postgresql-statusd-copy: `statusd copy --from sqlite:…
@@ -168,36 +169,32 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
     assert.deepEqual(await targetDump(), expected)
   })
 
-  it("an online copy never holds the source's write lock: the serving instance keeps writing", async () => {
-    const to = createDatabase(`sqlite:${join(dir, 'online.db')}`)
+  it("an online copy never holds the source's write lock: the serving instance keeps writing", async (t) => {
+    const to = openDatabase(t, `sqlite:${join(dir, 'online.db')}`)
     const file = join(dir, 'source.db')
     const outcomes: string[] = []
-    try {
-      await copyDatabase(source.db, to.db, {
-        batchSize: 2,
-        onProgress: ({ copiedAll }) => {
-          if (copiedAll === 0 || outcomes.length > 0) return
-          // mid-copy, another connection (the server) takes the write lock without waiting
-          const writer = new SQLite(file)
-          try {
-            writer.pragma('busy_timeout = 0')
-            writer.exec('begin immediate')
-            writer.exec('rollback')
-            outcomes.push('written')
-          } catch (err) {
-            outcomes.push(String((err as { code?: string }).code))
-          } finally {
-            writer.close()
-          }
-        },
-      })
-      assert.deepEqual(outcomes, ['written'])
-    } finally {
-      await to.close()
-    }
+    await copyDatabase(source.db, to.db, {
+      batchSize: 2,
+      onProgress: ({ copiedAll }) => {
+        if (copiedAll === 0 || outcomes.length > 0) return
+        // mid-copy, another connection (the server) takes the write lock without waiting
+        const writer = new SQLite(file)
+        try {
+          writer.pragma('busy_timeout = 0')
+          writer.exec('begin immediate')
+          writer.exec('rollback')
+          outcomes.push('written')
+        } catch (err) {
+          outcomes.push(String((err as { code?: string }).code))
+        } finally {
+          writer.close()
+        }
+      },
+    })
+    assert.deepEqual(outcomes, ['written'])
   })
 
-  it('a VACUUM INTO backup (not in WAL mode) is a source too, read as it is and left unchanged', async () => {
+  it('a VACUUM INTO backup (not in WAL mode) is a source too, read as it is and left unchanged', async (t) => {
     const backup = join(dir, 'vacuumed.db')
     const copy = join(dir, 'from-backup.db')
     await sql`vacuum into ${backup}`.execute(source.db)
@@ -213,12 +210,8 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
     assert.equal(code, 0, out)
     assert.deepEqual(readFileSync(backup), before, 'the backup is untouched')
     assert.equal(existsSync(`${backup}-wal`), false)
-    const copied = createDatabase(`sqlite:${copy}`)
-    try {
-      assert.deepEqual(await dump(copied.db), await dump(source.db))
-    } finally {
-      await copied.close()
-    }
+    const copied = openDatabase(t, `sqlite:${copy}`)
+    assert.deepEqual(await dump(copied.db), await dump(source.db))
   })
 
   it('a service on the copy works with the keys issued before', async (ctx) => {

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { main } from '../../src/cli/main.ts'
-import { createDatabase } from '../../src/db/create-database.ts'
 import { migratorFor } from '../../src/db/migrate.ts'
 import { migrations } from '../../src/db/migrations/index.ts'
+import { openDatabase } from '../helpers/database.ts'
 import {
   freshDatabase,
   postgresOnly,
@@ -53,18 +53,14 @@ describe(`statusd migrate [${TEST_ENGINE}]`, () => {
     assert.deepEqual(await migrate(), [])
   })
 
-  it('a database a newer statusd migrated (a downgrade) is refused in one line, unchanged', async () => {
-    const database = createDatabase(target.url)
+  it('a database a newer statusd migrated (a downgrade) is refused in one line, unchanged', async (ctx) => {
+    const database = openDatabase(ctx, target.url)
     const future = '2099-01-01T000000-from-a-newer-version'
-    try {
-      const newer = await migratorFor(database.db, {
-        ...migrations,
-        [future]: { up: async () => {} },
-      })
-      assert.equal((await newer.migrateToLatest()).error, undefined)
-    } finally {
-      await database.close()
-    }
+    const newer = await migratorFor(database.db, {
+      ...migrations,
+      [future]: { up: async () => {} },
+    })
+    assert.equal((await newer.migrateToLatest()).error, undefined)
     let out = ''
     let err = ''
     const code = await main(

@@ -7,7 +7,7 @@ import { openPostgres } from '../../src/db/postgres/open-postgres.ts'
 import { isPostgresUrl } from '../../src/db/postgres/postgres-engine.ts'
 import { isStorageUnavailable } from '../../src/db/storage-error.ts'
 import { defer } from '../helpers/cleanup.ts'
-import { freshDatabase, postgresOnly, testDatabase } from '../helpers/engine.ts'
+import { postgresOnly, testDatabase } from '../helpers/engine.ts'
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code })
 
@@ -153,27 +153,23 @@ test('a request that cannot get a pooled connection in time fails as unavailable
 
 test('a dedicated client (the LISTEN connection) is configured like the pool, outside it', {
   skip: postgresOnly,
-}, async () => {
-  const fresh = await freshDatabase()
+}, async (t) => {
+  const fresh = await testDatabase(t)
   const url = new URL(fresh.url)
   url.searchParams.set('application_name', 'statusd-eu1')
   const database = openPostgres(url.href, { poolSize: 1 })
+  defer(t, () => database.close())
   const client = database.dedicatedClient('listen')
-  try {
-    await client.connect()
-    const { rows } = await client.query<{ app: string; schema: string }>(
-      'select current_setting($1) as app, current_schema() as schema',
-      ['application_name'],
-    )
-    assert.equal(rows[0]?.app, 'statusd-eu1:listen', 'the URL’s name, suffixed with the purpose')
-    assert.equal(rows[0]?.schema, new URL(fresh.url).searchParams.get('options')?.split('=')[1])
-    const pool = await sql<{
-      app: string
-    }>`select current_setting('application_name') as app`.execute(database.db)
-    assert.equal(pool.rows[0]?.app, 'statusd-eu1', 'the pool keeps the plain name')
-  } finally {
-    await client.end()
-    await database.close()
-    await fresh.drop()
-  }
+  defer(t, () => client.end())
+  await client.connect()
+  const { rows } = await client.query<{ app: string; schema: string }>(
+    'select current_setting($1) as app, current_schema() as schema',
+    ['application_name'],
+  )
+  assert.equal(rows[0]?.app, 'statusd-eu1:listen', 'the URL’s name, suffixed with the purpose')
+  assert.equal(rows[0]?.schema, new URL(fresh.url).searchParams.get('options')?.split('=')[1])
+  const pool = await sql<{
+    app: string
+  }>`select current_setting('application_name') as app`.execute(database.db)
+  assert.equal(pool.rows[0]?.app, 'statusd-eu1', 'the pool keeps the plain name')
 })

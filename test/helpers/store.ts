@@ -1,10 +1,11 @@
-import { after, before } from 'node:test'
+import { before } from 'node:test'
 import type { Kysely } from 'kysely'
 import { createDatabase } from '../../src/db/create-database.ts'
 import type { DB } from '../../src/db/database.ts'
 import type { Database } from '../../src/db/engine.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
-import { freshDatabase, TEST_ENGINE, type TestDatabase } from './engine.ts'
+import { defer, type Lifetime, suiteLifetime } from './cleanup.ts'
+import { TEST_ENGINE, type TestDatabase, testDatabase } from './engine.ts'
 
 /** A fresh, migrated database on the engine under test, for store contract suites. */
 export interface TestStore {
@@ -14,19 +15,21 @@ export interface TestStore {
   close(): Promise<void>
 }
 
-export async function openStore(options: { poolSize?: number } = {}): Promise<TestStore> {
-  const fresh: TestDatabase = await freshDatabase()
+/** A store for `t` (a test, or `suiteLifetime()`): closed and dropped when it ends. */
+export async function openStore(
+  t: Lifetime,
+  options: { poolSize?: number } = {},
+): Promise<TestStore> {
+  const fresh: TestDatabase = await testDatabase(t)
   const database = createDatabase(fresh.url, { poolSize: options.poolSize ?? 5 })
-  await migrateToLatest(database.db)
-  return {
-    db: database.db,
-    database,
-    url: fresh.url,
-    async close() {
-      await database.close()
-      await fresh.drop()
-    },
+  let closing: Promise<void> | undefined
+  const close = () => {
+    closing ??= database.close()
+    return closing
   }
+  defer(t, close)
+  await migrateToLatest(database.db)
+  return { db: database.db, database, url: fresh.url, close }
 }
 
 /**
@@ -35,11 +38,9 @@ export async function openStore(options: { poolSize?: number } = {}): Promise<Te
  */
 export function useStore(): () => TestStore {
   let current: TestStore | undefined
+  const suite = suiteLifetime()
   before(async () => {
-    current = await openStore()
-  })
-  after(async () => {
-    await current?.close()
+    current = await openStore(suite)
   })
   return () => {
     if (!current) throw new Error('store is not open yet')

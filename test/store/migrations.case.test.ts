@@ -5,7 +5,8 @@ import { createDatabase } from '../../src/db/create-database.ts'
 import type { DB } from '../../src/db/database.ts'
 import { migrateToLatest, migratorFor, pendingMigrations } from '../../src/db/migrate.ts'
 import { migrations } from '../../src/db/migrations/index.ts'
-import { freshDatabase, TEST_ENGINE } from '../helpers/engine.ts'
+import { openDatabase } from '../helpers/database.ts'
+import { TEST_ENGINE, testDatabase } from '../helpers/engine.ts'
 import { onEngine } from '../helpers/store.ts'
 import { keyRow, statusRow, userRow } from './fixtures.ts'
 
@@ -42,71 +43,49 @@ async function userTables(url: string): Promise<string[]> {
 }
 
 describe(onEngine('migrations'), () => {
-  it('apply in order on an empty database; a second run has nothing to do', async () => {
-    const fresh = await freshDatabase()
-    const database = createDatabase(fresh.url)
-    try {
-      assert.deepEqual(await pendingMigrations(database.db), ALL)
-      assert.deepEqual(await migrateToLatest(database.db), ALL)
-      assert.deepEqual(await pendingMigrations(database.db), [])
-      assert.deepEqual(await migrateToLatest(database.db), [])
-      hasCoreTables(await tablesOf(database.db))
-    } finally {
-      await database.close()
-      await fresh.drop()
-    }
+  it('apply in order on an empty database; a second run has nothing to do', async (t) => {
+    const fresh = await testDatabase(t)
+    const database = openDatabase(t, fresh.url)
+    assert.deepEqual(await pendingMigrations(database.db), ALL)
+    assert.deepEqual(await migrateToLatest(database.db), ALL)
+    assert.deepEqual(await pendingMigrations(database.db), [])
+    assert.deepEqual(await migrateToLatest(database.db), [])
+    hasCoreTables(await tablesOf(database.db))
   })
 
-  it('migrate down to nothing and up again', async () => {
-    const fresh = await freshDatabase()
-    const database = createDatabase(fresh.url)
-    try {
-      await migrateToLatest(database.db)
-      const migrator = await migratorFor(database.db)
-      for (let i = 0; i < ALL.length; i++) {
-        const { error } = await migrator.migrateDown()
-        assert.equal(error, undefined)
-      }
-      // note: this database's own tables only; other tests' schemas may exist beside it
-      assert.deepEqual(await tablesOf(database.db), [])
-      assert.deepEqual(await migrateToLatest(database.db), ALL)
-    } finally {
-      await database.close()
-      await fresh.drop()
+  it('migrate down to nothing and up again', async (t) => {
+    const fresh = await testDatabase(t)
+    const database = openDatabase(t, fresh.url)
+    await migrateToLatest(database.db)
+    const migrator = await migratorFor(database.db)
+    for (let i = 0; i < ALL.length; i++) {
+      const { error } = await migrator.migrateDown()
+      assert.equal(error, undefined)
     }
+    // note: this database's own tables only; other tests' schemas may exist beside it
+    assert.deepEqual(await tablesOf(database.db), [])
+    assert.deepEqual(await migrateToLatest(database.db), ALL)
   })
 
   it('instances migrating one database at once: one applies, the others find nothing to do', {
     skip: TEST_ENGINE === 'sqlite' && 'several instances share one database only on PostgreSQL',
-  }, async () => {
-    const fresh = await freshDatabase()
-    const instances = Array.from({ length: 4 }, () => createDatabase(fresh.url, { poolSize: 2 }))
-    try {
-      const applied = await Promise.all(instances.map((d) => migrateToLatest(d.db)))
-      assert.deepEqual(applied.flat().sort(), ALL, 'each migration applied exactly once')
-      hasCoreTables(await userTables(fresh.url))
-    } finally {
-      for (const d of instances) await d.close()
-      await fresh.drop()
-    }
+  }, async (t) => {
+    const fresh = await testDatabase(t)
+    const instances = Array.from({ length: 4 }, () => openDatabase(t, fresh.url, { poolSize: 2 }))
+    const applied = await Promise.all(instances.map((d) => migrateToLatest(d.db)))
+    assert.deepEqual(applied.flat().sort(), ALL, 'each migration applied exactly once')
+    hasCoreTables(await userTables(fresh.url))
   })
 
   it("another schema's tables and migration bookkeeping do not confuse statusd's", {
     skip: TEST_ENGINE === 'sqlite' && 'schemas exist only on PostgreSQL',
-  }, async () => {
+  }, async (t) => {
     // two statusd databases side by side in one PostgreSQL database, one per schema
-    const [a, b] = [await freshDatabase(), await freshDatabase()]
-    const [da, db] = [createDatabase(a.url), createDatabase(b.url)]
-    try {
-      assert.deepEqual(await migrateToLatest(da.db), ALL)
-      assert.deepEqual(await migrateToLatest(db.db), ALL, 'the second schema is migrated too')
-      hasCoreTables(await userTables(b.url))
-    } finally {
-      await da.close()
-      await db.close()
-      await a.drop()
-      await b.drop()
-    }
+    const [a, b] = [await testDatabase(t), await testDatabase(t)]
+    const [da, db] = [openDatabase(t, a.url), openDatabase(t, b.url)]
+    assert.deepEqual(await migrateToLatest(da.db), ALL)
+    assert.deepEqual(await migrateToLatest(db.db), ALL, 'the second schema is migrated too')
+    hasCoreTables(await userTables(b.url))
   })
 })
 
@@ -122,56 +101,47 @@ describe(onEngine('migration 2026-11-24T000000-clustered-history'), () => {
   const historyOf = (db: Kysely<DB>) =>
     db.selectFrom('status_history').selectAll().orderBy('status_id').orderBy('change_no').execute()
 
-  it('keeps every history row, up and down, and clusters the table on SQLite only', async () => {
-    const fresh = await freshDatabase()
-    const database = createDatabase(fresh.url)
+  it('keeps every history row, up and down, and clusters the table on SQLite only', async (t) => {
+    const fresh = await testDatabase(t)
+    const database = openDatabase(t, fresh.url)
     const { db } = database
-    try {
-      const migrator = await migratorFor(db)
-      assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
-      const user = userRow()
-      await db.insertInto('users').values(user).execute()
-      const statuses = [statusRow(user.id), statusRow(user.id)]
-      await db.insertInto('statuses').values(statuses).execute()
-      // interleaved, as writes arrive on a real server
-      const rows = Array.from({ length: 40 }, (_, i) => ({
-        status_id: (statuses[i % 2] as { id: string }).id,
-        change_no: Math.floor(i / 2) + 1,
-        value: `v${i}`,
-        at: new Date(Date.UTC(2026, 10, 24, 0, 0, i)).toISOString(),
-        by_user_id: user.id,
-      }))
-      await db.insertInto('status_history').values(rows).execute()
-      const before = await historyOf(db)
-      assert.equal(before.length, 40)
+    const migrator = await migratorFor(db)
+    assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+    const user = userRow()
+    await db.insertInto('users').values(user).execute()
+    const statuses = [statusRow(user.id), statusRow(user.id)]
+    await db.insertInto('statuses').values(statuses).execute()
+    // interleaved, as writes arrive on a real server
+    const rows = Array.from({ length: 40 }, (_, i) => ({
+      status_id: (statuses[i % 2] as { id: string }).id,
+      change_no: Math.floor(i / 2) + 1,
+      value: `v${i}`,
+      at: new Date(Date.UTC(2026, 10, 24, 0, 0, i)).toISOString(),
+      by_user_id: user.id,
+    }))
+    await db.insertInto('status_history').values(rows).execute()
+    const before = await historyOf(db)
+    assert.equal(before.length, 40)
 
-      assert.equal((await migrator.migrateTo(NAME)).error, undefined)
-      assert.deepEqual(await historyOf(db), before, 'every row kept by the rebuild')
-      if (TEST_ENGINE === 'sqlite') assert.equal(await withoutRowid(db), true)
-      // the primary key still holds, and deleting a status still takes its history along
-      await assert.rejects(
-        db
-          .insertInto('status_history')
-          .values(rows[0] as never)
-          .execute(),
-      )
-      await db
-        .deleteFrom('statuses')
-        .where('id', '=', (statuses[0] as { id: string }).id)
-        .execute()
-      assert.equal(
-        (await historyOf(db)).length,
-        20,
-        'the cascade removed the deleted status’s rows',
-      )
+    assert.equal((await migrator.migrateTo(NAME)).error, undefined)
+    assert.deepEqual(await historyOf(db), before, 'every row kept by the rebuild')
+    if (TEST_ENGINE === 'sqlite') assert.equal(await withoutRowid(db), true)
+    // the primary key still holds, and deleting a status still takes its history along
+    await assert.rejects(
+      db
+        .insertInto('status_history')
+        .values(rows[0] as never)
+        .execute(),
+    )
+    await db
+      .deleteFrom('statuses')
+      .where('id', '=', (statuses[0] as { id: string }).id)
+      .execute()
+    assert.equal((await historyOf(db)).length, 20, 'the cascade removed the deleted status’s rows')
 
-      assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
-      assert.equal((await historyOf(db)).length, 20, 'down keeps the rows too')
-      if (TEST_ENGINE === 'sqlite') assert.equal(await withoutRowid(db), false)
-    } finally {
-      await database.close()
-      await fresh.drop()
-    }
+    assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+    assert.equal((await historyOf(db)).length, 20, 'down keeps the rows too')
+    if (TEST_ENGINE === 'sqlite') assert.equal(await withoutRowid(db), false)
   })
 })
 
@@ -242,106 +212,96 @@ describe(onEngine('migration 2026-11-24T010000-clustered-statuses'), () => {
     return { migrator, owner, first, third }
   }
 
-  it('keeps every status, history row and role, up and down, and clusters the table on SQLite only', async () => {
-    const fresh = await freshDatabase()
-    const database = createDatabase(fresh.url)
+  it('keeps every status, history row and role, up and down, and clusters the table on SQLite only', async (t) => {
+    const fresh = await testDatabase(t)
+    const database = openDatabase(t, fresh.url)
     const { db } = database
-    try {
-      const { migrator, owner, first, third } = await seeded(db)
-      const statuses = await statusesOf(db)
-      const children = await childrenOf(db)
-      assert.equal(statuses.length, 3)
+    const { migrator, owner, first, third } = await seeded(db)
+    const statuses = await statusesOf(db)
+    const children = await childrenOf(db)
+    assert.equal(statuses.length, 3)
 
-      assert.equal((await migrator.migrateTo(NAME)).error, undefined)
-      assert.deepEqual(await statusesOf(db), statuses, 'every status kept by the rebuild')
-      assert.deepEqual(await childrenOf(db), children, 'no history row or role lost to the drop')
-      if (TEST_ENGINE === 'sqlite') {
-        assert.equal(await withoutRowid(db), true)
-        assert.equal(await foreignKeysOn(db), true, 'foreign keys are back on')
-        // a list page reads the index alone: it carries the columns the page shows
-        assert.deepEqual(await listIndexColumns(db), [
-          'owner_id',
-          'created_at',
-          'id',
-          'status_key',
-          'share_id',
-          'name',
-        ])
-      }
+    assert.equal((await migrator.migrateTo(NAME)).error, undefined)
+    assert.deepEqual(await statusesOf(db), statuses, 'every status kept by the rebuild')
+    assert.deepEqual(await childrenOf(db), children, 'no history row or role lost to the drop')
+    if (TEST_ENGINE === 'sqlite') {
+      assert.equal(await withoutRowid(db), true)
+      assert.equal(await foreignKeysOn(db), true, 'foreign keys are back on')
+      // a list page reads the index alone: it carries the columns the page shows
+      assert.deepEqual(await listIndexColumns(db), [
+        'owner_id',
+        'created_at',
+        'id',
+        'status_key',
+        'share_id',
+        'name',
+      ])
+    }
 
-      // the constraints hold on the new table: unique share id, unique key per owner, the
-      // owner must exist, history must reference a status
-      await assert.rejects(
-        db
-          .insertInto('statuses')
-          .values(statusRow(owner.id, { share_id: first.share_id }))
-          .execute(),
-      )
-      await assert.rejects(
-        db
-          .insertInto('statuses')
-          .values(statusRow(owner.id, { status_key: 'build' }))
-          .execute(),
-      )
-      await assert.rejects(db.insertInto('statuses').values(statusRow('no-such-user')).execute())
-      await assert.rejects(
-        db
-          .insertInto('status_history')
-          .values({
-            status_id: 'no-such-status',
-            change_no: 1,
-            value: 'x',
-            at: '',
-            by_user_id: owner.id,
-          })
-          .execute(),
-      )
-      // deleting a status still takes its history and roles along
-      await db.deleteFrom('statuses').where('id', '=', first.id).execute()
-      const left = await childrenOf(db)
-      assert.equal(left.history.length, 0, 'the cascade removed the deleted status’s history')
-      assert.deepEqual(
-        left.roles.map((r) => r.status_id),
-        [third.id],
-        'the cascade removed the deleted status’s roles',
-      )
+    // the constraints hold on the new table: unique share id, unique key per owner, the
+    // owner must exist, history must reference a status
+    await assert.rejects(
+      db
+        .insertInto('statuses')
+        .values(statusRow(owner.id, { share_id: first.share_id }))
+        .execute(),
+    )
+    await assert.rejects(
+      db
+        .insertInto('statuses')
+        .values(statusRow(owner.id, { status_key: 'build' }))
+        .execute(),
+    )
+    await assert.rejects(db.insertInto('statuses').values(statusRow('no-such-user')).execute())
+    await assert.rejects(
+      db
+        .insertInto('status_history')
+        .values({
+          status_id: 'no-such-status',
+          change_no: 1,
+          value: 'x',
+          at: '',
+          by_user_id: owner.id,
+        })
+        .execute(),
+    )
+    // deleting a status still takes its history and roles along
+    await db.deleteFrom('statuses').where('id', '=', first.id).execute()
+    const left = await childrenOf(db)
+    assert.equal(left.history.length, 0, 'the cascade removed the deleted status’s history')
+    assert.deepEqual(
+      left.roles.map((r) => r.status_id),
+      [third.id],
+      'the cascade removed the deleted status’s roles',
+    )
 
-      assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
-      assert.equal((await statusesOf(db)).length, 2, 'down keeps the statuses too')
-      assert.equal((await childrenOf(db)).roles.length, 1, 'and the roles')
-      if (TEST_ENGINE === 'sqlite') {
-        assert.equal(await withoutRowid(db), false)
-        assert.equal(await foreignKeysOn(db), true)
-        assert.deepEqual(await listIndexColumns(db), ['owner_id', 'created_at', 'id'])
-      }
-    } finally {
-      await database.close()
-      await fresh.drop()
+    assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+    assert.equal((await statusesOf(db)).length, 2, 'down keeps the statuses too')
+    assert.equal((await childrenOf(db)).roles.length, 1, 'and the roles')
+    if (TEST_ENGINE === 'sqlite') {
+      assert.equal(await withoutRowid(db), false)
+      assert.equal(await foreignKeysOn(db), true)
+      assert.deepEqual(await listIndexColumns(db), ['owner_id', 'created_at', 'id'])
     }
   })
 
   it('refuses to run inside a transaction, where SQLite cannot switch foreign keys off, and changes nothing', async (t) => {
     if (TEST_ENGINE !== 'sqlite') return t.skip('SQLite only: PostgreSQL keeps its table')
-    const fresh = await freshDatabase()
-    const database = createDatabase(fresh.url)
+    const fresh = await testDatabase(t)
+    const database = openDatabase(t, fresh.url)
     const { db } = database
-    try {
-      await seeded(db)
-      const statuses = await statusesOf(db)
-      const children = await childrenOf(db)
-      const { up } = migrations[NAME] as { up: (db: Kysely<unknown>) => Promise<void> }
-      await assert.rejects(
-        db.transaction().execute((tx) => up(tx as unknown as Kysely<unknown>)),
-        /foreign keys could not be switched off/,
-      )
-      assert.deepEqual(await statusesOf(db), statuses)
-      assert.deepEqual(await childrenOf(db), children)
-      assert.equal(await withoutRowid(db), false)
-      assert.equal(await foreignKeysOn(db), true)
-    } finally {
-      await database.close()
-      await fresh.drop()
-    }
+    await seeded(db)
+    const statuses = await statusesOf(db)
+    const children = await childrenOf(db)
+    const { up } = migrations[NAME] as { up: (db: Kysely<unknown>) => Promise<void> }
+    await assert.rejects(
+      db.transaction().execute((tx) => up(tx as unknown as Kysely<unknown>)),
+      /foreign keys could not be switched off/,
+    )
+    assert.deepEqual(await statusesOf(db), statuses)
+    assert.deepEqual(await childrenOf(db), children)
+    assert.equal(await withoutRowid(db), false)
+    assert.equal(await foreignKeysOn(db), true)
   })
 })
 
@@ -349,29 +309,24 @@ describe(onEngine('migration 2026-11-25T000000-api-key-successor'), () => {
   const BEFORE = '2026-11-24T010000-clustered-statuses'
   const NAME = '2026-11-25T000000-api-key-successor'
 
-  it('keeps every key, never rotated (replaced_by null), up and down', async () => {
-    const fresh = await freshDatabase()
-    const database = createDatabase(fresh.url)
+  it('keeps every key, never rotated (replaced_by null), up and down', async (t) => {
+    const fresh = await testDatabase(t)
+    const database = openDatabase(t, fresh.url)
     const { db } = database
-    try {
-      const migrator = await migratorFor(db)
-      assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
-      const owner = userRow()
-      await db.insertInto('users').values(owner).execute()
-      const { replaced_by: _, ...key } = keyRow(owner.id, { label: 'ci' })
-      await db.insertInto('api_keys').values(key).execute()
+    const migrator = await migratorFor(db)
+    assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+    const owner = userRow()
+    await db.insertInto('users').values(owner).execute()
+    const { replaced_by: _, ...key } = keyRow(owner.id, { label: 'ci' })
+    await db.insertInto('api_keys').values(key).execute()
 
-      assert.equal((await migrator.migrateTo(NAME)).error, undefined)
-      const after = await db.selectFrom('api_keys').selectAll().execute()
-      assert.deepEqual(after, [{ ...key, replaced_by: null }])
+    assert.equal((await migrator.migrateTo(NAME)).error, undefined)
+    const after = await db.selectFrom('api_keys').selectAll().execute()
+    assert.deepEqual(after, [{ ...key, replaced_by: null }])
 
-      assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
-      const [down] = await db.selectFrom('api_keys').selectAll().execute()
-      assert.deepEqual(down, key, 'the key is kept, without the column')
-    } finally {
-      await database.close()
-      await fresh.drop()
-    }
+    assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+    const [down] = await db.selectFrom('api_keys').selectAll().execute()
+    assert.deepEqual(down, key, 'the key is kept, without the column')
   })
 })
 
@@ -379,52 +334,47 @@ describe(onEngine('migration 2026-11-25T010000-bigint-counters'), () => {
   const BEFORE = '2026-11-25T000000-api-key-successor'
   const NAME = '2026-11-25T010000-bigint-counters'
 
-  it('a status takes writes past 2^31 (its counters are 64-bit), and comes back as numbers', async () => {
-    const fresh = await freshDatabase()
-    const database = createDatabase(fresh.url)
+  it('a status takes writes past 2^31 (its counters are 64-bit), and comes back as numbers', async (t) => {
+    const fresh = await testDatabase(t)
+    const database = openDatabase(t, fresh.url)
     const { db } = database
-    try {
-      const migrator = await migratorFor(db)
-      assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
-      const owner = userRow()
-      await db.insertInto('users').values(owner).execute()
-      const status = statusRow(owner.id, { change_count: 2 ** 31 - 1, version: 2 ** 31 - 1 })
-      await db.insertInto('statuses').values(status).execute()
-      assert.equal((await migrator.migrateTo(NAME)).error, undefined)
+    const migrator = await migratorFor(db)
+    assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+    const owner = userRow()
+    await db.insertInto('users').values(owner).execute()
+    const status = statusRow(owner.id, { change_count: 2 ** 31 - 1, version: 2 ** 31 - 1 })
+    await db.insertInto('statuses').values(status).execute()
+    assert.equal((await migrator.migrateTo(NAME)).error, undefined)
 
-      await db
-        .updateTable('statuses')
-        .set((eb) => ({ change_count: eb('change_count', '+', 1), version: eb('version', '+', 1) }))
-        .where('id', '=', status.id)
-        .execute()
-      await db
-        .insertInto('status_history')
-        .values({
-          status_id: status.id,
-          change_no: 2 ** 31,
-          value: 'ON',
-          at: status.updated_at,
-          by_user_id: owner.id,
-        })
-        .execute()
-      const after = await db
-        .selectFrom('statuses')
-        .select(['change_count', 'version'])
-        .executeTakeFirstOrThrow()
-      assert.deepEqual(after, { change_count: 2 ** 31, version: 2 ** 31 })
-      const entry = await db
-        .selectFrom('status_history')
-        .select('change_no')
-        .executeTakeFirstOrThrow()
-      assert.equal(entry.change_no, 2 ** 31)
-      const count = await db
-        .selectFrom('statuses')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .executeTakeFirstOrThrow()
-      assert.equal(Number(count.n), 1)
-    } finally {
-      await database.close()
-      await fresh.drop()
-    }
+    await db
+      .updateTable('statuses')
+      .set((eb) => ({ change_count: eb('change_count', '+', 1), version: eb('version', '+', 1) }))
+      .where('id', '=', status.id)
+      .execute()
+    await db
+      .insertInto('status_history')
+      .values({
+        status_id: status.id,
+        change_no: 2 ** 31,
+        value: 'ON',
+        at: status.updated_at,
+        by_user_id: owner.id,
+      })
+      .execute()
+    const after = await db
+      .selectFrom('statuses')
+      .select(['change_count', 'version'])
+      .executeTakeFirstOrThrow()
+    assert.deepEqual(after, { change_count: 2 ** 31, version: 2 ** 31 })
+    const entry = await db
+      .selectFrom('status_history')
+      .select('change_no')
+      .executeTakeFirstOrThrow()
+    assert.equal(entry.change_no, 2 ** 31)
+    const count = await db
+      .selectFrom('statuses')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow()
+    assert.equal(Number(count.n), 1)
   })
 })
