@@ -7,13 +7,13 @@ import { makeApp } from '../helpers/app.ts'
 import { defer } from '../helpers/cleanup.ts'
 import { postgresOnly, testDatabase } from '../helpers/engine.ts'
 
-// SPEC §5/§8, docs/postgres.md: a connection lost in the middle of a query (a server restart
-// or failover, an administrator's pg_terminate_backend) fails that query, which answers 503,
-// and nothing else: the process lives on and the pool opens a fresh connection. Before the
-// fix, the dying client's 'error' event had no listener once pg-pool had handed it out, and
-// it crashed the whole process (this test file with it).
+// docs/api.md#errors, docs/postgres.md#when-postgresql-is-down: a connection lost in the middle of
+// a query (a server restart or failover, an administrator's pg_terminate_backend) fails that query,
+// which answers 503, and nothing else: the process lives on and the pool opens a fresh connection.
+// Before the fix, the dying client's 'error' event had no listener once pg-pool had handed it out,
+// and it crashed the whole process (this test file with it).
 
-test('SPEC §5 a pooled connection killed mid-query answers 503, and the service lives on', {
+test('a pooled connection killed mid-query answers 503, and the service lives on', {
   skip: postgresOnly,
 }, async (ctx) => {
   const fresh = await testDatabase(ctx)

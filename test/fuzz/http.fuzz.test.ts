@@ -11,8 +11,8 @@ import { snapshotTables } from '../helpers/tables.ts'
 // Property-based fuzzing (fast-check) of the whole HTTP surface: arbitrary methods, paths,
 // query strings, headers and bodies — wrong types, huge numbers, deep nesting, odd Unicode,
 // duplicate keys, prototype-pollution keys, very long strings, invalid UTF-8 bytes.
-// Properties: never a 5xx; every error is SPEC §5's JSON body; a rejected request (and any
-// read) leaves every table exactly as it was; Object.prototype stays clean.
+// Properties: never a 5xx; every error is the JSON error body (docs/api.md#errors); a rejected
+// request (and any read) leaves every table exactly as it was; Object.prototype stays clean.
 //
 // FUZZ_RUNS sets the number of cases (npm test: 3000; `npm run fuzz`: 100 000). Every run
 // is seeded and prints its seed when it fails: TEST_SEED (or FUZZ_SEED) replays the run, and
@@ -444,7 +444,7 @@ const property = fc.asyncProperty(request, async (c) => {
     assert.equal(await snapshot(), before, `stored data unchanged: ${show()}`)
 })
 
-it(`fuzz: ${RUNS} random requests — no 5xx, SPEC §5 errors, rejected requests change nothing`, async (ctx) => {
+it(`fuzz: ${RUNS} random requests — no 5xx, documented error bodies, rejected requests change nothing`, async (ctx) => {
   reportSeedOnFailure(ctx, SEED)
   await fc.assert(property, {
     numRuns: RUNS,
@@ -542,7 +542,7 @@ const rawRequest = fc
     return bytes
   })
 
-it(`fuzz: ${SOCKET_RUNS} malformed HTTP requests over a socket — no 5xx, SPEC §5 errors, the server lives on`, async (ctx) => {
+it(`fuzz: ${SOCKET_RUNS} malformed HTTP requests over a socket — no 5xx, documented error bodies, the server lives on`, async (ctx) => {
   reportSeedOnFailure(ctx, SEED)
   const raw = await makeApp(ctx)
   await raw.app.listen({ port: 0, host: '127.0.0.1' })

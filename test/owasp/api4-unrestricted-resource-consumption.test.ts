@@ -84,7 +84,7 @@ describe('sizes', () => {
     assert.equal(specBody(answer).errorCode, 'payloadTooLarge')
   })
 
-  it('request headers over 16 KiB are 431 with SPEC §5 body, and the server goes on', async (t) => {
+  it('request headers over 16 KiB are 431 with the error body, and the server goes on', async (t) => {
     const s = await listening(t)
     const { socket, closed } = rawConnection(s.port)
     socket.end(
