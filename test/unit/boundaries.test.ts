@@ -14,7 +14,8 @@ const CONFIG = join(ROOT, '.dependency-cruiser.cjs')
 
 /** Runs the boundary checker as `npm run lint` does, on `src` under `baseDir`. */
 async function check(t: Parameters<typeof tempDir>[0], baseDir: string) {
-  const config = join(baseDir, 'depcruise.cjs')
+  // note: beside the tree, never in it: src/ is checked in place
+  const config = join(tempDir(t, 'statusd-depcruise-'), 'depcruise.cjs')
   writeFileSync(
     config,
     `module.exports = { extends: ${JSON.stringify(CONFIG)}, options: { baseDir: ${JSON.stringify(baseDir)} } }\n`,
