@@ -221,6 +221,8 @@ async function main() {
           DATABASE_URL: data.databaseUrl,
           PLANS_FILE: join(ROOT, 'bench/plans.json'),
           LOG_LEVEL: 'warn',
+          // every subscriber connects from this one address: lift the per-client stream cap
+          STREAMS_PER_CLIENT: String(N + 100),
         },
         stdio: ['ignore', 'ignore', 'inherit'],
       },

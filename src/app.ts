@@ -5,6 +5,7 @@ import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Database } from './db/engine.ts'
+import { type ClientLimits, DEFAULT_CLIENT_LIMITS, StreamQuota } from './lib/client-limits.ts'
 import { type Clock, systemClock } from './lib/clock.ts'
 import { rateLimited, validationError } from './lib/errors.ts'
 import { API_KEY_PREFIX } from './lib/ids.ts'
@@ -67,6 +68,13 @@ export interface AppDeps {
   timeouts?: Partial<ServerTimeouts>
   /** Where the key cache reads the time; tests pass a clock they move by hand. */
   clock?: Clock
+  /** Open event streams per user or client address (STREAMS_PER_CLIENT; default 64). */
+  streamsPerClient?: ClientLimits['streamsPerClient']
+  /**
+   * Which proxies' X-Forwarded-For names the client (TRUST_PROXY): Fastify's `trustProxy` (a
+   * hop count, or proxy addresses and CIDR ranges). Default: none, the peer is the client.
+   */
+  trustProxy?: false | number | string | string[]
 }
 
 // Bodies are validated strictly: no coercion ("3" is not 3), no defaults filled in, nothing
@@ -89,6 +97,15 @@ const REQUEST_ID = /^[\w.:-]{1,64}$/
  */
 const KEY_LIKE = new RegExp(`${API_KEY_PREFIX}|[A-Za-z0-9]{40}`, 'i')
 
+/**
+ * Fastify's `trustProxy`. note: a hop count n is given as the function Fastify itself makes of
+ * one (trust the nearest n hops), since its types leave numbers out.
+ */
+const trustProxyOption = (
+  trust: NonNullable<AppDeps['trustProxy']>,
+): FastifyServerOptions['trustProxy'] =>
+  typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : trust
+
 /** Builds the whole service as a Fastify instance that never listens (tests inject into it). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { database, plans } = deps
@@ -101,6 +118,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const schemas = new LazySchemas({ body: bodyAjv, query: queryAjv })
   const app = Fastify({
     logger: deps.logger ?? false,
+    // who the client is (request.ip), for the per-client limits (docs/operations.md#limits-per-client)
+    trustProxy: trustProxyOption(deps.trustProxy ?? false),
     // note: the cast: Fastify types this factory after @fastify/ajv-compiler's pool API, but
     // calls what it returns with the route's { schema, httpPart }, as setValidatorCompiler does
     schemaController: { compilersFactory: schemas.compilersFactory as unknown as CompilersFactory },
@@ -197,6 +216,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.addHook('onClose', () => events.close())
   const services: ServiceDeps = { db: database.db, plans, events, writer: database.writer }
+  // one count for both stream routes: a user's keyed streams, an address's anonymous ones
+  const streamQuota = new StreamQuota(
+    deps.streamsPerClient ?? DEFAULT_CLIENT_LIMITS.streamsPerClient,
+  )
 
   await app.register(errorHandlerPlugin)
   // What each route declares in its config (plugins/route-facts.ts) the plugins below act on
@@ -239,13 +262,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(statusRoutes, { deps: services, publicUrl })
     await v1.register(sharingRoutes, { deps: services, publicUrl })
     await v1.register(historyRoutes, { deps: services, publicUrl })
-    await v1.register(statusEventsRoutes, { db: database.db, feeds, sse, streamKeys })
+    await v1.register(statusEventsRoutes, {
+      db: database.db,
+      feeds,
+      sse,
+      quota: streamQuota,
+      streamKeys,
+    })
   })
 
   // Public views of public statuses: outside the /v1 scope above, so no API key is asked for
   // (they declare `auth: 'none'`).
   await app.register(shareRoutes, { deps: services, publicUrl })
-  await app.register(shareEventsRoutes, { db: database.db, feeds, sse })
+  await app.register(shareEventsRoutes, { db: database.db, feeds, sse, quota: streamQuota })
   // the share page and badge: HTML/SVG, with their own not-found and error pages
   await app.register(webRoutes, { prefix: '/s', deps: services })
 

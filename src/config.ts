@@ -1,6 +1,14 @@
+import { isIP } from 'node:net'
 import { problemWithDatabaseUrl } from './db/database-url.ts'
 import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './db/engine.ts'
+import { DEFAULT_CLIENT_LIMITS } from './lib/client-limits.ts'
 import { DEFAULT_PLANS, loadPlansFile, type Plans } from './modules/plans/plans.ts'
+
+/**
+ * Which proxies' `X-Forwarded-For` names the client (`TRUST_PROXY`): none (false), the
+ * nearest n hops, or the proxies at these addresses and CIDR ranges.
+ */
+export type TrustProxy = false | number | string[]
 
 export interface Config {
   databaseUrl: string
@@ -16,6 +24,9 @@ export interface Config {
   plans: Plans
   /** How long a SQLite write waits for another process's lock before answering 503. */
   sqliteBusyTimeoutMs: number
+  /** Open event streams per user (keyed) or client address (anonymous). */
+  streamsPerClient: number
+  trustProxy: TrustProxy
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -77,6 +88,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     DEFAULT_BUSY_TIMEOUT_MS,
     [0, 60_000],
   )
+  const streamsPerClient = wholeNumber(
+    env,
+    'STREAMS_PER_CLIENT',
+    DEFAULT_CLIENT_LIMITS.streamsPerClient,
+    [1, 1_000_000],
+  )
+  const trustProxy = parseTrustProxy(env.TRUST_PROXY)
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/statusd.db'
   checkDatabaseUrl(databaseUrl)
   let plans = DEFAULT_PLANS
@@ -97,7 +115,37 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authCacheSeconds,
     plans,
     sqliteBusyTimeoutMs,
+    streamsPerClient,
+    trustProxy,
   }
+}
+
+// the names proxy-addr (Fastify's trustProxy) knows for the loopback and private ranges
+const RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal']
+
+/**
+ * TRUST_PROXY (docs/operations.md#limits-per-client): unset, empty, `false` or `0` trusts no
+ * proxy (the peer is the client); a whole number trusts that many hops; otherwise a comma-separated
+ * list of proxy addresses and CIDR ranges. note: `true` (trust every hop) is refused: anyone
+ * could then name any client and escape the per-client limits.
+ */
+function parseTrustProxy(text: string | undefined): TrustProxy {
+  if (text === undefined || text === '' || text === 'false' || text === '0') return false
+  if (/^\d{1,3}$/.test(text)) return Number(text)
+  const entries = text.split(',').map((entry) => entry.trim())
+  const valid = (entry: string) => {
+    if (RANGE_NAMES.includes(entry)) return true
+    const [address = '', prefix, ...more] = entry.split('/')
+    const family = isIP(address)
+    if (family === 0 || more.length > 0) return false
+    if (prefix === undefined) return true
+    return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
+  }
+  if (!entries.every(valid))
+    throw new ConfigError(
+      `TRUST_PROXY must be a hop count or a comma-separated list of proxy addresses or CIDR ranges, got "${text}"`,
+    )
+  return entries
 }
 
 /** The storage URL's shape only; the engine reports what it cannot open. */

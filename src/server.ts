@@ -61,6 +61,8 @@ export async function serve(
       plans: config.plans,
       publicUrl: config.publicUrl,
       keyCacheTtlMs: config.authCacheSeconds * 1000,
+      streamsPerClient: config.streamsPerClient,
+      trustProxy: config.trustProxy,
       logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
     })
   } catch (err) {

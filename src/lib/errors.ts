@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'unsupportedMediaType',
   'idempotencyKeyReused',
   'rateLimited',
+  'tooManyStreams',
   'requestTimeout',
   'requestHeadersTooLarge',
   'internalError',
@@ -106,6 +107,14 @@ export const rateLimited = (retryAfterSeconds: number) =>
   new ApiError(429, 'rateLimited', 'Too many requests', undefined, {
     'retry-after': String(retryAfterSeconds),
   })
+export const tooManyStreams = (limit: number, retryAfterSeconds: number) =>
+  new ApiError(
+    429,
+    'tooManyStreams',
+    `Too many open event streams: at most ${limit} per client`,
+    undefined,
+    { 'retry-after': String(retryAfterSeconds) },
+  )
 export const unavailable = () =>
   new ApiError(503, 'unavailable', 'Storage is unavailable, try again shortly', undefined, {
     'retry-after': '5',

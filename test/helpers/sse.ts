@@ -41,10 +41,20 @@ export class SseTestClient {
     })
   }
 
-  /** Opens a stream; resolves once the response head arrives (whatever its status). */
-  static connect(url: string, headers: Record<string, string> = {}): Promise<SseTestClient> {
+  /**
+   * Opens a stream; resolves once the response head arrives (whatever its status).
+   * `localAddress` connects from another loopback address (127.0.0.2, …): another client.
+   */
+  static connect(
+    url: string,
+    headers: Record<string, string> = {},
+    { localAddress }: { localAddress?: string } = {},
+  ): Promise<SseTestClient> {
     return new Promise((resolve, reject) => {
-      const req = request(url, { headers: { accept: 'text/event-stream', ...headers } })
+      const req = request(url, {
+        headers: { accept: 'text/event-stream', ...headers },
+        ...(localAddress !== undefined && { localAddress }),
+      })
       req.once('response', (res) => resolve(new SseTestClient(req, res)))
       req.once('error', reject)
       req.end()

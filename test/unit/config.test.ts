@@ -36,7 +36,32 @@ describe('loadConfig', () => {
       databasePoolSize: 10,
       plans: DEFAULT_PLANS,
       sqliteBusyTimeoutMs: 1000,
+      streamsPerClient: 64,
+      trustProxy: false,
     }))
+
+  it('STREAMS_PER_CLIENT: a whole number from 1 (docs/operations.md#limits-per-client)', () => {
+    assert.equal(loadConfig({ STREAMS_PER_CLIENT: '1' }).streamsPerClient, 1)
+    assert.equal(loadConfig({ STREAMS_PER_CLIENT: '5000' }).streamsPerClient, 5000)
+    for (const bad of ['0', '-1', '1.5', '0x40', 'many'])
+      refuses({ STREAMS_PER_CLIENT: bad }, /STREAMS_PER_CLIENT/)
+  })
+
+  it('TRUST_PROXY: off by default; a hop count, or proxy addresses and CIDR ranges', () => {
+    for (const off of ['', 'false', '0'])
+      assert.equal(loadConfig({ TRUST_PROXY: off }).trustProxy, false)
+    assert.equal(loadConfig({ TRUST_PROXY: '1' }).trustProxy, 1)
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1,fd00::/8' }).trustProxy, [
+      '10.0.0.0/8',
+      '127.0.0.1',
+      '::1',
+      'fd00::/8',
+    ])
+    assert.deepEqual(loadConfig({ TRUST_PROXY: 'loopback' }).trustProxy, ['loopback'])
+    // true would let any client name itself, and escape the per-client limits
+    for (const bad of ['true', '10.0.0.0/33', 'proxy.example.com', '1.2.3', '10.0.0.1/8/8', ','])
+      refuses({ TRUST_PROXY: bad }, /TRUST_PROXY/)
+  })
 
   it('AUTH_CACHE_SECONDS: whole seconds 0..3600 (0 disables the key cache)', () => {
     assert.equal(loadConfig({ AUTH_CACHE_SECONDS: '0' }).authCacheSeconds, 0)

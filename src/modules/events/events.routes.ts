@@ -1,9 +1,12 @@
 import type { OutgoingHttpHeaders } from 'node:http'
+import { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/database.ts'
+import type { StreamQuota } from '../../lib/client-limits.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import { tooManyStreams } from '../../lib/errors.ts'
 import { API_RESPONSE_HEADERS } from '../../lib/response-headers.ts'
 import {
   parseLastEventId,
@@ -23,8 +26,49 @@ export interface EventsRouteOptions {
   db: Kysely<DB>
   feeds: StatusFeeds
   sse: SseOptions
+  /** Open streams per client (STREAMS_PER_CLIENT), shared by both routes. */
+  quota: StreamQuota
   /** Where an authenticated stream is watched until its key stops working. */
   streamKeys?: StreamKeys
+}
+
+/** What a client refused a stream is told to wait: streams end when their clients leave. */
+const STREAM_RETRY_AFTER_SECONDS = 10
+
+/**
+ * Takes one of a client's stream places (docs/operations.md#limits-per-client)
+ * before any await, so concurrent opens cannot overshoot: a user's for a keyed stream, whatever
+ * key it uses, and the address's for an anonymous one (`request.ip`: the peer, or with
+ * TRUST_PROXY the client X-Forwarded-For names; an IPv6 address counts by its /64, as the
+ * rate limits do, since one host holds a whole /64). Over the cap: 429 tooManyStreams.
+ */
+function takePlace(quota: StreamQuota, client: string): () => void {
+  const release = quota.acquire(client)
+  if (release === null) throw tooManyStreams(quota.max, STREAM_RETRY_AFTER_SECONDS)
+  return release
+}
+
+interface Opened {
+  statusId: string
+  stream: SseStream | null
+}
+
+/**
+ * Opens a stream in a place taken for it: the place is given back if opening fails or opens
+ * nothing, and otherwise when the stream ends, however it ends (the client leaves, its key
+ * or access goes, the status goes, shutdown).
+ */
+async function openInPlace(release: () => void, open: () => Promise<Opened>): Promise<Opened> {
+  let opened: Opened
+  try {
+    opened = await open()
+  } catch (err) {
+    release()
+    throw err
+  }
+  if (opened.stream === null) release()
+  else opened.stream.onClose(release)
+  return opened
 }
 
 const EVENT_STREAM_RESPONSE = {
@@ -77,7 +121,7 @@ function openStream(
  */
 export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = async (
   app,
-  { db, feeds, sse, streamKeys },
+  { db, feeds, sse, quota, streamKeys },
 ) => {
   app.get(
     '/v1/status/:statusId/events',
@@ -86,7 +130,7 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
         operationId: 'streamStatusEvents',
         summary: 'Live updates of a status you may see (Server-Sent Events)',
         description:
-          'Starts with the current state unless `Last-Event-ID` names the current version; then one `status` event per write (value, setting). Event ids are the status version: they grow with every write. The stream ends with `event: unavailable` when the status is deleted or hidden from you (`deleted`, `notVisible`), or when the API key it was opened with stops working (`unauthorized`: revoked, expired or rotated away; within `AUTH_CACHE_SECONDS`, at once when revoked through this instance) or your user is no longer verified (`notVerified`).',
+          'Starts with the current state unless `Last-Event-ID` names the current version; then one `status` event per write (value, setting). Event ids are the status version: they grow with every write. The stream ends with `event: unavailable` when the status is deleted or hidden from you (`deleted`, `notVisible`), or when the API key it was opened with stops working (`unauthorized`: revoked, expired or rotated away; within `AUTH_CACHE_SECONDS`, at once when revoked through this instance) or your user is no longer verified (`notVerified`). A user holds at most `STREAMS_PER_CLIENT` (64) open streams, whatever keys they use; one more is 429 `tooManyStreams`.',
         tags: ['live updates'],
         params: StatusIdParamsSchema,
         response: EVENT_STREAM_RESPONSE,
@@ -94,18 +138,22 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
     },
     async (request, reply) => {
       const { caller } = request
-      // access errors are ordinary JSON errors: the stream opens only after this check
-      const { status } = await accessById(db, caller, request.params.statusId)
-      const viewer: Viewer = { kind: 'user', userId: caller.userId }
-      const stream = openStream(request, reply, sse, {
-        ...API_RESPONSE_HEADERS,
-        'cache-control': `${API_RESPONSE_HEADERS['cache-control']}, no-transform`,
+      const release = takePlace(quota, `user ${caller.userId}`)
+      const { statusId, stream } = await openInPlace(release, async () => {
+        // access errors are ordinary JSON errors: the stream opens only after this check
+        const { status } = await accessById(db, caller, request.params.statusId)
+        const stream = openStream(request, reply, sse, {
+          ...API_RESPONSE_HEADERS,
+          'cache-control': `${API_RESPONSE_HEADERS['cache-control']}, no-transform`,
+        })
+        return { statusId: status.id, stream }
       })
       if (stream === null) return reply
+      const viewer: Viewer = { kind: 'user', userId: caller.userId }
       // the stream lasts only as long as its key works (and its user stays verified)
       streamKeys?.track(caller.key.hash, caller.key.id, stream)
       await feeds.attach(
-        status.id,
+        statusId,
         stream,
         viewer,
         parseLastEventId(request.headers['last-event-id']),
@@ -121,7 +169,7 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
  */
 export const shareEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = async (
   app,
-  { db, feeds, sse },
+  { db, feeds, sse, quota },
 ) => {
   app.get(
     '/v1/share/:shareId/events',
@@ -132,21 +180,25 @@ export const shareEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = 
         operationId: 'streamSharedStatusEvents',
         summary: 'Live updates of a public status (Server-Sent Events, no API key)',
         description:
-          'As `/v1/status/:statusId/events`, with the public share view as data. The stream ends (after `event: unavailable`) when the status is deleted or made private.',
+          'As `/v1/status/:statusId/events`, with the public share view as data. The stream ends (after `event: unavailable`) when the status is deleted or made private. One client address holds at most `STREAMS_PER_CLIENT` (64) open streams; one more is 429 `tooManyStreams`.',
         tags: ['public'],
         params: ShareIdParamsSchema,
         response: EVENT_STREAM_RESPONSE,
       },
     },
     async (request, reply) => {
-      const status = await publicStatus(db, request.params.shareId)
-      const stream = openStream(request, reply, sse, {
-        'access-control-allow-origin': '*',
-        'x-content-type-options': 'nosniff',
+      const release = takePlace(quota, `ip ${normalizeIP(request.ip)}`)
+      const { statusId, stream } = await openInPlace(release, async () => {
+        const status = await publicStatus(db, request.params.shareId)
+        const stream = openStream(request, reply, sse, {
+          'access-control-allow-origin': '*',
+          'x-content-type-options': 'nosniff',
+        })
+        return { statusId: status.id, stream }
       })
       if (stream === null) return reply
       await feeds.attach(
-        status.id,
+        statusId,
         stream,
         { kind: 'share' },
         parseLastEventId(request.headers['last-event-id']),
