@@ -11,9 +11,19 @@ const ESCAPES: Record<string, string> = {
   "'": '&#39;',
 }
 
-/** Escapes text for HTML/XML element content and quoted attribute values. */
+/**
+ * What XML 1.0 does not allow anywhere (its `Char` production): C0 controls other than tab and
+ * line breaks, lone surrogates, U+FFFE and U+FFFF. The API refuses them in text
+ * (docs/api.md#validation-rules); text stored before that rule still renders well-formed.
+ */
+const NOT_XML = /[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu
+
+/**
+ * Escapes text for HTML/XML element content and quoted attribute values; a character XML
+ * does not allow becomes U+FFFD, so the SVG badge is always well-formed.
+ */
 export const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string)
+  text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string).replace(NOT_XML, '\uFFFD')
 
 /** Markup that is safe to insert as it is (it came from a template). */
 export class SafeHtml {

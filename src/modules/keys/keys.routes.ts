@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { Timestamp } from '../../lib/schema.ts'
+import { SingleLineText } from '../../lib/text.ts'
 import {
   apiKeysOf,
   createOwnApiKey,
@@ -61,7 +62,8 @@ const KeyIdParamsSchema = Type.Object({ keyId: Type.String() })
 
 const CreateApiKeyBodySchema = Type.Object(
   {
-    label: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\p{Cc}]*$' })),
+    // the text rules of a status name (docs/api.md#validation-rules), 1 to 100 characters
+    label: Type.Optional(SingleLineText({ minLength: 1, maxLength: 100 })),
     expiresAt: Type.Optional(Timestamp({ description: 'When the key stops working (future)' })),
   },
   { additionalProperties: false },

@@ -1,41 +1,12 @@
 import type { Static } from 'typebox'
 import { Type } from 'typebox'
-import {
-  StringEnum,
-  Timestamp,
-  withPatternMessage,
-  withReadOnlyProperties,
-} from '../../lib/schema.ts'
+import { StringEnum, Timestamp, withReadOnlyProperties } from '../../lib/schema.ts'
+import { MultiLineText, SingleLineText } from '../../lib/text.ts'
 
 export const ACCESS_TYPES = ['public', 'private'] as const
 export const ACCESS_LEVELS = ['public', 'private', 'owner'] as const
 export type AccessType = (typeof ACCESS_TYPES)[number]
 export type AccessLevel = (typeof ACCESS_LEVELS)[number]
-
-// note: lengths count code points (Ajv's default), so "80%" is 3 and "🟢" is 1.
-// Single-line text: at least one visible character, and no control, lone-surrogate or
-// line/paragraph-separator characters. Not visible on their own: whitespace, format characters
-// (U+200B), default-ignorable ones (Hangul fillers U+3164, variation selectors, U+034F),
-// combining marks without a base, and the blank Braille pattern U+2800. Zero-width joiners
-// inside emoji sequences, and marks on a visible base, stay allowed.
-const SINGLE_LINE =
-  '^(?=[^]*?[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Zl}\\p{Zp}\\p{M}\\p{Default_Ignorable_Code_Point}\\u2800])[^\\p{Cc}\\p{Cs}\\p{Zl}\\p{Zp}]*$'
-// Descriptions may hold tabs and line breaks, but no other control characters (C0 or C1).
-const MULTI_LINE = '^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F-\\x9F\\p{Cs}]*$'
-
-/** Single-line text of these lengths; a `pattern` failure answers in words, not the regex. */
-const SingleLine = (lengths: { minLength: number; maxLength: number }) =>
-  withPatternMessage(
-    Type.String({ ...lengths, pattern: SINGLE_LINE }),
-    'must contain a visible character and no control characters',
-  )
-
-/** Text that may span lines, at most this long. */
-const MultiLine = (maxLength: number) =>
-  withPatternMessage(
-    Type.String({ maxLength, pattern: MULTI_LINE }),
-    'must not contain control characters other than tab and line breaks',
-  )
 
 /** Fields a client can read but never set: sending one is rejected as read-only. */
 export const READ_ONLY_FIELDS = new Set([
@@ -53,11 +24,11 @@ export const READ_ONLY_FIELDS = new Set([
 export const StatusInputSchema = withReadOnlyProperties(
   Type.Object(
     {
-      name: Type.Optional(SingleLine({ minLength: 3, maxLength: 42 })),
+      name: Type.Optional(SingleLineText({ minLength: 3, maxLength: 42 })),
       type: Type.Optional(StringEnum(['text'])),
-      value: Type.Optional(SingleLine({ minLength: 1, maxLength: 10 })),
+      value: Type.Optional(SingleLineText({ minLength: 1, maxLength: 10 })),
       accessType: Type.Optional(StringEnum(ACCESS_TYPES)),
-      description: Type.Optional(MultiLine(400)),
+      description: Type.Optional(MultiLineText(400)),
       colorNo: Type.Optional(Type.Integer({ minimum: 1, maximum: 12 })),
       // "owners" is the seed sample response's spelling; accepted, answered as "owner"
       accessTypeUserList: Type.Optional(StringEnum([...ACCESS_LEVELS, 'owners'])),
