@@ -4,15 +4,15 @@ import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import { chromiumMissing, launchChromium } from '../helpers/browser.ts'
 import { suiteLifetime } from '../helpers/cleanup.ts'
 
-// Issue 19 (hardening II), findings 6 and 8: the text rules (docs/api.md#validation-rules) at
-// the Unicode edges.
+// Issue 19 (hardening II), findings 5, 6 and 8: the text rules (docs/api.md#validation-rules)
+// and the link gate (docs/api.md#plans) at the Unicode edges.
 
 const suite = suiteLifetime()
-let shared: Promise<{ t: TestApp; pro: TestUser }> | undefined
+let shared: Promise<{ t: TestApp; free: TestUser; pro: TestUser }> | undefined
 const world = () => {
   shared ??= (async () => {
     const t = await makeApp(suite)
-    return { t, pro: await t.user({ plan: 'pro' }) }
+    return { t, free: await t.user({ plan: 'free' }), pro: await t.user({ plan: 'pro' }) }
   })()
   return shared
 }
@@ -40,6 +40,65 @@ function refusedNaming(res: { statusCode: number; body: string }, field: string)
     `names ${field}: ${res.body}`,
   )
 }
+
+describe('finding 5: link gate bypassed by look-alikes', () => {
+  const LOOK_ALIKES = [
+    ['an ideographic full stop (U+3002) for the dot', 'example\u3002com/x'],
+    ['a full-width full stop (U+FF0E) for the dot', 'example\uff0ecom/x'],
+    ['a halfwidth ideographic full stop (U+FF61) for the dot', 'example\uff61com/x'],
+    ['a zero-width space (U+200B) after the domain', 'example.com\u200b/x'],
+    ['a soft hyphen (U+00AD) inside the domain', 'exam\u00adple.com'],
+    ['a zero-width joiner inside the TLD', 'example.c\u200dom'],
+    ['a full-width URL', 'ｈｔｔｐｓ://evil.com'],
+    ['a full-width bare domain', 'ｅｘａｍｐｌｅ．ｃｏｍ'],
+  ] as const
+
+  for (const [what, description] of LOOK_ALIKES)
+    it(`free plan: ${what} is still a link (402), as example.com/x is`, async () => {
+      const { t, free } = await world()
+      const res = await t.request(free, 'POST', `/v1/status-keys/${nextKey()}`, {
+        value: 'ON',
+        description,
+      })
+      assert.equal(res.statusCode, 402, res.body)
+      assert.equal(res.json().errorCode, 'planFeatureUnavailable')
+      assert.equal(res.json().errors[0].field, 'description')
+    })
+
+  it('a plan with links stores the look-alike exactly as sent and its share view makes it a link', async () => {
+    const { t, pro } = await world()
+    const description = 'see example\u3002com/x or ｈｔｔｐｓ://evil.com now'
+    const res = await t.request(pro, 'POST', `/v1/status-keys/${nextKey()}`, {
+      value: 'ON',
+      description,
+      accessType: 'public',
+    })
+    assert.equal(res.statusCode, 201, res.body)
+    assert.equal(res.json().description, description, 'stored as sent, not normalised')
+    const share = await t.request(null, 'GET', `/v1/share/${res.json().shareId}`)
+    const parts = share.json().descriptionParts as { text: string; href?: string }[]
+    assert.equal(parts.map((p) => p.text).join(''), description, 'the parts spell the text sent')
+    assert.deepEqual(
+      parts.filter((p) => p.href !== undefined),
+      [
+        { text: 'example\u3002com/x', href: 'http://example.com/x' },
+        { text: 'ｈｔｔｐｓ://evil.com', href: 'https://evil.com' },
+      ],
+    )
+  })
+
+  it('free plan: full-width text that is no link is accepted and stored as sent', async () => {
+    const { t, free } = await world()
+    const description = 'ＯＣＣＵＰＩＥＤ until ３ p.m.\u200b'
+    const res = await t.request(free, 'POST', `/v1/status-keys/${nextKey()}`, {
+      value: 'ＯＮ',
+      description,
+    })
+    assert.equal(res.statusCode, 201, res.body)
+    assert.equal(res.json().description, description)
+    assert.equal(res.json().value, 'ＯＮ')
+  })
+})
 
 describe('finding 6: badge not well-formed', () => {
   for (const [field, text, what] of [

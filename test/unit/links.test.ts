@@ -22,6 +22,12 @@ describe('the plan gate and the share view find the same links', () => {
     'mailto:ops@example.com',
     'münchen.de',
     '(example.io)',
+    // look-alikes (docs/api.md#plans): found in the text as a reader takes it
+    'example\u3002com/x',
+    'example.com\u200b/x',
+    'ｈｔｔｐｓ://evil.com',
+    'ｅｘａｍｐｌｅ．ｃｏｍ',
+    'ops\uff20example.org',
   ])
     it(`${JSON.stringify(text)}: refused without links, a link with them`, () => {
       assert.equal(containsLink(text), true, 'the gate finds a link')
@@ -55,5 +61,29 @@ describe('the plan gate and the share view find the same links', () => {
       { index: 8, lastIndex: 24, text: 'example.dev/docs', url: 'http://example.dev/docs' },
       { index: 29, lastIndex: 44, text: 'ops@example.com', url: 'mailto:ops@example.com' },
     ])
+  })
+})
+
+describe('look-alikes: found in the folded text, shown as sent', () => {
+  it('a link found through folding spans the text as sent and leads to the folded target', () => {
+    const text = 'at ｅｘａｍｐｌｅ．ｃｏｍ/ｘ\u200b, or example\u3002org'
+    assert.deepEqual(
+      findLinks(text).map(({ text, url }) => ({ text, url })),
+      [
+        { text: 'ｅｘａｍｐｌｅ．ｃｏｍ/ｘ', url: 'http://example.com/x' },
+        { text: 'example\u3002org', url: 'http://example.org' },
+      ],
+    )
+    assert.equal(
+      descriptionParts(text, true)
+        .map((p) => p.text)
+        .join(''),
+      text,
+    )
+  })
+
+  it('full-width text without a link is no link', () => {
+    for (const text of ['ＯＣＣＵＰＩＥＤ', 'ｖ１．２', '３ ｐ．ｍ．', 'node\u3002js'])
+      assert.equal(containsLink(text), false, text)
   })
 })
