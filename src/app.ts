@@ -23,6 +23,7 @@ import { planOf } from './modules/plans/plan-of.ts'
 import type { Plans } from './modules/plans/plans.ts'
 import type { ServiceDeps } from './modules/service-deps.ts'
 import { historyRoutes } from './modules/statuses/history.routes.ts'
+import { HistorySweeper } from './modules/statuses/history-sweep.ts'
 import { shareRoutes } from './modules/statuses/share.routes.ts'
 import { sharingRoutes } from './modules/statuses/sharing.routes.ts'
 import { STATUS_CHANGES, type StatusEventBus } from './modules/statuses/status-events.ts'
@@ -75,7 +76,12 @@ export interface AppDeps {
    * hop count, or proxy addresses and CIDR ranges). Default: none, the peer is the client.
    */
   trustProxy?: false | number | string | string[]
+  /** How often the history sweep looks for deletions left unswept (HISTORY_SWEEP_INTERVAL_MS). */
+  historySweepIntervalMs?: number
 }
+
+/** A deletion whose sweep was cut short (a crash, another instance's shutdown) waits at most this. */
+export const HISTORY_SWEEP_INTERVAL_MS = 5 * 60 * 1000
 
 // Bodies are validated strictly: no coercion ("3" is not 3), no defaults filled in, nothing
 // removed, every error reported. Query strings arrive as text, so they alone are coerced.
@@ -215,7 +221,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     feeds.closeAll()
   })
   app.addHook('onClose', () => events.close())
-  const services: ServiceDeps = { db: database.db, plans, events, writer: database.writer }
+  // deleted statuses' history goes in batches, in the background (docs/operations.md#history-sweep)
+  const historySweep = new HistorySweeper({
+    deps: { db: database.db, writer: database.writer },
+    intervalMs: deps.historySweepIntervalMs ?? HISTORY_SWEEP_INTERVAL_MS,
+    onError: (err) => app.log.warn({ err }, "sweeping deleted statuses' history failed"),
+  })
+  historySweep.start()
+  app.addHook('preClose', () => historySweep.close())
+  const services: ServiceDeps = {
+    db: database.db,
+    plans,
+    events,
+    writer: database.writer,
+    historySweep,
+  }
   // one count for both stream routes: a user's keyed streams, an address's anonymous ones
   const streamQuota = new StreamQuota(
     deps.streamsPerClient ?? DEFAULT_CLIENT_LIMITS.streamsPerClient,

@@ -23,6 +23,8 @@ export const PRIMARY_KEYS: { readonly [T in CopyTable]: readonly (keyof DB[T] & 
   status_history: ['status_id', 'change_no'],
   status_roles: ['status_id', 'user_id'],
   idempotency_keys: ['user_id', 'key'],
+  // a copy taken mid-sweep carries what is left to sweep, so the target's sweep finishes it
+  status_deletions: ['status_id'],
 }
 
 /** statusd's tables in the order a copy writes them (PRIMARY_KEYS's order). */
@@ -111,6 +113,7 @@ const NOUNS: Record<CopyTable, [string, string]> = {
   status_history: ['history row', 'history rows'],
   status_roles: ['role', 'roles'],
   idempotency_keys: ['idempotent response', 'idempotent responses'],
+  status_deletions: ['deleted status still swept', 'deleted statuses still swept'],
 }
 
 /** "3 users, 1 API key, …" for messages. */

@@ -56,6 +56,15 @@ export interface StatusHistoryTable {
   by_user_id: string
 }
 
+/**
+ * A deleted status whose history the sweep is still removing, in batches; the row goes with
+ * the last batch (modules/statuses/history-sweep.ts).
+ */
+export interface StatusDeletionsTable {
+  status_id: string
+  deleted_at: string
+}
+
 export interface IdempotencyKeysTable {
   user_id: string
   key: string
@@ -83,6 +92,7 @@ export interface DB {
   status_history: StatusHistoryTable
   idempotency_keys: IdempotencyKeysTable
   status_roles: StatusRolesTable
+  status_deletions: StatusDeletionsTable
 }
 
 export type User = Selectable<UsersTable>

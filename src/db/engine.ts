@@ -40,6 +40,11 @@ export interface MigrationSteps {
   clusteredStatuses(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
   /** 2026-11-25 bigint-counters: a status's counters hold 64 bits (up), or 32 (down). */
   bigintCounters(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
+  /**
+   * 2026-11-27 history-sweep: status_history without its reference to statuses (up), so a
+   * status's delete does not cascade into its whole history, or with it again (down).
+   */
+  historyWithoutStatusReference(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
 }
 
 /** How `statusd copy` (copy.ts) treats a URL of the engine, as source or as target. */

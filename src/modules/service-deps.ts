@@ -15,4 +15,6 @@ export interface ServiceDeps {
   events?: StatusEventBus
   /** How writes commit (group commit on SQLite); one transaction each when absent. */
   writer?: Writer
+  /** Told when a status is deleted, to sweep its history (statuses/history-sweep.ts). */
+  historySweep?: { kick(): void }
 }

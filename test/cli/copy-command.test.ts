@@ -85,7 +85,8 @@ async function seed(db: Kysely<DB>): Promise<{ key: string; statusIds: string[] 
       await updateStatusById(deps, caller, status.id, { value: `${i}.${j}` })
   }
   await setStatusByKey(deps, caller, 'no-value-yet', { name: 'Empty' })
-  // a role granted to bob, and a stored idempotent response: every table has rows
+  // a role granted to bob, a stored idempotent response and a deleted status whose history
+  // the sweep has yet to finish: every table has rows
   await db
     .insertInto('status_roles')
     .values({
@@ -106,6 +107,10 @@ async function seed(db: Kysely<DB>): Promise<{ key: string; statusIds: string[] 
       body: '{"value":"V0"}',
       created_at: '2026-11-22T00:00:00.000Z',
     })
+    .execute()
+  await db
+    .insertInto('status_deletions')
+    .values({ status_id: 'deleted-status', deleted_at: '2026-11-22T00:00:00.000Z' })
     .execute()
   return { key, statusIds }
 }
@@ -164,6 +169,7 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
       status_history: expected.status_history?.length,
       status_roles: 1,
       idempotency_keys: 1,
+      status_deletions: 1,
     })
     assert.equal(summary.replaced, false)
     assert.deepEqual(await targetDump(), expected)
@@ -233,7 +239,7 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
     assert.equal(code, 1)
     assert.match(
       err,
-      /target is not empty \(2 users, 3 API keys, 8 statuses, \d+ history rows, 1 role, 1 idempotent response\); pass --force/,
+      /target is not empty \(2 users, 3 API keys, 8 statuses, \d+ history rows, 1 role, 1 idempotent response, \d+ deleted status(?:es)? still swept\); pass --force/,
     )
     assert.deepEqual(await targetDump(), before)
   })

@@ -7,6 +7,7 @@ import * as clusteredStatuses from './2026-11-24T010000-clustered-statuses.ts'
 import * as apiKeySuccessor from './2026-11-25T000000-api-key-successor.ts'
 import * as bigintCounters from './2026-11-25T010000-bigint-counters.ts'
 import * as idempotentEtag from './2026-11-26T000000-idempotent-etag.ts'
+import * as historySweep from './2026-11-27T000000-history-sweep.ts'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T000000-api-key-successor': apiKeySuccessor,
   '2026-11-25T010000-bigint-counters': bigintCounters,
   '2026-11-26T000000-idempotent-etag': idempotentEtag,
+  '2026-11-27T000000-history-sweep': historySweep,
 }

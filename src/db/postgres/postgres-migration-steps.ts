@@ -47,4 +47,14 @@ export const postgresMigrationSteps: MigrationSteps = {
   clusteredHistory: async () => {},
   clusteredStatuses: async () => {},
   bigintCounters: (db, direction) => setCounterType(db, direction === 'up' ? 'bigint' : 'integer'),
+  historyWithoutStatusReference: async (db, direction) => {
+    // the name PostgreSQL gave the initial migration's inline reference
+    if (direction === 'up')
+      await sql`alter table status_history drop constraint status_history_status_id_fkey`.execute(
+        db,
+      )
+    else
+      await sql`alter table status_history add constraint status_history_status_id_fkey
+        foreign key (status_id) references statuses (id) on delete cascade`.execute(db)
+  },
 }

@@ -10,18 +10,25 @@ interface Pragma {
 }
 
 /**
- * Rebuilds status_history in one transaction, stored WITHOUT ROWID or not: a new table,
+ * Rebuilds status_history in one transaction, stored WITHOUT ROWID or not, its status_id
+ * referencing statuses (ON DELETE CASCADE) or not: a new table,
  * every row copied in key order, the old table dropped and the new one renamed. A crash
  * leaves the old table or the new one, never neither (the migrator runs SQLite migrations
  * outside a transaction).
  */
-async function rebuildHistory(db: Kysely<unknown>, clustered: boolean): Promise<void> {
+async function rebuildHistory(
+  db: Kysely<unknown>,
+  clustered: boolean,
+  referencesStatuses = true,
+): Promise<void> {
   // note: the columns as the initial migration made them; a migration keeps its own copy
   await db.transaction().execute(async (tx) => {
     await tx.schema
       .createTable('status_history_rebuilt')
       .addColumn('status_id', 'text', (c) =>
-        c.notNull().references('statuses.id').onDelete('cascade'),
+        referencesStatuses
+          ? c.notNull().references('statuses.id').onDelete('cascade')
+          : c.notNull(),
       )
       .addColumn('change_no', 'integer', (c) => c.notNull())
       .addColumn('value', 'text', (c) => c.notNull())
@@ -126,4 +133,6 @@ export const sqliteMigrationSteps: MigrationSteps = {
   clusteredHistory: (db, direction) => rebuildHistory(db, direction === 'up'),
   clusteredStatuses: (db, direction) => rebuildStatuses(db, direction === 'up'),
   bigintCounters: async () => {},
+  // SQLite cannot drop a reference in place: the table is rebuilt (clustered, as it is by then)
+  historyWithoutStatusReference: (db, direction) => rebuildHistory(db, true, direction === 'down'),
 }

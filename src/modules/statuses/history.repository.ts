@@ -1,5 +1,13 @@
 import type { Db } from '../../db/database.ts'
+import { lockRowsForWrite } from '../../db/locks.ts'
 import { preparedByShape, prepareQuery } from '../../db/prepared.ts'
+
+/**
+ * The most history rows one transaction deletes, by a prune or a deleted status's sweep: a
+ * few milliseconds of SQLite's one writer (and of the event loop), so no request waits on
+ * another's bulk work (docs/api.md#delete-a-status).
+ */
+export const HISTORY_BATCH = 5_000
 
 export interface HistoryRow {
   change_no: number
@@ -85,42 +93,109 @@ export async function listHistory(
  * The range starts at the oldest entry, which changes nothing but PostgreSQL's estimate:
  * with an upper bound alone it expects a third of a busy status's history, and a cost that
  * high switches on JIT compilation (7 ms a write).
+ *
+ * At most `batch` entries go per call (change numbers are distinct integers, so the range
+ * from the oldest one `batch` wide holds no more): the first write after a plan downgrade
+ * once deleted two million entries in one statement and stalled everything for seconds.
+ * The rest goes with the following writes, one batch each; the read filter hides it
+ * meanwhile (docs/api.md#history).
  */
-const prune = prepareQuery<{ statusId: string; cutoff: string; keepChangeNo: number }, never>(
-  (db, p) =>
-    db
-      .deleteFrom('status_history')
-      .where('status_id', '=', p('statusId'))
-      .where('at', '<', p('cutoff'))
-      .where('change_no', '>=', (eb) =>
+const prune = prepareQuery<
+  { statusId: string; cutoff: string; keepChangeNo: number; batch: number },
+  never
+>((db, p) => {
+  const oldest = db
+    .selectFrom('status_history')
+    .select('change_no')
+    .where('status_id', '=', p('statusId'))
+    .orderBy('change_no')
+    .limit(1)
+  return db
+    .deleteFrom('status_history')
+    .where('status_id', '=', p('statusId'))
+    .where('at', '<', p('cutoff'))
+    .where('change_no', '>=', oldest)
+    .where('change_no', '<', (eb) => eb(oldest, '+', p('batch')))
+    .where('change_no', '<', (eb) =>
+      eb.fn.coalesce(
         eb
           .selectFrom('status_history')
           .select('change_no')
           .where('status_id', '=', p('statusId'))
+          .where('change_no', '<', p('keepChangeNo'))
+          .where('at', '>=', p('cutoff'))
           .orderBy('change_no')
           .limit(1),
-      )
-      .where('change_no', '<', (eb) =>
-        eb.fn.coalesce(
-          eb
-            .selectFrom('status_history')
-            .select('change_no')
-            .where('status_id', '=', p('statusId'))
-            .where('change_no', '<', p('keepChangeNo'))
-            .where('at', '>=', p('cutoff'))
-            .orderBy('change_no')
-            .limit(1),
-          eb.val(p('keepChangeNo')),
-        ),
+        eb.val(p('keepChangeNo')),
       ),
-)
+    )
+})
 
+/** Deletes at most `batch` of the status's expired entries (see `prune`); returns how many. */
 export async function pruneHistory(
   db: Db,
   statusId: string,
   cutoff: string,
   keepChangeNo: number,
-): Promise<void> {
+  batch: number = HISTORY_BATCH,
+): Promise<number> {
   // note: runs on every value update (the write hot path), so it is prepared once
-  await prune(db, { statusId, cutoff, keepChangeNo })
+  return Number((await prune(db, { statusId, cutoff, keepChangeNo, batch })).numAffectedRows ?? 0)
+}
+
+// A deleted status's history, removed by the sweep (history-sweep.ts) in batches.
+
+/** Records, in the delete's transaction, that the status's history is to be swept. */
+export async function recordStatusDeletion(db: Db, statusId: string, at: string): Promise<void> {
+  await db
+    .insertInto('status_deletions')
+    .values({ status_id: statusId, deleted_at: at })
+    .onConflict((oc) => oc.doNothing())
+    .execute()
+}
+
+/** Deleted statuses whose history is still to be swept, oldest deletion first. */
+export async function pendingDeletions(db: Db, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('status_deletions')
+    .select('status_id')
+    .orderBy('deleted_at')
+    .orderBy('status_id')
+    .limit(limit)
+    .execute()
+  return rows.map((r) => r.status_id)
+}
+
+/**
+ * Takes a pending deletion for this transaction (locked until it ends, so two instances on
+ * PostgreSQL sweep one status's batches in turn); false when another sweep finished it.
+ */
+export async function claimDeletion(db: Db, statusId: string): Promise<boolean> {
+  const row = await lockRowsForWrite(
+    db,
+    db.selectFrom('status_deletions').select('status_id').where('status_id', '=', statusId),
+  ).executeTakeFirst()
+  return row !== undefined
+}
+
+/** Deletes up to `batch` of a status's history entries, oldest first; returns how many. */
+export async function deleteHistoryBatch(db: Db, statusId: string, batch: number): Promise<number> {
+  const result = await db
+    .deleteFrom('status_history')
+    .where('status_id', '=', statusId)
+    .where('change_no', 'in', (eb) =>
+      eb
+        .selectFrom('status_history')
+        .select('change_no')
+        .where('status_id', '=', statusId)
+        .orderBy('change_no')
+        .limit(batch),
+    )
+    .executeTakeFirst()
+  return Number(result.numDeletedRows)
+}
+
+/** The status's history is all gone: its deletion is done. */
+export async function finishDeletion(db: Db, statusId: string): Promise<void> {
+  await db.deleteFrom('status_deletions').where('status_id', '=', statusId).execute()
 }

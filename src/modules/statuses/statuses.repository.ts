@@ -9,6 +9,7 @@ import type {
 } from '../../db/database.ts'
 import { lockRowsForWrite } from '../../db/locks.ts'
 import { type PreparedQuery, preparedByShape, prepareQuery } from '../../db/prepared.ts'
+import { recordStatusDeletion } from './history.repository.ts'
 
 // The write hot path (PATCH by id, POST by key) runs prepared queries: built and compiled
 // once, not per request (docs/performance.md).
@@ -139,10 +140,16 @@ export const insertHistory = async (db: Db, row: NewHistoryRow): Promise<void> =
   await historyInsert(db, row)
 }
 
-export async function deleteStatusRow(db: Db, id: string): Promise<boolean> {
-  await db.deleteFrom('status_history').where('status_id', '=', id).execute()
+/**
+ * Deletes the status (its roles cascade) and records its history for the sweep, which
+ * removes it in batches after the commit (history-sweep.ts): readers lose the status at
+ * once, and the delete costs the same whatever the history's size.
+ */
+export async function deleteStatusRow(db: Db, id: string, at: string): Promise<boolean> {
   const result = await db.deleteFrom('statuses').where('id', '=', id).executeTakeFirst()
-  return Number(result.numDeletedRows) > 0
+  if (Number(result.numDeletedRows) === 0) return false
+  await recordStatusDeletion(db, id, at)
+  return true
 }
 
 export async function countOwnedStatuses(db: Db, ownerId: string): Promise<number> {

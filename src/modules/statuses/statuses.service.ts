@@ -350,7 +350,10 @@ export async function getStatusByKey(
 export const findStatus = (db: Db, statusId: string): Promise<StatusRow | undefined> =>
   findStatusById(db, statusId)
 
-/** DELETE /v1/status/:statusId — owner only; the status and its history go. */
+/**
+ * DELETE /v1/status/:statusId — owner only. The status is gone for every reader when this
+ * returns; its history goes after, in batches (history-sweep.ts, docs/api.md#delete-a-status).
+ */
 export async function deleteStatusById(
   deps: ServiceDeps,
   caller: Caller,
@@ -365,11 +368,12 @@ export async function deleteStatusById(
       const visible = assertVisible(status, role)
       assertMayChange(role, 'delete')
       assertPreconditions(visible, options)
-      if (!(await deleteStatusRow(tx, statusId))) throw notFound('Status not found')
+      if (!(await deleteStatusRow(tx, statusId, nowIso()))) throw notFound('Status not found')
       return visible
     },
     deleted,
   )
+  deps.historySweep?.kick()
 }
 
 /** DELETE /v1/status-keys/:statusKey — the caller's own status with this key. */
@@ -386,11 +390,12 @@ export async function deleteStatusByKey(
       const status = await findStatusByKeyForWrite(tx, caller.userId, key)
       if (!status) throw notFound('Status not found')
       assertPreconditions(status, options)
-      if (!(await deleteStatusRow(tx, status.id))) throw notFound('Status not found')
+      if (!(await deleteStatusRow(tx, status.id, nowIso()))) throw notFound('Status not found')
       return status
     },
     deleted,
   )
+  deps.historySweep?.kick()
 }
 
 /**
