@@ -33,8 +33,8 @@ import { authenticate, requireApiKey } from './plugins/auth.ts'
 import { conditionalRequests } from './plugins/conditional-requests.ts'
 import {
   clientErrorHandler,
+  drainOnClose,
   MAX_HEADER_BYTES,
-  refuseWhileClosing,
   requireHostHeader,
   SERVER_TIMEOUTS,
   type ServerTimeouts,
@@ -143,7 +143,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       requireHostHeader: false,
     },
     clientErrorHandler,
-    // answered by refuseWhileClosing instead, with the API's error body (docs/api.md#errors)
+    // answered by drainOnClose instead, with the API's error body (docs/api.md#errors)
     return503OnClosing: false,
     // an upstream proxy's request id is kept when it looks like one; otherwise a fresh one
     requestIdHeader: false,
@@ -180,7 +180,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain')
   useStrictJsonBodies(app)
   app.addHook('onRequest', requireHostHeader)
-  refuseWhileClosing(app)
+  drainOnClose(app, timeouts)
   // no id, key or share id holds NUL, and PostgreSQL cannot even compare text holding it
   app.addHook('onRequest', (request, _reply, done) => {
     if (/%00/i.test(request.url))

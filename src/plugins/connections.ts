@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto'
+import type { ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type {
   FastifyInstance,
@@ -112,15 +114,61 @@ export function requireHostHeader(
   done()
 }
 
+/** The answer a connection owes now, if any (Node's own record, which its closeIdleConnections reads). */
+function answerDue(socket: Socket): ServerResponse | undefined {
+  const current = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+  return current && !current.writableFinished ? current : undefined
+}
+
 /**
- * During a graceful shutdown, a request that arrives on an open connection is refused with 503
- * `unavailable` (docs/api.md#errors) and `Connection: close`; requests already in flight complete.
- * note: replaces Fastify's return503OnClosing, whose body has another shape.
+ * A graceful shutdown (docs/operations.md#shutdown) that ends within moments of the last
+ * answer in flight, whatever clients keep open:
+ * - every answer still to be given says `Connection: close`, so its connection closes once
+ *   it is sent (without it, the client's idle keep-alive connection held the process for
+ *   the 72 s keep-alive timeout);
+ * - a connection that owes no answer is closed at once: idle between requests, or with a
+ *   request head still arriving (once the server closes, Node no longer enforces
+ *   headersTimeout or requestTimeout, so such a client would hold it for ever);
+ * - a request whose body has not all arrived `requestTimeout` after the shutdown began is
+ *   cut off, as the requestTimeout Node no longer enforces would have cut it;
+ * - a request that reaches the app while closing (pipelined behind one in flight) is refused
+ *   with 503 `unavailable` (docs/api.md#errors) and never processed. note: replaces Fastify's
+ *   return503OnClosing, whose body has another shape.
  */
-export function refuseWhileClosing(app: FastifyInstance): void {
+export function drainOnClose(
+  app: FastifyInstance,
+  timeouts: Pick<ServerTimeouts, 'checkInterval' | 'requestTimeout'>,
+): void {
   let closing = false
-  app.addHook('preClose', async () => {
+  const sockets = new Set<Socket>()
+  app.server.on('connection', (socket: Socket) => {
+    sockets.add(socket)
+    socket.once('close', () => sockets.delete(socket))
+  })
+  const sweep = (cutOffIncomplete: boolean) => {
+    for (const socket of sockets) {
+      // a connection ending after its last answer closes by itself
+      if (socket.destroyed || socket.writableEnded) continue
+      const answer = answerDue(socket)
+      if (answer === undefined || (cutOffIncomplete && !answer.req.complete)) socket.destroy()
+      else if (!answer.headersSent) answer.setHeader('connection', 'close')
+    }
+  }
+  let checks: NodeJS.Timeout | undefined
+  let deadline: NodeJS.Timeout | undefined
+  app.addHook('preClose', (done) => {
     closing = true
+    sweep(false)
+    // note: what Node's connection checks did until the server closed; an answer whose headers
+    // had gone out before (keep-alive) leaves its connection idle once sent
+    checks = setInterval(() => sweep(false), timeouts.checkInterval).unref()
+    deadline = setTimeout(() => sweep(true), timeouts.requestTimeout).unref()
+    done()
+  })
+  app.addHook('onClose', (_instance, done) => {
+    clearInterval(checks)
+    clearTimeout(deadline)
+    done()
   })
   // note: a plain hook calling done (here and in app.ts): an async one costs a promise and a
   // microtask hop on every request
