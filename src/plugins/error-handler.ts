@@ -1,4 +1,10 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+} from 'fastify'
 import fp from 'fastify-plugin'
 import { storageErrorKind } from '../db/storage-error.ts'
 import {
@@ -206,8 +212,26 @@ export function sendError(err: unknown, request: FastifyRequest, reply: FastifyR
     })
 }
 
+/**
+ * onRequest hook: an unknown route is answered by its not-found handler (the API's, or the
+ * share pages' HTML one under /s) before its body is read, so it is 404 whatever it carries
+ * (docs/api.md#order-of-checks). note: Fastify runs a not-found route's whole lifecycle,
+ * body parsing included (415, 400, 413) before the handler.
+ */
+function answerUnknownRoutesFirst(
+  this: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: HookHandlerDoneFunction,
+): void {
+  // the route of an unmatched request is the not-found handler of its prefix
+  if (request.is404) void request.routeOptions.handler.call(this, request, reply)
+  else done()
+}
+
 /** The one error handler and not-found handler of the API. */
 export const errorHandlerPlugin = fp(async (app: FastifyInstance) => {
+  app.addHook('onRequest', answerUnknownRoutesFirst)
   app.setErrorHandler((err, request, reply) => sendError(err, request, reply))
   app.setNotFoundHandler((request, reply) =>
     sendError(
