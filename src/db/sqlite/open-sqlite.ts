@@ -1,4 +1,4 @@
-import { mkdirSync, statSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely } from 'kysely'
@@ -25,7 +25,7 @@ export function openSqlite(path: string, options: DatabaseOptions = {}): Databas
   const readOnly = options.readOnly ?? false
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS
   const file = path === ':memory:' ? path : resolve(path)
-  if (file !== ':memory:' && !readOnly) mkdirSync(dirname(file), { recursive: true })
+  if (file !== ':memory:' && !readOnly) createPrivately(file)
   const sqlite = new SQLite(file, { readonly: readOnly, fileMustExist: readOnly })
   if (!readOnly) sqlite.pragma('journal_mode = WAL')
   // note: FULL fsyncs the WAL on every commit, so an acknowledged write survives power loss;
@@ -68,6 +68,22 @@ export function openSqlite(path: string, options: DatabaseOptions = {}): Databas
       await durability?.close()
       await db.destroy()
     },
+  }
+}
+
+/**
+ * Creates what is missing of a database file and its directories, private to the service's
+ * user (docs/operations.md#storage-sqlite): directories 0700, the file 0600 (SQLite would make
+ * it 0644). SQLite gives the -wal and -shm files it creates the database file's mode. What
+ * exists already keeps the mode its operator gave it.
+ */
+function createPrivately(file: string): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
+  try {
+    // note: 'wx' creates it only if it does not exist, so that an existing file is never touched
+    closeSync(openSync(file, 'wx', 0o600))
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'EEXIST') throw err
   }
 }
 
