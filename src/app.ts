@@ -29,6 +29,7 @@ import { sharingRoutes } from './modules/statuses/sharing.routes.ts'
 import { STATUS_CHANGES, type StatusEventBus } from './modules/statuses/status-events.ts'
 import { statusRoutes } from './modules/statuses/statuses.routes.ts'
 import { userRoutes } from './modules/users/users.routes.ts'
+import { anonymousLimit } from './plugins/anonymous-limit.ts'
 import { authenticate, requireApiKey } from './plugins/auth.ts'
 import { conditionalRequests } from './plugins/conditional-requests.ts'
 import {
@@ -71,6 +72,8 @@ export interface AppDeps {
   clock?: Clock
   /** Open event streams per user or client address (STREAMS_PER_CLIENT; default 64). */
   streamsPerClient?: ClientLimits['streamsPerClient']
+  /** Anonymous requests per client address and minute (ANON_REQUESTS_PER_MINUTE; default 1 200). */
+  anonRequestsPerMinute?: ClientLimits['anonRequestsPerMinute']
   /**
    * Which proxies' X-Forwarded-For names the client (TRUST_PROXY): Fastify's `trustProxy` (a
    * hop count, or proxy addresses and CIDR ranges). Default: none, the peer is the client.
@@ -250,6 +253,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   conditionalRequests(app)
   optionalBodies(app)
   publicViews(app)
+  await anonymousLimit(app, {
+    max: deps.anonRequestsPerMinute ?? DEFAULT_CLIENT_LIMITS.anonRequestsPerMinute,
+  })
   await app.register(docsRoutes)
 
   await app.register(healthRoutes, { ping: () => database.ping() })

@@ -26,6 +26,8 @@ export interface Config {
   sqliteBusyTimeoutMs: number
   /** Open event streams per user (keyed) or client address (anonymous). */
   streamsPerClient: number
+  /** Anonymous requests per client address and minute. */
+  anonRequestsPerMinute: number
   trustProxy: TrustProxy
 }
 
@@ -94,6 +96,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     DEFAULT_CLIENT_LIMITS.streamsPerClient,
     [1, 1_000_000],
   )
+  const anonRequestsPerMinute = wholeNumber(
+    env,
+    'ANON_REQUESTS_PER_MINUTE',
+    DEFAULT_CLIENT_LIMITS.anonRequestsPerMinute,
+    [1, 1_000_000_000],
+  )
   const trustProxy = parseTrustProxy(env.TRUST_PROXY)
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/statusd.db'
   checkDatabaseUrl(databaseUrl)
@@ -116,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     plans,
     sqliteBusyTimeoutMs,
     streamsPerClient,
+    anonRequestsPerMinute,
     trustProxy,
   }
 }

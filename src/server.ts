@@ -62,6 +62,7 @@ export async function serve(
       publicUrl: config.publicUrl,
       keyCacheTtlMs: config.authCacheSeconds * 1000,
       streamsPerClient: config.streamsPerClient,
+      anonRequestsPerMinute: config.anonRequestsPerMinute,
       trustProxy: config.trustProxy,
       logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
     })

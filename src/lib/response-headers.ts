@@ -12,6 +12,15 @@ export const API_RESPONSE_HEADERS = {
 } as const
 
 /**
+ * `Cache-Control` of a public view that answers 200 with an ETag (share view, share page,
+ * badge): any cache may keep it for 5 seconds, then revalidates it (a 304 while the ETag
+ * holds), so a popular status costs one request per cache every 5 s. A change shows within
+ * those 5 s; the page and live clients get it at once from the event stream
+ * (docs/sharing.md#caching-of-public-views).
+ */
+export const PUBLIC_VIEW_CACHE_CONTROL = 'public, max-age=5'
+
+/**
  * onSend hook of the anonymous public views (`/v1/share/…` and their event streams), errors
  * included: public data for any page to embed (no credentials are involved), and always
  * revalidated.
@@ -23,6 +32,7 @@ export function publicViewHeaders(
   done: HookHandlerDoneFunction,
 ): void {
   reply.header('access-control-allow-origin', '*')
+  // errors and lists: revalidated every time (the views with an ETag set their own)
   if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-cache')
   done()
 }

@@ -62,13 +62,15 @@ const HEADERS = {
     schema: { type: 'string', enum: ['true'] },
   },
   RateLimitLimit: {
-    description: "The user's requests per minute (on counted requests of limited plans).",
+    description:
+      "Requests per minute: the user's (on counted requests of limited plans), or on anonymous routes the client address's (`ANON_REQUESTS_PER_MINUTE`).",
     schema: integer,
   },
   RateLimitRemaining: { description: 'Requests left in the current window.', schema: integer },
   RateLimitReset: { description: 'Seconds until the window ends.', schema: integer },
   RetryAfter: {
-    description: 'On 429 rateLimited and 503 unavailable: seconds to wait before retrying.',
+    description:
+      'On 429 rateLimited or tooManyStreams and 503 unavailable: seconds to wait before retrying.',
     schema: integer,
   },
   WWWAuthenticate: { description: 'On 401: how to authenticate.', schema: string },
@@ -170,6 +172,10 @@ export function documentHeaders<
         if (keyed && code !== '401')
           addHeaders(response, ['RateLimitLimit', 'RateLimitRemaining', 'RateLimitReset'])
         if (keyed && code === '4XX') addHeaders(response, ['RetryAfter', 'WWWAuthenticate'])
+        if (facts.anonymousLimit) {
+          addHeaders(response, ['RateLimitLimit', 'RateLimitRemaining', 'RateLimitReset'])
+          if (code === '4XX' || code === '429') addHeaders(response, ['RetryAfter'])
+        }
         if (code === '5XX' || code === '503') addHeaders(response, ['RetryAfter'])
         if (facts.publicView) addHeaders(response, ['AccessControlAllowOrigin'])
       }

@@ -51,7 +51,8 @@ const securityOf = (auth: RouteFacts['auth']): Record<string, string[]>[] =>
 
 /** The facts of a route the document shows (the rest of its config is not for clients). */
 function factsOf(config: FastifyContextConfig | undefined): RouteFacts {
-  const { auth, idempotent, conditional, located, publicView, bodyOptional } = config ?? {}
+  const { auth, idempotent, conditional, located, publicView, bodyOptional, anonymousLimit } =
+    config ?? {}
   return {
     ...(auth !== undefined && { auth }),
     ...(idempotent && { idempotent }),
@@ -59,6 +60,7 @@ function factsOf(config: FastifyContextConfig | undefined): RouteFacts {
     ...(located && { located }),
     ...(publicView && { publicView }),
     ...(bodyOptional && { bodyOptional }),
+    ...(anonymousLimit && { anonymousLimit }),
   }
 }
 

@@ -32,6 +32,12 @@ export interface RouteFacts {
    */
   publicView?: true
   /**
+   * An anonymous route that counts against the per-address limit of anonymous requests
+   * (`ANON_REQUESTS_PER_MINUTE`, docs/api.md#rate-limits). Read by `anonymousLimit`
+   * (anonymous-limit.ts) and the document (the rate-limit headers).
+   */
+  anonymousLimit?: true
+  /**
    * Every property of its body is optional, so no body at all means `{}`. Read by
    * `optionalBodies` (json-body.ts) and the document (its requestBody is not `required`).
    */

@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { viewEtag } from '../lib/etag.ts'
+import { PUBLIC_VIEW_CACHE_CONTROL } from '../lib/response-headers.ts'
 import type { ServiceDeps } from '../modules/service-deps.ts'
 import { shareBadge, sharePage } from '../modules/statuses/share.service.ts'
 import { ShareIdParamsSchema } from '../modules/statuses/sharing.schemas.ts'
@@ -63,7 +65,21 @@ const page = (type: string, description: string) => ({
   content: { [type]: { schema: Type.String() } },
 })
 
-function sendHtml(reply: FastifyReply, status: number, body: string): FastifyReply {
+/**
+ * Headers of a view that answers 200: its ETag, and caches may keep it a few seconds
+ * (docs/sharing.md#caching-of-public-views).
+ */
+const cacheable = (shareId: string, version: number, body: string) => ({
+  etag: viewEtag(shareId, version, body),
+  'cache-control': PUBLIC_VIEW_CACHE_CONTROL,
+})
+
+function sendHtml(
+  reply: FastifyReply,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+): FastifyReply {
   return reply
     .code(status)
     .headers({
@@ -73,6 +89,7 @@ function sendHtml(reply: FastifyReply, status: number, body: string): FastifyRep
       // links in descriptions must not learn the share URL
       'referrer-policy': 'no-referrer',
       'cache-control': 'no-cache',
+      ...headers,
     })
     .send(body)
 }
@@ -84,15 +101,21 @@ const notFoundPage = () =>
     'There is no public status at this address. It may have been deleted or made private.',
   )
 
-function sendBadge(reply: FastifyReply, status: number, svg: string): FastifyReply {
+function sendBadge(
+  reply: FastifyReply,
+  status: number,
+  svg: string,
+  headers: Record<string, string> = {},
+): FastifyReply {
   return reply
     .code(status)
     .headers({
       'content-type': 'image/svg+xml; charset=utf-8',
       'content-security-policy': BADGE_CSP,
       'x-content-type-options': 'nosniff',
-      // README renderers and image proxies revalidate every time: the badge stays current
+      // an error badge: README renderers and image proxies ask again every time
       'cache-control': 'no-cache, max-age=0',
+      ...headers,
     })
     .send(svg)
 }
@@ -158,7 +181,7 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async
   app.get(
     '/:shareId',
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', anonymousLimit: true, conditional: true },
       schema: {
         operationId: 'getSharePage',
         summary: 'Share page of a public status (HTML, updates live)',
@@ -166,7 +189,12 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async
         params: ShareIdParamsSchema,
         response: {
           200: page('text/html', 'The share page'),
+          304: { description: 'Not modified: `If-None-Match` names the current ETag (no body)' },
           404: page('text/html', 'No public status here: unknown, deleted or private'),
+          429: page(
+            'text/html',
+            'Too many anonymous requests from this address this minute; `Retry-After`',
+          ),
           503: page('text/html', 'Storage cannot answer now; `Retry-After: 5`'),
         },
       },
@@ -178,23 +206,21 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async
         users: PAGE_USERS,
       })
       const { shareId } = page.view
-      return sendHtml(
-        reply,
-        200,
-        renderSharePage({
-          ...page,
-          assets: ASSET_URLS,
-          eventsUrl: `/v1/share/${shareId}/events`,
-          historyUrl: `/v1/share/${shareId}/history?limit=${PAGE_HISTORY}`,
-        }),
-      )
+      const body = renderSharePage({
+        ...page,
+        assets: ASSET_URLS,
+        eventsUrl: `/v1/share/${shareId}/events`,
+        historyUrl: `/v1/share/${shareId}/history?limit=${PAGE_HISTORY}`,
+      })
+      // the ETag covers the history and people shown too (lib/etag.ts)
+      return sendHtml(reply, 200, body, cacheable(shareId, page.version, body))
     },
   )
 
   app.get(
     '/:shareId/badge.svg',
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', anonymousLimit: true, conditional: true },
       schema: {
         operationId: 'getBadge',
         summary: 'README badge "name | value" of a public status (SVG)',
@@ -202,9 +228,14 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async
         params: ShareIdParamsSchema,
         response: {
           200: page('image/svg+xml', 'The badge'),
+          304: { description: 'Not modified: `If-None-Match` names the current ETag (no body)' },
           404: page(
             'image/svg+xml',
             'A grey "status | not found" badge: unknown, deleted or private',
+          ),
+          429: page(
+            'image/svg+xml',
+            'A grey "status | error" badge: too many anonymous requests from this address this minute; `Retry-After`',
           ),
           503: page('image/svg+xml', 'A grey "status | unavailable" badge; `Retry-After: 5`'),
         },
@@ -212,8 +243,10 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async
     },
     async (request, reply) => {
       // an unknown or private share id throws 404: the error handler answers the grey badge
-      const badge = await shareBadge(deps.db, request.params.shareId)
-      return sendBadge(reply, 200, renderBadge(badge.name, badge.value ?? '—', badge.colorNo))
+      const { shareId } = request.params
+      const badge = await shareBadge(deps.db, shareId)
+      const svg = renderBadge(badge.name, badge.value ?? '—', badge.colorNo)
+      return sendBadge(reply, 200, svg, cacheable(shareId, badge.version, svg))
     },
   )
 }

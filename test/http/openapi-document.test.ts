@@ -170,11 +170,14 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
     }
   })
 
-  it('`conditional`: If-None-Match on the six single-status operations, If-Match on their writes', () => {
+  it('`conditional`: If-None-Match on the six single-status operations and the three public views with an ETag, If-Match on the writes', () => {
     const single = operations().filter(({ op }) => headerParameters(op).includes('If-None-Match'))
     assert.deepEqual(single.map(({ name }) => name).sort(), [
       `DELETE ${byKey}`,
       `DELETE ${byId}`,
+      'GET /s/{shareId}',
+      'GET /s/{shareId}/badge.svg',
+      'GET /v1/share/{shareId}',
       `GET ${byKey}`,
       `GET ${byId}`,
       `PATCH ${byId}`,
@@ -186,6 +189,23 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
         if (op.responses[code]) assert.ok(op.responses[code].headers?.ETag, `${name} ${code} ETag`)
     }
     assert.ok(!headerParameters(operation('get', '/v1/user/status')).includes('If-None-Match'))
+  })
+
+  it('`anonymousLimit`: the anonymous views, and not the probes, show the rate-limit headers', () => {
+    const limited = operations()
+      .filter(
+        ({ op }) =>
+          op.responses['200']?.headers?.['x-ratelimit-limit'] && op.security?.length === 0,
+      )
+      .map(({ name }) => name)
+    assert.deepEqual(limited.sort(), [
+      'GET /s/{shareId}',
+      'GET /s/{shareId}/badge.svg',
+      'GET /v1/share/{shareId}',
+      'GET /v1/share/{shareId}/events',
+      'GET /v1/share/{shareId}/history',
+      'GET /v1/share/{shareId}/users',
+    ])
   })
 
   it('`located`: the 201s that name what they created have Location', () => {

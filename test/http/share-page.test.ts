@@ -226,7 +226,8 @@ describe('XSS: hostile names, values and descriptions stay text', () => {
     const res = await get(t, `/s/${s.shareId}/badge.svg`)
     assert.equal(res.statusCode, 200)
     assert.match(String(res.headers['content-type']), /^image\/svg\+xml/)
-    assert.match(String(res.headers['cache-control']), /no-cache/)
+    // kept briefly by caches, then revalidated by its ETag (docs/sharing.md#caching-of-public-views)
+    assert.equal(res.headers['cache-control'], 'public, max-age=5')
     assert.match(String(res.headers['content-security-policy']), /default-src 'none'/)
     assertInert(res.body, 'badge')
     assert.match(

@@ -37,6 +37,7 @@ describe('loadConfig', () => {
       plans: DEFAULT_PLANS,
       sqliteBusyTimeoutMs: 1000,
       streamsPerClient: 64,
+      anonRequestsPerMinute: 1200,
       trustProxy: false,
     }))
 
@@ -45,6 +46,13 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ STREAMS_PER_CLIENT: '5000' }).streamsPerClient, 5000)
     for (const bad of ['0', '-1', '1.5', '0x40', 'many'])
       refuses({ STREAMS_PER_CLIENT: bad }, /STREAMS_PER_CLIENT/)
+  })
+
+  it('ANON_REQUESTS_PER_MINUTE: a whole number from 1 (docs/operations.md#limits-per-client)', () => {
+    assert.equal(loadConfig({ ANON_REQUESTS_PER_MINUTE: '1' }).anonRequestsPerMinute, 1)
+    assert.equal(loadConfig({ ANON_REQUESTS_PER_MINUTE: '60000' }).anonRequestsPerMinute, 60000)
+    for (const bad of ['0', '-5', '1e3', 'lots'])
+      refuses({ ANON_REQUESTS_PER_MINUTE: bad }, /ANON_REQUESTS_PER_MINUTE/)
   })
 
   it('TRUST_PROXY: off by default; a hop count, or proxy addresses and CIDR ranges', () => {

@@ -175,7 +175,7 @@ export const shareEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = 
     '/v1/share/:shareId/events',
     {
       // a refusal (404, 400) carries the public view's headers too; the stream sets its own
-      config: { auth: 'none', publicView: true },
+      config: { auth: 'none', publicView: true, anonymousLimit: true },
       schema: {
         operationId: 'streamSharedStatusEvents',
         summary: 'Live updates of a public status (Server-Sent Events, no API key)',

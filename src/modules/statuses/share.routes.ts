@@ -1,7 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
 import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import { viewEtag } from '../../lib/etag.ts'
+import { PUBLIC_VIEW_CACHE_CONTROL } from '../../lib/response-headers.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { HistoryEntrySchema } from './history.schemas.ts'
 import { publicHistory, publicUsers, publicView } from './share.service.ts'
@@ -10,8 +13,13 @@ import { ShareIdParamsSchema, StatusUserSchema } from './sharing.schemas.ts'
 import { ListQuerySchema } from './statuses.schemas.ts'
 
 const tags = ['public']
-// anyone may read these, from any page (docs/sharing.md#public-views-no-api-key)
-const config = { auth: 'none', publicView: true } as const
+// anyone may read these, from any page (docs/sharing.md#public-views-no-api-key), as often
+// as the anonymous limit allows (docs/api.md#rate-limits)
+const config = { auth: 'none', publicView: true, anonymousLimit: true } as const
+
+const NOT_MODIFIED = Type.Null({
+  description: 'Not modified: `If-None-Match` names the current ETag (no body)',
+})
 
 /**
  * The page size of the public lists when the request names none. Anyone may ask, without a
@@ -31,16 +39,31 @@ export const shareRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/v1/share/:shareId',
     {
-      config,
+      // note: `conditional` answers 304 to a current If-None-Match
+      config: { ...config, conditional: true },
       schema: {
         operationId: 'getSharedStatus',
         summary: 'Public view of a public status (no API key)',
+        description:
+          'Carries an ETag (`If-None-Match` with it: 304) and `Cache-Control: public, max-age=5`, so caches absorb popular statuses.',
         tags,
         params: ShareIdParamsSchema,
-        response: { 200: ShareViewSchema, ...ERROR_RESPONSES },
+        response: { 200: ShareViewSchema, 304: NOT_MODIFIED, ...ERROR_RESPONSES },
       },
     },
-    async (request) => publicView(deps, request.params.shareId),
+    async (request, reply) => {
+      const { view, version } = await publicView(deps, request.params.shareId)
+      // serialized here, by the route's own schema, so that the ETag covers the bytes sent;
+      // note: the untyped reply, since the typed one takes the schema's object, not its text
+      const body = reply.serialize(view) as string
+      return (reply as FastifyReply)
+        .headers({
+          etag: viewEtag(view.shareId, version, body),
+          'cache-control': PUBLIC_VIEW_CACHE_CONTROL,
+          'content-type': 'application/json; charset=utf-8',
+        })
+        .send(body)
+    },
   )
 
   app.get(

@@ -27,9 +27,16 @@ export async function shareViewOf(deps: ServiceDeps, status: StatusRow): Promise
   return toShareView(status, await ownerPlanOf(deps.db, deps.plans, status))
 }
 
+/** A share view, with the stored version of the status it shows (for its ETag). */
+export interface VersionedShareView {
+  view: ShareView
+  version: number
+}
+
 /** GET /v1/share/:shareId — the public view of a public status. */
-export async function publicView(deps: ServiceDeps, shareId: string): Promise<ShareView> {
-  return shareViewOf(deps, await publicStatus(deps.db, shareId))
+export async function publicView(deps: ServiceDeps, shareId: string): Promise<VersionedShareView> {
+  const status = await publicStatus(deps.db, shareId)
+  return { view: await shareViewOf(deps, status), version: Number(status.version) }
 }
 
 /** GET /v1/share/:shareId/history — when the status's history is public (403 otherwise). */
@@ -59,6 +66,8 @@ export interface SharePage {
   history: HistoryEntry[] | null
   /** Null when the user list is not public. */
   users: StatusUser[] | null
+  /** The stored version of the status (for the page's ETag). */
+  version: number
 }
 
 /**
@@ -81,6 +90,7 @@ export async function sharePage(
     users: anyone(status.access_type_user_list)
       ? (await listStatusUsers(deps, access, { limit: limits.users })).items
       : null,
+    version: Number(status.version),
   }
 }
 
@@ -89,10 +99,17 @@ export interface ShareBadge {
   name: string
   value: string | null
   colorNo: number
+  /** The stored version of the status (for the badge's ETag). */
+  version: number
 }
 
 /** The badge of a public status (404 as the share view). */
 export async function shareBadge(db: Db, shareId: string): Promise<ShareBadge> {
   const status = await publicStatus(db, shareId)
-  return { name: status.name, value: status.value, colorNo: status.color_no }
+  return {
+    name: status.name,
+    value: status.value,
+    colorNo: status.color_no,
+    version: Number(status.version),
+  }
 }

@@ -112,7 +112,11 @@
     setLive('connecting', 'Reconnecting…')
     setTimeout(async () => {
       try {
-        const res = await fetch(viewUrl, { headers: { accept: 'application/json' } })
+        // revalidated (a 304 while current): a copy cached for its 5 s could hide an ending
+        const res = await fetch(viewUrl, {
+          headers: { accept: 'application/json' },
+          cache: 'no-cache',
+        })
         if (res.status === 404) return ended()
         if (res.ok) render(await res.json())
       } catch {
