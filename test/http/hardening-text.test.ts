@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import { chromiumMissing, launchChromium } from '../helpers/browser.ts'
-import { suiteLifetime } from '../helpers/cleanup.ts'
+import { defer, suiteLifetime } from '../helpers/cleanup.ts'
 
 // Issue 19 (hardening II), findings 5, 6 and 8: the text rules (docs/api.md#validation-rules)
 // and the link gate (docs/api.md#plans) at the Unicode edges.
@@ -141,7 +141,7 @@ describe('finding 6: badge not well-formed', () => {
 
   it('the badge parses as XML in a real parser (Chromium DOMParser), odd text and text stored before the rule included', {
     skip: chromiumMissing(),
-  }, async () => {
+  }, async (ctx) => {
     const { t, pro } = await world()
     const odd = await t.request(pro, 'POST', `/v1/status-keys/${nextKey()}`, {
       name: '<Room> & "4" \u00e9\u0301 👨\u200d💻',
@@ -167,24 +167,21 @@ describe('finding 6: badge not well-formed', () => {
       badges.push(res.body)
     }
     const browser = await launchChromium()
-    try {
-      const page = await browser.context.newPage()
-      const errors = await page.evaluate(
-        (svgs) =>
-          svgs.map((svg) => {
-            const doc = new (globalThis as unknown as BrowserGlobals).DOMParser().parseFromString(
-              svg,
-              'image/svg+xml',
-            )
-            const error = doc.getElementsByTagName('parsererror')[0]
-            return error ? error.textContent : null
-          }),
-        badges,
-      )
-      assert.deepEqual(errors, [null, null], 'every badge is well-formed XML')
-    } finally {
-      await browser.close()
-    }
+    defer(ctx, () => browser.close())
+    const page = await browser.context.newPage()
+    const errors = await page.evaluate(
+      (svgs) =>
+        svgs.map((svg) => {
+          const doc = new (globalThis as unknown as BrowserGlobals).DOMParser().parseFromString(
+            svg,
+            'image/svg+xml',
+          )
+          const error = doc.getElementsByTagName('parsererror')[0]
+          return error ? error.textContent : null
+        }),
+      badges,
+    )
+    assert.deepEqual(errors, [null, null], 'every badge is well-formed XML')
   })
 })
 

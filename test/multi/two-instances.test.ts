@@ -132,12 +132,14 @@ test('two instances on one PostgreSQL database', { skip: postgresOnly }, async (
         ['via B', CREATES + UPDATES + 1],
       )
       // and the other way round, on a share stream of B
-      await send(a, key, 'PATCH', `/v1/status/${statusId}`, { accessType: 'public' })
+      const made = await send(a, key, 'PATCH', `/v1/status/${statusId}`, { accessType: 'public' })
+      assert.equal(made.status, 200, JSON.stringify(made.body))
       const shareId = String(patched.body.shareId)
       const onB = await SseTestClient.connect(`${b.url}/v1/share/${shareId}/events`)
       st.after(() => onB.close())
       const bFirst = await onB.nextEvent()
-      await send(a, key, 'PATCH', `/v1/status/${statusId}`, { value: 'via A' })
+      const viaA = await send(a, key, 'PATCH', `/v1/status/${statusId}`, { value: 'via A' })
+      assert.equal(viaA.status, 200, JSON.stringify(viaA.body))
       const bEvent = await onB.nextEvent()
       assert.deepEqual(
         [bEvent.id, JSON.parse(bEvent.data).value],
