@@ -29,7 +29,8 @@ const unavailableFrame = (reason: 'deleted' | 'notVisible', version: number): Ss
 class Snapshot {
   readonly row: StatusRow
   readonly version: number
-  #statusFrame: SseFrame | undefined
+  #ownerFrame: SseFrame | undefined
+  #othersFrame: SseFrame | undefined
   #shareFrame: Promise<SseFrame> | undefined
   #roleHolders: Promise<Set<string>> | undefined
   #notVisibleFrame: SseFrame | undefined
@@ -45,10 +46,21 @@ class Snapshot {
     return this.row.access_type === 'public'
   }
 
-  /** The event for authenticated streams: the Status JSON. */
-  statusFrame(): SseFrame {
-    this.#statusFrame ??= encodeEvent('status', this.version, JSON.stringify(toStatus(this.row)))
-    return this.#statusFrame
+  /** The event for the owner's streams: the Status JSON, the owner's status key in it. */
+  ownerFrame(): SseFrame {
+    this.#ownerFrame ??= this.#statusEvent(this.row.owner_id)
+    return this.#ownerFrame
+  }
+
+  /** The event for other users' streams: the Status JSON as they read it (no status key). */
+  othersFrame(): SseFrame {
+    // note: any reader but the owner gets the same Status (docs/api.md#the-status-object)
+    this.#othersFrame ??= this.#statusEvent('')
+    return this.#othersFrame
+  }
+
+  #statusEvent(readerId: string): SseFrame {
+    return encodeEvent('status', this.version, JSON.stringify(toStatus(this.row, readerId)))
   }
 
   /** The event for share streams; the share view needs the owner's plan (description links). */
@@ -77,15 +89,13 @@ class Snapshot {
    */
   async prepare(clients: Iterable<Client>): Promise<Delivery> {
     let shareViewers = false
-    let users = false
+    let owner = false
     let nonOwners = false
     for (const { viewer } of clients) {
       if (viewer.kind === 'share') shareViewers = true
-      else {
-        users = true
-        if (viewer.userId !== this.row.owner_id) nonOwners = true
-      }
-      if (shareViewers && nonOwners) break
+      else if (viewer.userId === this.row.owner_id) owner = true
+      else nonOwners = true
+      if (shareViewers && owner && nonOwners) break
     }
     const isPublic = this.isPublic
     // a share viewer of a private status sees nothing, so no share view is rendered for it
@@ -96,7 +106,8 @@ class Snapshot {
     return {
       snapshot: this,
       share,
-      status: users ? this.statusFrame() : undefined,
+      owner: owner ? this.ownerFrame() : undefined,
+      others: nonOwners ? this.othersFrame() : undefined,
       roleHolders,
     }
   }
@@ -107,8 +118,10 @@ interface Delivery {
   snapshot: Snapshot
   /** The share-view event; absent when no share viewer needed it. */
   share: SseFrame | undefined
-  /** The Status event; absent when no authenticated viewer needed it. */
-  status: SseFrame | undefined
+  /** The Status event for the owner; absent when the owner was not watching. */
+  owner: SseFrame | undefined
+  /** The Status event for other users (no status key); absent when none was watching. */
+  others: SseFrame | undefined
   /** Role holders of a private status; absent for a public one, or when nobody needed them. */
   roleHolders: Set<string> | undefined
 }
@@ -229,7 +242,13 @@ function deliver(client: Client, delivery: Delivery): void {
     gone(client, snapshot.notVisibleFrame())
     return
   }
-  const frame = client.viewer.kind === 'share' ? delivery.share : delivery.status
+  const { viewer } = client
+  const frame =
+    viewer.kind === 'share'
+      ? delivery.share
+      : viewer.userId === snapshot.row.owner_id
+        ? delivery.owner
+        : delivery.others
   if (frame === undefined) return
   if (client.first) {
     client.first = false

@@ -97,7 +97,7 @@ export function listRoleHolders(
   return query.execute()
 }
 
-export type SubscriptionRow = Pick<StatusRow, 'id' | 'status_key' | 'share_id' | 'name'> & {
+export type SubscriptionRow = Pick<StatusRow, 'id' | 'share_id' | 'name'> & {
   role: string
   role_created_at: string
 }
@@ -111,7 +111,7 @@ export function listSubscribedStatuses(
   let query = db
     .selectFrom('status_roles as r')
     .innerJoin('statuses as s', 's.id', 'r.status_id')
-    .select(['s.id', 's.status_key', 's.share_id', 's.name', 'r.role'])
+    .select(['s.id', 's.share_id', 's.name', 'r.role'])
     .select('r.created_at as role_created_at')
     .where('r.user_id', '=', userId)
   const after = page.after

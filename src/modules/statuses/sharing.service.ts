@@ -64,9 +64,11 @@ export async function roleHolders(db: Db, statusId: string): Promise<Set<string>
   return new Set(await roleHolderIds(db, statusId))
 }
 
+// note: a subscription is to a status someone else owns, and a status key is its owner's
+// alone (docs/api.md#the-status-object): always null here
 const toSubscription = (row: SubscriptionRow): Subscription => ({
   statusId: row.id,
-  statusKey: row.status_key,
+  statusKey: null,
   shareId: row.share_id,
   name: row.name,
   role: row.role as GrantedRole,
@@ -74,7 +76,7 @@ const toSubscription = (row: SubscriptionRow): Subscription => ({
 
 const subscriptionOf = (status: StatusRow, role: GrantedRole): Subscription => ({
   statusId: status.id,
-  statusKey: status.status_key,
+  statusKey: null,
   shareId: status.share_id,
   name: status.name,
   role,

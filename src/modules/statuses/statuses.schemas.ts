@@ -50,7 +50,9 @@ export const StatusSchema = Type.Object(
   {
     id: Type.String({ description: '21-character status id' }),
     shareId: Type.String({ description: 'Public share id (8 lowercase base32 characters)' }),
-    statusKey: Type.Union([Type.String(), Type.Null()]),
+    statusKey: Type.Union([Type.String(), Type.Null()], {
+      description: "The owner's key for this status; null for anyone but the owner",
+    }),
     name: Type.String(),
     type: StringEnum(['text']),
     value: Type.Union([Type.String(), Type.Null()]),

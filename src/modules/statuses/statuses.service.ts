@@ -74,8 +74,11 @@ export interface WriteOptions {
 export const statusEtag = (row: Pick<StatusRow, 'id' | 'version'>): string =>
   versionEtag(row.id, Number(row.version))
 
-/** The API's view of a stored status and its tag, mapped once. */
-const tagged = (row: StatusRow): TaggedStatus => ({ status: toStatus(row), etag: statusEtag(row) })
+/** The API's view of a stored status for one reader, and its tag, mapped once. */
+const tagged = (row: StatusRow, readerId: string): TaggedStatus => ({
+  status: toStatus(row, readerId),
+  etag: statusEtag(row),
+})
 
 /** Throws 412 unless the preconditions hold for the current state (null: no status yet). */
 function assertPreconditions(current: StatusRow | null, options: WriteOptions): void {
@@ -97,12 +100,16 @@ export const STATUS_DEFAULTS = {
   accessTypeHistory: 'private',
 } as const
 
-/** Maps a stored row to the API's Status object; the one place names change case. */
-export function toStatus(row: StatusRow): Status {
+/**
+ * Maps a stored row to the API's Status object as `readerId` may read it; the one place names
+ * change case. The status key is the owner's own name for the status: null for everyone else
+ * (docs/api.md#the-status-object).
+ */
+export function toStatus(row: StatusRow, readerId: string): Status {
   return {
     id: row.id,
     shareId: row.share_id,
-    statusKey: row.status_key,
+    statusKey: row.owner_id === readerId ? row.status_key : null,
     name: row.name,
     type: row.type as 'text',
     value: row.value,
@@ -178,7 +185,7 @@ async function applyUpdate(
     // retention follows the owner's plan; an updater's plan does not matter
     await pruneExpiredHistory(tx, plans, updated, role === 'owner' ? caller.plan : undefined)
   }
-  const written: Written = { row: updated, ...tagged(updated), created: false }
+  const written: Written = { row: updated, ...tagged(updated, caller.userId), created: false }
   await options.onWrite?.(tx, written)
   return written
 }
@@ -285,7 +292,11 @@ export async function setStatusByKey(
             at: inserted.created_at,
             by_user_id: caller.userId,
           })
-        const written: Written = { row: inserted, ...tagged(inserted), created: true }
+        const written: Written = {
+          row: inserted,
+          ...tagged(inserted, caller.userId),
+          created: true,
+        }
         await options.onWrite?.(tx, written)
         return written
       }
@@ -328,7 +339,7 @@ export async function getStatusById(
 ): Promise<TaggedStatus> {
   const status = await findStatusById(deps.db, statusId)
   const role = status ? await roleOn(deps.db, status, caller.userId) : null
-  return tagged(assertVisible(status, role))
+  return tagged(assertVisible(status, role), caller.userId)
 }
 
 /** GET /v1/status-keys/:statusKey — the caller's own status with this key. */
@@ -340,7 +351,7 @@ export async function getStatusByKey(
   assertStatusKey(key)
   const status = await findStatusByKey(deps.db, caller.userId, key)
   if (!status) throw notFound('Status not found')
-  return tagged(status)
+  return tagged(status, caller.userId)
 }
 
 /**
