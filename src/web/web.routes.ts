@@ -28,12 +28,14 @@ const BADGE_CSP = "default-src 'none'; style-src 'unsafe-inline'"
 interface Asset {
   body: string
   type: string
+  /** The first 12 hex digits of the content's SHA-256: the version in `url`. */
+  hash: string
   url: string
 }
 
 function asset(name: string, type: string, body: string): Asset {
   const hash = createHash('sha256').update(body).digest('hex').slice(0, 12)
-  return { body, type, url: `/s/assets/${name}?v=${hash}` }
+  return { body, type, hash, url: `/s/assets/${name}?v=${hash}` }
 }
 
 const ASSETS: Record<string, Asset> = {
@@ -167,12 +169,16 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async
         ? ASSETS[request.params.name]
         : undefined
       if (!found) return sendHtml(reply, 404, notFoundPage())
+      // the URL the pages link to carries the content's hash: a new version is a new URL, so
+      // that one may be kept for ever. note: any other `v` (or none) is answered too, but
+      // revalidated: kept as immutable, `?v=<anything>` would pin whatever it got first
+      const { v } = request.query as { v?: unknown }
       return reply
         .headers({
           'content-type': found.type,
           'x-content-type-options': 'nosniff',
-          // the URL carries a content hash: a new version is a new URL
-          'cache-control': 'public, max-age=31536000, immutable',
+          'cache-control':
+            v === found.hash ? 'public, max-age=31536000, immutable' : 'public, no-cache',
         })
         .send(found.body)
     },
