@@ -32,3 +32,38 @@ describe('/s/assets/share.js?v=<anything> is cached as immutable', () => {
     }
   })
 })
+
+describe('/docs sends no CSP/frame-ancestors', () => {
+  it('the API explorer and everything it loads carry a Content-Security-Policy that forbids framing and inline script', async (t) => {
+    const app = await makeApp(t)
+    let page = await app.request(null, 'GET', '/docs')
+    if (page.statusCode >= 300 && page.statusCode < 400)
+      page = await app.request(
+        null,
+        'GET',
+        new URL(String(page.headers.location), 'http://x/docs/').pathname,
+      )
+    assert.equal(page.statusCode, 200)
+    assert.match(String(page.headers['content-type']), /text\/html/)
+    const linked = [...page.body.matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => m[1] as string)
+    assert.ok(linked.length >= 4, `the page loads its scripts and styles: ${linked.join(' ')}`)
+    const urls = [
+      '/docs',
+      ...linked.map((u) => new URL(u, 'http://x/docs/').pathname),
+      '/docs/json',
+    ]
+    for (const url of urls) {
+      const res = await app.request(null, 'GET', url)
+      assert.equal(res.statusCode, 200, url)
+      const csp = String(res.headers['content-security-policy'])
+      assert.match(csp, /frame-ancestors 'none'/, `${url}: ${csp}`)
+      assert.match(csp, /default-src 'none'/, `${url}: ${csp}`)
+      const scripts = /script-src ([^;]*)/.exec(csp)?.[1] ?? ''
+      assert.doesNotMatch(
+        scripts,
+        /unsafe-inline|unsafe-eval|\*|https?:/,
+        `${url}: only its own scripts`,
+      )
+    }
+  })
+})
