@@ -8,8 +8,8 @@ import type { Database } from './db/engine.ts'
 import { type ClientLimits, DEFAULT_CLIENT_LIMITS, StreamQuota } from './lib/client-limits.ts'
 import { type Clock, systemClock } from './lib/clock.ts'
 import { rateLimited, validationError } from './lib/errors.ts'
-import { API_KEY_PREFIX } from './lib/ids.ts'
 import { LazySchemas } from './lib/lazy-schemas.ts'
+import { KEY_LIKE } from './lib/redact.ts'
 import { API_RESPONSE_HEADERS } from './lib/response-headers.ts'
 import { DEFAULT_SSE_OPTIONS, type SseOptions } from './lib/sse.ts'
 import { shareEventsRoutes, statusEventsRoutes } from './modules/events/events.routes.ts'
@@ -100,11 +100,6 @@ const queryAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: true }
 type CompilersFactory = NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/
-/**
- * What an upstream request id must not hold, since it is echoed and logged: the API key
- * prefix in any case, or a run of 40 letters and digits (a key's secret part, alone).
- */
-const KEY_LIKE = new RegExp(`${API_KEY_PREFIX}|[A-Za-z0-9]{40}`, 'i')
 
 /**
  * Fastify's `trustProxy`. note: a hop count n is given as the function Fastify itself makes of
@@ -152,7 +147,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: (req) => {
       const upstream = req.headers['x-request-id']
-      // note: never echo (and log) something holding an API key as a request id
+      // note: never echo (and log) something that may hold an API key (KEY_LIKE) as a request id
       return typeof upstream === 'string' && REQUEST_ID.test(upstream) && !KEY_LIKE.test(upstream)
         ? upstream
         : randomUUID()

@@ -3,7 +3,7 @@ import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
 import { createDatabase } from './db/create-database.ts'
 import { migrateToLatest } from './db/migrate.ts'
-import { redactRequestUrl } from './lib/redact.ts'
+import { redactHeaderValue, redactRequestUrl } from './lib/redact.ts'
 import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.service.ts'
 import { ensureFirstUser } from './modules/users/first-user.ts'
 
@@ -14,13 +14,18 @@ const FIRST_HOUSEKEEPING_MS = 60 * 1000
 /** Redacted request fields: API keys never reach a log line. */
 const REDACT = ['req.headers["service-api-key"]', 'req.headers.authorization']
 
-/** Fastify's request serializer, with the URL redacted (a key sent in the query string). */
+/**
+ * Fastify's request serializer, with the URL redacted (a key sent in the query string) and
+ * the header values it logs too (a key sent as a Host or Accept-Version, by mistake or to
+ * plant it in the log).
+ */
 const serializeRequest = (req: FastifyRequest) => ({
   method: req.method,
   url: redactRequestUrl(req.url),
-  version:
+  version: redactHeaderValue(
     typeof req.headers['accept-version'] === 'string' ? req.headers['accept-version'] : undefined,
-  host: req.host,
+  ),
+  host: redactHeaderValue(req.host),
   remoteAddress: req.ip,
   remotePort: req.socket?.remotePort,
 })

@@ -4,6 +4,12 @@ const KEY_SHAPED = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9]+`, 'g')
 const SECRET_PARAM = /key|token|secret|auth|pass/i
 
 /**
+ * Text that may hold an API key: the key prefix in any case, or a run of 40 letters and
+ * digits (a key's secret part, alone). Such text is never echoed or logged as it came.
+ */
+export const KEY_LIKE = new RegExp(`${API_KEY_PREFIX}|[A-Za-z0-9]{40}`, 'i')
+
+/**
  * The text with every valid percent-escape decoded, one by one (a malformed one elsewhere,
  * `%ZZ`, does not stop the rest, as it stops `decodeURIComponent`), and again while any is
  * left (`%2573` is `%73`, which is `s`). For spotting a key only: bytes become latin1 chars.
@@ -52,4 +58,13 @@ export function redactRequestUrl(url: string): string {
     })
     .join('&')
   return `${path}?${query}`
+}
+
+/**
+ * A request header's value fit for a log line (`Host`, `Accept-Version`): the value as it
+ * came, or `[redacted]` when it, or its percent-decoded form, may hold a key (KEY_LIKE).
+ */
+export function redactHeaderValue(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined
+  return KEY_LIKE.test(value) || KEY_LIKE.test(unescaped(value)) ? '[redacted]' : value
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import fs from 'node:fs'
+import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { after, before, it } from 'node:test'
@@ -196,4 +197,66 @@ it('the ready line names the migrations a start applied: all on a new database, 
   const second = await startServer(t, dbFile)
   assert.equal(readyLine(second)?.migrationsApplied, undefined, 'nothing left to apply')
   assert.equal((await second.stop('SIGTERM')).code, 0)
+})
+
+/** Sends one request over a socket of its own, with the headers exactly as given; resolves with the status. */
+function rawRequest(base: string, lines: string[]): Promise<number> {
+  const { port } = new URL(base)
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), '127.0.0.1')
+    let answer = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => {
+      answer += chunk
+    })
+    socket.on('error', reject)
+    socket.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0)))
+    socket.end(`GET /healthz HTTP/1.1\r\n${lines.join('\r\n')}\r\nConnection: close\r\n\r\n`)
+  })
+}
+
+it('Host and Accept-Version headers are logged verbatim: a header value that carries a key (or a key-like run) is redacted in the log', async (t) => {
+  const server = await startServer(t, path.join(dir, 'header-values', 'statusd.db'))
+  const key = server.firstKey as string
+  assert.ok(key, server.output())
+  const wrongKey = unknownKey()
+  const secretPart = wrongKey.slice(4)
+  const cases: [string, string[], { host?: string; version?: string }][] = [
+    ['host-key', [`Host: ${key}`], { host: '[redacted]' }],
+    ['host-in-name', [`Host: ${wrongKey}.example.com:8080`], { host: '[redacted]' }],
+    ['host-upper', [`Host: ${wrongKey.toUpperCase()}`], { host: '[redacted]' }],
+    [
+      'version-key',
+      ['Host: status.example.com', `Accept-Version: ${key}`],
+      { version: '[redacted]' },
+    ],
+    [
+      'version-secret',
+      ['Host: status.example.com', `Accept-Version: ${secretPart}`],
+      { version: '[redacted]' },
+    ],
+    // ordinary values are logged as they came: redaction is for secrets, not for everything
+    [
+      'plain',
+      ['Host: status.example.com', 'Accept-Version: 1.x'],
+      { host: 'status.example.com', version: '1.x' },
+    ],
+  ]
+  for (const [id, headers] of cases)
+    assert.ok((await rawRequest(server.url, [...headers, `x-request-id: hdr-${id}`])) > 0, id)
+  assert.equal((await server.stop('SIGTERM')).code, 0, server.output())
+
+  assertNoSecrets(
+    [...server.stdout, ...server.stderr].filter((l) => asLogLine(l) !== null),
+    [key, wrongKey, wrongKey.toUpperCase(), secretPart],
+  )
+  for (const [id, , expected] of cases) {
+    const incoming = server
+      .logs()
+      .find((l) => l.reqId === `hdr-${id}` && l.msg === 'incoming request')
+    assert.ok(incoming, `request ${id} is logged`)
+    const req = incoming.req as { host?: string; version?: string }
+    if (expected.host !== undefined) assert.equal(req.host, expected.host, id)
+    if (expected.version !== undefined) assert.equal(req.version, expected.version, id)
+  }
 })

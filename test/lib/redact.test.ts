@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { redactRequestUrl } from '../../src/lib/redact.ts'
+import { redactHeaderValue, redactRequestUrl } from '../../src/lib/redact.ts'
 
 const KEY = 'sdk_0123456789abcdefghijABCDEFGHIJ0123456789'
 
@@ -50,4 +50,19 @@ it('leaves ordinary URLs alone', () => {
     '/v1/x?a=&=b&&',
   ])
     assert.equal(redactRequestUrl(url), url)
+})
+
+it('a logged header value that may hold a key is masked whole; others stay as they came', () => {
+  for (const value of [
+    KEY,
+    `${KEY}.example.com`,
+    KEY.toUpperCase(),
+    KEY.slice(4),
+    `v=${KEY.slice(4)}`,
+    `sdk%5F${KEY.slice(4)}`,
+  ])
+    assert.equal(redactHeaderValue(value), '[redacted]', value)
+  for (const value of ['status.example.com', '127.0.0.1:8080', '1.x', '>=2.0.0', 'sdk'])
+    assert.equal(redactHeaderValue(value), value)
+  assert.equal(redactHeaderValue(undefined), undefined)
 })
