@@ -19,12 +19,29 @@ const SINGLE_LINE =
 const MULTI_LINE =
   '^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F-\\x9F\\p{Cs}\\p{Noncharacter_Code_Point}]*$'
 
+const SINGLE_LINE_MESSAGE =
+  'must contain a visible character and no control characters or noncharacters'
+
+/**
+ * What is wrong with a single-line text of these lengths, in the words of a validation error,
+ * or undefined when it is fine: the schema's rule, for input that does not come through the
+ * HTTP API (the admin CLI's key labels). Lengths count code points, as the schema's do.
+ */
+export function singleLineTextProblem(
+  text: string,
+  lengths: { minLength: number; maxLength: number },
+): string | undefined {
+  const length = [...text].length
+  if (length < lengths.minLength) return `must be at least ${lengths.minLength} characters`
+  if (length > lengths.maxLength) return `must be at most ${lengths.maxLength} characters`
+  singleLine ??= new RegExp(SINGLE_LINE, 'u')
+  return singleLine.test(text) ? undefined : SINGLE_LINE_MESSAGE
+}
+let singleLine: RegExp | undefined
+
 /** Single-line text of these lengths; a `pattern` failure answers in words, not the regex. */
 export const SingleLineText = (lengths: { minLength: number; maxLength: number }) =>
-  withPatternMessage(
-    Type.String({ ...lengths, pattern: SINGLE_LINE }),
-    'must contain a visible character and no control characters or noncharacters',
-  )
+  withPatternMessage(Type.String({ ...lengths, pattern: SINGLE_LINE }), SINGLE_LINE_MESSAGE)
 
 /** Text that may span lines, at most this long. */
 export const MultiLineText = (maxLength: number) =>

@@ -265,6 +265,18 @@ describe('statusd errors: non-zero exit, one clear line on stderr (JSON with --j
       message: /no key no-such-key-id/,
     },
     {
+      name: 'key label with a noncharacter: the text rule of the API (finding 8 of issue 19)',
+      argv: ['key', 'create', '--user', 'erin@example.com', '--label', 'ci \ufffe'],
+      code: 1,
+      message: /label must contain a visible character and no control characters or noncharacters/,
+    },
+    {
+      name: 'key label of nothing visible',
+      argv: ['key', 'create', '--user', 'erin@example.com', '--label', '\u200b '],
+      code: 1,
+      message: /label must contain a visible character/,
+    },
+    {
       name: 'bad expiry: not a date',
       argv: ['key', 'create', '--user', 'erin@example.com', '--expires', 'tomorrow'],
       code: 1,

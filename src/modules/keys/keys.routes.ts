@@ -7,6 +7,7 @@ import {
   apiKeysOf,
   createOwnApiKey,
   type KeyDeps,
+  LABEL_LENGTHS,
   MAX_GRACE_SECONDS,
   revokeOwnKey,
   rotateOwnKey,
@@ -63,7 +64,7 @@ const KeyIdParamsSchema = Type.Object({ keyId: Type.String() })
 const CreateApiKeyBodySchema = Type.Object(
   {
     // the text rules of a status name (docs/api.md#validation-rules), 1 to 100 characters
-    label: Type.Optional(SingleLineText({ minLength: 1, maxLength: 100 })),
+    label: Type.Optional(SingleLineText(LABEL_LENGTHS)),
     expiresAt: Type.Optional(Timestamp({ description: 'When the key stops working (future)' })),
   },
   { additionalProperties: false },

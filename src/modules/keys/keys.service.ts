@@ -3,6 +3,7 @@ import type { ApiKey, DB, User } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import { ApiError, notFound, UserInputError, validationError } from '../../lib/errors.ts'
 import { newApiKey, newId } from '../../lib/ids.ts'
+import { singleLineTextProblem } from '../../lib/text.ts'
 import { creationIso, nowIso, parseIsoInstant } from '../../lib/time.ts'
 import type { KeyCache } from './key-cache.ts'
 import {
@@ -63,12 +64,19 @@ export const toApiKeyView = (key: ApiKey): ApiKeyView => ({
  */
 export const MAX_ENDED_KEYS = 100
 
+/** A key label's lengths; its text rule is a status name's (docs/api.md#validation-rules). */
+export const LABEL_LENGTHS = { minLength: 1, maxLength: 100 } as const
+
 /** Creates a key for a user; the secret is in the result and nowhere else, ever. */
 export async function createApiKey(
   db: Kysely<DB>,
   userId: string,
   options: { label?: string; expiresAt?: string } = {},
 ): Promise<ApiKeyView & { key: string; userId: string }> {
+  // note: the API's schema refuses such a label first; this holds it for the admin CLI too
+  const labelProblem =
+    options.label === undefined ? undefined : singleLineTextProblem(options.label, LABEL_LENGTHS)
+  if (labelProblem !== undefined) throw new UserInputError(`label ${labelProblem}`)
   let expiresAt: string | null = null
   if (options.expiresAt !== undefined) {
     const at = parseIsoInstant(options.expiresAt)
