@@ -16,6 +16,7 @@ import { shareEventsRoutes, statusEventsRoutes } from './modules/events/events.r
 import { StatusFeeds } from './modules/events/status-feeds.ts'
 import { StreamKeys } from './modules/events/stream-keys.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
+import { WriteHealth } from './modules/health/write-health.ts'
 import { KeyCache } from './modules/keys/key-cache.ts'
 import { apiKeyRoutes } from './modules/keys/keys.routes.ts'
 import { authenticateHash } from './modules/keys/keys.service.ts'
@@ -219,9 +220,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     feeds.closeAll()
   })
   app.addHook('onClose', () => events.close())
+  // a write refused because storage is full or read-only makes /readyz 503 until one succeeds
+  // again; every writer's unit and every request's error tells it
+  const writeHealth = new WriteHealth({
+    clock: deps.clock ?? systemClock,
+    probe: () => database.probeWrite(),
+  })
+  const writer = writeHealth.watch(database.writer)
+  app.addHook('onError', (_request, _reply, err, done) => {
+    writeHealth.failed(err)
+    done()
+  })
   // deleted statuses' history goes in batches, in the background (docs/operations.md#history-sweep)
   const historySweep = new HistorySweeper({
-    deps: { db: database.db, writer: database.writer },
+    deps: { db: database.db, writer },
     intervalMs: deps.historySweepIntervalMs ?? HISTORY_SWEEP_INTERVAL_MS,
     onError: (err) => app.log.warn({ err }, "sweeping deleted statuses' history failed"),
   })
@@ -231,7 +243,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db: database.db,
     plans,
     events,
-    writer: database.writer,
+    writer,
     historySweep,
   }
   // one count for both stream routes: a user's keyed streams, an address's anonymous ones
@@ -253,7 +265,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   await app.register(docsRoutes)
 
-  await app.register(healthRoutes, { ping: () => database.ping() })
+  await app.register(healthRoutes, { ping: () => database.ping(), writes: writeHealth })
   await app.register(metricsPlugin, { gauges: database.gauges })
 
   // Everything under /v1 takes an API key (`verified` unless a route declares otherwise), then

@@ -18,6 +18,13 @@ export type StorageErrorKind =
   /** The database as set up refuses statusd (no such database or schema, a login or privilege refused). */
   | 'setup'
 
+/**
+ * Why storage refused a write, where it says so: it is full (disk, quota), or it takes no
+ * writes at all (a read-only file, file system or server). Such an error is also
+ * 'unavailable' (503); /readyz reports it until a write succeeds again.
+ */
+export type WriteRefusal = 'full' | 'readOnly'
+
 /** A query that can lock the rows it reads until its transaction ends (`select … for update`). */
 export interface RowLockable<Q> {
   forUpdate(): Q
@@ -92,6 +99,8 @@ export interface Engine {
   advisoryLock(tx: Transaction<DB>, name: string): Promise<void>
   /** What one error (not its causes: storage-error.ts walks them) means for storage. */
   classifyError(err: { code?: unknown; message?: unknown }): StorageErrorKind | undefined
+  /** Whether one error (not its causes) says storage refuses writes, and why. */
+  writeRefusal(err: { code?: unknown; message?: unknown }): WriteRefusal | undefined
   readonly migrationSteps: MigrationSteps
   readonly copy: CopySupport
 }
@@ -124,6 +133,12 @@ export interface Database {
   describe: string
   /** True when storage answers a trivial query. */
   ping(): Promise<boolean>
+  /**
+   * Commits a small write that changes nothing statusd reads, through the writer: how
+   * /readyz learns whether storage that refused writes takes them again. Rejects as the
+   * write does.
+   */
+  probeWrite(): Promise<void>
   /** What `/metrics` reports about the storage (file sizes); may be none. */
   gauges: readonly StorageGauge[]
   /**

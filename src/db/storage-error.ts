@@ -1,4 +1,4 @@
-import type { StorageErrorKind } from './engine.ts'
+import type { StorageErrorKind, WriteRefusal } from './engine.ts'
 import { allEngines } from './engines.ts'
 
 /** What one error (not its causes) means, asking every engine: their codes do not overlap. */
@@ -31,4 +31,33 @@ export function isStorageUnavailable(err: unknown): boolean {
 export function storageErrorKind(err: unknown): StorageErrorKind | undefined {
   if (isStorageUnavailable(err)) return 'unavailable'
   return kindOfOne(err)
+}
+
+/** Why one error (not its causes) says storage refuses writes, asking every engine. */
+function refusalOfOne(err: unknown): WriteRefusal | undefined {
+  if (!err || typeof err !== 'object') return undefined
+  for (const engine of allEngines()) {
+    const why = engine.writeRefusal(err as { code?: unknown; message?: unknown })
+    if (why !== undefined) return why
+  }
+  return undefined
+}
+
+/**
+ * Why an error says storage refuses writes (engine.ts, WriteRefusal), looking through what it
+ * wraps as isStorageUnavailable does; undefined for any other error.
+ */
+export function writeRefusalOf(err: unknown): WriteRefusal | undefined {
+  for (let e = err, depth = 0; e && depth < 5; depth++) {
+    const why = refusalOfOne(e)
+    if (why !== undefined) return why
+    const nested = (e as { errors?: unknown }).errors
+    if (Array.isArray(nested))
+      for (const one of nested) {
+        const inner = refusalOfOne(one)
+        if (inner !== undefined) return inner
+      }
+    e = (e as { cause?: unknown }).cause
+  }
+  return undefined
 }

@@ -115,8 +115,8 @@ export const tooManyStreams = (limit: number, retryAfterSeconds: number) =>
     undefined,
     { 'retry-after': String(retryAfterSeconds) },
   )
-export const unavailable = () =>
-  new ApiError(503, 'unavailable', 'Storage is unavailable, try again shortly', undefined, {
+export const unavailable = (message = 'Storage is unavailable, try again shortly') =>
+  new ApiError(503, 'unavailable', message, undefined, {
     'retry-after': '5',
   })
 export const internalError = () => new ApiError(500, 'internalError', 'Internal Server Error')

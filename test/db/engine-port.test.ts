@@ -13,7 +13,7 @@ import type { DB } from '../../src/db/database.ts'
 import { problemWithDatabaseUrl, redactDatabaseUrl } from '../../src/db/database-url.ts'
 import { ENGINES, engineForUrl, engineOf } from '../../src/db/engines.ts'
 import { lockForTransaction, lockRowsForWrite } from '../../src/db/locks.ts'
-import { storageErrorKind } from '../../src/db/storage-error.ts'
+import { storageErrorKind, writeRefusalOf } from '../../src/db/storage-error.ts'
 
 // The engine port (src/db/engine.ts): a URL picks one engine, a database finds its engine
 // again from its Kysely adapter, and what differs is asked of the engine, never guessed.
@@ -128,6 +128,28 @@ describe('what an error means for storage', () => {
   ]
   for (const [name, err, kind] of cases)
     it(`${name}: ${kind ?? 'a bug'}`, () => assert.equal(storageErrorKind(err), kind))
+})
+
+describe('why storage refused a write (full, read-only: /readyz reports it)', () => {
+  const cases: [string, unknown, ReturnType<typeof writeRefusalOf>][] = [
+    ['SQLite full', withCode('SQLITE_FULL'), 'full'],
+    ['disk full while syncing the log', withCode('ENOSPC'), 'full'],
+    ['quota exceeded', withCode('EDQUOT'), 'full'],
+    ['PostgreSQL disk full', withCode('53100'), 'full'],
+    ['SQLite read-only', withCode('SQLITE_READONLY'), 'readOnly'],
+    ['SQLite read-only, extended code', withCode('SQLITE_READONLY_DBMOVED'), 'readOnly'],
+    ['read-only file system', withCode('EROFS'), 'readOnly'],
+    ['PostgreSQL read-only transaction', withCode('25006'), 'readOnly'],
+    ['wrapped', new Error('commit failed', { cause: withCode('SQLITE_FULL') }), 'full'],
+    ['SQLite busy', withCode('SQLITE_BUSY'), undefined],
+    ['server unreachable', withCode('ECONNREFUSED'), undefined],
+    ['a bug', new Error('boom'), undefined],
+  ]
+  for (const [name, err, why] of cases)
+    it(`${name}: ${why ?? 'not a refusal'}`, () => assert.equal(writeRefusalOf(err), why))
+
+  it('a read-only PostgreSQL transaction is also unavailable (503), not a bug', () =>
+    assert.equal(storageErrorKind(withCode('25006')), 'unavailable'))
 })
 
 describe('database URLs', () => {

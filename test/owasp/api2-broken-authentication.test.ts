@@ -166,6 +166,7 @@ describe('keys at rest', () => {
       writer: transactionPerWrite(db),
       describe: 'sqlite (in memory)',
       ping: async () => true,
+      probeWrite: async () => {},
       gauges: [],
       openEventBus: async (options) => new InProcessEventBus(options),
       close: () => db.destroy(),

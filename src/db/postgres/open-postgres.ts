@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { Kysely, PostgresDialect } from 'kysely'
+import { Kysely, PostgresDialect, sql } from 'kysely'
 import type pg from 'pg'
 import type { DB } from '../database.ts'
 import { type Database, type DatabaseOptions, DEFAULT_POOL_SIZE } from '../engine.ts'
@@ -87,11 +87,12 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
       application_name: `${applicationName}:${purpose}`,
     })
   }
+  // commits run in parallel on pooled connections (and the server groups their WAL flushes)
+  const writer = transactionPerWrite(db)
   return {
     db,
     engine: 'postgres',
-    // commits run in parallel on pooled connections (and the server groups their WAL flushes)
-    writer: transactionPerWrite(db),
+    writer,
     describe: parsed
       ? `postgres ${parsed.hostname || 'localhost'}${parsed.port ? `:${parsed.port}` : ''}${parsed.pathname}`
       : 'postgres',
@@ -110,6 +111,13 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
       } finally {
         clearTimeout(timer)
       }
+    },
+    // a temporary table, gone at commit: catalog rows written and committed, which a read-only
+    // server or transaction refuses (25006)
+    async probeWrite() {
+      await writer.run(async (tx) => {
+        await sql`create temporary table statusd_write_probe (x integer) on commit drop`.execute(tx)
+      })
     },
     dedicatedClient,
     // every instance on the database delivers every change: NOTIFY in the write's

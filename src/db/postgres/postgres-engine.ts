@@ -1,5 +1,5 @@
 import { PostgresAdapter, sql } from 'kysely'
-import type { Engine } from '../engine.ts'
+import type { Engine, WriteRefusal } from '../engine.ts'
 import { openPostgres } from './open-postgres.ts'
 import { postgresMigrationSteps } from './postgres-migration-steps.ts'
 
@@ -30,6 +30,10 @@ const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|53[0-9A-Z]{3}|57P0[1-3])$/
 // out a connection in time, a client whose connection already failed.
 const UNAVAILABLE_MESSAGE =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Query read timeout)/
+
+// Writes refused: 53100 disk full; 25006 a read-only transaction (a standby after a failover,
+// default_transaction_read_only), which is also 'unavailable' (no other SQLSTATE of class 25 is).
+const WRITE_REFUSALS: Record<string, WriteRefusal> = { '53100': 'full', '25006': 'readOnly' }
 
 // The server refusing the database as set up, not a fault of statusd: no such database
 // (3D000), no such schema (3F000), a login refused (class 28), a missing privilege (42501).
@@ -68,7 +72,7 @@ export const postgresEngine: Engine = {
   classifyError({ code, message }) {
     if (
       typeof code === 'string' &&
-      (UNAVAILABLE_NETWORK.has(code) || UNAVAILABLE_SQLSTATE.test(code))
+      (UNAVAILABLE_NETWORK.has(code) || UNAVAILABLE_SQLSTATE.test(code) || code === '25006')
     )
       return 'unavailable'
     if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)) return 'unavailable'
@@ -76,6 +80,10 @@ export const postgresEngine: Engine = {
     if (typeof code === 'string' && SETUP_SQLSTATE.test(code)) return 'setup'
     return undefined
   },
+  writeRefusal: ({ code }) =>
+    typeof code === 'string' && Object.hasOwn(WRITE_REFUSALS, code)
+      ? WRITE_REFUSALS[code]
+      : undefined,
   migrationSteps: postgresMigrationSteps,
   copy: {
     // a server is there or it is not; opening creates nothing

@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely } from 'kysely'
+import { Kysely, sql } from 'kysely'
 import { InProcessEventBus } from '../../lib/event-bus.ts'
 import type { DB } from '../database.ts'
 import { sqliteDirectRunner } from '../direct-runner.ts'
@@ -45,13 +45,14 @@ export function openSqlite(path: string, options: DatabaseOptions = {}): Databas
     // that, its file is cut back to this size when it restarts, not kept at its largest
     sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`)
   }
+  // every commit is an fsync: writes arriving together share one
+  const writer = groupCommitWriter(db, {
+    hooks: { ...durability, direct: sqliteDirectRunner(statements) },
+  })
   return {
     db,
     engine: 'sqlite',
-    // every commit is an fsync: writes arriving together share one
-    writer: groupCommitWriter(db, {
-      hooks: { ...durability, direct: sqliteDirectRunner(statements) },
-    }),
+    writer,
     describe: file === ':memory:' ? 'sqlite (in memory)' : `sqlite ${file}`,
     gauges: file === ':memory:' ? [] : sqliteFileGauges({ database: file, log: `${file}-wal` }),
     // one process uses the database: the bus never leaves it
@@ -63,6 +64,15 @@ export function openSqlite(path: string, options: DatabaseOptions = {}): Databas
       } catch {
         return false
       }
+    },
+    // the header's user_version (statusd never reads it) written back as it is: a real
+    // commit, a page to the log, through the group commit like any write
+    async probeWrite() {
+      await writer.run(async (tx) => {
+        const { rows } = await sql<{ user_version: number }>`pragma user_version`.execute(tx)
+        const version = Math.trunc(Number(rows[0]?.user_version ?? 0))
+        await sql.raw(`pragma user_version = ${version}`).execute(tx)
+      })
     },
     async close() {
       await durability?.close()

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readSync, rmSync } from 'node:fs'
 import { SqliteAdapter } from 'kysely'
-import type { Engine } from '../engine.ts'
+import type { Engine, WriteRefusal } from '../engine.ts'
 import { openSqlite } from './open-sqlite.ts'
 import { sqliteMigrationSteps } from './sqlite-migration-steps.ts'
 
@@ -26,6 +26,15 @@ const UNAVAILABLE_CODES = new Set([
 
 // File-system failures of an fsync or a write (the WAL sync of sqlite-durability.ts).
 const UNAVAILABLE_FILESYSTEM = new Set(['EIO', 'ENOSPC', 'EDQUOT', 'EROFS', 'EBADF', 'ENOENT'])
+
+// Of those, the ones that say why writes are refused (engine.ts, WriteRefusal).
+const WRITE_REFUSALS: Record<string, WriteRefusal> = {
+  SQLITE_FULL: 'full',
+  ENOSPC: 'full',
+  EDQUOT: 'full',
+  SQLITE_READONLY: 'readOnly',
+  EROFS: 'readOnly',
+}
 
 /**
  * A SQLite file's journal mode, from its header ("SQLite format 3", then read and write
@@ -70,6 +79,10 @@ export const sqliteEngine: Engine = {
     if (UNAVAILABLE_CODES.has(code.replace(/^(SQLITE_[A-Z]+).*$/, '$1'))) return 'unavailable'
     if (UNAVAILABLE_FILESYSTEM.has(code)) return 'unavailable'
     return undefined
+  },
+  writeRefusal({ code }) {
+    if (typeof code !== 'string') return undefined
+    return WRITE_REFUSALS[code.replace(/^(SQLITE_[A-Z]+).*$/, '$1')]
   },
   migrationSteps: sqliteMigrationSteps,
   copy: {
