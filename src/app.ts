@@ -14,10 +14,15 @@ import { API_RESPONSE_HEADERS } from './lib/response-headers.ts'
 import { DEFAULT_SSE_OPTIONS, type SseOptions } from './lib/sse.ts'
 import { shareEventsRoutes, statusEventsRoutes } from './modules/events/events.routes.ts'
 import { StatusFeeds } from './modules/events/status-feeds.ts'
-import { StreamKeys } from './modules/events/stream-keys.ts'
+import { StreamKeys, streamKeyCheckIntervalMs } from './modules/events/stream-keys.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
 import { WriteHealth } from './modules/health/write-health.ts'
 import { KeyCache } from './modules/keys/key-cache.ts'
+import {
+  KEY_REVOCATION_TOPIC,
+  KEY_REVOCATIONS,
+  type KeyRevocationBus,
+} from './modules/keys/key-revocations.ts'
 import { apiKeyRoutes } from './modules/keys/keys.routes.ts'
 import { authenticateHash } from './modules/keys/keys.service.ts'
 import { planOf } from './modules/plans/plan-of.ts'
@@ -208,11 +213,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const feeds = new StatusFeeds({ db: database.db, plans, events, log: app.log })
   events.onResync?.(() => feeds.refreshAll())
   const streamKeys = new StreamKeys({
-    check: (hash) => authenticateHash(database.db, hash, keyCache),
-    // as long as a request trusts a key it has looked up
-    intervalMs: keyCache.ttlMs,
+    // straight in the database: a key revoked where this instance cannot hear of it ends its
+    // streams within AUTH_CACHE_SECONDS (streamKeyCheckIntervalMs)
+    check: (hash) => authenticateHash(database.db, hash),
+    intervalMs: streamKeyCheckIntervalMs(keyCache.ttlMs),
     onError: (err) =>
       app.log.warn({ err }, 'live updates: could not check the keys of open streams'),
+  })
+  // a key revoked anywhere (another instance, the CLI: on PostgreSQL through NOTIFY) is
+  // forgotten and its streams end at once; after a gap in delivery every open key is checked
+  const revocations: KeyRevocationBus = await database.openEventBus({
+    ...KEY_REVOCATIONS,
+    log: app.log,
+    onListenerError: (err) => app.log.error({ err }, 'a key revocation listener failed'),
+  })
+  revocations.subscribe(KEY_REVOCATION_TOPIC, ({ keyId }) => {
+    keyCache.forgetKey(keyId)
+    streamKeys.endKey(keyId)
+  })
+  revocations.onResync?.(() => {
+    keyCache.clear()
+    void streamKeys.checkAll()
   })
   // note: open event streams would keep close() waiting for ever; end them first
   app.addHook('preClose', async () => {
@@ -220,6 +241,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     feeds.closeAll()
   })
   app.addHook('onClose', () => events.close())
+  app.addHook('onClose', () => revocations.close())
   // a write refused because storage is full or read-only makes /readyz 503 until one succeeds
   // again; every writer's unit and every request's error tells it
   const writeHealth = new WriteHealth({
@@ -290,7 +312,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     })
     await v1.register(userRoutes)
     await v1.register(apiKeyRoutes, {
-      deps: { db: database.db, cache: keyCache, sessions: streamKeys },
+      deps: { db: database.db, cache: keyCache, sessions: streamKeys, revocations },
     })
     await v1.register(statusRoutes, { deps: services, publicUrl })
     await v1.register(sharingRoutes, { deps: services, publicUrl })

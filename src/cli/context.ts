@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Config } from '../config.ts'
 import { createDatabase } from '../db/create-database.ts'
 import type { DB } from '../db/database.ts'
+import type { Database } from '../db/engine.ts'
 import { migrateToLatest } from '../db/migrate.ts'
 
 /** Thrown for a wrong invocation: printed with the usage line, exit code 2. */
@@ -43,7 +44,7 @@ export function print(output: Output, value: unknown, human: () => string): void
  */
 export async function withDb<T>(
   config: Config,
-  run: (db: Kysely<DB>) => Promise<T>,
+  run: (db: Kysely<DB>, database: Database) => Promise<T>,
   { migrate = true } = {},
 ): Promise<T> {
   const database = createDatabase(config.databaseUrl, {
@@ -52,7 +53,7 @@ export async function withDb<T>(
   })
   try {
     if (migrate) await migrateToLatest(database.db)
-    return await run(database.db)
+    return await run(database.db, database)
   } finally {
     await database.close()
   }

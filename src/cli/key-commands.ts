@@ -1,5 +1,8 @@
 import { parseArgs } from 'node:util'
 import type { Config } from '../config.ts'
+import type { Database } from '../db/engine.ts'
+import type { BusLog } from '../lib/event-bus.ts'
+import { KEY_REVOCATIONS, type KeyRevocationBus } from '../modules/keys/key-revocations.ts'
 import { apiKeysOf, createApiKey, revokeKey, rotateKey } from '../modules/keys/keys.service.ts'
 import { resolveUser } from '../modules/users/users.service.ts'
 import { type Output, print, takesOnly, UsageError, withDb } from './context.ts'
@@ -8,6 +11,35 @@ export const KEY_USAGE = `statusd key create --user <id|email> [--label LABEL] [
 statusd key list --user <id|email> [--json]
 statusd key revoke <keyId> [--json]
 statusd key rotate <keyId> [--grace SECONDS] [--json]`
+
+/**
+ * Runs a command that may end a key with the database's key-revocation bus: on PostgreSQL the
+ * end is announced (NOTIFY) and every server drops the key and ends its streams at once; on
+ * SQLite nobody else hears it, and servers see it within AUTH_CACHE_SECONDS
+ * (docs/api.md#authentication).
+ */
+async function announcing<T>(
+  database: Database,
+  run: (revocations: KeyRevocationBus) => Promise<T>,
+): Promise<T> {
+  const revocations = await database.openEventBus({ ...KEY_REVOCATIONS, log: STDERR_LOG })
+  try {
+    return await run(revocations)
+  } finally {
+    await revocations.close()
+  }
+}
+
+/** The bus's warnings (a NOTIFY that failed) on stderr; nothing else. */
+const STDERR_LOG = {
+  info() {},
+  warn(_obj: unknown, msg?: string) {
+    process.stderr.write(`statusd: ${msg ?? 'warning'}\n`)
+  },
+  error(_obj: unknown, msg?: string) {
+    process.stderr.write(`statusd: ${msg ?? 'error'}\n`)
+  },
+} as unknown as BusLog
 
 /** `statusd key …` */
 export async function keyCommand(args: string[], config: Config, output: Output): Promise<void> {
@@ -67,7 +99,9 @@ export async function keyCommand(args: string[], config: Config, output: Output)
       takesOnly('key revoke', parsed, [], 1)
       const keyId = positionals[0]
       if (!keyId) throw new UsageError('key revoke needs a key id')
-      const key = await withDb(config, (db) => revokeKey({ db }, keyId))
+      const key = await withDb(config, (db, database) =>
+        announcing(database, (revocations) => revokeKey({ db, revocations }, keyId)),
+      )
       return print(output, key, () => `revoked key ${key.id} (${key.prefix}…)`)
     }
     case 'rotate': {
@@ -77,7 +111,11 @@ export async function keyCommand(args: string[], config: Config, output: Output)
       const grace = values.grace === undefined ? 0 : Number(values.grace)
       if (values.grace !== undefined && (values.grace.trim() === '' || !Number.isInteger(grace)))
         throw new UsageError(`--grace must be a whole number of seconds, got "${values.grace}"`)
-      const key = await withDb(config, (db) => rotateKey({ db }, keyId, { graceSeconds: grace }))
+      const key = await withDb(config, (db, database) =>
+        announcing(database, (revocations) =>
+          rotateKey({ db, revocations }, keyId, { graceSeconds: grace }),
+        ),
+      )
       const old = key.replaced
       return print(output, key, () =>
         [

@@ -107,6 +107,11 @@ export interface Engine {
 
 /** What a database needs to open an event bus for one kind of message. */
 export interface EventBusOptions<M> extends MessageFormat<M> {
+  /**
+   * A kind of message other than status changes (a few lower-case letters): its own channel
+   * between instances, so neither bus hears the other's messages. Default: status changes.
+   */
+  channel?: string
   log: BusLog
   /** Called when a listener throws; the other listeners still get the message. */
   onListenerError?: (err: unknown) => void

@@ -121,9 +121,11 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
     },
     dedicatedClient,
     // every instance on the database delivers every change: NOTIFY in the write's
-    // transaction, and one LISTEN connection per instance
+    // transaction, and one LISTEN connection per instance and kind of message
+    // (`<application_name>:listen`, `…:listen-keys` for key revocations)
     async openEventBus(options) {
-      const bus = new PgEventBus({ db, ...options, openClient: () => dedicatedClient('listen') })
+      const purpose = options.channel === undefined ? 'listen' : `listen-${options.channel}`
+      const bus = new PgEventBus({ db, ...options, openClient: () => dedicatedClient(purpose) })
       await bus.start()
       return bus
     },

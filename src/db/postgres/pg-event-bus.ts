@@ -30,27 +30,40 @@ export interface PgEventBusOptions<M> extends MessageFormat<M> {
    */
   checkIntervalMs?: number
   checkTimeoutMs?: number
+  /** Another kind of message than status changes, on its own channel (`statusd:<schema>:<kind>`). */
+  channel?: string
 }
 
 /**
  * The channel's name, in SQL, so that the publishing (pool) and the listening connection
- * compute it alike: `statusd:<schema>`. Scoped to the schema because NOTIFY channels are
- * per database: two installations in two schemas of one database (and parallel test
- * schemas) must not hear each other. note: channel names are identifiers (63 bytes at most;
- * `pg_notify` rejects longer ones), so a long schema name is replaced by its md5.
+ * compute it alike: `statusd:<schema>`, and `statusd:<schema>:<kind>` for a bus of another
+ * kind of message (`EventBusOptions.channel`: key revocations). Scoped to the schema because
+ * NOTIFY channels are per database: two installations in two schemas of one database (and
+ * parallel test schemas) must not hear each other. note: channel names are identifiers (63
+ * bytes at most; `pg_notify` rejects longer ones), so a long schema name is replaced by its
+ * md5.
  */
-const CHANNEL_SQL = `(case
+function channelSql(kind: string | undefined): string {
+  if (kind === undefined)
+    return `(case
   when octet_length(coalesce(current_schema(), '')) <= 55
     then 'statusd:' || coalesce(current_schema(), '')
   else 'statusd:' || md5(current_schema())
 end)`
+  if (!/^[a-z]{1,10}$/.test(kind)) throw new Error(`not a channel kind: ${kind}`)
+  return `(case
+  when octet_length(coalesce(current_schema(), '')) <= ${54 - kind.length}
+    then 'statusd:' || coalesce(current_schema(), '') || ':${kind}'
+  else 'statusd:' || md5(current_schema()) || ':${kind}'
+end)`
+}
 
 /**
  * Sends one message on the channel, as its JSON. note: NOTIFY payloads are limited to 8000
  * bytes; messages are kept small (a status change is under 100).
  */
-const notify = (db: Kysely<DB> | Transaction<DB>, message: unknown) =>
-  sql`select pg_notify(${sql.raw(CHANNEL_SQL)}, ${JSON.stringify(message)})`.execute(db)
+const notify = (db: Kysely<DB> | Transaction<DB>, channel: string, message: unknown) =>
+  sql`select pg_notify(${sql.raw(channel)}, ${JSON.stringify(message)})`.execute(db)
 
 const NOOP_LOG: BusLog = { info() {}, warn() {}, error() {} }
 
@@ -84,6 +97,7 @@ export class PgEventBus<M> implements EventBus<M, Transaction<DB>> {
   readonly #maxRetryMs: number
   readonly #checkIntervalMs: number
   readonly #checkTimeoutMs: number
+  readonly #channelSql: string
   #client: pg.Client | undefined
   #channel: string | undefined
   #pid: number | undefined
@@ -110,6 +124,7 @@ export class PgEventBus<M> implements EventBus<M, Transaction<DB>> {
     this.#maxRetryMs = options.maxRetryMs ?? 5_000
     this.#checkIntervalMs = options.checkIntervalMs ?? 30_000
     this.#checkTimeoutMs = options.checkTimeoutMs ?? 10_000
+    this.#channelSql = channelSql(options.channel)
   }
 
   /**
@@ -149,14 +164,14 @@ export class PgEventBus<M> implements EventBus<M, Transaction<DB>> {
    * write then fails too (503), where it could not be delivered anyway.
    */
   async publishWithin(tx: Transaction<DB>, message: M): Promise<void> {
-    await notify(tx, message)
+    await notify(tx, this.#channelSql, message)
   }
 
   /** A NOTIFY on its own, through the pool (a change announced after its commit). */
   async publish(message: M): Promise<void> {
     if (this.#closed) return
     try {
-      await notify(this.#db, message)
+      await notify(this.#db, this.#channelSql, message)
     } catch (err) {
       // the write is committed: never fail it. Other instances miss this change until its
       // topic changes again or their clients reconnect; this one can still tell its own.
@@ -215,7 +230,7 @@ export class PgEventBus<M> implements EventBus<M, Transaction<DB>> {
       opened.on('notification', (message) => this.#onNotification(message))
       await opened.connect()
       const { rows } = await opened.query<{ channel: string; pid: number }>(
-        `select ${CHANNEL_SQL} as channel, pg_backend_pid() as pid`,
+        `select ${this.#channelSql} as channel, pg_backend_pid() as pid`,
       )
       const row = rows[0] as { channel: string; pid: number }
       await opened.query(`LISTEN ${opened.escapeIdentifier(row.channel)}`)

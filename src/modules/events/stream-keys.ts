@@ -12,8 +12,18 @@ export type KeyEndReason = 'unauthorized' | 'notVerified'
 const keyEndFrame = (reason: KeyEndReason) =>
   new SseFrame(`event: unavailable\ndata: ${JSON.stringify({ reason })}\n\n`)
 
-/** Looks a key up by its hash, as authentication does (through the key cache). */
+/** Looks a key up by its hash, in the database (never through the key cache: its age would add up). */
 export type KeyCheck = (hash: string) => Promise<{ user: User; keyId: string } | null>
+
+/**
+ * How often open streams' keys are checked, for a key cache trusting a key `cacheTtlMs`: half
+ * of it, so a key revoked where this instance cannot hear of it (the CLI on SQLite) ends its
+ * streams within AUTH_CACHE_SECONDS (docs/api.md#authentication); the check looks the keys up
+ * in the database, not in the cache, so the cache's age adds nothing. Every second with the
+ * cache off.
+ */
+export const streamKeyCheckIntervalMs = (cacheTtlMs: number): number =>
+  cacheTtlMs > 0 ? Math.max(250, Math.floor(cacheTtlMs / 2)) : 1_000
 
 interface Tracked {
   keyId: string
@@ -24,10 +34,10 @@ interface Tracked {
  * The API keys this instance's open event streams were opened with
  * (docs/sharing.md#live-updates-server-sent-events: a revoked or expired key gets 401, and so does
  * an open stream). Every `intervalMs` each distinct key is looked up once, however many streams it
- * holds open, through the key cache; a key that no longer works (revoked, expired, rotated away)
+ * holds open, in the database; a key that no longer works (revoked, expired, rotated away)
  * ends its streams with `event: unavailable` `{"reason":"unauthorized"}`, and a user no longer
- * verified ends them with `{"reason":"notVerified"}`. A key revoked through this instance ends its
- * streams at once.
+ * verified ends them with `{"reason":"notVerified"}`. A key revoked through this instance, or
+ * announced revoked on the bus (every instance on PostgreSQL), ends its streams at once.
  */
 export class StreamKeys {
   readonly #byHash = new Map<string, Tracked>()
@@ -39,7 +49,7 @@ export class StreamKeys {
 
   constructor(options: { check: KeyCheck; intervalMs: number; onError?: (err: unknown) => void }) {
     this.#check = options.check
-    this.#intervalMs = Math.max(options.intervalMs, 1_000)
+    this.#intervalMs = Math.max(options.intervalMs, 250)
     this.#onError = options.onError ?? (() => {})
   }
 

@@ -16,8 +16,8 @@ interface Cached extends KeyCacheEntry {
 
 /**
  * Recently authenticated keys, by key hash, so the hot path skips a database lookup.
- * Revoking a key through this instance forgets it at once; a change made elsewhere (the CLI,
- * another instance) is seen within `ttlMs`. Unknown keys are never cached, so guessing
+ * Revoking a key through this instance, or announcing it on the bus (any instance or the CLI
+ * on PostgreSQL), forgets it at once; any other change made elsewhere is seen within `ttlMs`. Unknown keys are never cached, so guessing
  * cannot fill it; it holds the `max` keys used last.
  *
  * note: lru-cache bounds it; the age is checked here rather than with lru-cache's own `ttl`,
@@ -58,6 +58,11 @@ export class KeyCache {
   /** Remembers a key found active in the database. */
   set(hash: string, entry: KeyCacheEntry): void {
     this.#entries?.set(hash, { ...entry, cachedAt: this.#clock.now() })
+  }
+
+  /** Forgets every key (revocations may have been missed: the bus lost its connection). */
+  clear(): void {
+    this.#entries?.clear()
   }
 
   /** Forgets a key (revoked or rotated). */

@@ -6,6 +6,7 @@ import { newApiKey, newId } from '../../lib/ids.ts'
 import { singleLineTextProblem } from '../../lib/text.ts'
 import { creationIso, nowIso, parseIsoInstant } from '../../lib/time.ts'
 import type { KeyCache } from './key-cache.ts'
+import type { KeyRevocationBus } from './key-revocations.ts'
 import {
   countActiveApiKeys,
   deleteEndedApiKeys,
@@ -26,7 +27,9 @@ export interface KeySessions {
 /**
  * What the key services act on. The side effects of a key's end run here, not in a route,
  * so the API and the CLI behave the same: the API passes its cache and its streams; the CLI,
- * another process, has neither, and the API sees its changes within the cache's TTL.
+ * another process, has neither. Both announce the end on the revocations bus: on PostgreSQL
+ * every instance hears it and drops the key at once; on SQLite a server sees a CLI's change
+ * within AUTH_CACHE_SECONDS (docs/api.md#authentication).
  */
 export interface KeyDeps {
   db: Kysely<DB>
@@ -34,6 +37,8 @@ export interface KeyDeps {
   cache?: KeyCache
   /** What is open on a key: a revoked key's is ended at once. */
   sessions?: KeySessions
+  /** Where a key's end is announced to every instance (key-revocations.ts). */
+  revocations?: KeyRevocationBus
 }
 
 /** A key as listed: never the secret, never its hash. */
@@ -114,6 +119,7 @@ export async function revokeKey(deps: KeyDeps, keyId: string): Promise<ApiKeyVie
   if (!key) throw new UserInputError(`no key ${keyId}`)
   deps.cache?.forgetKey(keyId)
   deps.sessions?.endKey(keyId)
+  await deps.revocations?.publish({ keyId })
   return toApiKeyView(key)
 }
 
@@ -267,7 +273,10 @@ export async function rotateKey(
   deps.cache?.forgetKey(keyId)
   // revoked at once: so is what is open on it (an expiring key's streams end with their
   // periodic check)
-  if (rotated.replaced.revokedAt !== null) deps.sessions?.endKey(keyId)
+  if (rotated.replaced.revokedAt !== null) {
+    deps.sessions?.endKey(keyId)
+    await deps.revocations?.publish({ keyId })
+  }
   return rotated
 }
 
