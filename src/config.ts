@@ -29,6 +29,12 @@ export interface Config {
   /** Anonymous requests per client address and minute. */
   anonRequestsPerMinute: number
   trustProxy: TrustProxy
+  /** Who may sign up (`SIGNUP`): `invite` (through an invitation or the CLI) or `open`. */
+  signup: 'invite' | 'open'
+  /** The SMTP server e-mail goes through (`SMTP_URL`, e.g. `smtp://user:pass@host:587`); null: no e-mail. */
+  smtpUrl: string | null
+  /** The sender of statusd's e-mail (`MAIL_FROM`). */
+  mailFrom: string
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -103,6 +109,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     [1, 1_000_000_000],
   )
   const trustProxy = parseTrustProxy(env.TRUST_PROXY)
+  const signup = env.SIGNUP || 'invite'
+  if (signup !== 'invite' && signup !== 'open')
+    throw new ConfigError(`SIGNUP must be invite or open, got "${signup}"`)
+  let smtpUrl: string | null = null
+  if (env.SMTP_URL) {
+    const url = URL.parse(env.SMTP_URL)
+    if (!url || !['smtp:', 'smtps:'].includes(url.protocol))
+      // note: never echo the URL, it may carry the SMTP password
+      throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL')
+    smtpUrl = env.SMTP_URL
+  }
+  const mailFrom = env.MAIL_FROM || 'statusd <statusd@localhost>'
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/statusd.db'
   checkDatabaseUrl(databaseUrl)
   let plans = DEFAULT_PLANS
@@ -126,6 +144,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     streamsPerClient,
     anonRequestsPerMinute,
     trustProxy,
+    signup,
+    smtpUrl,
+    mailFrom,
   }
 }
 

@@ -25,6 +25,12 @@ export const PRIMARY_KEYS: { readonly [T in CopyTable]: readonly (keyof DB[T] & 
   idempotency_keys: ['user_id', 'key'],
   // a copy taken mid-sweep carries what is left to sweep, so the target's sweep finishes it
   status_deletions: ['status_id'],
+  sessions: ['id'],
+  passkeys: ['id'],
+  auth_tokens: ['id'],
+  role_invitations: ['id'],
+  invitation_links: ['id'],
+  share_links: ['id'],
 }
 
 /** statusd's tables in the order a copy writes them (PRIMARY_KEYS's order). */
@@ -114,6 +120,12 @@ const NOUNS: Record<CopyTable, [string, string]> = {
   status_roles: ['role', 'roles'],
   idempotency_keys: ['idempotent response', 'idempotent responses'],
   status_deletions: ['deleted status still swept', 'deleted statuses still swept'],
+  sessions: ['session', 'sessions'],
+  passkeys: ['passkey', 'passkeys'],
+  auth_tokens: ['one-time token', 'one-time tokens'],
+  role_invitations: ['pending invitation', 'pending invitations'],
+  invitation_links: ['invitation link', 'invitation links'],
+  share_links: ['share link', 'share links'],
 }
 
 /** "3 users, 1 API key, …" for messages. */

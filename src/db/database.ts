@@ -8,9 +8,15 @@ export interface UsersTable {
   id: string
   name: string
   email: string | null
+  /** `email` folded for comparison (docs/accounts.md): unique; null when there is no e-mail. */
+  email_key: string | null
   plan: string
   verified: number
   created_at: string
+  /** The password's memory-hard hash (null: no password, e.g. a user the CLI made). */
+  password_hash: string | null
+  /** When the e-mail address was confirmed by a link mailed to it (null: never). */
+  email_verified_at: string | null
 }
 
 export interface ApiKeysTable {
@@ -24,6 +30,10 @@ export interface ApiKeysTable {
   revoked_at: string | null
   /** The key a rotation replaced this one with (null: never rotated). */
   replaced_by: string | null
+  /** JSON array of scopes (docs/accounts.md#scoped-keys); null: every scope (older keys). */
+  scopes: string | null
+  /** JSON array of the status ids the key is confined to; null: not confined. */
+  status_ids: string | null
 }
 
 export interface StatusesTable {
@@ -45,6 +55,8 @@ export interface StatusesTable {
   value_updated_at: string | null
   /** Moves by one on every write (value, setting, delete): numbers the status's events. */
   version: Generated<number>
+  /** 1: a public status findable by search (docs/accounts.md#discovery). */
+  listed: Generated<number>
 }
 
 export interface StatusHistoryTable {
@@ -85,6 +97,89 @@ export interface StatusRolesTable {
   created_at: string
 }
 
+/** A signed-in browser (docs/accounts.md#sessions): the cookie's token, stored hashed. */
+export interface SessionsTable {
+  id: string
+  user_id: string
+  token_hash: string
+  created_at: string
+  last_seen_at: string
+  /** The absolute end (90 days after sign-in); idle expiry is last_seen_at + 14 days. */
+  expires_at: string
+  user_agent: string | null
+  ip: string | null
+  /** How the session began: `password`, `passkey`, `link`, `signup`, … */
+  method: string
+}
+
+/** A WebAuthn credential registered by a user (docs/accounts.md#passkeys). */
+export interface PasskeysTable {
+  id: string
+  user_id: string
+  /** The credential id, base64url. */
+  credential_id: string
+  /** The COSE public key, base64url. */
+  public_key: string
+  counter: number
+  /** JSON array of transports the authenticator named, if any. */
+  transports: string | null
+  name: string
+  created_at: string
+  last_used_at: string | null
+}
+
+/**
+ * A one-time token: a sign-in link, an e-mail verification, a password reset or a passkey
+ * challenge (`purpose`); `data` is JSON the purpose needs (the address to verify, the challenge).
+ */
+export interface AuthTokensTable {
+  id: string
+  token_hash: string
+  purpose: string
+  user_id: string | null
+  data: string | null
+  created_at: string
+  expires_at: string
+  used_at: string | null
+}
+
+/** A role offered to a user, waiting for them to accept or decline (docs/accounts.md#invitations). */
+export interface RoleInvitationsTable {
+  id: string
+  status_id: string
+  user_id: string
+  role: string
+  invited_by: string
+  created_at: string
+}
+
+/** A link that grants a role on a status to whoever opens it, up to `max_uses` times. */
+export interface InvitationLinksTable {
+  id: string
+  status_id: string
+  token_hash: string
+  role: string
+  /** Folded e-mail the link is meant for (null: anyone holding it). */
+  email_key: string | null
+  max_uses: number
+  uses_left: number
+  created_by: string
+  created_at: string
+  expires_at: string
+  revoked_at: string | null
+}
+
+/** A private, expiring read-only link to one status (docs/accounts.md#private-share-links). */
+export interface ShareLinksTable {
+  id: string
+  status_id: string
+  token_hash: string
+  created_by: string
+  created_at: string
+  expires_at: string
+  revoked_at: string | null
+}
+
 export interface DB {
   users: UsersTable
   api_keys: ApiKeysTable
@@ -93,6 +188,12 @@ export interface DB {
   idempotency_keys: IdempotencyKeysTable
   status_roles: StatusRolesTable
   status_deletions: StatusDeletionsTable
+  sessions: SessionsTable
+  passkeys: PasskeysTable
+  auth_tokens: AuthTokensTable
+  role_invitations: RoleInvitationsTable
+  invitation_links: InvitationLinksTable
+  share_links: ShareLinksTable
 }
 
 export type User = Selectable<UsersTable>

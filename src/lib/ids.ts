@@ -44,3 +44,13 @@ export function newApiKey(): { secret: string; prefix: string; hash: string } {
  * looking keys up by hash also means no secret is ever compared byte by byte.
  */
 export const hashApiKey = (secret: string): string => hash('sha256', secret, 'hex')
+
+/**
+ * A bearer token handed to a person (session cookie, sign-in link, invitation link, share
+ * link): a recognisable prefix (`sds_`, `sdl_`, `sdi_`, `sdp_`, …, so logs can redact it,
+ * lib/redact.ts) + 43 base62 characters (≈256 bits). Stored only as its hash (hashApiKey).
+ */
+export function newToken(prefix: `sd${string}_`): { token: string; hash: string } {
+  const token = prefix + randomString(BASE62, 43)
+  return { token, hash: hashApiKey(token) }
+}

@@ -1,13 +1,17 @@
 import { API_KEY_PREFIX } from './ids.ts'
 
-const KEY_SHAPED = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9]+`, 'g')
+/**
+ * An API key (`sdk_…`) or any other token statusd hands out (`sds_` session, `sdl_` sign-in
+ * link, `sdi_` invitation, `sdp_` share link, …: lib/ids.ts newToken), in the clear.
+ */
+const KEY_SHAPED = /(sd[a-z]_)[A-Za-z0-9]+/g
 const SECRET_PARAM = /key|token|secret|auth|pass/i
 
 /**
  * Text that may hold an API key: the key prefix in any case, or a run of 40 letters and
  * digits (a key's secret part, alone). Such text is never echoed or logged as it came.
  */
-export const KEY_LIKE = new RegExp(`${API_KEY_PREFIX}|[A-Za-z0-9]{40}`, 'i')
+export const KEY_LIKE = new RegExp(`${API_KEY_PREFIX}|sd[a-z]_[A-Za-z0-9]{20}|[A-Za-z0-9]{40}`, 'i')
 
 /**
  * The text with every valid percent-escape decoded, one by one (a malformed one elsewhere,
@@ -28,7 +32,7 @@ function unescaped(text: string): string {
 
 /** One path segment or query value: key-shaped text masked, also when percent-encoded. */
 function redactPiece(piece: string): string {
-  const masked = piece.replace(KEY_SHAPED, `${API_KEY_PREFIX}[redacted]`)
+  const masked = piece.replace(KEY_SHAPED, '$1[redacted]')
   if (masked !== piece || !piece.includes('%')) return masked
   // note: `sdk%5F…`, `%73dk_…` or `%2573dk_…` spell a key too once decoded; the whole piece goes
   KEY_SHAPED.lastIndex = 0

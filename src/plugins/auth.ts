@@ -5,18 +5,33 @@ import { notVerified, unauthorized } from '../lib/errors.ts'
 import { hashApiKey } from '../lib/ids.ts'
 import type { KeyCache } from '../modules/keys/key-cache.ts'
 import { authenticateHash } from '../modules/keys/keys.service.ts'
+import { ALL_SCOPES, type Scope } from '../modules/keys/scopes.ts'
 import type { Caller } from '../modules/statuses/statuses.service.ts'
 import { type AuthLevel, authLevelOf } from '../modules/users/users.service.ts'
 
 export const API_KEY_HEADER = 'service-api-key'
 
-/** Who is calling an authenticated route: the user, their plan, and the key they presented. */
+/**
+ * What a request was authenticated with (docs/accounts.md): an API key, with what its scopes
+ * and status confinement allow, or a browser's session cookie. Ids and hashes, never a secret.
+ */
+export type Credential =
+  | {
+      kind: 'key'
+      id: string
+      hash: string
+      scopes: readonly Scope[]
+      /** The statuses the key is confined to (a device key); null: not confined. */
+      statusIds: readonly string[] | null
+    }
+  | { kind: 'session'; id: string; hash: string }
+
+/** Who is calling an authenticated route: the user, their plan, and the credential presented. */
 export interface ApiCaller extends Caller {
   /** The user's display name. */
   name: string
   authLevel: AuthLevel
-  /** The API key the request was authenticated with: its id and hash (never the secret). */
-  key: { id: string; hash: string }
+  credential: Credential
 }
 
 declare module 'fastify' {
@@ -26,13 +41,13 @@ declare module 'fastify' {
   }
 }
 
-/** The one mapping from an authenticated key to the caller the routes and services see. */
-const callerOf = (user: User, key: ApiCaller['key']): ApiCaller => ({
+/** The one mapping from an authenticated credential to the caller the routes and services see. */
+const callerOf = (user: User, credential: Credential): ApiCaller => ({
   userId: user.id,
   plan: user.plan,
   name: user.name,
   authLevel: authLevelOf(user),
-  key,
+  credential,
 })
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
@@ -64,7 +79,13 @@ export function authenticate(app: FastifyInstance, db: Kysely<DB>, cache?: KeyCa
     const hash = hashApiKey(secret)
     const found = await authenticateHash(db, hash, cache)
     if (!found) throw unauthorized('API key is not valid, revoked or expired')
-    request.caller = callerOf(found.user, { id: found.keyId, hash })
+    request.caller = callerOf(found.user, {
+      kind: 'key',
+      id: found.keyId,
+      hash,
+      scopes: ALL_SCOPES,
+      statusIds: null,
+    })
     if (needed === 'verified' && request.caller.authLevel !== 'verified') throw notVerified()
   })
 }

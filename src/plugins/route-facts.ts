@@ -1,3 +1,4 @@
+import type { Scope } from '../modules/keys/scopes.ts'
 import type { AuthLevel } from '../modules/users/users.service.ts'
 
 /**
@@ -12,6 +13,12 @@ export interface RouteFacts {
    * read. Read by `authenticate` (auth.ts) and the document (`security`).
    */
   auth?: AuthLevel | 'none'
+  /**
+   * The scope an API key needs for this route (docs/accounts.md#scoped-keys); a key without
+   * it gets 403 `insufficientScope`. Sessions hold every scope. Read by `authenticate`
+   * (auth.ts) and the document.
+   */
+  scope?: Scope
   /**
    * Honours `Idempotency-Key` (docs/api.md#safe-retries-idempotency-key). Read by
    * `idempotencyHooks` (idempotency.ts) and the document's parameters and headers.

@@ -170,6 +170,12 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
       status_roles: 1,
       idempotency_keys: 1,
       status_deletions: 1,
+      sessions: 0,
+      passkeys: 0,
+      auth_tokens: 0,
+      role_invitations: 0,
+      invitation_links: 0,
+      share_links: 0,
     })
     assert.equal(summary.replaced, false)
     assert.deepEqual(await targetDump(), expected)
@@ -239,7 +245,7 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
     assert.equal(code, 1)
     assert.match(
       err,
-      /target is not empty \(2 users, 3 API keys, 8 statuses, \d+ history rows, 1 role, 1 idempotent response, \d+ deleted status(?:es)? still swept\); pass --force/,
+      /target is not empty \(2 users, 3 API keys, 8 statuses, \d+ history rows, 1 role, 1 idempotent response, \d+ deleted status(?:es)? still swept, 0 sessions, 0 passkeys, 0 one-time tokens, 0 pending invitations, 0 invitation links, 0 share links\); pass --force/,
     )
     assert.deepEqual(await targetDump(), before)
   })

@@ -36,7 +36,17 @@ test('key cache: a revocation made elsewhere (the CLI) shows once the TTL has pa
 test('key cache: entries expire with the TTL and with the key itself; the size is bounded', () => {
   const clock = testClock(0)
   const cache = new KeyCache({ ttlMs: 1000, max: 2, clock })
-  const user = { id: 'u', name: 'u', email: null, plan: 'free', verified: 1, created_at: '' }
+  const user = {
+    id: 'u',
+    name: 'u',
+    email: null,
+    email_key: null,
+    plan: 'free',
+    verified: 1,
+    created_at: '',
+    password_hash: null,
+    email_verified_at: null,
+  }
   cache.set('h1', { user, keyId: 'k1', expiresAt: null })
   clock.advance(999)
   assert.ok(cache.get('h1'))
@@ -60,7 +70,17 @@ test('key cache: entries expire with the TTL and with the key itself; the size i
 
 test('key cache: with a TTL of 0 nothing is kept', () => {
   const cache = new KeyCache({ ttlMs: 0 })
-  const user = { id: 'u', name: 'u', email: null, plan: 'free', verified: 1, created_at: '' }
+  const user = {
+    id: 'u',
+    name: 'u',
+    email: null,
+    email_key: null,
+    plan: 'free',
+    verified: 1,
+    created_at: '',
+    password_hash: null,
+    email_verified_at: null,
+  }
   cache.set('h', { user, keyId: 'k', expiresAt: null })
   assert.equal(cache.get('h'), undefined)
 })

@@ -39,7 +39,25 @@ describe('loadConfig', () => {
       streamsPerClient: 64,
       anonRequestsPerMinute: 1200,
       trustProxy: false,
+      signup: 'invite',
+      smtpUrl: null,
+      mailFrom: 'statusd <statusd@localhost>',
     }))
+
+  it('SIGNUP: invite (default) or open (docs/accounts.md#signing-up)', () => {
+    assert.equal(loadConfig({ SIGNUP: 'open' }).signup, 'open')
+    assert.equal(loadConfig({ SIGNUP: 'invite' }).signup, 'invite')
+    for (const bad of ['closed', 'OPEN', 'yes']) refuses({ SIGNUP: bad }, /SIGNUP/)
+  })
+
+  it('SMTP_URL: smtp:// or smtps://, never echoed (docs/accounts.md#e-mail)', () => {
+    assert.equal(loadConfig({ SMTP_URL: 'smtp://127.0.0.1:2525' }).smtpUrl, 'smtp://127.0.0.1:2525')
+    refuses({ SMTP_URL: 'http://user:hunter2@mail' }, /SMTP_URL/)
+    assert.throws(
+      () => loadConfig({ SMTP_URL: 'http://user:hunter2@mail' }),
+      (err: Error) => !err.message.includes('hunter2'),
+    )
+  })
 
   it('STREAMS_PER_CLIENT: a whole number from 1 (docs/operations.md#limits-per-client)', () => {
     assert.equal(loadConfig({ STREAMS_PER_CLIENT: '1' }).streamsPerClient, 1)

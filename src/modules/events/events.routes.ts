@@ -151,7 +151,7 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
       if (stream === null) return reply
       const viewer: Viewer = { kind: 'user', userId: caller.userId }
       // the stream lasts only as long as its key works (and its user stays verified)
-      streamKeys?.track(caller.key.hash, caller.key.id, stream)
+      streamKeys?.track(caller.credential.hash, caller.credential.id, stream)
       await feeds.attach(
         statusId,
         stream,

@@ -22,12 +22,16 @@ export async function findActiveKeyByHash(
       'k.expires_at as k_expires_at',
       'k.revoked_at as k_revoked_at',
       'k.replaced_by as k_replaced_by',
+      'k.scopes as k_scopes',
+      'k.status_ids as k_status_ids',
       'u.id',
       'u.name',
       'u.email',
+      'u.email_key',
       'u.plan',
       'u.verified',
       'u.created_at',
+      'u.email_verified_at',
     ])
     .where('k.key_hash', '=', hash)
     .where('k.revoked_at', 'is', null)
@@ -45,14 +49,20 @@ export async function findActiveKeyByHash(
       expires_at: row.k_expires_at,
       revoked_at: row.k_revoked_at,
       replaced_by: row.k_replaced_by,
+      scopes: row.k_scopes,
+      status_ids: row.k_status_ids,
     },
     user: {
       id: row.id,
       name: row.name,
       email: row.email,
+      email_key: row.email_key,
       plan: row.plan,
       verified: row.verified,
       created_at: row.created_at,
+      // note: never carried into the key cache; authentication by key has no use for it
+      password_hash: null,
+      email_verified_at: row.email_verified_at,
     },
   }
 }

@@ -103,6 +103,8 @@ export async function createApiKey(
     expires_at: expiresAt,
     revoked_at: null,
     replaced_by: null,
+    scopes: null,
+    status_ids: null,
   })
   await deleteEndedApiKeys(db, userId, nowIso(), MAX_ENDED_KEYS)
   return { ...toApiKeyView(row), key: secret, userId }
@@ -260,6 +262,8 @@ export async function rotateKey(
       expires_at: expiresAt,
       revoked_at: null,
       replaced_by: null,
+      scopes: old.scopes,
+      status_ids: old.status_ids,
     })
     await deleteEndedApiKeys(tx, old.user_id, now.toISOString(), MAX_ENDED_KEYS)
     return {

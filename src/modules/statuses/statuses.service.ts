@@ -328,6 +328,7 @@ function newStatusRow(caller: Caller, key: string, name: string, input: StatusIn
     updated_at: now,
     value_updated_at: hasValue ? now : null,
     version: 1,
+    listed: 0,
   }
 }
 

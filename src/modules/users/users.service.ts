@@ -56,9 +56,12 @@ export async function createUser(
     id: newId(),
     name,
     email: input.email ?? null,
+    email_key: input.email?.toLowerCase() ?? null,
     plan: input.plan,
     verified: input.verified ? 1 : 0,
     created_at: creationIso(),
+    password_hash: null,
+    email_verified_at: null,
   })
   return toUserView(user)
 }
