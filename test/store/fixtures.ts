@@ -9,7 +9,11 @@ export const userRow = (over: Partial<NewUser> = {}): NewUser => ({
   plan: 'free',
   verified: 1,
   created_at: new Date().toISOString(),
+  password_hash: null,
+  email_verified_at: null,
   ...over,
+  // the folded address, as the users service stores it
+  email_key: over.email_key ?? over.email?.toLowerCase() ?? null,
 })
 
 export const keyRow = (userId: string, over: Partial<NewApiKey> = {}): NewApiKey => ({
@@ -22,6 +26,8 @@ export const keyRow = (userId: string, over: Partial<NewApiKey> = {}): NewApiKey
   expires_at: null,
   revoked_at: null,
   replaced_by: null,
+  scopes: null,
+  status_ids: null,
   ...over,
 })
 
@@ -45,6 +51,28 @@ export const statusRow = (ownerId: string, over: Partial<NewStatusRow> = {}): Ne
     updated_at: now,
     value_updated_at: now,
     version: 1,
+    listed: 0,
     ...over,
   }
 }
+
+/** A row without the columns the people migration (2026-11-28T000000-people) added. */
+function beforePeople<T extends object>(row: T): T {
+  const {
+    email_key: _emailKey,
+    password_hash: _passwordHash,
+    email_verified_at: _emailVerifiedAt,
+    scopes: _scopes,
+    status_ids: _statusIds,
+    listed: _listed,
+    ...rest
+  } = row as Record<string, unknown>
+  return rest as T
+}
+
+/** Rows for the schema as it stood before people (migration tests of earlier steps). */
+export const oldUserRow = (over: Partial<NewUser> = {}): NewUser => beforePeople(userRow(over))
+export const oldKeyRow = (userId: string, over: Partial<NewApiKey> = {}): NewApiKey =>
+  beforePeople(keyRow(userId, over))
+export const oldStatusRow = (ownerId: string, over: Partial<NewStatusRow> = {}): NewStatusRow =>
+  beforePeople(statusRow(ownerId, over))

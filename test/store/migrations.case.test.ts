@@ -8,7 +8,7 @@ import { migrations } from '../../src/db/migrations/index.ts'
 import { openDatabase } from '../helpers/database.ts'
 import { TEST_ENGINE, testDatabase } from '../helpers/engine.ts'
 import { onEngine } from '../helpers/store.ts'
-import { keyRow, statusRow, userRow } from './fixtures.ts'
+import { oldKeyRow, oldStatusRow, oldUserRow } from './fixtures.ts'
 
 const ALL = Object.keys(migrations).sort()
 // statusd's first tables; later migrations add more, which the checks below allow for
@@ -107,9 +107,9 @@ describe(onEngine('migration 2026-11-24T000000-clustered-history'), () => {
     const { db } = database
     const migrator = await migratorFor(db)
     assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
-    const user = userRow()
+    const user = oldUserRow()
     await db.insertInto('users').values(user).execute()
-    const statuses = [statusRow(user.id), statusRow(user.id)]
+    const statuses = [oldStatusRow(user.id), oldStatusRow(user.id)]
     await db.insertInto('statuses').values(statuses).execute()
     // interleaved, as writes arrive on a real server
     const rows = Array.from({ length: 40 }, (_, i) => ({
@@ -179,13 +179,13 @@ describe(onEngine('migration 2026-11-24T010000-clustered-statuses'), () => {
   async function seeded(db: Kysely<DB>) {
     const migrator = await migratorFor(db)
     assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
-    const owner = userRow()
-    const reader = userRow()
+    const owner = oldUserRow()
+    const reader = oldUserRow()
     await db.insertInto('users').values([owner, reader]).execute()
     const statuses = [
-      statusRow(owner.id, { status_key: 'build', change_count: 3, version: 4 }),
-      statusRow(owner.id, { value: null, change_count: 0, value_updated_at: null }),
-      statusRow(owner.id, { status_key: 'deploy', description: 'with a description' }),
+      oldStatusRow(owner.id, { status_key: 'build', change_count: 3, version: 4 }),
+      oldStatusRow(owner.id, { value: null, change_count: 0, value_updated_at: null }),
+      oldStatusRow(owner.id, { status_key: 'deploy', description: 'with a description' }),
     ]
     await db.insertInto('statuses').values(statuses).execute()
     const [first, , third] = statuses as [(typeof statuses)[0], unknown, (typeof statuses)[0]]
@@ -243,16 +243,16 @@ describe(onEngine('migration 2026-11-24T010000-clustered-statuses'), () => {
     await assert.rejects(
       db
         .insertInto('statuses')
-        .values(statusRow(owner.id, { share_id: first.share_id }))
+        .values(oldStatusRow(owner.id, { share_id: first.share_id }))
         .execute(),
     )
     await assert.rejects(
       db
         .insertInto('statuses')
-        .values(statusRow(owner.id, { status_key: 'build' }))
+        .values(oldStatusRow(owner.id, { status_key: 'build' }))
         .execute(),
     )
-    await assert.rejects(db.insertInto('statuses').values(statusRow('no-such-user')).execute())
+    await assert.rejects(db.insertInto('statuses').values(oldStatusRow('no-such-user')).execute())
     await assert.rejects(
       db
         .insertInto('status_history')
@@ -315,9 +315,9 @@ describe(onEngine('migration 2026-11-25T000000-api-key-successor'), () => {
     const { db } = database
     const migrator = await migratorFor(db)
     assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
-    const owner = userRow()
+    const owner = oldUserRow()
     await db.insertInto('users').values(owner).execute()
-    const { replaced_by: _, ...key } = keyRow(owner.id, { label: 'ci' })
+    const { replaced_by: _, ...key } = oldKeyRow(owner.id, { label: 'ci' })
     await db.insertInto('api_keys').values(key).execute()
 
     assert.equal((await migrator.migrateTo(NAME)).error, undefined)
@@ -340,9 +340,9 @@ describe(onEngine('migration 2026-11-25T010000-bigint-counters'), () => {
     const { db } = database
     const migrator = await migratorFor(db)
     assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
-    const owner = userRow()
+    const owner = oldUserRow()
     await db.insertInto('users').values(owner).execute()
-    const status = statusRow(owner.id, { change_count: 2 ** 31 - 1, version: 2 ** 31 - 1 })
+    const status = oldStatusRow(owner.id, { change_count: 2 ** 31 - 1, version: 2 ** 31 - 1 })
     await db.insertInto('statuses').values(status).execute()
     assert.equal((await migrator.migrateTo(NAME)).error, undefined)
 
@@ -376,5 +376,53 @@ describe(onEngine('migration 2026-11-25T010000-bigint-counters'), () => {
       .select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirstOrThrow()
     assert.equal(Number(count.n), 1)
+  })
+})
+
+describe(onEngine('migration 2026-11-28T000000-people'), () => {
+  const BEFORE = '2026-11-27T000000-history-sweep'
+  const NAME = '2026-11-28T000000-people'
+
+  it('folds e-mail addresses (the older of two case-variants keeps the key), keeps keys with every scope, up and down', async (t) => {
+    const fresh = await testDatabase(t)
+    const database = openDatabase(t, fresh.url)
+    const { db } = database
+    const migrator = await migratorFor(db)
+    assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+    const older = oldUserRow({ email: 'Ann@Example.com', created_at: '2026-01-01T00:00:00.000Z' })
+    const newer = oldUserRow({ email: 'ann@example.com', created_at: '2026-02-01T00:00:00.000Z' })
+    const none = oldUserRow({ email: null })
+    await db.insertInto('users').values([older, newer, none]).execute()
+    const key = oldKeyRow(older.id, { label: 'ci' })
+    await db.insertInto('api_keys').values(key).execute()
+    const status = oldStatusRow(older.id)
+    await db.insertInto('statuses').values(status).execute()
+
+    assert.equal((await migrator.migrateTo(NAME)).error, undefined)
+    const keys = await db
+      .selectFrom('users')
+      .select(['id', 'email_key'])
+      .orderBy('created_at')
+      .execute()
+    assert.deepEqual(
+      keys.map((u) => [u.id, u.email_key]),
+      [
+        [older.id, 'ann@example.com'],
+        [newer.id, null],
+        [none.id, null],
+      ],
+    )
+    const [k] = await db.selectFrom('api_keys').select(['scopes', 'status_ids']).execute()
+    assert.deepEqual(k, { scopes: null, status_ids: null }, 'a key from before keeps every scope')
+    const [s] = await db.selectFrom('statuses').select('listed').execute()
+    assert.equal(Number(s?.listed), 0)
+
+    assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+    const down = await db.selectFrom('users').selectAll().orderBy('created_at').execute()
+    assert.deepEqual(
+      new Set(down.map((u) => JSON.stringify(u))),
+      new Set([older, newer, none].map((u) => JSON.stringify(u))),
+      'every user is kept, without the columns',
+    )
   })
 })

@@ -17,7 +17,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     (select 1 from users older where lower(older.email) = lower(users.email)
       and (older.created_at < users.created_at
         or (older.created_at = users.created_at and older.id < users.id)))`.execute(db)
-  await db.schema.createIndex('users_email_key').on('users').column('email_key').unique().execute()
+  await db.schema.createIndex('users_email_folded').on('users').column('email_key').unique().execute()
 
   // null: every scope / every status (keys made before scopes existed keep all their rights)
   await db.schema.alterTable('api_keys').addColumn('scopes', 'text').execute()
@@ -143,7 +143,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('statuses').dropColumn('listed').execute()
   await db.schema.alterTable('api_keys').dropColumn('status_ids').execute()
   await db.schema.alterTable('api_keys').dropColumn('scopes').execute()
-  await db.schema.dropIndex('users_email_key').execute()
+  await db.schema.dropIndex('users_email_folded').execute()
   await db.schema.alterTable('users').dropColumn('email_verified_at').execute()
   await db.schema.alterTable('users').dropColumn('password_hash').execute()
   await db.schema.alterTable('users').dropColumn('email_key').execute()
