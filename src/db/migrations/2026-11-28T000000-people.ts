@@ -17,7 +17,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     (select 1 from users older where lower(older.email) = lower(users.email)
       and (older.created_at < users.created_at
         or (older.created_at = users.created_at and older.id < users.id)))`.execute(db)
-  await db.schema.createIndex('users_email_folded').on('users').column('email_key').unique().execute()
+  await db.schema
+    .createIndex('users_email_folded')
+    .on('users')
+    .column('email_key')
+    .unique()
+    .execute()
 
   // null: every scope / every status (keys made before scopes existed keep all their rights)
   await db.schema.alterTable('api_keys').addColumn('scopes', 'text').execute()
