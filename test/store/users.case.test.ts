@@ -15,10 +15,19 @@ describe(onEngine('users store'), () => {
   const store = useStore()
 
   it('a user reads back exactly as written, integers as numbers', async () => {
-    const row = userRow({ name: 'Zoë 🟢', email: 'zoe@example.com', verified: 0 })
+    const row = userRow({
+      name: 'Zoë 🟢',
+      email: 'Zoe@Example.com',
+      email_key: 'zoe@example.com',
+      verified: 0,
+      password_hash: '$scrypt$ln=14,r=8,p=5$c2FsdA$aGFzaA',
+      email_verified_at: null,
+    })
     assert.deepEqual(await insertUser(store().db, row), row)
     assert.deepEqual(await findUserById(store().db, row.id), row)
+    // found by its folded address, in any case
     assert.deepEqual(await findUserByEmail(store().db, 'zoe@example.com'), row)
+    assert.deepEqual(await findUserByEmail(store().db, 'ZOE@example.COM'), row)
   })
 
   it('an unknown id or e-mail finds nothing', async () => {
@@ -29,6 +38,14 @@ describe(onEngine('users store'), () => {
   it('e-mail addresses are unique, but any number of users may have none', async () => {
     await insertUser(store().db, userRow({ email: 'twice@example.com' }))
     await assert.rejects(insertUser(store().db, userRow({ email: 'twice@example.com' })))
+    // and so are their folded forms
+    await insertUser(
+      store().db,
+      userRow({ email: 'Once@example.com', email_key: 'once@example.com' }),
+    )
+    await assert.rejects(
+      insertUser(store().db, userRow({ email: 'once@example.com', email_key: 'once@example.com' })),
+    )
     await insertUser(store().db, userRow({ email: null }))
     await insertUser(store().db, userRow({ email: null }))
   })

@@ -1,4 +1,5 @@
 import type { Db, NewUser, User, UserUpdate } from '../../db/database.ts'
+import { emailKeyOf } from './email-address.ts'
 
 export const insertUser = (db: Db, user: NewUser): Promise<User> =>
   db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow()
@@ -6,8 +7,9 @@ export const insertUser = (db: Db, user: NewUser): Promise<User> =>
 export const findUserById = (db: Db, id: string): Promise<User | undefined> =>
   db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
 
+/** The user with this e-mail address, compared case-insensitively (its folded `email_key`). */
 export const findUserByEmail = (db: Db, email: string): Promise<User | undefined> =>
-  db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst()
+  db.selectFrom('users').selectAll().where('email_key', '=', emailKeyOf(email)).executeTakeFirst()
 
 export const listUsers = (db: Db): Promise<User[]> =>
   db.selectFrom('users').selectAll().orderBy('created_at').orderBy('id').execute()

@@ -2,8 +2,10 @@ import type { Kysely } from 'kysely'
 import type { DB, Db, User } from '../../db/database.ts'
 import { UserInputError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
+import { singleLineTextProblem } from '../../lib/text.ts'
 import { creationIso } from '../../lib/time.ts'
 import type { Plans } from '../plans/plans.ts'
+import { emailKeyOf, emailProblem } from './email-address.ts'
 import {
   findUserByEmail,
   findUserById,
@@ -41,22 +43,41 @@ function assertPlan(plans: Plans, plan: string): void {
     throw new UserInputError(`unknown plan "${plan}" (plans: ${Object.keys(plans).join(', ')})`)
 }
 
+/** A user's name: 1 to 60 code points of single-line text (docs/api.md#validation-rules). */
+export const USER_NAME_LENGTHS = { minLength: 1, maxLength: 60 } as const
+
+/** The name, trimmed, or a UserInputError saying what is wrong with it. */
+function checkedName(name: string): string {
+  const trimmed = name.trim()
+  const problem = singleLineTextProblem(trimmed, USER_NAME_LENGTHS)
+  if (problem) throw new UserInputError(`name ${problem}`)
+  return trimmed
+}
+
+/** The address, trimmed, if it is one and no other user has it (compared case-insensitively). */
+async function checkedEmail(db: Db, email: string, userId?: string): Promise<string> {
+  const trimmed = email.trim()
+  const problem = emailProblem(trimmed)
+  if (problem) throw new UserInputError(`e-mail "${email}" ${problem}`)
+  const holder = await findUserByEmail(db, trimmed)
+  if (holder && holder.id !== userId)
+    throw new UserInputError(`a user with e-mail ${holder.email ?? trimmed} exists`)
+  return trimmed
+}
+
 export async function createUser(
   db: Kysely<DB>,
   plans: Plans,
   input: { name: string; email?: string; plan: string; verified: boolean },
 ): Promise<UserView> {
-  const name = input.name.trim()
-  if (name.length === 0 || name.length > 100)
-    throw new UserInputError('name must be 1 to 100 characters')
+  const name = checkedName(input.name)
   assertPlan(plans, input.plan)
-  if (input.email !== undefined && (await findUserByEmail(db, input.email)))
-    throw new UserInputError(`a user with e-mail ${input.email} exists`)
+  const email = input.email === undefined ? undefined : await checkedEmail(db, input.email)
   const user = await insertUser(db, {
     id: newId(),
     name,
-    email: input.email ?? null,
-    email_key: input.email?.toLowerCase() ?? null,
+    email: email ?? null,
+    email_key: email === undefined ? null : emailKeyOf(email),
     plan: input.plan,
     verified: input.verified ? 1 : 0,
     created_at: creationIso(),
@@ -86,13 +107,19 @@ export async function setUser(
   db: Kysely<DB>,
   plans: Plans,
   idOrEmail: string,
-  changes: { plan?: string; verified?: boolean },
+  changes: { plan?: string; verified?: boolean; name?: string; email?: string },
 ): Promise<UserView> {
   const user = await resolveUser(db, idOrEmail)
   if (changes.plan !== undefined) assertPlan(plans, changes.plan)
+  const name = changes.name === undefined ? undefined : checkedName(changes.name)
+  // note: the operator vouches for an address they set, as for --verified: no link is mailed
+  const email =
+    changes.email === undefined ? undefined : await checkedEmail(db, changes.email, user.id)
   const updated = await updateUser(db, user.id, {
     ...(changes.plan !== undefined && { plan: changes.plan }),
     ...(changes.verified !== undefined && { verified: changes.verified ? 1 : 0 }),
+    ...(name !== undefined && { name }),
+    ...(email !== undefined && { email, email_key: emailKeyOf(email) }),
   })
   if (!updated) throw new UserInputError(`no user ${idOrEmail}`)
   return toUserView(updated)
