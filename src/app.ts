@@ -30,6 +30,7 @@ import type { Plans } from './modules/plans/plans.ts'
 import type { ServiceDeps } from './modules/service-deps.ts'
 import { historyRoutes } from './modules/statuses/history.routes.ts'
 import { HistorySweeper } from './modules/statuses/history-sweep.ts'
+import { invitationPreviewRoutes, invitationRoutes } from './modules/statuses/invitations.routes.ts'
 import { shareRoutes } from './modules/statuses/share.routes.ts'
 import { sharingRoutes } from './modules/statuses/sharing.routes.ts'
 import { STATUS_CHANGES, type StatusEventBus } from './modules/statuses/status-events.ts'
@@ -120,6 +121,7 @@ const trustProxyOption = (
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { database, plans } = deps
   const publicUrl = deps.publicUrl ?? null
+  const clock = deps.clock ?? systemClock
   const keyCache = new KeyCache({
     ttlMs: deps.keyCacheTtlMs ?? 5_000,
     clock: deps.clock ?? systemClock,
@@ -316,6 +318,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     })
     await v1.register(statusRoutes, { deps: services, publicUrl })
     await v1.register(sharingRoutes, { deps: services, publicUrl })
+    await v1.register(invitationRoutes, { deps: services, publicUrl, clock })
     await v1.register(historyRoutes, { deps: services, publicUrl })
     await v1.register(statusEventsRoutes, {
       db: database.db,
@@ -329,6 +332,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Public views of public statuses: outside the /v1 scope above, so no API key is asked for
   // (they declare `auth: 'none'`).
   await app.register(shareRoutes, { deps: services, publicUrl })
+  await app.register(invitationPreviewRoutes, { deps: services, publicUrl, clock })
   await app.register(shareEventsRoutes, { db: database.db, feeds, sse, quota: streamQuota })
   // the share page and badge: HTML/SVG, with their own not-found and error pages
   await app.register(webRoutes, { prefix: '/s', deps: services })

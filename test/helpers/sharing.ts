@@ -38,7 +38,11 @@ export async function createStatus(
   return res.json()
 }
 
-/** The owner grants a role; asserts it worked. */
+/**
+ * The owner offers a role and the user accepts it (docs/accounts.md#invitations: a role is
+ * never imposed); asserts both worked. A role the user holds, or a lower one, takes effect
+ * at once (200) and needs no answer.
+ */
 export async function grant(
   t: TestApp,
   owner: TestUser,
@@ -47,5 +51,9 @@ export async function grant(
   role: 'updater' | 'subscriber',
 ): Promise<void> {
   const res = await t.request(owner, 'PUT', `/v1/status/${statusId}/users/${user.id}`, { role })
-  assert.ok(res.statusCode === 201 || res.statusCode === 200, res.body)
+  assert.ok(res.statusCode === 202 || res.statusCode === 200, res.body)
+  if (res.statusCode === 200) return
+  const accepted = await t.request(user, 'POST', `/v1/user/invitations/${res.json().id}/accept`)
+  assert.equal(accepted.statusCode, 200, accepted.body)
+  assert.equal(accepted.json().role, role)
 }

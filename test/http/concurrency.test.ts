@@ -118,15 +118,22 @@ for (const engine of ENGINES) {
             t.request(stranger, 'POST', `/v1/status/${id}/subscription`),
           ])
           assert.equal(del.statusCode, 204)
-          assert.ok([201, 404].includes(grant.statusCode), `round ${round}: grant ${grant.body}`)
+          // a grant is an invitation now (docs/accounts.md#invitations): 202
+          assert.ok([202, 404].includes(grant.statusCode), `round ${round}: grant ${grant.body}`)
           assert.ok([201, 404].includes(follow.statusCode), `round ${round}: follow ${follow.body}`)
-          // and the delete took every role along
+          // and the delete took every role and invitation along
           const roles = await t.database.db
             .selectFrom('status_roles')
             .select('user_id')
             .where('status_id', '=', id)
             .execute()
           assert.deepEqual(roles, [])
+          const invitations = await t.database.db
+            .selectFrom('role_invitations')
+            .select('user_id')
+            .where('status_id', '=', id)
+            .execute()
+          assert.deepEqual(invitations, [])
         }
       }))
   })

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import { chromiumMissing, launchChromium } from '../helpers/browser.ts'
 import { defer, suiteLifetime } from '../helpers/cleanup.ts'
+import { grant } from '../helpers/sharing.ts'
 
 // Issue 19 (hardening II), findings 5, 6 and 8: the text rules (docs/api.md#validation-rules)
 // and the link gate (docs/api.md#plans) at the Unicode edges.
@@ -129,10 +130,7 @@ describe('finding 6: badge not well-formed', () => {
       accessType: 'public',
     })
     const id = created.json().id
-    const granted = await t.request(pro, 'PUT', `/v1/status/${id}/users/${updater.id}`, {
-      role: 'updater',
-    })
-    assert.ok(granted.statusCode < 300, granted.body)
+    await grant(t, pro, id, updater, 'updater')
     refusedNaming(
       await t.request(updater, 'PATCH', `/v1/status/${id}`, { value: '\uffff' }),
       'value',

@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { PUBLIC_PAGE_SIZE } from '../../src/modules/statuses/share.routes.ts'
 import { MAX_PAGE_SIZE } from '../../src/modules/statuses/statuses.schemas.ts'
 import { makeApp } from '../helpers/app.ts'
-import { createStatus, makeCast } from '../helpers/sharing.ts'
+import { createStatus, grant, makeCast } from '../helpers/sharing.ts'
 
 const DAY_MS = 24 * 60 * 60 * 1000
 const daysAgo = (days: number) => new Date(Date.now() - days * DAY_MS).toISOString()
@@ -12,7 +12,7 @@ test('history: newest first, the creation value is the oldest entry, each with b
   const t = await makeApp(ctx)
   const { owner, updater } = await makeCast(t)
   const s = await createStatus(t, owner, 'build', { value: 'PASSING' })
-  await t.request(owner, 'PUT', `/v1/status/${s.id}/users/${updater.id}`, { role: 'updater' })
+  await grant(t, owner, s.id, updater, 'updater')
   await t.request(updater, 'PATCH', `/v1/status/${s.id}`, { value: 'FAILING' })
   await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { colorNo: 3 }) // not a value update
   await t.request(owner, 'POST', '/v1/status-keys/build', { value: 'FAILING' }) // same value: an update
@@ -128,7 +128,7 @@ test("an updater's write prunes by the owner's plan, not the updater's", async (
   const owner = await t.user({ plan: 'unlimited', name: 'Rich Owner' }) // keeps forever
   const updater = await t.user({ plan: 'free', name: 'Free Updater' })
   const s = await createStatus(t, owner, 'door', { value: 'OPEN' })
-  await t.request(owner, 'PUT', `/v1/status/${s.id}/users/${updater.id}`, { role: 'updater' })
+  await grant(t, owner, s.id, updater, 'updater')
   await t.database.db
     .updateTable('status_history')
     .set({ at: daysAgo(400) })

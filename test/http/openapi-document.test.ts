@@ -148,7 +148,10 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
 
   it('security follows `auth`: a key on the API, none on the public views and operations', () => {
     for (const { name, path, op } of operations()) {
-      const anonymous = !path.startsWith('/v1/') || path.startsWith('/v1/share/')
+      const anonymous =
+        !path.startsWith('/v1/') ||
+        path.startsWith('/v1/share/') ||
+        name === 'GET /v1/invitations/{token}'
       assert.deepEqual(
         op.security,
         anonymous ? [] : [{ apiKey: [] }, { bearer: [] }],
@@ -201,6 +204,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
     assert.deepEqual(limited.sort(), [
       'GET /s/{shareId}',
       'GET /s/{shareId}/badge.svg',
+      'GET /v1/invitations/{token}',
       'GET /v1/share/{shareId}',
       'GET /v1/share/{shareId}/events',
       'GET /v1/share/{shareId}/history',

@@ -31,23 +31,29 @@ const as = (ctx: ScenarioContext, who: string) => ctx.users[who] ?? null
 
 runScenarios('granting and revoking roles (owner only)', world, [
   {
-    name: 'PUT …/users/:userId grants a role: 201 with the user-list entry',
+    name: 'PUT …/users/:userId offers a role: 202 with a pending invitation, the role once accepted',
     method: 'PUT',
     url: '/v1/status/{closed}/users/{strangerId}',
     body: { role: 'subscriber' },
-    expectStatus: 201,
+    expectStatus: 202,
     expect: async (body, ctx) => {
-      assert.deepEqual(body, {
-        userId: ctx.vars.strangerId,
-        name: 'Stan Stranger',
-        role: 'subscriber',
-      })
-      const read = await ctx.t.request(as(ctx, 'stranger'), 'GET', `/v1/status/${ctx.vars.closed}`)
+      assert.equal(body.userId, ctx.vars.strangerId)
+      assert.equal(body.role, 'subscriber')
+      const stranger = as(ctx, 'stranger')
+      const before = await ctx.t.request(stranger, 'GET', `/v1/status/${ctx.vars.closed}`)
+      assert.equal(before.statusCode, 404, 'no role before accepting')
+      const accepted = await ctx.t.request(
+        stranger,
+        'POST',
+        `/v1/user/invitations/${body.id}/accept`,
+      )
+      assert.equal(accepted.statusCode, 200, accepted.body)
+      const read = await ctx.t.request(stranger, 'GET', `/v1/status/${ctx.vars.closed}`)
       assert.equal(read.statusCode, 200, 'a subscriber reads the private status')
     },
   },
   {
-    name: 'PUT again with another role changes it: 200',
+    name: 'PUT a lower role changes it at once: 200',
     method: 'PUT',
     url: '/v1/status/{closed}/users/{updaterId}',
     body: { role: 'subscriber' },
@@ -143,7 +149,7 @@ runScenarios('granting and revoking roles (owner only)', world, [
     },
   },
   {
-    name: 'revoking a user without a role → 404 notFound',
+    name: 'revoking a user without a role or invitation → 404 notFound',
     method: 'DELETE',
     url: '/v1/status/{closed}/users/{strangerId}',
     expectStatus: 404,

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict'
 import { beforeEach, describe, it, type TestContext } from 'node:test'
-import { apiRoutes, fillUrl, makeWorld, plausibleBody, snapshot, type World } from './world.ts'
+import {
+  apiRoutes,
+  FORGED_TOKEN,
+  fillUrl,
+  makeWorld,
+  plausibleBody,
+  snapshot,
+  type World,
+} from './world.ts'
 
 // OWASP API1:2023 Broken Object Level Authorization. Every route that takes an object id,
 // called by a stranger with the id of someone else's object: a private status (and a key)
@@ -22,6 +30,10 @@ const foreign = (w: World) => ({
   statusKey: 'secret-room',
   userId: w.owner.id,
   shareId: 'zzzzzzzz',
+  // note: someone else's invitation is tested in test/http/invitations.test.ts; a link
+  // token is a bearer secret (whoever holds a real one may use it), so here it is forged
+  id: 'Xdoesnotexist00000000',
+  token: FORGED_TOKEN,
 })
 const missing = {
   statusId: 'Xdoesnotexist00000000',
@@ -29,6 +41,8 @@ const missing = {
   statusKey: 'no-such-key',
   userId: 'Xdoesnotexist00000000',
   shareId: 'zzzzzzzz',
+  id: 'Ydoesnotexist00000000',
+  token: FORGED_TOKEN,
 }
 
 describe("a stranger and someone else's private objects", () => {

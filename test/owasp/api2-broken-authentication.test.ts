@@ -22,6 +22,7 @@ import { asLogLine, startServer } from '../helpers/processes.ts'
 import {
   apiRoutes,
   errorShapeProblem,
+  FORGED_TOKEN,
   fillUrl,
   makeWorld,
   plausibleBody,
@@ -47,6 +48,8 @@ const params = (w: World) => ({
   keyId: w.ownerIds.keyId,
   userId: w.owner.id,
   shareId: 'zzzzzzzz',
+  id: 'Xdoesnotexist00000000',
+  token: FORGED_TOKEN,
 })
 
 async function assertEveryRoute401(w: World, headers: Record<string, string>, what: string) {

@@ -32,6 +32,11 @@ const FOR_UNVERIFIED = [
   'POST /v1/user/api-keys',
   'DELETE /v1/user/api-keys/:keyId',
   'POST /v1/user/api-keys/:keyId/rotate',
+  // invitations made to you (docs/accounts.md#invitations): you may answer them unverified
+  'GET /v1/user/invitations',
+  'POST /v1/user/invitations/:id/accept',
+  'POST /v1/user/invitations/:id/decline',
+  'POST /v1/invitations/:token/accept',
 ]
 
 describe('levels', () => {

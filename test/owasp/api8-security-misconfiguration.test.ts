@@ -106,6 +106,8 @@ describe('CORS: none', () => {
           keyId: 'x',
           userId: 'x',
           shareId: 'x',
+          id: 'x',
+          token: 'x',
         }),
         headers: {
           origin: 'https://evil.example',

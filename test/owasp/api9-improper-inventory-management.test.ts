@@ -68,9 +68,10 @@ describe('the OpenAPI document and the router agree', () => {
         if (!METHODS.includes(m)) continue
         const what = `${m.toUpperCase()} ${p}`
         assert.ok(op.summary, `${what} has a summary`)
-        // the share views are anonymous by design (docs/sharing.md#public-views-no-api-key): an
-        // explicit empty list says so
-        const anonymous = p.startsWith('/v1/share/')
+        // the share views are anonymous by design (docs/sharing.md#public-views-no-api-key), as
+        // is what an invitation link offers (docs/accounts.md#invitation-links): an explicit
+        // empty list says so
+        const anonymous = p.startsWith('/v1/share/') || what === 'GET /v1/invitations/{token}'
         assert.ok(
           Array.isArray(op.security) && (anonymous || op.security.length > 0),
           `${what} names its security`,

@@ -54,7 +54,7 @@ export async function makeWorld(ctx: Lifetime): Promise<World> {
  * The anonymous views of a public status (docs/sharing.md#public-views-no-api-key): the one part of
  * /v1 that needs no key.
  */
-export const ANONYMOUS = /^\/v1\/share\//
+export const ANONYMOUS = /^\/v1\/share\/|^\/v1\/invitations\/:token$/
 
 /** Streams (Server-Sent Events) never end by themselves: a request to one does not return. */
 export const isStream = (route: RouteEntry): boolean => route.url.endsWith('/events')
@@ -77,7 +77,13 @@ export const ownerParams = (w: World): Record<string, string> => ({
   keyId: w.ownerIds.keyId,
   userId: w.stranger.id,
   shareId: 'zzzzzzzz',
+  // an invitation or invitation link (docs/accounts.md#invitations) that does not exist
+  id: 'Xdoesnotexist00000000',
+  token: FORGED_TOKEN,
 })
+
+/** An invitation link token of the right shape that no link has. */
+export const FORGED_TOKEN = `sdi_${'x'.repeat(43)}`
 
 /** Fills `:param`s of a route URL. */
 export const fillUrl = (url: string, params: Record<string, string>): string =>
@@ -91,7 +97,9 @@ export const fillUrl = (url: string, params: Record<string, string>): string =>
 export function plausibleBody(route: RouteEntry): unknown {
   if (route.method === 'GET' || route.method === 'DELETE') return undefined
   if (route.url.includes('/api-keys')) return {}
-  if (route.url.includes('/users/')) return { role: 'updater' }
+  if (route.url.includes('/users/') || route.url.endsWith('/invitations'))
+    return { role: 'updater' }
+  if (/\/(accept|decline)$/.test(route.url)) return undefined
   return { value: 'HACKED' }
 }
 

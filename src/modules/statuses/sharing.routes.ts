@@ -3,6 +3,8 @@ import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import type { ServiceDeps } from '../service-deps.ts'
+import { RoleInvitationSchema } from './invitations.schemas.ts'
+import { grantRole } from './invitations.service.ts'
 import {
   GrantBodySchema,
   StatusUserParamsSchema,
@@ -11,7 +13,6 @@ import {
 } from './sharing.schemas.ts'
 import {
   accessById,
-  grantRole,
   listStatusUsers,
   listSubscriptions,
   revokeRole,
@@ -34,25 +35,21 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         operationId: 'grantRole',
-        summary: 'Grant a user the updater or subscriber role (owner only)',
+        summary: 'Offer a user the updater or subscriber role, or lower theirs (owner only)',
         description:
-          '201 when the user had no role, 200 when their role changed. The owner cannot be given a role (409 conflict).',
+          'A role is never imposed: for a user without that role (or a subscriber to be made updater) the answer is 202 with a pending invitation, which they accept or decline; it replaces an earlier one. The role they hold, or a lower one, takes effect at once: 200 with their user-list entry. The owner cannot be given a role (409 conflict).',
         tags,
         params: StatusUserParamsSchema,
         body: GrantBodySchema,
-        response: { 200: StatusUserSchema, 201: StatusUserSchema, ...ERROR_RESPONSES },
+        response: { 200: StatusUserSchema, 202: RoleInvitationSchema, ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
       const { statusId, userId } = request.params
-      const { user, created } = await grantRole(
-        deps,
-        request.caller,
-        statusId,
-        userId,
-        request.body.role,
-      )
-      return reply.code(created ? 201 : 200).send(user)
+      const outcome = await grantRole(deps, request.caller, statusId, userId, request.body.role)
+      return outcome.kind === 'granted'
+        ? reply.code(200).send(outcome.user)
+        : reply.code(202).send(outcome.invitation)
     },
   )
 
@@ -61,7 +58,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         operationId: 'revokeRole',
-        summary: "Revoke a user's role (owner only)",
+        summary: "Revoke a user's role, and withdraw their pending invitation (owner only)",
         tags,
         params: StatusUserParamsSchema,
         response: { 204: Type.Null(), ...ERROR_RESPONSES },

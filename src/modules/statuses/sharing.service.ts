@@ -5,6 +5,7 @@ import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
 import { creationIso } from '../../lib/time.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { userById } from '../users/users.service.ts'
+import { deleteRoleInvitationFor } from './invitations.repository.ts'
 import {
   deleteRole,
   findRole,
@@ -14,7 +15,6 @@ import {
   listSubscribedStatuses,
   roleHolderIds,
   type SubscriptionRow,
-  upsertRole,
 } from './sharing.repository.ts'
 import type { StatusUser, Subscription } from './sharing.schemas.ts'
 import { announcedWrite, type StatusChange } from './status-events.ts'
@@ -30,7 +30,7 @@ export interface StatusAccess {
 }
 
 // note: 409, not 400: the request is well-formed; it clashes with who owns the status
-const ownerConflict = (message: string) => new ApiError(409, 'conflict', message)
+export const ownerConflict = (message: string) => new ApiError(409, 'conflict', message)
 
 /**
  * The status by id as the caller sees it: 404 when it does not exist or is hidden from them.
@@ -53,7 +53,7 @@ export async function accessById(
  * The status the caller is about to share (locked, as `accessById` forWrite): 403 unless they
  * own it, 404 when they cannot see it.
  */
-async function ownedStatus(db: Db, caller: Caller, statusId: string): Promise<StatusRow> {
+export async function ownedStatus(db: Db, caller: Caller, statusId: string): Promise<StatusRow> {
   const { status, role } = await accessById(db, caller, statusId, { forWrite: true })
   if (role !== 'owner') throw forbidden('Only the owner may share this status')
   return status
@@ -74,7 +74,7 @@ const toSubscription = (row: SubscriptionRow): Subscription => ({
   role: row.role as GrantedRole,
 })
 
-const subscriptionOf = (status: StatusRow, role: GrantedRole): Subscription => ({
+export const subscriptionOf = (status: StatusRow, role: GrantedRole): Subscription => ({
   statusId: status.id,
   statusKey: null,
   shareId: status.share_id,
@@ -83,34 +83,10 @@ const subscriptionOf = (status: StatusRow, role: GrantedRole): Subscription => (
 })
 
 /**
- * PUT /v1/status/:statusId/users/:userId — the owner grants `updater` or `subscriber`,
- * replacing the user's previous role. `created` tells a new grant from a changed one.
+ * DELETE /v1/status/:statusId/users/:userId — the owner revokes a granted role, at once, and
+ * withdraws a pending invitation of the user (docs/accounts.md#invitations): 404 when there
+ * was neither.
  */
-export async function grantRole(
-  deps: ServiceDeps,
-  caller: Caller,
-  statusId: string,
-  userId: string,
-  role: GrantedRole,
-): Promise<{ user: StatusUser; created: boolean }> {
-  return writerOf(deps).run(async (tx) => {
-    const status = await ownedStatus(tx, caller, statusId)
-    const user = await userById(tx, userId)
-    if (!user) throw notFound('User not found')
-    if (user.id === status.owner_id)
-      throw ownerConflict('The owner has every right on their status; the role cannot change')
-    const before = await findRole(tx, status.id, user.id)
-    await upsertRole(tx, {
-      status_id: status.id,
-      user_id: user.id,
-      role,
-      created_at: creationIso(),
-    })
-    return { user: { userId: user.id, name: user.name, role }, created: !before }
-  })
-}
-
-/** DELETE /v1/status/:statusId/users/:userId — the owner revokes a granted role. */
 export async function revokeRole(
   deps: ServiceDeps,
   caller: Caller,
@@ -123,8 +99,9 @@ export async function revokeRole(
     async (tx) => {
       const status = await ownedStatus(tx, caller, statusId)
       if (userId === status.owner_id) throw ownerConflict('The owner cannot be removed')
-      if (!(await deleteRole(tx, status.id, userId)))
-        throw notFound('That user has no role on this status')
+      const withdrawn = await deleteRoleInvitationFor(tx, status.id, userId)
+      if (!(await deleteRole(tx, status.id, userId)) && !withdrawn)
+        throw notFound('That user has no role or invitation on this status')
       return status
     },
     accessChanged,

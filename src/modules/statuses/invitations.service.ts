@@ -1,0 +1,411 @@
+import type { Db, StatusRow, User } from '../../db/database.ts'
+import { writerOf } from '../../db/writer.ts'
+import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
+import { ApiError, forbidden, notFound, validationError } from '../../lib/errors.ts'
+import { hashApiKey, newId, newToken } from '../../lib/ids.ts'
+import { creationIso, parseIsoInstant } from '../../lib/time.ts'
+import type { ServiceDeps } from '../service-deps.ts'
+import { userById } from '../users/users.service.ts'
+import {
+  deleteRoleInvitationFor,
+  deleteRoleInvitationOf,
+  findInvitationLinkByHash,
+  findRoleInvitationFor,
+  findRoleInvitationOf,
+  type InvitationLinkRow,
+  insertInvitationLink,
+  listInvitationLinks,
+  listRoleInvitations,
+  type RoleInvitationView,
+  replaceRoleInvitation,
+  revokeInvitationLink,
+  spendInvitationLinkUse,
+} from './invitations.repository.ts'
+import {
+  type CreateInvitationLink,
+  DEFAULT_LINK_DAYS,
+  type InvitationLink,
+  type InvitationLinkPreview,
+  type LinkState,
+  MAX_LINK_DAYS,
+  type RoleInvitation,
+} from './invitations.schemas.ts'
+import { findRole, type GrantedRole, upsertRole } from './sharing.repository.ts'
+import type { StatusUser, Subscription } from './sharing.schemas.ts'
+import {
+  accessById,
+  ownedStatus,
+  ownerConflict,
+  type PageRequest,
+  subscriptionOf,
+} from './sharing.service.ts'
+import { findStatusById, findStatusByIdForWrite } from './statuses.repository.ts'
+import type { Caller } from './statuses.service.ts'
+
+const DAY_MS = 24 * 60 * 60 * 1000
+
+// a subscriber reads; an updater reads and sets the value: more is higher
+const RANK: Record<GrantedRole, number> = { subscriber: 1, updater: 2 }
+const atLeast = (held: string, wanted: GrantedRole) => RANK[held as GrantedRole] >= RANK[wanted]
+
+const positionOf = (cursor: string | undefined) =>
+  cursor === undefined ? undefined : decodePosition(cursor)
+
+const toRoleInvitation = (row: RoleInvitationView): RoleInvitation => ({
+  id: row.id,
+  statusId: row.status_id,
+  statusName: row.status_name,
+  userId: row.user_id,
+  role: row.role as GrantedRole,
+  invitedBy: { userId: row.invited_by, name: row.inviter_name },
+  createdAt: row.created_at,
+})
+
+/** What `PUT …/users/:userId` did: a role set at once, or a pending invitation made. */
+export type GrantOutcome =
+  | { kind: 'granted'; user: StatusUser }
+  | { kind: 'invited'; invitation: RoleInvitation }
+
+/**
+ * PUT /v1/status/:statusId/users/:userId — a role is never imposed (docs/accounts.md#invitations):
+ * giving a user a role they lack, or raising a subscriber to updater, makes a pending
+ * invitation (replacing an earlier one), which they accept or decline. The role they hold
+ * already, or a lower one, takes effect at once and withdraws any pending invitation: the
+ * owner's latest word counts.
+ */
+export async function grantRole(
+  deps: ServiceDeps,
+  caller: Caller,
+  statusId: string,
+  userId: string,
+  role: GrantedRole,
+): Promise<GrantOutcome> {
+  return writerOf(deps).run(async (tx) => {
+    const status = await ownedStatus(tx, caller, statusId)
+    const user = await userById(tx, userId)
+    if (!user) throw notFound('User not found')
+    if (user.id === status.owner_id)
+      throw ownerConflict('The owner has every right on their status; the role cannot change')
+    const held = await findRole(tx, status.id, user.id)
+    if (held && atLeast(held.role, role)) {
+      if (held.role !== role)
+        // note: the row keeps its created_at (the grant order); only the role changes
+        await upsertRole(tx, {
+          status_id: status.id,
+          user_id: user.id,
+          role,
+          created_at: creationIso(),
+        })
+      await deleteRoleInvitationFor(tx, status.id, user.id)
+      return { kind: 'granted', user: { userId: user.id, name: user.name, role } }
+    }
+    const inviter = await userById(tx, caller.userId)
+    const row = {
+      id: newId(),
+      status_id: status.id,
+      user_id: user.id,
+      role,
+      invited_by: caller.userId,
+      created_at: creationIso(),
+    }
+    await replaceRoleInvitation(tx, row)
+    return {
+      kind: 'invited',
+      invitation: toRoleInvitation({
+        ...row,
+        status_name: status.name,
+        inviter_name: inviter?.name ?? '',
+      }),
+    }
+  })
+}
+
+/** GET /v1/user/invitations — the invitations waiting for the caller, oldest first. */
+export async function listMyInvitations(
+  deps: ServiceDeps,
+  caller: Caller,
+  page: PageRequest,
+): Promise<Page<RoleInvitation>> {
+  const rows = await listRoleInvitations(
+    deps.db,
+    { userId: caller.userId },
+    {
+      after: positionOf(page.cursor),
+      limit: page.limit === undefined ? undefined : page.limit + 1,
+    },
+  )
+  return toPage(rows, page.limit, (r) => [r.created_at, r.id], toRoleInvitation)
+}
+
+/** The status if the caller owns it: 403 for someone else who sees it, 404 for the rest. */
+async function ownStatusForRead(db: Db, caller: Caller, statusId: string): Promise<StatusRow> {
+  const { status, role } = await accessById(db, caller, statusId)
+  if (role !== 'owner') throw forbidden('Only the owner may see the invitations of this status')
+  return status
+}
+
+/** GET /v1/status/:statusId/invitations/pending — the owner's pending invitations on a status. */
+export async function listPendingInvitations(
+  deps: ServiceDeps,
+  caller: Caller,
+  statusId: string,
+  page: PageRequest,
+): Promise<Page<RoleInvitation>> {
+  const status = await ownStatusForRead(deps.db, caller, statusId)
+  const rows = await listRoleInvitations(
+    deps.db,
+    { statusId: status.id },
+    {
+      after: positionOf(page.cursor),
+      limit: page.limit === undefined ? undefined : page.limit + 1,
+    },
+  )
+  return toPage(rows, page.limit, (r) => [r.created_at, r.id], toRoleInvitation)
+}
+
+const invitationNotFound = () => notFound('Invitation not found')
+
+/**
+ * POST /v1/user/invitations/:id/accept — the caller takes the role offered (a role they hold
+ * that is higher stays). Someone else's invitation is not found (404).
+ */
+export async function acceptInvitation(
+  deps: ServiceDeps,
+  caller: Caller,
+  id: string,
+): Promise<Subscription> {
+  return writerOf(deps).run(async (tx) => {
+    const invitation = await findRoleInvitationOf(tx, id, caller.userId)
+    if (!invitation) throw invitationNotFound()
+    // note: the status is locked first, as every change of its roles does, and only then is
+    // the invitation taken: a concurrent decline, replacement or second accept finds it gone
+    const status = await findStatusByIdForWrite(tx, invitation.status_id)
+    if (!status || !(await deleteRoleInvitationOf(tx, id, caller.userId)))
+      throw invitationNotFound()
+    const role = invitation.role as GrantedRole
+    return subscriptionOf(status, await raiseRole(tx, status, caller.userId, role))
+  })
+}
+
+/** POST /v1/user/invitations/:id/decline — the invitation goes; no role is given. */
+export async function declineInvitation(
+  deps: ServiceDeps,
+  caller: Caller,
+  id: string,
+): Promise<void> {
+  await writerOf(deps).run(async (tx) => {
+    if (!(await deleteRoleInvitationOf(tx, id, caller.userId))) throw invitationNotFound()
+  })
+}
+
+/** Gives the user the role unless they hold it or a higher one; the role they end up with. */
+async function raiseRole(
+  tx: Db,
+  status: StatusRow,
+  userId: string,
+  role: GrantedRole,
+): Promise<GrantedRole> {
+  const held = await findRole(tx, status.id, userId)
+  if (held && atLeast(held.role, role)) return held.role as GrantedRole
+  await upsertRole(tx, { status_id: status.id, user_id: userId, role, created_at: creationIso() })
+  return role
+}
+
+/** Why a link can no longer be accepted, or `active`. */
+export function linkState(link: InvitationLinkRow, nowIso: string): LinkState {
+  if (link.revoked_at !== null) return 'revoked'
+  if (Number(link.uses_left) <= 0) return 'usedUp'
+  if (link.expires_at <= nowIso) return 'expired'
+  return 'active'
+}
+
+const toInvitationLink = (link: InvitationLinkRow, nowIso: string): InvitationLink => ({
+  id: link.id,
+  role: link.role as GrantedRole,
+  email: link.email_key,
+  maxUses: Number(link.max_uses),
+  usesLeft: Number(link.uses_left),
+  createdAt: link.created_at,
+  expiresAt: link.expires_at,
+  state: linkState(link, nowIso),
+})
+
+/** Folds an e-mail address for comparison, as users' `email_key` is (docs/accounts.md#users). */
+export const foldEmail = (email: string): string => email.toLowerCase()
+
+/** When a new link ends: the requested time, checked, or DEFAULT_LINK_DAYS from now. */
+function linkExpiry(requested: string | undefined, now: number): string {
+  if (requested === undefined) return new Date(now + DEFAULT_LINK_DAYS * DAY_MS).toISOString()
+  const at = parseIsoInstant(requested)
+  const refuse = (message: string) => validationError([{ field: 'expiresAt', message }])
+  if (!at) throw refuse('must be an ISO 8601 date or date-time with a zone')
+  if (at.getTime() <= now) throw refuse('must be in the future')
+  if (at.getTime() > now + MAX_LINK_DAYS * DAY_MS)
+    throw refuse(`must be at most ${MAX_LINK_DAYS} days ahead`)
+  return at.toISOString()
+}
+
+/**
+ * POST /v1/status/:statusId/invitations — the owner makes a link (docs/accounts.md#invitation-links).
+ * The token is returned this once; only its hash is kept.
+ */
+export async function createInvitationLink(
+  deps: ServiceDeps,
+  caller: Caller,
+  statusId: string,
+  input: CreateInvitationLink,
+  now: number,
+): Promise<{ link: InvitationLink; token: string; statusName: string }> {
+  const expiresAt = linkExpiry(input.expiresAt, now)
+  const { token, hash } = newToken('sdi_')
+  return writerOf(deps).run(async (tx) => {
+    const status = await ownedStatus(tx, caller, statusId)
+    const maxUses = input.maxUses ?? 1
+    const row = await insertInvitationLink(tx, {
+      id: newId(),
+      status_id: status.id,
+      token_hash: hash,
+      role: input.role,
+      email_key: input.email === undefined ? null : foldEmail(input.email),
+      max_uses: maxUses,
+      uses_left: maxUses,
+      created_by: caller.userId,
+      created_at: creationIso(),
+      expires_at: expiresAt,
+    })
+    return {
+      link: toInvitationLink(row, new Date(now).toISOString()),
+      token,
+      statusName: status.name,
+    }
+  })
+}
+
+/** GET /v1/status/:statusId/invitations — the owner's links, oldest first; never a token. */
+export async function listLinks(
+  deps: ServiceDeps,
+  caller: Caller,
+  statusId: string,
+  page: PageRequest,
+  now: number,
+): Promise<Page<InvitationLink>> {
+  const status = await ownStatusForRead(deps.db, caller, statusId)
+  const rows = await listInvitationLinks(deps.db, status.id, {
+    after: positionOf(page.cursor),
+    limit: page.limit === undefined ? undefined : page.limit + 1,
+  })
+  const nowIso = new Date(now).toISOString()
+  return toPage(
+    rows,
+    page.limit,
+    (r) => [r.created_at, r.id],
+    (r) => toInvitationLink(r, nowIso),
+  )
+}
+
+/** DELETE /v1/status/:statusId/invitations/:id — revokes a link: it answers 410 from then on. */
+export async function revokeLink(
+  deps: ServiceDeps,
+  caller: Caller,
+  statusId: string,
+  id: string,
+  now: number,
+): Promise<void> {
+  await writerOf(deps).run(async (tx) => {
+    const status = await ownedStatus(tx, caller, statusId)
+    if (!(await revokeInvitationLink(tx, status.id, id, new Date(now).toISOString())))
+      throw notFound('No such invitation link, or it is revoked already')
+  })
+}
+
+const gone = (state: LinkState) =>
+  new ApiError(
+    410,
+    'gone',
+    state === 'revoked'
+      ? 'This invitation was revoked'
+      : state === 'usedUp'
+        ? 'This invitation has been used up'
+        : 'This invitation has expired',
+  )
+
+/** The link a token names: 404 for a token no link has (forged, or its status deleted). */
+async function linkOf(db: Db, token: string): Promise<InvitationLinkRow> {
+  const link = await findInvitationLinkByHash(db, hashApiKey(token))
+  if (!link) throw notFound('Invitation not found')
+  return link
+}
+
+/**
+ * GET /v1/invitations/:token — what a link offers, for anyone holding it: the status's name,
+ * the inviter's name, the role. 404 forged, 410 expired, used up or revoked.
+ */
+export async function previewLink(
+  deps: ServiceDeps,
+  token: string,
+  now: number,
+): Promise<InvitationLinkPreview> {
+  const link = await linkOf(deps.db, token)
+  const state = linkState(link, new Date(now).toISOString())
+  if (state !== 'active') throw gone(state)
+  const [status, inviter] = await Promise.all([
+    findStatusById(deps.db, link.status_id),
+    userById(deps.db, link.created_by),
+  ])
+  if (!status) throw notFound('Invitation not found')
+  return {
+    statusName: status.name,
+    inviterName: inviter?.name ?? '',
+    role: link.role as GrantedRole,
+    expiresAt: link.expires_at,
+  }
+}
+
+/**
+ * Accepts a link for a user inside the caller's transaction (the route's, or a sign-up's, so
+ * that a refused link leaves no account behind): the role at once, one use spent, atomically.
+ * A role the user holds already (or a higher one) spends nothing and answers it, even once
+ * the link has run out, so that accepting twice is harmless. 404 forged; 410 expired, used
+ * up or revoked; 403 a link bound to another e-mail address; 409 the owner's own link.
+ */
+export async function acceptLinkIn(
+  tx: Db,
+  user: Pick<User, 'id' | 'email_key'>,
+  token: string,
+  now: number,
+): Promise<Subscription> {
+  const link = await linkOf(tx, token)
+  const status = await findStatusByIdForWrite(tx, link.status_id)
+  if (!status) throw notFound('Invitation not found')
+  if (status.owner_id === user.id) throw ownerConflict('You own this status')
+  if (link.email_key !== null && link.email_key !== user.email_key)
+    throw forbidden('This invitation is for another e-mail address')
+  const role = link.role as GrantedRole
+  const held = await findRole(tx, status.id, user.id)
+  if (held && atLeast(held.role, role)) return subscriptionOf(status, held.role as GrantedRole)
+  const nowIso = new Date(now).toISOString()
+  const state = linkState(link, nowIso)
+  if (state !== 'active') throw gone(state)
+  // the last use may have gone to a concurrent accept since the link was read
+  if ((await spendInvitationLinkUse(tx, link.id, nowIso)) === undefined) throw gone('usedUp')
+  await upsertRole(tx, { status_id: status.id, user_id: user.id, role, created_at: creationIso() })
+  // a pending invitation that offers no more than this is answered by it
+  const pending = await findRoleInvitationFor(tx, status.id, user.id)
+  if (pending && atLeast(role, pending.role as GrantedRole))
+    await deleteRoleInvitationFor(tx, status.id, user.id)
+  return subscriptionOf(status, role)
+}
+
+/** POST /v1/invitations/:token/accept — a signed-in caller accepts a link. */
+export async function acceptLink(
+  deps: ServiceDeps,
+  caller: Caller,
+  token: string,
+  now: number,
+): Promise<Subscription> {
+  return writerOf(deps).run(async (tx) => {
+    const user = await userById(tx, caller.userId)
+    if (!user) throw notFound('User not found')
+    return acceptLinkIn(tx, user, token, now)
+  })
+}
