@@ -9,6 +9,7 @@ import { type ClientLimits, DEFAULT_CLIENT_LIMITS, StreamQuota } from './lib/cli
 import { type Clock, systemClock } from './lib/clock.ts'
 import { rateLimited, validationError } from './lib/errors.ts'
 import { LazySchemas } from './lib/lazy-schemas.ts'
+import type { Mailer } from './lib/mailer.ts'
 import { KEY_LIKE } from './lib/redact.ts'
 import { API_RESPONSE_HEADERS } from './lib/response-headers.ts'
 import { DEFAULT_SSE_OPTIONS, type SseOptions } from './lib/sse.ts'
@@ -55,7 +56,7 @@ import { optionalBodies, useStrictJsonBodies } from './plugins/json-body.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 import { openApiRoutes } from './plugins/openapi.ts'
 import { publicViews } from './plugins/public-views.ts'
-import { isWebUrl, sendWebError, webRoutes } from './web/web.routes.ts'
+import { invitePageRoutes, isWebUrl, sendWebError, webRoutes } from './web/web.routes.ts'
 
 export interface AppDeps {
   database: Database
@@ -88,6 +89,8 @@ export interface AppDeps {
   trustProxy?: false | number | string | string[]
   /** How often the history sweep looks for deletions left unswept (HISTORY_SWEEP_INTERVAL_MS). */
   historySweepIntervalMs?: number
+  /** Sends e-mail (SMTP_URL); null or absent: the server sends none (docs/accounts.md#e-mail). */
+  mailer?: Mailer | null
 }
 
 /** A deletion whose sweep was cut short (a crash, another instance's shutdown) waits at most this. */
@@ -318,7 +321,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     })
     await v1.register(statusRoutes, { deps: services, publicUrl })
     await v1.register(sharingRoutes, { deps: services, publicUrl })
-    await v1.register(invitationRoutes, { deps: services, publicUrl, clock })
+    await v1.register(invitationRoutes, {
+      deps: services,
+      publicUrl,
+      clock,
+      mailer: deps.mailer ?? null,
+    })
     await v1.register(historyRoutes, { deps: services, publicUrl })
     await v1.register(statusEventsRoutes, {
       db: database.db,
@@ -336,6 +344,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(shareEventsRoutes, { db: database.db, feeds, sse, quota: streamQuota })
   // the share page and badge: HTML/SVG, with their own not-found and error pages
   await app.register(webRoutes, { prefix: '/s', deps: services })
+  await app.register(invitePageRoutes, { prefix: '/invite', deps: services, publicUrl, clock })
 
   return app
 }

@@ -3,6 +3,7 @@ import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
 import { createDatabase } from './db/create-database.ts'
 import { migrateToLatest } from './db/migrate.ts'
+import { createMailer } from './lib/mailer.ts'
 import { redactHeaderValue, redactRequestUrl } from './lib/redact.ts'
 import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.service.ts'
 import { ensureFirstUser } from './modules/users/first-user.ts'
@@ -69,6 +70,7 @@ export async function serve(
       streamsPerClient: config.streamsPerClient,
       anonRequestsPerMinute: config.anonRequestsPerMinute,
       trustProxy: config.trustProxy,
+      mailer: config.smtpUrl === null ? null : createMailer(config.smtpUrl, config.mailFrom),
       logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
     })
   } catch (err) {

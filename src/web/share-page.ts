@@ -30,7 +30,13 @@ export const descriptionHtml = (parts: DescriptionPart[]): SafeHtml =>
 
 const ROLE_NAMES = { owner: 'Owner', updater: 'Updater', subscriber: 'Subscriber' } as const
 
-function page(title: string, assets: AssetUrls, bodyAttrs: SafeHtml, main: SafeHtml): string {
+/** The page around `main`: head, stylesheet, script, footer (the share, message and invitation pages). */
+export function page(
+  title: string,
+  assets: AssetUrls,
+  bodyAttrs: SafeHtml,
+  main: SafeHtml,
+): string {
   return html`<!doctype html>
 <html lang="en">
 <head>

@@ -3,13 +3,17 @@ import { readFileSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import type { Clock } from '../lib/clock.ts'
 import { viewEtag } from '../lib/etag.ts'
 import { PUBLIC_VIEW_CACHE_CONTROL } from '../lib/response-headers.ts'
 import type { ServiceDeps } from '../modules/service-deps.ts'
+import { InvitationTokenParamsSchema } from '../modules/statuses/invitations.schemas.ts'
+import { previewLink } from '../modules/statuses/invitations.service.ts'
 import { shareBadge, sharePage } from '../modules/statuses/share.service.ts'
 import { ShareIdParamsSchema } from '../modules/statuses/sharing.schemas.ts'
 import { prepareError } from '../plugins/error-handler.ts'
 import { renderBadge } from './badge.ts'
+import { renderInvitePage } from './invite-page.ts'
 import { paletteCss } from './palette.ts'
 import { type AssetUrls, renderMessagePage, renderSharePage } from './share-page.ts'
 
@@ -256,3 +260,69 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async
     },
   )
 }
+
+/**
+ * The page an invitation link opens, `GET /invite/:token` (docs/accounts.md#invitation-links):
+ * what the link offers and how to take it up; its own pages for a link unknown (404) or no
+ * longer usable (410). Never cached, and its URL (a secret) is sent to no other site.
+ */
+export const invitePageRoutes: FastifyPluginAsyncTypebox<{
+  deps: ServiceDeps
+  publicUrl: string | null
+  clock: Clock
+}> = async (app, { deps, publicUrl, clock }) => {
+  const noStore = { 'cache-control': 'no-store' }
+  app.setNotFoundHandler((_request, reply) =>
+    sendHtml(reply, 404, invitationNotFoundPage(), noStore),
+  )
+  app.setErrorHandler((err: Error, request, reply) => {
+    const apiError = prepareError(err, request, reply, 'invitation page failed')
+    const body =
+      apiError.statusCode === 404
+        ? invitationNotFoundPage()
+        : apiError.statusCode === 410
+          ? renderMessagePage(
+              ASSET_URLS,
+              'Invitation no longer valid',
+              `${apiError.message}. Ask whoever invited you for a new one.`,
+            )
+          : renderMessagePage(ASSET_URLS, 'Something went wrong', apiError.message)
+    return sendHtml(reply, apiError.statusCode, body, noStore)
+  })
+
+  app.get(
+    '/:token',
+    {
+      config: { auth: 'none', anonymousLimit: true },
+      schema: {
+        operationId: 'getInvitePage',
+        summary: 'The page an invitation link opens (HTML): what it offers, how to accept it',
+        tags: ['public'],
+        params: InvitationTokenParamsSchema,
+        response: {
+          200: page('text/html', 'The invitation page'),
+          404: page('text/html', 'No invitation has this token'),
+          410: page('text/html', 'The invitation has expired, been used up or been revoked'),
+          429: page(
+            'text/html',
+            'Too many anonymous requests from this address this minute; `Retry-After`',
+          ),
+          503: page('text/html', 'Storage cannot answer now; `Retry-After: 5`'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { token } = request.params
+      const invitation = await previewLink(deps, token, clock.now())
+      const origin = publicUrl ?? `${request.protocol}://${request.host}`
+      return sendHtml(reply, 200, renderInvitePage(ASSET_URLS, invitation, origin, token), noStore)
+    },
+  )
+}
+
+const invitationNotFoundPage = () =>
+  renderMessagePage(
+    ASSET_URLS,
+    'Invitation not found',
+    'There is no invitation at this address. Check that the link was copied whole.',
+  )

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
+import { createMailer } from '../../src/lib/mailer.ts'
 import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { createUser } from '../../src/modules/users/users.service.ts'
 import { makeApp, TEST_PLANS, type TestApp, type TestUser } from '../helpers/app.ts'
@@ -8,6 +9,7 @@ import type { Lifetime } from '../helpers/cleanup.ts'
 import { type TestClock, testClock } from '../helpers/clock.ts'
 import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
 import { createStatus, grant, makeCast } from '../helpers/sharing.ts'
+import { startSmtpServer } from '../helpers/smtp.ts'
 
 // Invitations with consent and invitation links (docs/accounts.md#invitations,
 // docs/accounts.md#invitation-links).
@@ -525,7 +527,8 @@ describe('invitation links: following and accepting', () => {
       `/v1/status/${w.vars.closed}/invitations`,
     )
     assert.equal(list.statusCode, 200)
-    const { url: _url, token: _token, ...entry } = link
+    const { url: _url, token: _token, mailed, ...entry } = link
+    assert.equal(mailed, false, 'no mailer: nothing mailed')
     assert.deepEqual(list.json(), [entry])
     assert.ok(!list.body.includes(link.token))
     // only the hash is stored
@@ -721,5 +724,88 @@ describe('invitation links: following and accepting', () => {
       const winner = people.findIndex((_, i) => answers[i]?.status === 200)
       people.splice(winner, 1)
     }
+  })
+})
+
+describe('the invitation page and the mailed link', () => {
+  it('/invite/<token> shows what the link offers (escaped) and how to accept; 404 and 410 pages', async (ctx) => {
+    const w = await linkWorld(ctx)
+    await w.t.request(who(w, 'owner'), 'PATCH', `/v1/status/${w.vars.closed as string}`, {
+      name: '<b>Room</b> & co',
+    })
+    const link = await makeLink(w, { role: 'updater' })
+    const res = await w.t.request(null, 'GET', `/invite/${link.token}`)
+    assert.equal(res.statusCode, 200, res.body)
+    assert.match(String(res.headers['content-type']), /^text\/html/)
+    assert.equal(res.headers['cache-control'], 'no-store')
+    assert.equal(res.headers['referrer-policy'], 'no-referrer')
+    assert.ok(res.body.includes('&lt;b&gt;Room&lt;/b&gt; &amp; co'), 'the name escaped')
+    assert.ok(!res.body.includes('<b>Room'), 'no markup from the name')
+    assert.ok(res.body.includes('Olivia Owner'))
+    assert.match(res.body, /sign in/i)
+    assert.match(res.body, /sign up/i)
+    assert.equal((await preview(w, link.token)).statusCode, 200, 'opening the page accepts nothing')
+    const forged = await w.t.request(null, 'GET', `/invite/sdi_${'Q'.repeat(43)}`)
+    assert.equal(forged.statusCode, 404)
+    assert.match(forged.body, /Invitation not found/)
+    w.clock.advance(8 * DAY_MS)
+    const expired = await w.t.request(null, 'GET', `/invite/${link.token}`)
+    assert.equal(expired.statusCode, 410)
+    assert.match(expired.body, /expired/)
+  })
+
+  it('a link made for an e-mail address is mailed there (a real SMTP server); following it grants the role', async (ctx) => {
+    const smtp = await startSmtpServer(ctx)
+    const clock = testClock(START)
+    const t = await makeApp(ctx, {
+      deps: {
+        clock,
+        publicUrl: 'https://status.example.com',
+        mailer: createMailer(smtp.url, 'statusd <statusd@example.com>'),
+      },
+    })
+    const cast = await makeCast(t)
+    const status = await createStatus(t, cast.owner, 'desk', { value: 'ON', name: 'Help desk' })
+    const bob = await userWithEmail(t, 'Bob', 'bob@example.com')
+    const made = await t.request(cast.owner, 'POST', `/v1/status/${status.id}/invitations`, {
+      role: 'updater',
+      email: 'Bob@Example.com',
+    })
+    assert.equal(made.statusCode, 201, made.body)
+    assert.equal(made.json().mailed, true)
+    const mail = await smtp.next()
+    assert.equal(mail.subject, 'Olivia Owner invites you to "Help desk"')
+    assert.deepEqual(
+      (Array.isArray(mail.to) ? mail.to : [mail.to]).flatMap((a) =>
+        a?.value.map((v) => v.address?.toLowerCase()),
+      ),
+      ['bob@example.com'],
+    )
+    const url = /https:\/\/status\.example\.com\/invite\/sdi_\w+/.exec(mail.text ?? '')?.[0]
+    assert.equal(url, made.json().url, 'the mail carries the link')
+    const token = (url as string).split('/invite/')[1] as string
+    // followed: the page, then the accept as Bob (the address the link is bound to)
+    const page = await t.request(null, 'GET', new URL(url as string).pathname)
+    assert.equal(page.statusCode, 200)
+    assert.ok(page.body.includes('Help desk'))
+    const accepted = await t.request(bob, 'POST', `/v1/invitations/${token}/accept`)
+    assert.equal(accepted.statusCode, 200, accepted.body)
+    assert.equal(accepted.json().role, 'updater')
+    const patch = await t.request(bob, 'PATCH', `/v1/status/${status.id}`, { value: 'BUSY' })
+    assert.equal(patch.statusCode, 200, 'an updater now')
+  })
+
+  it('a link without an e-mail address is not mailed', async (ctx) => {
+    const smtp = await startSmtpServer(ctx)
+    const t = await makeApp(ctx, {
+      deps: { mailer: createMailer(smtp.url, 'statusd <statusd@example.com>') },
+    })
+    const owner = await t.user()
+    const status = await createStatus(t, owner, 'desk', { value: 'ON' })
+    const made = await t.request(owner, 'POST', `/v1/status/${status.id}/invitations`, {
+      role: 'subscriber',
+    })
+    assert.equal(made.json().mailed, false)
+    assert.deepEqual(smtp.messages(), [])
   })
 })

@@ -202,6 +202,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       )
       .map(({ name }) => name)
     assert.deepEqual(limited.sort(), [
+      'GET /invite/{token}',
       'GET /s/{shareId}',
       'GET /s/{shareId}/badge.svg',
       'GET /v1/invitations/{token}',

@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import type { Clock } from '../../lib/clock.ts'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import { type Mailer, sendInBackground } from '../../lib/mailer.ts'
 import { API_RESPONSE_HEADERS } from '../../lib/response-headers.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import {
@@ -21,6 +22,7 @@ import {
   acceptLink,
   createInvitationLink,
   declineInvitation,
+  invitationMail,
   listLinks,
   listMyInvitations,
   listPendingInvitations,
@@ -43,6 +45,8 @@ export interface InvitationRouteOptions {
   publicUrl: string | null
   /** Where link expiry reads the time (tests move it by hand). */
   clock: Clock
+  /** Mails a link made for an e-mail address; null: no SMTP, the owner hands the link over. */
+  mailer?: Mailer | null
 }
 
 /** The origin links are made on: PUBLIC_URL, or the one the request came to. */
@@ -56,7 +60,7 @@ export const originOf = (request: FastifyRequest, publicUrl: string | null): str
  */
 export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions> = async (
   app,
-  { deps, publicUrl, clock },
+  { deps, publicUrl, clock, mailer = null },
 ) => {
   app.get(
     '/v1/user/invitations',
@@ -152,7 +156,7 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions>
       },
     },
     async (request, reply) => {
-      const { link, token } = await createInvitationLink(
+      const { link, token, statusName } = await createInvitationLink(
         deps,
         request.caller,
         request.params.statusId,
@@ -160,7 +164,19 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions>
         clock.now(),
       )
       const url = `${originOf(request, publicUrl)}/invite/${token}`
-      return reply.code(201).send({ ...link, url })
+      // note: the address as the owner typed it; sent after the link is stored, without
+      // waiting: a slow or failing SMTP server neither holds nor fails the request (the
+      // owner has the URL in the answer either way)
+      const to = request.body.email
+      const mailed = to !== undefined && mailer !== null
+      if (mailed)
+        void sendInBackground(
+          mailer,
+          invitationMail({ to, url, statusName, inviterName: request.caller.name, link }),
+          request.log,
+          'invitation link',
+        )
+      return reply.code(201).send({ ...link, url, mailed })
     },
   )
 

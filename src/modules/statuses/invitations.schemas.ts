@@ -128,6 +128,10 @@ export const CreatedInvitationLinkSchema = Type.Object(
   {
     ...linkProperties,
     url: Type.String({ description: 'The link to hand over: shown only in this response' }),
+    mailed: Type.Boolean({
+      description:
+        'true when the link is being mailed to `email` (the server sends mail); the URL is for you to hand over either way',
+    }),
   },
   {
     $id: 'CreatedInvitationLink',
@@ -143,6 +147,7 @@ export const CreatedInvitationLinkSchema = Type.Object(
         createdAt: '2030-06-01T12:00:00.000Z',
         expiresAt: '2030-06-08T12:00:00.000Z',
         state: 'active',
+        mailed: false,
         url: 'https://status.example.com/invite/sdi_3Nf8kQ0zLr5Tw1Yx7Vb2Mc9Hd4Pe6Sg0Ja8Ku2Lo5Qi',
       },
     ],

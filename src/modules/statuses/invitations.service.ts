@@ -3,6 +3,7 @@ import { writerOf } from '../../db/writer.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import { ApiError, forbidden, notFound, validationError } from '../../lib/errors.ts'
 import { hashApiKey, newId, newToken } from '../../lib/ids.ts'
+import type { MailMessage } from '../../lib/mailer.ts'
 import { creationIso, parseIsoInstant } from '../../lib/time.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { userById } from '../users/users.service.ts'
@@ -408,4 +409,33 @@ export async function acceptLink(
     if (!user) throw notFound('User not found')
     return acceptLinkIn(tx, user, token, now)
   })
+}
+
+const ROLE_WORDS: Record<GrantedRole, string> = {
+  subscriber: 'follow it (see it and its updates)',
+  updater: 'update it (see it and set its value)',
+}
+
+/** The message that mails an invitation link to the address it is bound to. */
+export function invitationMail(input: {
+  to: string
+  url: string
+  statusName: string
+  inviterName: string
+  link: InvitationLink
+}): MailMessage {
+  const { to, url, statusName, inviterName, link } = input
+  return {
+    to,
+    subject: `${inviterName} invites you to "${statusName}"`,
+    text: [
+      `${inviterName} invites you to the status "${statusName}" on statusd, to ${ROLE_WORDS[link.role]}.`,
+      '',
+      'Open this link to accept, signing in or signing up with this address:',
+      url,
+      '',
+      `It works until ${link.expiresAt} and only for ${to}.`,
+      'If you did not expect it, ignore this message: nothing happens unless you accept.',
+    ].join('\n'),
+  }
 }
