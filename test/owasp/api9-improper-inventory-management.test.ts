@@ -88,9 +88,10 @@ describe('versions', () => {
       if (r.url.startsWith('/v1/')) continue
       assert.match(
         r.url,
-        // the share pages (/s/:shareId, its badge; docs/sharing.md#share-page-and-badge) are the
-        // one other public surface
-        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+)$/,
+        // the share pages (/s/:shareId, its badge; docs/sharing.md#share-page-and-badge) and
+        // the page an invitation link opens (docs/accounts.md#invitation-links) are the other
+        // public surface
+        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+|invite\/.+)$/,
         `${r.method} ${r.url} is outside /v1`,
       )
     }
