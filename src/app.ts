@@ -10,6 +10,7 @@ import { type Clock, systemClock } from './lib/clock.ts'
 import { rateLimited, validationError } from './lib/errors.ts'
 import { LazySchemas } from './lib/lazy-schemas.ts'
 import type { Mailer } from './lib/mailer.ts'
+import { listeningOrigin } from './lib/origin.ts'
 import { KEY_LIKE } from './lib/redact.ts'
 import { API_RESPONSE_HEADERS } from './lib/response-headers.ts'
 import { DEFAULT_SSE_OPTIONS, type SseOptions } from './lib/sse.ts'
@@ -125,6 +126,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { database, plans } = deps
   const publicUrl = deps.publicUrl ?? null
   const clock = deps.clock ?? systemClock
+  // note: never the request's Host, which the client chooses (docs/security.md)
+  const linkBase = () => publicUrl ?? listeningOrigin(app.server.address())
   const keyCache = new KeyCache({
     ttlMs: deps.keyCacheTtlMs ?? 5_000,
     clock: deps.clock ?? systemClock,
@@ -324,6 +327,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(invitationRoutes, {
       deps: services,
       publicUrl,
+      linkBase,
       clock,
       mailer: deps.mailer ?? null,
     })
@@ -340,11 +344,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Public views of public statuses: outside the /v1 scope above, so no API key is asked for
   // (they declare `auth: 'none'`).
   await app.register(shareRoutes, { deps: services, publicUrl })
-  await app.register(invitationPreviewRoutes, { deps: services, publicUrl, clock })
+  await app.register(invitationPreviewRoutes, { deps: services, publicUrl, linkBase, clock })
   await app.register(shareEventsRoutes, { db: database.db, feeds, sse, quota: streamQuota })
   // the share page and badge: HTML/SVG, with their own not-found and error pages
   await app.register(webRoutes, { prefix: '/s', deps: services })
-  await app.register(invitePageRoutes, { prefix: '/invite', deps: services, publicUrl, clock })
+  await app.register(invitePageRoutes, { prefix: '/invite', deps: services, linkBase, clock })
 
   return app
 }

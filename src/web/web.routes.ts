@@ -268,9 +268,10 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async
  */
 export const invitePageRoutes: FastifyPluginAsyncTypebox<{
   deps: ServiceDeps
-  publicUrl: string | null
+  /** Where links point: PUBLIC_URL, or the address the server listens on. */
+  linkBase: () => string
   clock: Clock
-}> = async (app, { deps, publicUrl, clock }) => {
+}> = async (app, { deps, linkBase, clock }) => {
   const noStore = { 'cache-control': 'no-store' }
   app.setNotFoundHandler((_request, reply) =>
     sendHtml(reply, 404, invitationNotFoundPage(), noStore),
@@ -314,8 +315,8 @@ export const invitePageRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const { token } = request.params
       const invitation = await previewLink(deps, token, clock.now())
-      const origin = publicUrl ?? `${request.protocol}://${request.host}`
-      return sendHtml(reply, 200, renderInvitePage(ASSET_URLS, invitation, origin, token), noStore)
+      const body = renderInvitePage(ASSET_URLS, invitation, linkBase(), token)
+      return sendHtml(reply, 200, body, noStore)
     },
   )
 }

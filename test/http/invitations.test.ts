@@ -400,13 +400,14 @@ const preview = (w: ScenarioContext, token: string) =>
 
 runScenarios('invitation links: made by the owner', linkWorld, [
   {
-    name: 'POST …/invitations → 201 with the URL (request origin), one use and 7 days by default',
+    name: "POST …/invitations → 201 with the URL (on the server's own address, never the request's Host), one use and 7 days by default",
     method: 'POST',
     url: '/v1/status/{closed}/invitations',
+    headers: { host: 'evil.example', 'x-forwarded-host': 'evil.example' },
     body: { role: 'subscriber' },
     expectStatus: 201,
     expect: (body) => {
-      assert.match(body.url, /^http:\/\/localhost(:80)?\/invite\/sdi_[A-Za-z0-9]{43}$/)
+      assert.match(body.url, /^http:\/\/localhost\/invite\/sdi_[A-Za-z0-9]{43}$/)
       assert.equal(body.role, 'subscriber')
       assert.equal(body.usesLeft, 1)
       assert.equal(body.maxUses, 1)

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Clock } from '../../lib/clock.ts'
 import { pageItems } from '../../lib/cursor.ts'
@@ -43,15 +42,13 @@ const owner = { scope: 'status:manage' } as const
 export interface InvitationRouteOptions {
   deps: ServiceDeps
   publicUrl: string | null
+  /** Where links point: PUBLIC_URL, or the address the server listens on. */
+  linkBase: () => string
   /** Where link expiry reads the time (tests move it by hand). */
   clock: Clock
   /** Mails a link made for an e-mail address; null: no SMTP, the owner hands the link over. */
   mailer?: Mailer | null
 }
-
-/** The origin links are made on: PUBLIC_URL, or the one the request came to. */
-export const originOf = (request: FastifyRequest, publicUrl: string | null): string =>
-  publicUrl ?? `${request.protocol}://${request.host}`
 
 /**
  * Invitations with consent and invitation links (docs/accounts.md#invitations): the invitee's
@@ -60,7 +57,7 @@ export const originOf = (request: FastifyRequest, publicUrl: string | null): str
  */
 export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions> = async (
   app,
-  { deps, publicUrl, clock, mailer = null },
+  { deps, publicUrl, linkBase, clock, mailer = null },
 ) => {
   app.get(
     '/v1/user/invitations',
@@ -163,7 +160,7 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions>
         request.body,
         clock.now(),
       )
-      const url = `${originOf(request, publicUrl)}/invite/${token}`
+      const url = `${linkBase()}/invite/${token}`
       // note: the address as the owner typed it; sent after the link is stored, without
       // waiting: a slow or failing SMTP server neither holds nor fails the request (the
       // owner has the URL in the answer either way)
