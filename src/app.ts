@@ -35,11 +35,12 @@ import { HistorySweeper } from './modules/statuses/history-sweep.ts'
 import { invitationPreviewRoutes, invitationRoutes } from './modules/statuses/invitations.routes.ts'
 import { shareRoutes } from './modules/statuses/share.routes.ts'
 import { sharingRoutes } from './modules/statuses/sharing.routes.ts'
+import { reachableStatuses } from './modules/statuses/sharing.service.ts'
 import { STATUS_CHANGES, type StatusEventBus } from './modules/statuses/status-events.ts'
 import { statusRoutes } from './modules/statuses/statuses.routes.ts'
 import { userRoutes } from './modules/users/users.routes.ts'
 import { anonymousLimit } from './plugins/anonymous-limit.ts'
-import { authenticate, requireApiKey } from './plugins/auth.ts'
+import { authenticate, enforceScopes, requireApiKey } from './plugins/auth.ts'
 import { conditionalRequests } from './plugins/conditional-requests.ts'
 import {
   clientErrorHandler,
@@ -286,6 +287,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // and the OpenAPI document shows; each reads the routes registered after it.
   openApiRoutes(app)
   authenticate(app, database.db, keyCache)
+  enforceScopes(app)
   idempotencyHooks(app)
   conditionalRequests(app)
   optionalBodies(app)
@@ -320,7 +322,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     })
     await v1.register(userRoutes)
     await v1.register(apiKeyRoutes, {
-      deps: { db: database.db, cache: keyCache, sessions: streamKeys, revocations },
+      deps: {
+        db: database.db,
+        cache: keyCache,
+        sessions: streamKeys,
+        revocations,
+        statusReach: reachableStatuses,
+      },
     })
     await v1.register(statusRoutes, { deps: services, publicUrl })
     await v1.register(sharingRoutes, { deps: services, publicUrl })

@@ -4,10 +4,13 @@ import type { Database } from '../db/engine.ts'
 import type { BusLog } from '../lib/event-bus.ts'
 import { KEY_REVOCATIONS, type KeyRevocationBus } from '../modules/keys/key-revocations.ts'
 import { apiKeysOf, createApiKey, revokeKey, rotateKey } from '../modules/keys/keys.service.ts'
+import { expandScopes, SCOPE_NAMES } from '../modules/keys/scopes.ts'
+import { reachableStatuses } from '../modules/statuses/sharing.service.ts'
 import { resolveUser } from '../modules/users/users.service.ts'
 import { type Output, print, takesOnly, UsageError, withDb } from './context.ts'
 
-export const KEY_USAGE = `statusd key create --user <id|email> [--label LABEL] [--expires ISO-8601] [--json]
+export const KEY_USAGE = `statusd key create --user <id|email> [--label LABEL] [--expires ISO-8601]
+                  [--scope SCOPE[,SCOPE…]]… [--status STATUS_ID[,STATUS_ID…]]… [--json]
 statusd key list --user <id|email> [--json]
 statusd key revoke <keyId> [--json]
 statusd key rotate <keyId> [--grace SECONDS] [--json]`
@@ -41,6 +44,26 @@ const STDERR_LOG = {
   },
 } as unknown as BusLog
 
+/** The values of a repeatable option, each possibly a comma list, blanks dropped. */
+const listOption = (values: string[]): string[] =>
+  values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '')
+
+/**
+ * `--scope` values (docs/accounts.md#scoped-keys): scope names, `status:*` for the four status
+ * scopes; default (no --scope) every scope, the operator's key.
+ */
+function scopeOption(values: string[]) {
+  const names = listOption(values)
+  const unknown = names.find((n) => !(SCOPE_NAMES as readonly string[]).includes(n))
+  if (unknown !== undefined)
+    throw new UsageError(`unknown scope "${unknown}": use ${SCOPE_NAMES.join(', ')}`)
+  if (names.length === 0) throw new UsageError('--scope needs a scope')
+  return expandScopes(names)
+}
+
 /** `statusd key …` */
 export async function keyCommand(args: string[], config: Config, output: Output): Promise<void> {
   const [sub, ...rest] = args
@@ -52,24 +75,31 @@ export async function keyCommand(args: string[], config: Config, output: Output)
       label: { type: 'string' },
       expires: { type: 'string' },
       grace: { type: 'string' },
+      scope: { type: 'string', multiple: true },
+      status: { type: 'string', multiple: true },
       json: { type: 'boolean' },
     },
   })
   const { values, positionals } = parsed
   switch (sub) {
     case 'create': {
-      takesOnly('key create', parsed, ['user', 'label', 'expires'])
+      takesOnly('key create', parsed, ['user', 'label', 'expires', 'scope', 'status'])
       const who = values.user
       if (!who) throw new UsageError('key create needs --user')
+      const scopes = values.scope === undefined ? undefined : scopeOption(values.scope)
+      const statusIds = values.status === undefined ? undefined : listOption(values.status)
       const key = await withDb(config, async (db) =>
         createApiKey(db, (await resolveUser(db, who)).id, {
           ...(values.label !== undefined && { label: values.label }),
           ...(values.expires !== undefined && { expiresAt: values.expires }),
+          ...(scopes !== undefined && { scopes }),
+          ...(statusIds !== undefined && { statusIds, statusReach: reachableStatuses }),
         }),
       )
       return print(output, key, () =>
         [
           `created key ${key.id} for user ${key.userId}${key.expiresAt ? `, expires ${key.expiresAt}` : ''}`,
+          `scopes: ${key.scopes.join(' ')}${key.statusIds ? `; only statuses ${key.statusIds.join(' ')}` : ''}`,
           'The key is shown only now; store it safely:',
           '',
           `    ${key.key}`,
@@ -90,7 +120,7 @@ export async function keyCommand(args: string[], config: Config, output: Output)
           keys
             .map(
               (k) =>
-                `${k.id}  ${k.prefix}…  ${k.label ?? ''}  created ${k.createdAt}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}${k.expiresAt ? `  expires ${k.expiresAt}` : ''}${k.replacedBy ? `  replaced by ${k.replacedBy}` : ''}`,
+                `${k.id}  ${k.prefix}…  ${k.label ?? ''}  created ${k.createdAt}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ''}${k.expiresAt ? `  expires ${k.expiresAt}` : ''}${k.replacedBy ? `  replaced by ${k.replacedBy}` : ''}  scopes ${k.scopes.join(',')}${k.statusIds ? `  statuses ${k.statusIds.join(',')}` : ''}`,
             )
             .join('\n') || '(no keys)',
       )

@@ -94,6 +94,13 @@ export const planLimitReached = (limit: number) =>
   new ApiError(402, 'planLimitReached', `Your plan allows at most ${limit} statuses`)
 export const notVerified = () =>
   new ApiError(403, 'notVerified', 'This operation requires a verified user')
+/**
+ * 403 for a credential whose scopes or statuses do not reach what was asked
+ * (docs/accounts.md#scoped-keys): `field` is what falls short (`scopes`, `statusIds`), the
+ * message names the scope or status missing.
+ */
+export const insufficientScope = (message: string, field = 'scopes', detail = message) =>
+  new ApiError(403, 'insufficientScope', message, [{ field, message: detail }])
 export const forbidden = (message = 'You may not change this status') =>
   new ApiError(403, 'forbidden', message)
 export const notFound = (message = 'Not found') => new ApiError(404, 'notFound', message)

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB, User } from '../db/database.ts'
-import { notVerified, unauthorized } from '../lib/errors.ts'
+import { insufficientScope, notVerified, unauthorized } from '../lib/errors.ts'
 import { hashApiKey } from '../lib/ids.ts'
 import type { KeyCache } from '../modules/keys/key-cache.ts'
-import { authenticateHash } from '../modules/keys/keys.service.ts'
-import { ALL_SCOPES, type Scope } from '../modules/keys/scopes.ts'
+import { type AuthenticatedKey, authenticateHash } from '../modules/keys/keys.service.ts'
+import { type Scope, satisfies } from '../modules/keys/scopes.ts'
 import type { Caller } from '../modules/statuses/statuses.service.ts'
 import { type AuthLevel, authLevelOf } from '../modules/users/users.service.ts'
 
@@ -48,6 +48,19 @@ const callerOf = (user: User, credential: Credential): ApiCaller => ({
   name: user.name,
   authLevel: authLevelOf(user),
   credential,
+  // what the services hold the caller to (docs/accounts.md#scoped-keys): a key's limits
+  ...(credential.kind === 'key' && {
+    limits: { scopes: credential.scopes, statusIds: credential.statusIds },
+  }),
+})
+
+/** The credential of a key authentication found: its id and hash, its scopes and statuses. */
+const keyCredential = (found: AuthenticatedKey, hash: string): Credential => ({
+  kind: 'key',
+  id: found.keyId,
+  hash,
+  scopes: found.limits.scopes,
+  statusIds: found.limits.statusIds,
 })
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
@@ -79,15 +92,33 @@ export function authenticate(app: FastifyInstance, db: Kysely<DB>, cache?: KeyCa
     const hash = hashApiKey(secret)
     const found = await authenticateHash(db, hash, cache)
     if (!found) throw unauthorized('API key is not valid, revoked or expired')
-    request.caller = callerOf(found.user, {
-      kind: 'key',
-      id: found.keyId,
-      hash,
-      scopes: ALL_SCOPES,
-      statusIds: null,
-    })
+    request.caller = callerOf(found.user, keyCredential(found, hash))
     if (needed === 'verified' && request.caller.authLevel !== 'verified') throw notVerified()
   })
+}
+
+/**
+ * Holds an API key to the scope its route declares (`config.scope`,
+ * docs/accounts.md#scoped-keys): a key without it gets 403 insufficientScope naming it. A
+ * session holds every scope. Runs after `authenticate` (call it right after); what a write
+ * may change field by field, and which statuses a key reaches, the services judge.
+ */
+export function enforceScopes(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    const needed = request.routeOptions.config.scope
+    if (needed === undefined || request.caller === undefined) return
+    assertKeyHolds(request.caller.credential, needed)
+  })
+}
+
+/** Throws 403 insufficientScope unless the credential holds `needed` (a session holds all). */
+export function assertKeyHolds(credential: Credential, needed: Scope): void {
+  if (credential.kind !== 'key' || satisfies(credential.scopes, needed)) return
+  throw insufficientScope(
+    `This API key lacks the scope ${needed}`,
+    'scopes',
+    `must include ${needed}`,
+  )
 }
 
 /**

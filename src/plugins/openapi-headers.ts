@@ -98,10 +98,34 @@ interface Parameter {
 }
 interface Operation {
   [ROUTE_FACTS]?: RouteFacts
+  description?: string
+  [REQUIRED_SCOPE]?: string
   requestBody?: { required?: boolean }
   security?: unknown[]
   parameters?: (Parameter | Ref)[]
-  responses?: Record<string, Response>
+  responses?: Record<string, Response & { description?: string; content?: object }>
+}
+
+/**
+ * The extension naming the scope an API key needs for an operation
+ * (docs/accounts.md#scoped-keys), for client generators and readers alike.
+ */
+export const REQUIRED_SCOPE = 'x-required-scope'
+
+/**
+ * States an operation's scope (docs/accounts.md#scoped-keys): in `x-required-scope`, in its
+ * description, and as a documented 403 whose codes include insufficientScope.
+ */
+function documentScope(operation: Operation, scope: string): void {
+  operation[REQUIRED_SCOPE] = scope
+  const sentence = `Scope: an API key needs \`${scope}\` (403 insufficientScope without it); a session needs none.`
+  operation.description =
+    operation.description === undefined ? sentence : `${operation.description}\n\n${sentence}`
+  operation.responses ??= {}
+  operation.responses['403'] ??= {
+    description: `Refused: \`insufficientScope\` (an API key without \`${scope}\`, or beyond its statuses), \`notVerified\` or \`forbidden\`.`,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  }
 }
 
 const param = (name: keyof typeof PARAMETERS): Ref => ({
@@ -155,6 +179,7 @@ export function documentHeaders<
       const paged = parameters.some((p) => 'name' in p && p.name === 'cursor')
       const headers: Ref[] = []
 
+      if (facts.scope) documentScope(operation, facts.scope)
       if (facts.bodyOptional && operation.requestBody) operation.requestBody.required = false
       if (facts.conditional) {
         if (method !== 'get') headers.push(param('IfMatch'))

@@ -51,10 +51,19 @@ const securityOf = (auth: RouteFacts['auth']): Record<string, string[]>[] =>
 
 /** The facts of a route the document shows (the rest of its config is not for clients). */
 function factsOf(config: FastifyContextConfig | undefined): RouteFacts {
-  const { auth, idempotent, conditional, located, publicView, bodyOptional, anonymousLimit } =
-    config ?? {}
+  const {
+    auth,
+    scope,
+    idempotent,
+    conditional,
+    located,
+    publicView,
+    bodyOptional,
+    anonymousLimit,
+  } = config ?? {}
   return {
     ...(auth !== undefined && { auth }),
+    ...(scope !== undefined && { scope }),
     ...(idempotent && { idempotent }),
     ...(conditional && { conditional }),
     ...(located && { located }),

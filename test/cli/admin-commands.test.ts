@@ -179,6 +179,8 @@ describe('statusd key …', () => {
         'prefix',
         'replacedBy',
         'revokedAt',
+        'scopes',
+        'statusIds',
       ])
       assert.match(k.prefix, /^sdk_[A-Za-z0-9]{8}$/)
     }

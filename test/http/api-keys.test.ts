@@ -28,6 +28,8 @@ runScenarios('a user manages their own API keys', twoUsers, [
         'prefix',
         'replacedBy',
         'revokedAt',
+        'scopes',
+        'statusIds',
       ])
       const secret = ctx.users.owner?.key as string
       assert.ok(secret.startsWith(body[0].prefix))

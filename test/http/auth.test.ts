@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createApiKey, revokeKey } from '../../src/modules/keys/keys.service.ts'
+import { ALL_SCOPES } from '../../src/modules/keys/scopes.ts'
 import { setUser } from '../../src/modules/users/users.service.ts'
 import { makeApp, TEST_PLANS } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
@@ -300,10 +301,17 @@ runScenarios('authorization levels', withKeys, [
         name: 'Pending',
         authLevel: 'authenticated',
         plan: 'unlimited',
+        // a key made before scopes, or by the operator: every scope, every status
+        credential: {
+          kind: 'key',
+          id: body.credential.id,
+          scopes: [...ALL_SCOPES],
+          statusIds: null,
+        },
       }),
   },
   {
-    name: 'checkAuth for a verified user: { userId, name, authLevel, plan }',
+    name: 'checkAuth for a verified user: { userId, name, authLevel, plan, credential }',
     method: 'GET',
     url: '/v1/checkAuth',
     expectStatus: 200,
@@ -313,6 +321,13 @@ runScenarios('authorization levels', withKeys, [
         name: 'Owner',
         authLevel: 'verified',
         plan: 'unlimited',
+        // a key made before scopes, or by the operator: every scope, every status
+        credential: {
+          kind: 'key',
+          id: body.credential.id,
+          scopes: [...ALL_SCOPES],
+          statusIds: null,
+        },
       }),
   },
   {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { KeyCache } from '../../src/modules/keys/key-cache.ts'
 import { revokeKey } from '../../src/modules/keys/keys.service.ts'
+import { ALL_SCOPES } from '../../src/modules/keys/scopes.ts'
 import { makeApp } from '../helpers/app.ts'
 import { testClock } from '../helpers/clock.ts'
 
@@ -47,20 +48,45 @@ test('key cache: entries expire with the TTL and with the key itself; the size i
     password_hash: null,
     email_verified_at: null,
   }
-  cache.set('h1', { user, keyId: 'k1', expiresAt: null })
+  cache.set('h1', {
+    user,
+    keyId: 'k1',
+    limits: { scopes: ALL_SCOPES, statusIds: null },
+    expiresAt: null,
+  })
   clock.advance(999)
   assert.ok(cache.get('h1'))
   clock.advance(1)
   assert.equal(cache.get('h1'), undefined, 'past the TTL')
   // cached at 1000 for a key that expires at 1500, before the TTL would end it
-  cache.set('h2', { user, keyId: 'k2', expiresAt: 1500 })
+  cache.set('h2', {
+    user,
+    keyId: 'k2',
+    limits: { scopes: ALL_SCOPES, statusIds: null },
+    expiresAt: 1500,
+  })
   clock.advance(499)
   assert.ok(cache.get('h2'))
   clock.advance(1)
   assert.equal(cache.get('h2'), undefined, 'past the key expiry')
-  cache.set('a', { user, keyId: 'a', expiresAt: null })
-  cache.set('b', { user, keyId: 'b', expiresAt: null })
-  cache.set('c', { user, keyId: 'c', expiresAt: null })
+  cache.set('a', {
+    user,
+    keyId: 'a',
+    limits: { scopes: ALL_SCOPES, statusIds: null },
+    expiresAt: null,
+  })
+  cache.set('b', {
+    user,
+    keyId: 'b',
+    limits: { scopes: ALL_SCOPES, statusIds: null },
+    expiresAt: null,
+  })
+  cache.set('c', {
+    user,
+    keyId: 'c',
+    limits: { scopes: ALL_SCOPES, statusIds: null },
+    expiresAt: null,
+  })
   clock.advance(1)
   assert.equal(cache.get('a'), undefined, 'the entry used least recently made room')
   assert.ok(cache.get('c'))
@@ -81,6 +107,11 @@ test('key cache: with a TTL of 0 nothing is kept', () => {
     password_hash: null,
     email_verified_at: null,
   }
-  cache.set('h', { user, keyId: 'k', expiresAt: null })
+  cache.set('h', {
+    user,
+    keyId: 'k',
+    limits: { scopes: ALL_SCOPES, statusIds: null },
+    expiresAt: null,
+  })
   assert.equal(cache.get('h'), undefined)
 })

@@ -224,7 +224,10 @@ describe('no API key in any log line (a real server, LOG_LEVEL=trace)', () => {
         body: (await res.json().catch(() => null)) as Record<string, string>,
       }
     }
-    const made = await call(first, 'POST', '/v1/user/api-keys', { label: 'logged?' })
+    const made = await call(first, 'POST', '/v1/user/api-keys', {
+      label: 'logged?',
+      scopes: ['status:*', 'keys'],
+    })
     assert.equal(made.status, 201)
     const rotated = await call(
       made.body.key as string,

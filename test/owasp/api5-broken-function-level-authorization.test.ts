@@ -32,6 +32,7 @@ const FOR_UNVERIFIED = [
   'POST /v1/user/api-keys',
   'DELETE /v1/user/api-keys/:keyId',
   'POST /v1/user/api-keys/:keyId/rotate',
+  'POST /v1/user/api-keys/revoke-all',
   // invitations made to you (docs/accounts.md#invitations): you may answer them unverified
   'GET /v1/user/invitations',
   'POST /v1/user/invitations/:id/accept',

@@ -126,6 +126,7 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
   app.get(
     '/v1/status/:statusId/events',
     {
+      config: { scope: 'status:read' },
       schema: {
         operationId: 'streamStatusEvents',
         summary: 'Live updates of a status you may see (Server-Sent Events)',

@@ -1,11 +1,14 @@
 import { LRUCache } from 'lru-cache'
 import type { User } from '../../db/database.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
+import type { CredentialLimits } from './scopes.ts'
 
 /** What authentication remembers of a key it looked up. */
 export interface KeyCacheEntry {
   user: User
   keyId: string
+  /** What the key may do, and where (docs/accounts.md#scoped-keys). */
+  limits: CredentialLimits
   /** When the key itself expires (ms since epoch), or null. */
   expiresAt: number | null
 }

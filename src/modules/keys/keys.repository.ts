@@ -173,3 +173,24 @@ export const retireActiveApiKey = (
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
     .returningAll()
     .executeTakeFirst()
+
+/**
+ * Revokes every key of a user that works at `now` but `keep`; returns the ids revoked. An
+ * expired key is left as it is: it stopped working on its own.
+ */
+export async function revokeWorkingApiKeys(
+  db: Db,
+  userId: string,
+  now: string,
+  keep?: string,
+): Promise<string[]> {
+  let query = db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+  if (keep !== undefined) query = query.where('id', '!=', keep)
+  const rows = await query.returning('id').execute()
+  return rows.map((row) => row.id)
+}

@@ -1,7 +1,13 @@
 import type { Kysely } from 'kysely'
-import type { ApiKey, DB, User } from '../../db/database.ts'
+import type { ApiKey, DB, Db, User } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
-import { ApiError, notFound, UserInputError, validationError } from '../../lib/errors.ts'
+import {
+  ApiError,
+  insufficientScope,
+  notFound,
+  UserInputError,
+  validationError,
+} from '../../lib/errors.ts'
 import { newApiKey, newId } from '../../lib/ids.ts'
 import { singleLineTextProblem } from '../../lib/text.ts'
 import { creationIso, nowIso, parseIsoInstant } from '../../lib/time.ts'
@@ -16,7 +22,19 @@ import {
   listApiKeys,
   retireActiveApiKey,
   revokeApiKey,
+  revokeWorkingApiKeys,
 } from './keys.repository.ts'
+import {
+  ALL_SCOPES,
+  type CredentialLimits,
+  DEFAULT_KEY_SCOPES,
+  MAX_KEY_STATUSES,
+  type Scope,
+  scopesBeyond,
+  scopesFromColumn,
+  statusesBeyond,
+  statusIdsFromColumn,
+} from './scopes.ts'
 
 /** Whatever this process holds open on a key's authority (the API's event streams). */
 export interface KeySessions {
@@ -39,7 +57,19 @@ export interface KeyDeps {
   sessions?: KeySessions
   /** Where a key's end is announced to every instance (key-revocations.ts). */
   revocations?: KeyRevocationBus
+  /** Which statuses a user may confine a key to (the statuses module answers it). */
+  statusReach?: StatusReach
 }
+
+/**
+ * Of the status ids given, those the user owns or holds a role on: what a key of theirs may be
+ * confined to. The statuses module answers it (keys sit below it and do not read its tables).
+ */
+export type StatusReach = (
+  db: Db,
+  userId: string,
+  statusIds: readonly string[],
+) => Promise<ReadonlySet<string>>
 
 /** A key as listed: never the secret, never its hash. */
 export interface ApiKeyView {
@@ -50,17 +80,77 @@ export interface ApiKeyView {
   expiresAt: string | null
   revokedAt: string | null
   replacedBy: string | null
+  /** What the key may do (docs/accounts.md#scoped-keys). */
+  scopes: Scope[]
+  /** The statuses the key is confined to; null: every status its user may reach. */
+  statusIds: string[] | null
 }
 
-export const toApiKeyView = (key: ApiKey): ApiKeyView => ({
-  id: key.id,
-  prefix: key.prefix,
-  label: key.label,
-  createdAt: key.created_at,
-  expiresAt: key.expires_at,
-  revokedAt: key.revoked_at,
-  replacedBy: key.replaced_by,
+export function toApiKeyView(key: ApiKey): ApiKeyView {
+  const { scopes, statusIds } = limitsOf(key)
+  return {
+    id: key.id,
+    prefix: key.prefix,
+    label: key.label,
+    createdAt: key.created_at,
+    expiresAt: key.expires_at,
+    revokedAt: key.revoked_at,
+    replacedBy: key.replaced_by,
+    scopes: [...scopes],
+    statusIds: statusIds === null ? null : [...statusIds],
+  }
+}
+
+/** What a stored key may do, and where; a key from before scopes (null) may do everything. */
+export const limitsOf = (key: Pick<ApiKey, 'scopes' | 'status_ids'>): CredentialLimits => ({
+  scopes: scopesFromColumn(key.scopes),
+  statusIds: statusIdsFromColumn(key.status_ids),
 })
+
+/** A key option the services refuse: `field` names it, for the API's validation error. */
+export class KeyInputError extends UserInputError {
+  override name = 'KeyInputError'
+  readonly field: string
+  constructor(field: string, message: string) {
+    super(message)
+    this.field = field
+  }
+}
+
+/** What a new key may do; what the API and the CLI ask for when making one. */
+export interface KeyOptions {
+  label?: string
+  expiresAt?: string
+  /** Default: every scope (the operator's key); the API's default is `status:*`. */
+  scopes?: readonly Scope[]
+  /** The statuses the key is confined to; default none (not confined). */
+  statusIds?: readonly string[]
+  /** Checks `statusIds` (required with them). */
+  statusReach?: StatusReach
+}
+
+/**
+ * Throws KeyInputError unless every status id is one the user owns or holds a role on. One
+ * message for a status that does not exist and one the user cannot reach, so nobody learns
+ * of another's status by trying its id.
+ */
+async function assertReachable(
+  db: Db,
+  userId: string,
+  statusIds: readonly string[],
+  reach: StatusReach | undefined,
+): Promise<void> {
+  if (statusIds.length > MAX_KEY_STATUSES)
+    throw new KeyInputError('statusIds', `must name at most ${MAX_KEY_STATUSES} statuses`)
+  if (new Set(statusIds).size !== statusIds.length)
+    throw new KeyInputError('statusIds', 'must not name a status twice')
+  if (statusIds.length === 0) throw new KeyInputError('statusIds', 'must name a status')
+  if (!reach) throw new Error('statusReach is needed to confine a key to statuses')
+  const reachable = await reach(db, userId, statusIds)
+  const unknown = statusIds.find((id) => !reachable.has(id))
+  if (unknown !== undefined)
+    throw new KeyInputError('statusIds', `${unknown} is not a status you own or have a role on`)
+}
 
 /**
  * Ended keys (revoked or expired) a user's key list keeps: the ones that ended last.
@@ -74,22 +164,26 @@ export const LABEL_LENGTHS = { minLength: 1, maxLength: 100 } as const
 
 /** Creates a key for a user; the secret is in the result and nowhere else, ever. */
 export async function createApiKey(
-  db: Kysely<DB>,
+  db: Db,
   userId: string,
-  options: { label?: string; expiresAt?: string } = {},
+  options: KeyOptions = {},
 ): Promise<ApiKeyView & { key: string; userId: string }> {
   // note: the API's schema refuses such a label first; this holds it for the admin CLI too
   const labelProblem =
     options.label === undefined ? undefined : singleLineTextProblem(options.label, LABEL_LENGTHS)
-  if (labelProblem !== undefined) throw new UserInputError(`label ${labelProblem}`)
+  if (labelProblem !== undefined) throw new KeyInputError('label', `label ${labelProblem}`)
+  if (options.statusIds !== undefined)
+    await assertReachable(db, userId, options.statusIds, options.statusReach)
   let expiresAt: string | null = null
   if (options.expiresAt !== undefined) {
     const at = parseIsoInstant(options.expiresAt)
     if (at === null)
-      throw new UserInputError(
+      throw new KeyInputError(
+        'expiresAt',
         `expiry "${options.expiresAt}" is not an ISO 8601 date (e.g. 2030-12-31 or 2030-12-31T23:59:59Z)`,
       )
-    if (at.getTime() <= Date.now()) throw new UserInputError('expiry must be in the future')
+    if (at.getTime() <= Date.now())
+      throw new KeyInputError('expiresAt', 'expiry must be in the future')
     expiresAt = at.toISOString()
   }
   const { secret, prefix, hash } = newApiKey()
@@ -103,8 +197,8 @@ export async function createApiKey(
     expires_at: expiresAt,
     revoked_at: null,
     replaced_by: null,
-    scopes: null,
-    status_ids: null,
+    scopes: JSON.stringify(options.scopes ?? ALL_SCOPES),
+    status_ids: options.statusIds === undefined ? null : JSON.stringify(options.statusIds),
   })
   await deleteEndedApiKeys(db, userId, nowIso(), MAX_ENDED_KEYS)
   return { ...toApiKeyView(row), key: secret, userId }
@@ -133,17 +227,26 @@ export async function authenticateHash(
   db: Kysely<DB>,
   hash: string,
   cache?: KeyCache,
-): Promise<{ user: User; keyId: string } | null> {
+): Promise<AuthenticatedKey | null> {
   const cached = cache?.get(hash)
-  if (cached) return { user: cached.user, keyId: cached.keyId }
+  if (cached) return { user: cached.user, keyId: cached.keyId, limits: cached.limits }
   const found = await findActiveKeyByHash(db, hash, nowIso())
   if (!found) return null
+  const limits = limitsOf(found.key)
   cache?.set(hash, {
     user: found.user,
     keyId: found.key.id,
+    limits,
     expiresAt: found.key.expires_at === null ? null : Date.parse(found.key.expires_at),
   })
-  return { user: found.user, keyId: found.key.id }
+  return { user: found.user, keyId: found.key.id, limits }
+}
+
+/** A working key as authentication finds it: its user, its id, what it may do and where. */
+export interface AuthenticatedKey {
+  user: User
+  keyId: string
+  limits: CredentialLimits
 }
 
 /** Revokes one of the user's own keys; someone else's key is "not found", like a missing one. */
@@ -173,25 +276,113 @@ const tooManyKeys = () =>
 /** The lock that counting a user's working keys and adding one take together. */
 const keysLock = (userId: string) => `statusd:keys:${userId}`
 
-/** POST /v1/user/api-keys: a new key for the caller, within MAX_ACTIVE_KEYS. */
+/**
+ * Who asks for a key operation through the API: the user, and the limits of the API key they
+ * call with (absent for a session, which may make any key).
+ */
+export interface KeyCaller {
+  userId: string
+  limits?: CredentialLimits
+}
+
+/**
+ * The minting rule (docs/accounts.md#scoped-keys): a key never makes, or rotates into being, a
+ * key with more scopes or statuses than its own. Throws 403 insufficientScope naming what is
+ * beyond it. A session (no limits) may make any key.
+ */
+export function assertWithinCaller(
+  caller: KeyCaller,
+  wanted: { scopes: readonly Scope[]; statusIds: readonly string[] | null },
+): void {
+  const limits = caller.limits
+  if (!limits) return
+  const beyond = scopesBeyond(limits.scopes, wanted.scopes)
+  if (beyond.length > 0)
+    throw insufficientScope(
+      `A key cannot make a key with scopes it does not have itself: ${beyond.join(', ')}`,
+      'scopes',
+      `beyond this API key's scopes: ${beyond.join(', ')}`,
+    )
+  const outside = statusesBeyond(limits.statusIds, wanted.statusIds)
+  if (outside === 'all')
+    throw insufficientScope(
+      'This API key is confined to some statuses: a key it makes must name statusIds among them',
+      'statusIds',
+      "must be given, among this API key's statuses",
+    )
+  if (outside.length > 0)
+    throw insufficientScope(
+      `A key cannot make a key for statuses it is not confined to itself: ${outside.join(', ')}`,
+      'statusIds',
+      `beyond this API key's statuses: ${outside.join(', ')}`,
+    )
+}
+
+/**
+ * POST /v1/user/api-keys: a new key for the caller, within MAX_ACTIVE_KEYS and within what the
+ * caller's own key may do; `status:*` unless scopes are named, not confined unless statusIds
+ * are.
+ */
 export async function createOwnApiKey(
-  db: Kysely<DB>,
-  userId: string,
-  options: { label?: string; expiresAt?: string } = {},
+  deps: KeyDeps,
+  caller: KeyCaller,
+  options: {
+    label?: string
+    expiresAt?: string
+    scopes?: readonly Scope[]
+    statusIds?: readonly string[]
+  } = {},
 ): Promise<ApiKeyView & { key: string; userId: string }> {
+  const scopes = options.scopes ?? DEFAULT_KEY_SCOPES
+  assertWithinCaller(caller, { scopes, statusIds: options.statusIds ?? null })
+  const { userId } = caller
   try {
-    return await db.transaction().execute(async (tx) => {
+    return await deps.db.transaction().execute(async (tx) => {
       // the count and the insert in one turn per user, on every instance (PostgreSQL)
       await lockForTransaction(tx, keysLock(userId))
       if ((await countActiveApiKeys(tx, userId, nowIso())) >= MAX_ACTIVE_KEYS) throw tooManyKeys()
-      return await createApiKey(tx, userId, options)
+      return await createApiKey(tx, userId, {
+        ...options,
+        scopes,
+        ...(deps.statusReach && { statusReach: deps.statusReach }),
+      })
     })
   } catch (err) {
-    // the only input createApiKey judges is the expiry
-    if (err instanceof UserInputError)
-      throw validationError([{ field: 'expiresAt', message: err.message }])
+    if (err instanceof KeyInputError)
+      throw validationError([{ field: err.field, message: err.message }])
     throw err
   }
+}
+
+/**
+ * POST /v1/user/api-keys/revoke-all: revokes every working key of the user but `keep` (one of
+ * their working keys, else 404), ends what is open on each, and announces each end: one step
+ * that locks out whoever holds a leaked key (docs/accounts.md#locking-an-attacker-out).
+ */
+export async function revokeAllKeys(
+  deps: KeyDeps,
+  userId: string,
+  keep?: string,
+): Promise<{ revoked: number }> {
+  const revoked = await deps.db.transaction().execute(async (tx) => {
+    const now = nowIso()
+    if (keep !== undefined) {
+      const kept = await findApiKeyById(tx, keep)
+      const working =
+        kept !== undefined &&
+        kept.user_id === userId &&
+        kept.revoked_at === null &&
+        (kept.expires_at === null || kept.expires_at > now)
+      if (!working) throw notFound('keep: no working API key of yours has this id')
+    }
+    return revokeWorkingApiKeys(tx, userId, now, keep)
+  })
+  for (const keyId of revoked) {
+    deps.cache?.forgetKey(keyId)
+    deps.sessions?.endKey(keyId)
+    await deps.revocations?.publish({ keyId })
+  }
+  return { revoked: revoked.length }
 }
 
 /** The longest a rotated key keeps working beside its successor. */
@@ -287,12 +478,14 @@ export async function rotateKey(
 /** Rotates one of the caller's own keys; someone else's key is "not found", like a missing one. */
 export async function rotateOwnKey(
   deps: KeyDeps,
-  userId: string,
+  caller: KeyCaller,
   keyId: string,
   options: { graceSeconds?: number } = {},
 ): Promise<RotatedKey> {
   const key = await findApiKeyById(deps.db, keyId)
-  if (!key || key.user_id !== userId) throw notFound('API key not found')
+  if (!key || key.user_id !== caller.userId) throw notFound('API key not found')
+  // the successor keeps the key's scopes and statuses: a key may rotate only what it could make
+  assertWithinCaller(caller, limitsOf(key))
   try {
     return await rotateKey(deps, keyId, { ...options, maxActive: MAX_ACTIVE_KEYS })
   } catch (err) {

@@ -16,6 +16,7 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/v1/status/:statusId/history',
     {
+      config: { scope: 'status:read' },
       schema: {
         operationId: 'listStatusHistory',
         summary: 'Value updates of a status, newest first (per accessTypeHistory)',

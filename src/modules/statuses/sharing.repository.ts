@@ -106,14 +106,17 @@ export type SubscriptionRow = Pick<StatusRow, 'id' | 'share_id' | 'name'> & {
 export function listSubscribedStatuses(
   db: Db,
   userId: string,
-  page: { limit?: number; after?: RolePosition },
+  page: { limit?: number; after?: RolePosition; among?: readonly string[] },
 ): Promise<SubscriptionRow[]> {
+  // a key confined to no status (a damaged row) sees none
+  if (page.among?.length === 0) return Promise.resolve([])
   let query = db
     .selectFrom('status_roles as r')
     .innerJoin('statuses as s', 's.id', 'r.status_id')
     .select(['s.id', 's.share_id', 's.name', 'r.role'])
     .select('r.created_at as role_created_at')
     .where('r.user_id', '=', userId)
+  if (page.among !== undefined) query = query.where('r.status_id', 'in', [...page.among])
   const after = page.after
   if (after)
     query = query.where((eb) =>

@@ -33,6 +33,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
   app.put(
     '/v1/status/:statusId/users/:userId',
     {
+      config: { scope: 'status:manage' },
       schema: {
         operationId: 'grantRole',
         summary: 'Offer a user the updater or subscriber role, or lower theirs (owner only)',
@@ -56,6 +57,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
   app.delete(
     '/v1/status/:statusId/users/:userId',
     {
+      config: { scope: 'status:manage' },
       schema: {
         operationId: 'revokeRole',
         summary: "Revoke a user's role, and withdraw their pending invitation (owner only)",
@@ -74,6 +76,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/v1/status/:statusId/users',
     {
+      config: { scope: 'status:read' },
       schema: {
         operationId: 'listStatusUsers',
         summary: 'Everyone with a role on the status, the owner first (per accessTypeUserList)',
@@ -96,6 +99,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     '/v1/status/:statusId/subscription',
     {
+      config: { scope: 'status:read' },
       schema: {
         operationId: 'subscribeToStatus',
         summary: 'Subscribe to a status you can see (201; 200 when you have a role already)',
@@ -117,6 +121,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
   app.delete(
     '/v1/status/:statusId/subscription',
     {
+      config: { scope: 'status:read' },
       schema: {
         operationId: 'leaveStatus',
         summary: 'Leave a status: removes your own role on it',
@@ -134,6 +139,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/v1/user/subscriptions',
     {
+      config: { scope: 'status:read' },
       schema: {
         operationId: 'listMySubscriptions',
         summary: 'Statuses you have a role on but do not own, in the order you got the role',

@@ -19,7 +19,11 @@ import {
 import type { StatusUser, Subscription } from './sharing.schemas.ts'
 import { announcedWrite, type StatusChange } from './status-events.ts'
 import { assertMayReadDetail, assertVisible, type Role, roleOn } from './statuses.access.ts'
-import { findStatusById, findStatusByIdForWrite } from './statuses.repository.ts'
+import {
+  findStatusById,
+  findStatusByIdForWrite,
+  reachableStatusIds,
+} from './statuses.repository.ts'
 import type { AccessLevel } from './statuses.schemas.ts'
 import type { Caller } from './statuses.service.ts'
 
@@ -46,7 +50,7 @@ export async function accessById(
 ): Promise<StatusAccess> {
   const status = await (forWrite ? findStatusByIdForWrite : findStatusById)(db, statusId)
   const role = status ? await roleOn(db, status, caller?.userId ?? null) : null
-  return { status: assertVisible(status, role), role }
+  return { status: assertVisible(status, role, caller?.limits), role }
 }
 
 /**
@@ -181,6 +185,8 @@ export async function listSubscriptions(
   page: PageRequest,
 ): Promise<Page<Subscription>> {
   const rows = await listSubscribedStatuses(deps.db, caller.userId, {
+    // a key confined to some statuses lists only those (docs/accounts.md#scoped-keys)
+    ...(caller.limits?.statusIds != null && { among: caller.limits.statusIds }),
     after: positionOf(page.cursor),
     limit: page.limit === undefined ? undefined : page.limit + 1,
   })
@@ -231,4 +237,16 @@ export async function listStatusUsers(
     (e) => e.position,
     (e) => e.user,
   )
+}
+
+/**
+ * Of the status ids given, those the user owns or holds a role on: what a key of theirs may be
+ * confined to (docs/accounts.md#scoped-keys).
+ */
+export async function reachableStatuses(
+  db: Db,
+  userId: string,
+  statusIds: readonly string[],
+): Promise<ReadonlySet<string>> {
+  return new Set(await reachableStatusIds(db, userId, statusIds))
 }

@@ -1,5 +1,6 @@
 import type { Db, StatusRow } from '../../db/database.ts'
 import { forbidden, notFound } from '../../lib/errors.ts'
+import type { CredentialLimits } from '../keys/scopes.ts'
 import { findRole } from './sharing.repository.ts'
 import type { AccessLevel, StatusInput } from './statuses.schemas.ts'
 
@@ -25,12 +26,24 @@ export async function roleOn(
 export const canView = (status: StatusRow, role: Role | null): boolean =>
   role !== null || status.access_type === 'public'
 
+/** True when a credential with these limits reaches the status: a device key only its own. */
+export const withinReach = (status: StatusRow, limits: CredentialLimits | undefined): boolean =>
+  limits?.statusIds == null || limits.statusIds.includes(status.id)
+
 /**
- * Throws unless the caller may see the status. A private status the caller has no role on
- * answers 404, never 403, so that its existence does not leak.
+ * Throws unless the caller may see the status: the one check every status resolved for a
+ * caller passes. A private status the caller has no role on answers 404, never 403, so that
+ * its existence does not leak; so does any status outside the statuses the caller's API key
+ * is confined to (docs/accounts.md#scoped-keys). `limits`: the caller's key's, undefined for a
+ * session or an anonymous reader.
  */
-export function assertVisible(status: StatusRow | undefined, role: Role | null): StatusRow {
-  if (!status || !canView(status, role)) throw notFound('Status not found')
+export function assertVisible(
+  status: StatusRow | undefined,
+  role: Role | null,
+  limits: CredentialLimits | undefined,
+): StatusRow {
+  if (!status || !canView(status, role) || !withinReach(status, limits))
+    throw notFound('Status not found')
   return status
 }
 
@@ -56,16 +69,15 @@ export function mayReadDetail(level: AccessLevel, status: StatusRow, role: Role 
 }
 
 /**
- * Throws unless the caller may read the detail (history, user list) at this level: 404 when
- * they cannot see the status at all, 403 forbidden when they can but the level shuts them out.
+ * Throws 403 forbidden unless the caller, who sees the status (`assertVisible`), may read the
+ * detail (history, user list) at this level.
  */
 export function assertMayReadDetail(
-  status: StatusRow | undefined,
+  visible: StatusRow,
   role: Role | null,
   level: (status: StatusRow) => AccessLevel,
   what: string,
 ): StatusRow {
-  const visible = assertVisible(status, role)
   if (!mayReadDetail(level(visible), visible, role))
     throw forbidden(`You may not see the ${what} of this status`)
   return visible

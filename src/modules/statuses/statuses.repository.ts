@@ -162,6 +162,8 @@ export async function countOwnedStatuses(db: Db, ownerId: string): Promise<numbe
 }
 
 export interface OwnedPage {
+  /** Only these statuses (a key confined to them, docs/accounts.md#scoped-keys). */
+  among?: readonly string[]
   limit?: number
   /** Creation position to continue after, from the previous page's last row. */
   after?: { createdAt: string; id: string }
@@ -205,7 +207,8 @@ export async function listOwnedStatuses(
   ownerId: string,
   page: OwnedPage,
 ): Promise<OwnedListRow[]> {
-  const { after, limit } = page
+  const { after, limit, among } = page
+  if (among !== undefined) return listOwnedStatusesAmong(db, ownerId, among, page)
   const query = ownedPageQuery(after !== undefined, limit !== undefined)
   const params = {
     ownerId,
@@ -214,4 +217,56 @@ export async function listOwnedStatuses(
     limit: limit ?? 0,
   }
   return (await query(db, params)).rows
+}
+
+/**
+ * The page of `listOwnedStatuses` among some statuses only: a confined key's list (at most
+ * MAX_KEY_STATUSES ids), rare enough not to need a prepared query.
+ */
+async function listOwnedStatusesAmong(
+  db: Db,
+  ownerId: string,
+  among: readonly string[],
+  { after, limit }: OwnedPage,
+): Promise<OwnedListRow[]> {
+  if (among.length === 0) return []
+  let query = db
+    .selectFrom('statuses')
+    .select(['id', 'status_key', 'share_id', 'name', 'created_at'])
+    .where('owner_id', '=', ownerId)
+    .where('id', 'in', [...among])
+  if (after)
+    query = query.where((eb) =>
+      eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.createdAt, after.id)),
+    )
+  query = query.orderBy('created_at').orderBy('id')
+  if (limit !== undefined) query = query.limit(limit)
+  return query.execute()
+}
+
+/** Of the ids given, the statuses the user owns or holds a role on. */
+export async function reachableStatusIds(
+  db: Db,
+  userId: string,
+  ids: readonly string[],
+): Promise<string[]> {
+  if (ids.length === 0) return []
+  const rows = await db
+    .selectFrom('statuses as s')
+    .select('s.id')
+    .where('s.id', 'in', [...ids])
+    .where((eb) =>
+      eb.or([
+        eb('s.owner_id', '=', userId),
+        eb.exists(
+          eb
+            .selectFrom('status_roles as r')
+            .select('r.status_id')
+            .whereRef('r.status_id', '=', 's.id')
+            .where('r.user_id', '=', userId),
+        ),
+      ]),
+    )
+    .execute()
+  return rows.map((row) => row.id)
 }

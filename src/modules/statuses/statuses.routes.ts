@@ -66,7 +66,8 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
   app.patch(
     '/v1/status/:statusId',
     {
-      config: { idempotent: true, conditional: true },
+      // the least a write needs; which fields it may change, assertWriteScopes judges
+      config: { scope: 'status:value', idempotent: true, conditional: true },
       schema: {
         operationId: 'updateStatus',
         summary: 'Update a status by id (partial update)',
@@ -98,7 +99,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     '/v1/status-keys/:statusKey',
     {
-      config: { idempotent: true, conditional: true, located: true },
+      config: { scope: 'status:value', idempotent: true, conditional: true, located: true },
       schema: {
         operationId: 'setStatusByKey',
         summary: 'Set a status by your own key: create (201) or update (200)',
@@ -133,6 +134,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/v1/user/status',
     {
+      config: { scope: 'status:read' },
       schema: {
         operationId: 'listMyStatuses',
         summary: 'List the statuses you own, in creation order',
@@ -153,7 +155,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/v1/status/:statusId',
     {
-      config: { conditional: true },
+      config: { scope: 'status:read', conditional: true },
       schema: {
         operationId: 'getStatus',
         summary: 'Read a status you may see',
@@ -169,7 +171,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/v1/status-keys/:statusKey',
     {
-      config: { conditional: true },
+      config: { scope: 'status:read', conditional: true },
       schema: {
         operationId: 'getStatusByKey',
         summary: 'Read your status by its key',
@@ -185,7 +187,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
   app.delete(
     '/v1/status/:statusId',
     {
-      config: { conditional: true },
+      config: { scope: 'status:manage', conditional: true },
       schema: {
         operationId: 'deleteStatus',
         summary: 'Delete a status you own, with its history',
@@ -203,7 +205,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
   app.delete(
     '/v1/status-keys/:statusKey',
     {
-      config: { conditional: true },
+      config: { scope: 'status:manage', conditional: true },
       schema: {
         operationId: 'deleteStatusByKey',
         summary: 'Delete your status by its key',

@@ -2,6 +2,7 @@ import type { Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import {
+  insufficientScope,
   invalidStatusKey,
   notFound,
   preconditionFailed,
@@ -10,6 +11,7 @@ import {
 import { etagMatches, versionEtag } from '../../lib/etag.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
 import { creationIso, nowIso } from '../../lib/time.ts'
+import type { CredentialLimits } from '../keys/scopes.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
 import type { Plans } from '../plans/plans.ts'
@@ -37,11 +39,18 @@ import {
   type StatusInput,
   type StatusListEntry,
 } from './statuses.schemas.ts'
+import { assertWriteScopes } from './write-scopes.ts'
 
 /** The authenticated user a request acts for. */
 export interface Caller {
   userId: string
   plan: string
+  /**
+   * What the API key the caller presented is limited to: its scopes, and the statuses it is
+   * confined to (docs/accounts.md#scoped-keys). Absent for a session, the CLI and anonymous
+   * readers: they act with all their user may.
+   */
+  limits?: CredentialLimits
 }
 
 /** A status as the API answers it, with its entity tag. */
@@ -162,7 +171,8 @@ async function applyUpdate(
   options: WriteOptions,
 ): Promise<Written> {
   const role = await roleOn(tx, status, caller.userId)
-  assertVisible(status, role)
+  assertVisible(status, role, caller.limits)
+  assertWriteScopes(caller.limits, { kind: 'update', fields: Object.keys(input) })
   assertMayChange(role, input)
   assertPreconditions(status, options)
   assertPlanAllows(planOf(plans, caller.plan), input, {
@@ -269,6 +279,7 @@ export async function setStatusByKey(
       for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
         const existing = await findStatusByKeyForWrite(tx, caller.userId, key)
         if (existing) return applyUpdate(tx, deps.plans, caller, existing, input, options)
+        assertMayCreate(caller, input)
         assertPreconditions(null, options)
         const plan = planOf(deps.plans, caller.plan)
         const name = input.name ?? defaultName(key)
@@ -307,6 +318,21 @@ export async function setStatusByKey(
   return { status, etag, created }
 }
 
+/**
+ * Throws 403 insufficientScope unless the caller's API key may create a status: it needs
+ * `status:write` (and `status:manage` for access settings), and a key confined to some
+ * statuses creates none (docs/accounts.md#scoped-keys).
+ */
+function assertMayCreate(caller: Caller, input: StatusInput): void {
+  if (caller.limits?.statusIds != null)
+    throw insufficientScope(
+      'A confined key cannot create statuses: it reaches only the statuses it was made for',
+      'statusIds',
+      'a key confined to statuses cannot create one',
+    )
+  assertWriteScopes(caller.limits, { kind: 'create', fields: Object.keys(input) })
+}
+
 function newStatusRow(caller: Caller, key: string, name: string, input: StatusInput): StatusRow {
   const now = creationIso()
   const hasValue = input.value !== undefined
@@ -340,7 +366,7 @@ export async function getStatusById(
 ): Promise<TaggedStatus> {
   const status = await findStatusById(deps.db, statusId)
   const role = status ? await roleOn(deps.db, status, caller.userId) : null
-  return tagged(assertVisible(status, role), caller.userId)
+  return tagged(assertVisible(status, role, caller.limits), caller.userId)
 }
 
 /** GET /v1/status-keys/:statusKey — the caller's own status with this key. */
@@ -351,8 +377,7 @@ export async function getStatusByKey(
 ): Promise<TaggedStatus> {
   assertStatusKey(key)
   const status = await findStatusByKey(deps.db, caller.userId, key)
-  if (!status) throw notFound('Status not found')
-  return tagged(status, caller.userId)
+  return tagged(assertVisible(status, 'owner', caller.limits), caller.userId)
 }
 
 /**
@@ -377,7 +402,8 @@ export async function deleteStatusById(
     async (tx) => {
       const status = await findStatusByIdForWrite(tx, statusId)
       const role = status ? await roleOn(tx, status, caller.userId) : null
-      const visible = assertVisible(status, role)
+      const visible = assertVisible(status, role, caller.limits)
+      assertWriteScopes(caller.limits, { kind: 'delete' })
       assertMayChange(role, 'delete')
       assertPreconditions(visible, options)
       if (!(await deleteStatusRow(tx, statusId, nowIso()))) throw notFound('Status not found')
@@ -399,8 +425,12 @@ export async function deleteStatusByKey(
   await announcedWrite(
     deps,
     async (tx) => {
-      const status = await findStatusByKeyForWrite(tx, caller.userId, key)
-      if (!status) throw notFound('Status not found')
+      const status = assertVisible(
+        await findStatusByKeyForWrite(tx, caller.userId, key),
+        'owner',
+        caller.limits,
+      )
+      assertWriteScopes(caller.limits, { kind: 'delete' })
       assertPreconditions(status, options)
       if (!(await deleteStatusRow(tx, status.id, nowIso()))) throw notFound('Status not found')
       return status
@@ -422,7 +452,9 @@ export async function listOwned(
   const after = page.cursor === undefined ? undefined : decodePosition(page.cursor)
   // one row more than asked tells whether another page follows
   const limit = page.limit === undefined ? undefined : page.limit + 1
-  const rows = await listOwnedStatuses(deps.db, caller.userId, { limit, after })
+  // a key confined to some statuses lists only those (docs/accounts.md#scoped-keys)
+  const among = caller.limits?.statusIds ?? undefined
+  const rows = await listOwnedStatuses(deps.db, caller.userId, { limit, after, among })
   return toPage(
     rows,
     page.limit,
