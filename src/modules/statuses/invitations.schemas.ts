@@ -1,6 +1,7 @@
 import type { Static } from 'typebox'
 import { Type } from 'typebox'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
+import { MAX_EMAIL_LENGTH } from '../users/email-address.ts'
 import { GRANTABLE_ROLES } from './sharing.schemas.ts'
 
 /** A role offered to a user, waiting for their consent (docs/accounts.md#invitations). */
@@ -57,8 +58,7 @@ export const CreateInvitationLinkSchema = Type.Object(
     role: StringEnum(GRANTABLE_ROLES, { description: 'The role the link grants' }),
     email: Type.Optional(
       Type.String({
-        format: 'email',
-        maxLength: 254,
+        maxLength: MAX_EMAIL_LENGTH,
         description:
           'Only the user with this address (compared case-insensitively) may use the link; mailed the link when the server sends mail',
       }),

@@ -6,6 +6,7 @@ import { hashApiKey, newId, newToken } from '../../lib/ids.ts'
 import type { MailMessage } from '../../lib/mailer.ts'
 import { creationIso, parseIsoInstant } from '../../lib/time.ts'
 import type { ServiceDeps } from '../service-deps.ts'
+import { emailKeyOf, emailProblem } from '../users/email-address.ts'
 import { userById } from '../users/users.service.ts'
 import {
   deleteRoleInvitationFor,
@@ -231,9 +232,6 @@ const toInvitationLink = (link: InvitationLinkRow, nowIso: string): InvitationLi
   state: linkState(link, nowIso),
 })
 
-/** Folds an e-mail address for comparison, as users' `email_key` is (docs/accounts.md#users). */
-export const foldEmail = (email: string): string => email.toLowerCase()
-
 /** When a new link ends: the requested time, checked, or DEFAULT_LINK_DAYS from now. */
 function linkExpiry(requested: string | undefined, now: number): string {
   if (requested === undefined) return new Date(now + DEFAULT_LINK_DAYS * DAY_MS).toISOString()
@@ -258,6 +256,8 @@ export async function createInvitationLink(
   now: number,
 ): Promise<{ link: InvitationLink; token: string; statusName: string }> {
   const expiresAt = linkExpiry(input.expiresAt, now)
+  const emailIssue = input.email === undefined ? undefined : emailProblem(input.email)
+  if (emailIssue) throw validationError([{ field: 'email', message: emailIssue }])
   const { token, hash } = newToken('sdi_')
   return writerOf(deps).run(async (tx) => {
     const status = await ownedStatus(tx, caller, statusId)
@@ -267,7 +267,7 @@ export async function createInvitationLink(
       status_id: status.id,
       token_hash: hash,
       role: input.role,
-      email_key: input.email === undefined ? null : foldEmail(input.email),
+      email_key: input.email === undefined ? null : emailKeyOf(input.email),
       max_uses: maxUses,
       uses_left: maxUses,
       created_by: caller.userId,
