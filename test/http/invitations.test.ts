@@ -810,3 +810,42 @@ describe('the invitation page and the mailed link', () => {
     assert.deepEqual(smtp.messages(), [])
   })
 })
+
+describe('invitations and scoped keys (docs/accounts.md#scoped-keys)', () => {
+  it('a key confined to other statuses neither sees nor answers an invitation, nor accepts a link', async (ctx) => {
+    const t = await makeApp(ctx)
+    const cast = await makeCast(t)
+    const secret = await createStatus(t, cast.owner, 'secret', { value: 'ON', name: 'Secret' })
+    const own = await createStatus(t, cast.stranger, 'mine', { value: 'ON' })
+    const made = await t.request(cast.stranger, 'POST', '/v1/user/api-keys', {
+      scopes: ['status:*'],
+      statusIds: [own.id],
+    })
+    assert.equal(made.statusCode, 201, made.body)
+    const confined = { id: cast.stranger.id, key: made.json().key as string }
+    const offered = await t.request(
+      cast.owner,
+      'PUT',
+      `/v1/status/${secret.id}/users/${cast.stranger.id}`,
+      { role: 'subscriber' },
+    )
+    const id = offered.json().id as string
+    assert.deepEqual((await t.request(confined, 'GET', '/v1/user/invitations')).json(), [])
+    for (const answer of ['accept', 'decline']) {
+      const res = await t.request(confined, 'POST', `/v1/user/invitations/${id}/${answer}`)
+      assert.equal(res.statusCode, 404, `${answer}: ${res.body}`)
+    }
+    const link = await t.request(cast.owner, 'POST', `/v1/status/${secret.id}/invitations`, {
+      role: 'subscriber',
+    })
+    const token = (link.json().url as string).split('/invite/')[1] as string
+    assert.equal(
+      (await t.request(confined, 'POST', `/v1/invitations/${token}/accept`)).statusCode,
+      404,
+    )
+    assert.deepEqual(await rolesOn(t, secret.id), [], 'no role through the confined key')
+    // the person's own key, not confined, still can
+    const mine = await t.request(cast.stranger, 'GET', '/v1/user/invitations')
+    assert.equal(mine.json().length, 1)
+  })
+})

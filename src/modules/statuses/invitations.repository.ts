@@ -83,7 +83,7 @@ export async function deleteRoleInvitationOf(db: Db, id: string, userId: string)
  */
 export function listRoleInvitations(
   db: Db,
-  where: { userId: string } | { statusId: string },
+  where: { userId: string; among?: readonly string[] } | { statusId: string },
   page: { limit?: number; after?: RolePosition },
 ): Promise<RoleInvitationView[]> {
   let query = db
@@ -95,10 +95,11 @@ export function listRoleInvitations(
     .selectAll('i')
     .select(['s.name as status_name'])
     .select((eb) => eb.fn.coalesce('u.name', eb.val('')).as('inviter_name'))
-  query =
-    'userId' in where
-      ? query.where('i.user_id', '=', where.userId)
-      : query.where('i.status_id', '=', where.statusId)
+  if ('userId' in where) {
+    query = query.where('i.user_id', '=', where.userId)
+    // note: an empty list matches nothing (`in ()` is not SQL)
+    if (where.among) query = query.where('i.status_id', 'in', ['', ...where.among])
+  } else query = query.where('i.status_id', '=', where.statusId)
   const after = page.after
   if (after)
     query = query.where((eb) =>

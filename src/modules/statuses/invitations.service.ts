@@ -41,6 +41,7 @@ import {
   type PageRequest,
   subscriptionOf,
 } from './sharing.service.ts'
+import { withinReach } from './statuses.access.ts'
 import { findStatusById, findStatusByIdForWrite } from './statuses.repository.ts'
 import type { Caller } from './statuses.service.ts'
 
@@ -130,7 +131,11 @@ export async function listMyInvitations(
 ): Promise<Page<RoleInvitation>> {
   const rows = await listRoleInvitations(
     deps.db,
-    { userId: caller.userId },
+    {
+      userId: caller.userId,
+      // a key confined to some statuses sees only their invitations (docs/accounts.md#scoped-keys)
+      ...(caller.limits?.statusIds != null && { among: caller.limits.statusIds }),
+    },
     {
       after: positionOf(page.cursor),
       limit: page.limit === undefined ? undefined : page.limit + 1,
@@ -182,7 +187,11 @@ export async function acceptInvitation(
     // note: the status is locked first, as every change of its roles does, and only then is
     // the invitation taken: a concurrent decline, replacement or second accept finds it gone
     const status = await findStatusByIdForWrite(tx, invitation.status_id)
-    if (!status || !(await deleteRoleInvitationOf(tx, id, caller.userId)))
+    if (
+      !status ||
+      !withinReach(status, caller.limits) ||
+      !(await deleteRoleInvitationOf(tx, id, caller.userId))
+    )
       throw invitationNotFound()
     const role = invitation.role as GrantedRole
     return subscriptionOf(status, await raiseRole(tx, status, caller.userId, role))
@@ -196,7 +205,14 @@ export async function declineInvitation(
   id: string,
 ): Promise<void> {
   await writerOf(deps).run(async (tx) => {
-    if (!(await deleteRoleInvitationOf(tx, id, caller.userId))) throw invitationNotFound()
+    const invitation = await findRoleInvitationOf(tx, id, caller.userId)
+    const status = invitation && (await findStatusById(tx, invitation.status_id))
+    if (
+      !status ||
+      !withinReach(status, caller.limits) ||
+      !(await deleteRoleInvitationOf(tx, id, caller.userId))
+    )
+      throw invitationNotFound()
   })
 }
 
@@ -374,10 +390,12 @@ export async function acceptLinkIn(
   user: Pick<User, 'id' | 'email_key'>,
   token: string,
   now: number,
+  limits?: Caller['limits'],
 ): Promise<Subscription> {
   const link = await linkOf(tx, token)
   const status = await findStatusByIdForWrite(tx, link.status_id)
-  if (!status) throw notFound('Invitation not found')
+  // a key confined to other statuses cannot reach this one (docs/accounts.md#scoped-keys)
+  if (!status || !withinReach(status, limits)) throw notFound('Invitation not found')
   if (status.owner_id === user.id) throw ownerConflict('You own this status')
   if (link.email_key !== null && link.email_key !== user.email_key)
     throw forbidden('This invitation is for another e-mail address')
@@ -407,7 +425,7 @@ export async function acceptLink(
   return writerOf(deps).run(async (tx) => {
     const user = await userById(tx, caller.userId)
     if (!user) throw notFound('User not found')
-    return acceptLinkIn(tx, user, token, now)
+    return acceptLinkIn(tx, user, token, now, caller.limits)
   })
 }
 
