@@ -416,3 +416,72 @@ describe('statusd errors: non-zero exit, one clear line on stderr (JSON with --j
     assert.deepEqual(await json('key', 'list', '--user', 'erin@example.com'), before)
   })
 })
+
+describe('statusd key create --scope / --status (docs/accounts.md#scoped-keys)', () => {
+  let user: { id: string }
+  let doorId: string
+
+  before(async () => {
+    user = await json('user', 'add', '--name', 'Dana', '--email', 'dana@example.com')
+    const full = await json('key', 'create', '--user', user.id)
+    const door = await api(full.key, 'POST', '/v1/status-keys/door', { value: 'shut' })
+    doorId = door.body.id
+  })
+
+  it('key create without --scope makes a key with every scope, not confined', async () => {
+    const k = await json('key', 'create', '--user', user.id)
+    assert.deepEqual(k.scopes, [
+      'status:read',
+      'status:value',
+      'status:write',
+      'status:manage',
+      'keys',
+      'account',
+    ])
+    assert.equal(k.statusIds, null)
+  })
+
+  it('--scope (a comma list, or repeated) and --status make a limited key the API holds to them', async () => {
+    const k = await json(
+      'key',
+      'create',
+      '--user',
+      user.id,
+      '--scope',
+      'status:read, status:value',
+      '--scope',
+      'account',
+      '--status',
+      doorId,
+    )
+    assert.deepEqual(k.scopes, ['status:read', 'status:value', 'account'])
+    assert.deepEqual(k.statusIds, [doorId])
+    const check = await api(k.key, 'GET', '/v1/checkAuth')
+    assert.deepEqual(check.body.credential.scopes, k.scopes)
+    assert.equal((await api(k.key, 'POST', '/v1/status-keys/door', { value: 'open' })).status, 200)
+    const rename = await api(k.key, 'POST', '/v1/status-keys/door', { name: 'Front door' })
+    assert.equal(rename.status, 403)
+    assert.equal(rename.body.errorCode, 'insufficientScope')
+    const list = await run('key', 'list', '--user', user.id)
+    assert.match(
+      list.stdout,
+      new RegExp(`scopes status:read,status:value,account  statuses ${doorId}`),
+    )
+  })
+
+  it('--scope status:* stands for the four status scopes', async () => {
+    const k = await json('key', 'create', '--user', user.id, '--scope', 'status:*')
+    assert.deepEqual(k.scopes, ['status:read', 'status:value', 'status:write', 'status:manage'])
+  })
+
+  it('an unknown scope, or a status the user does not reach, is refused and makes no key', async () => {
+    const before = (await json('key', 'list', '--user', user.id)).length
+    const scope = await run('key', 'create', '--user', user.id, '--scope', 'admin')
+    assert.notEqual(scope.code, 0)
+    assert.match(scope.stderr, /unknown scope "admin"/)
+    const status = await run('key', 'create', '--user', user.id, '--status', 'nosuchstatus')
+    assert.notEqual(status.code, 0)
+    assert.match(status.stderr, /nosuchstatus is not a status you own or have a role on/)
+    assert.equal((await json('key', 'list', '--user', user.id)).length, before)
+  })
+})
