@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import cookie from '@fastify/cookie'
 import rateLimit from '@fastify/rate-limit'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Ajv } from 'ajv'
@@ -14,9 +15,11 @@ import { listeningOrigin } from './lib/origin.ts'
 import { KEY_LIKE } from './lib/redact.ts'
 import { API_RESPONSE_HEADERS } from './lib/response-headers.ts'
 import { DEFAULT_SSE_OPTIONS, type SseOptions } from './lib/sse.ts'
+import { authRoutes } from './modules/accounts/auth.routes.ts'
+import { profileRoutes } from './modules/accounts/profile.routes.ts'
 import { shareEventsRoutes, statusEventsRoutes } from './modules/events/events.routes.ts'
 import { StatusFeeds } from './modules/events/status-feeds.ts'
-import { StreamKeys, streamKeyCheckIntervalMs } from './modules/events/stream-keys.ts'
+import { StreamCredentials, streamCheckIntervalMs } from './modules/events/stream-credentials.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
 import { WriteHealth } from './modules/health/write-health.ts'
 import { KeyCache } from './modules/keys/key-cache.ts'
@@ -38,6 +41,10 @@ import { sharingRoutes } from './modules/statuses/sharing.routes.ts'
 import { reachableStatuses } from './modules/statuses/sharing.service.ts'
 import { STATUS_CHANGES, type StatusEventBus } from './modules/statuses/status-events.ts'
 import { statusRoutes } from './modules/statuses/statuses.routes.ts'
+import type { AccountDeps } from './modules/users/accounts.service.ts'
+import { LoginThrottle } from './modules/users/login-throttle.ts'
+import type { PasswordHasher } from './modules/users/passwords.ts'
+import { authenticateSession, type SessionDeps } from './modules/users/sessions.service.ts'
 import { userRoutes } from './modules/users/users.routes.ts'
 import { anonymousLimit } from './plugins/anonymous-limit.ts'
 import { authenticate, enforceScopes, requireApiKey } from './plugins/auth.ts'
@@ -93,6 +100,10 @@ export interface AppDeps {
   historySweepIntervalMs?: number
   /** Sends e-mail (SMTP_URL); null or absent: the server sends none (docs/accounts.md#e-mail). */
   mailer?: Mailer | null
+  /** Who may sign up (SIGNUP): `invite` (default) or `open` (docs/accounts.md#signing-up). */
+  signup?: 'invite' | 'open'
+  /** How passwords are hashed and checked (default scrypt; tests count the checks). */
+  passwordHasher?: PasswordHasher
 }
 
 /** A deletion whose sweep was cut short (a crash, another instance's shutdown) waits at most this. */
@@ -221,13 +232,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const sse: SseOptions = { ...DEFAULT_SSE_OPTIONS, ...deps.sse }
   const feeds = new StatusFeeds({ db: database.db, plans, events, log: app.log })
   events.onResync?.(() => feeds.refreshAll())
-  const streamKeys = new StreamKeys({
-    // straight in the database: a key revoked where this instance cannot hear of it ends its
-    // streams within AUTH_CACHE_SECONDS (streamKeyCheckIntervalMs)
-    check: (hash) => authenticateHash(database.db, hash),
-    intervalMs: streamKeyCheckIntervalMs(keyCache.ttlMs),
+  const streamCredentials = new StreamCredentials({
+    // straight in the database: a key revoked or a session ended where this instance cannot
+    // hear of it ends its streams within AUTH_CACHE_SECONDS (streamCheckIntervalMs)
+    check: async ({ kind, hash }) =>
+      kind === 'key'
+        ? ((await authenticateHash(database.db, hash))?.user ?? null)
+        : ((await authenticateSession(database.db, hash, clock))?.user ?? null),
+    intervalMs: streamCheckIntervalMs(keyCache.ttlMs),
     onError: (err) =>
-      app.log.warn({ err }, 'live updates: could not check the keys of open streams'),
+      app.log.warn({ err }, 'live updates: could not check the credentials of open streams'),
   })
   // a key revoked anywhere (another instance, the CLI: on PostgreSQL through NOTIFY) is
   // forgotten and its streams end at once; after a gap in delivery every open key is checked
@@ -238,15 +252,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   revocations.subscribe(KEY_REVOCATION_TOPIC, ({ keyId }) => {
     keyCache.forgetKey(keyId)
-    streamKeys.endKey(keyId)
+    streamCredentials.endKey(keyId)
   })
   revocations.onResync?.(() => {
     keyCache.clear()
-    void streamKeys.checkAll()
+    void streamCredentials.checkAll()
   })
   // note: open event streams would keep close() waiting for ever; end them first
   app.addHook('preClose', async () => {
-    streamKeys.close()
+    streamCredentials.close()
     feeds.closeAll()
   })
   app.addHook('onClose', () => events.close())
@@ -282,11 +296,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     deps.streamsPerClient ?? DEFAULT_CLIENT_LIMITS.streamsPerClient,
   )
 
+  // sessions (docs/accounts.md#sessions): what a browser signed in with, server-side
+  const sessions: SessionDeps = { db: database.db, holders: streamCredentials, clock }
+  const accounts: AccountDeps = {
+    db: database.db,
+    plans,
+    clock,
+    holders: streamCredentials,
+    throttle: new LoginThrottle({ clock }),
+    ...(deps.passwordHasher && { hasher: deps.passwordHasher }),
+  }
+  // with SMTP an account starts `authenticated` until its address is verified by a link;
+  // without, there is nothing to verify with (docs/accounts.md#signing-up)
+  const emailVerification = deps.mailer != null
+
   await app.register(errorHandlerPlugin)
+  // the cookies of every request, parsed before authentication reads the session's
+  await app.register(cookie)
   // What each route declares in its config (plugins/route-facts.ts) the plugins below act on
   // and the OpenAPI document shows; each reads the routes registered after it.
   openApiRoutes(app)
-  authenticate(app, database.db, keyCache)
+  authenticate(app, database.db, { cache: keyCache, clock, publicUrl })
   enforceScopes(app)
   idempotencyHooks(app)
   conditionalRequests(app)
@@ -300,8 +330,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes, { ping: () => database.ping(), writes: writeHealth })
   await app.register(metricsPlugin, { gauges: database.gauges })
 
-  // Everything under /v1 takes an API key (`verified` unless a route declares otherwise), then
-  // is rate limited per user and plan.
+  // Everything under /v1 takes an API key or the session cookie (`verified` unless a route
+  // declares otherwise), then is rate limited per user and plan.
   await app.register(async (v1) => {
     requireApiKey(v1)
     // per-user data: never cached by intermediaries, never sniffed or framed by a browser
@@ -321,11 +351,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       errorResponseBuilder: (_request, context) => rateLimited(Math.ceil(context.ttl / 1000)),
     })
     await v1.register(userRoutes)
+    await v1.register(profileRoutes, { accounts, sessions, emailVerification })
     await v1.register(apiKeyRoutes, {
       deps: {
         db: database.db,
         cache: keyCache,
-        sessions: streamKeys,
+        sessions: streamCredentials,
         revocations,
         statusReach: reachableStatuses,
       },
@@ -345,8 +376,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       feeds,
       sse,
       quota: streamQuota,
-      streamKeys,
+      streamCredentials,
     })
+  })
+
+  // Signing up, in and out: anyone may call them (they declare `auth: 'none'`)
+  await app.register(authRoutes, {
+    accounts,
+    sessions,
+    signup: deps.signup ?? 'invite',
+    publicUrl,
+    emailVerification,
   })
 
   // Public views of public statuses: outside the /v1 scope above, so no API key is asked for

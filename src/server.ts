@@ -71,6 +71,7 @@ export async function serve(
       anonRequestsPerMinute: config.anonRequestsPerMinute,
       trustProxy: config.trustProxy,
       mailer: config.smtpUrl === null ? null : createMailer(config.smtpUrl, config.mailFrom),
+      signup: config.signup,
       logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
     })
   } catch (err) {

@@ -210,3 +210,5 @@ export type RoleRow = Selectable<StatusRolesTable>
 
 /** What every repository function takes first: the database or a transaction on it. */
 export type Db = Kysely<DB> | Transaction<DB>
+export type SessionRow = Selectable<SessionsTable>
+export type NewSessionRow = Insertable<SessionsTable>

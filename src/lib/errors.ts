@@ -86,6 +86,8 @@ export const unauthorized = (message = 'A valid API key is required') =>
   new ApiError(401, 'unauthorized', message, undefined, {
     'www-authenticate': 'Bearer realm="statusd"',
   })
+export const invalidCredentials = () =>
+  new ApiError(401, 'invalidCredentials', 'E-mail address or password is wrong')
 export const planFeatureUnavailable = (feature: string, field: string) =>
   new ApiError(402, 'planFeatureUnavailable', `Your plan does not include ${feature}`, [
     { field, message: `requires a plan with ${feature}` },
@@ -103,6 +105,13 @@ export const insufficientScope = (message: string, field = 'scopes', detail = me
   new ApiError(403, 'insufficientScope', message, [{ field, message: detail }])
 export const forbidden = (message = 'You may not change this status') =>
   new ApiError(403, 'forbidden', message)
+export const csrfRejected = () =>
+  new ApiError(
+    403,
+    'csrfRejected',
+    "A request signed in by cookie must come from the service's own pages (Origin)",
+  )
+export const conflict = (message: string) => new ApiError(409, 'conflict', message)
 export const notFound = (message = 'Not found') => new ApiError(404, 'notFound', message)
 export const preconditionFailed = () =>
   new ApiError(

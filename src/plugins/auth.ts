@@ -1,12 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB, User } from '../db/database.ts'
-import { insufficientScope, notVerified, unauthorized } from '../lib/errors.ts'
+import { type Clock, systemClock } from '../lib/clock.ts'
+import { csrfRejected, insufficientScope, notVerified, unauthorized } from '../lib/errors.ts'
 import { hashApiKey } from '../lib/ids.ts'
+import { crossSite, isOwnOrigin, serviceOrigin } from '../lib/same-origin.ts'
 import type { KeyCache } from '../modules/keys/key-cache.ts'
 import { type AuthenticatedKey, authenticateHash } from '../modules/keys/keys.service.ts'
 import { type Scope, satisfies } from '../modules/keys/scopes.ts'
 import type { Caller } from '../modules/statuses/statuses.service.ts'
+import { authenticateSession, SESSION_COOKIE } from '../modules/users/sessions.service.ts'
 import { type AuthLevel, authLevelOf } from '../modules/users/users.service.ts'
 
 export const API_KEY_HEADER = 'service-api-key'
@@ -77,22 +80,64 @@ export function presentedKey(request: FastifyRequest): string | undefined {
 // note: a real key is 44 characters; anything far longer is not worth hashing
 const MAX_KEY_LENGTH = 256
 
+// Requests that change nothing: a cookie may authenticate them from anywhere (the browser's
+// same-origin policy keeps the answer from another origin's page).
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/** What `authenticate` needs besides the database. */
+export interface AuthOptions {
+  /** Keys recently authenticated. */
+  cache?: KeyCache | undefined
+  /** Where sessions' expiry reads the time. */
+  clock?: Clock | undefined
+  /** The service's external URL (PUBLIC_URL): its origin is the one a cookie's writes must come from. */
+  publicUrl?: string | null | undefined
+}
+
 /**
  * Authenticates the caller of every route that declares a level (`config.auth`), and
  * enforces it (docs/api.md#authentication); routes that declare none, or `none`, are left
- * alone. Call on the root instance before any route is registered.
+ * alone. An API key, when one is presented; otherwise the session cookie
+ * (docs/accounts.md#sessions), whose state-changing requests must come from the service's own
+ * origin (else 403 `csrfRejected`). A route that declares `refuseCrossSite` (sign-up,
+ * sign-in) refuses a request a browser says comes from another site, whoever calls.
+ * Call on the root instance before any route is registered, after @fastify/cookie.
  */
-export function authenticate(app: FastifyInstance, db: Kysely<DB>, cache?: KeyCache): void {
+export function authenticate(
+  app: FastifyInstance,
+  db: Kysely<DB>,
+  options: AuthOptions = {},
+): void {
+  const { cache, clock = systemClock, publicUrl = null } = options
   app.addHook('onRequest', async (request) => {
-    const needed = request.routeOptions.config.auth
+    const config = request.routeOptions.config
+    if (config.refuseCrossSite && crossSite(request, serviceOrigin(request, publicUrl)))
+      throw csrfRejected()
+    const needed = config.auth
     if (needed === undefined || needed === 'none') return
     const secret = presentedKey(request)
-    if (secret === undefined) throw unauthorized()
-    if (secret.length > MAX_KEY_LENGTH) throw unauthorized('API key is not valid')
-    const hash = hashApiKey(secret)
-    const found = await authenticateHash(db, hash, cache)
-    if (!found) throw unauthorized('API key is not valid, revoked or expired')
-    request.caller = callerOf(found.user, keyCredential(found, hash))
+    if (secret === undefined) {
+      // note: a request with a key and a cookie is the key's; the cookie is not even read
+      const token = request.cookies?.[SESSION_COOKIE]
+      if (token === undefined || token === '') throw unauthorized()
+      // checked before the session is looked up: a forged request learns nothing, costs nothing
+      if (
+        !SAFE_METHODS.has(request.method) &&
+        !isOwnOrigin(request, serviceOrigin(request, publicUrl))
+      )
+        throw csrfRejected()
+      if (token.length > MAX_KEY_LENGTH) throw unauthorized('Session is not valid; sign in again')
+      const hash = hashApiKey(token)
+      const found = await authenticateSession(db, hash, clock)
+      if (!found) throw unauthorized('Session has ended or is not valid; sign in again')
+      request.caller = callerOf(found.user, { kind: 'session', id: found.session.id, hash })
+    } else {
+      if (secret.length > MAX_KEY_LENGTH) throw unauthorized('API key is not valid')
+      const hash = hashApiKey(secret)
+      const found = await authenticateHash(db, hash, cache)
+      if (!found) throw unauthorized('API key is not valid, revoked or expired')
+      request.caller = callerOf(found.user, keyCredential(found, hash))
+    }
     if (needed === 'verified' && request.caller.authLevel !== 'verified') throw notVerified()
   })
 }

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { isDeepStrictEqual } from 'node:util'
 import type { FastifyContextConfig, FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import Fastify from 'fastify'
+import { SESSION_COOKIE } from '../modules/users/sessions.service.ts'
 import { API_KEY_HEADER } from './auth.ts'
 import { documentHeaders, ROUTE_FACTS } from './openapi-headers.ts'
 import type { RouteFacts } from './route-facts.ts'
@@ -20,10 +21,14 @@ const TAGS = [
   { name: 'public', description: 'Anonymous views of public statuses: no API key' },
   { name: 'api keys', description: 'Your own API keys: list, create, rotate, revoke' },
   { name: 'users', description: 'Who an API key belongs to' },
+  { name: 'accounts', description: 'Sign-up, sign-in and sign-out; your profile and sessions' },
   { name: 'operations', description: 'Health probes and metrics' },
 ]
 
-/** The OpenAPI document's top: the package's name and version, the two ways to send a key. */
+/**
+ * The OpenAPI document's top: the package's name and version, the two ways to send a key and
+ * the session cookie.
+ */
 const swaggerOptions = (version: string) => ({
   openapi: {
     openapi: '3.1.0',
@@ -38,6 +43,9 @@ const swaggerOptions = (version: string) => ({
       securitySchemes: {
         apiKey: { type: 'apiKey' as const, in: 'header', name: API_KEY_HEADER },
         bearer: { type: 'http' as const, scheme: 'bearer' },
+        // a browser signed in (docs/accounts.md#sessions); its writes must come from the
+        // service's own origin
+        session: { type: 'apiKey' as const, in: 'cookie', name: SESSION_COOKIE },
       },
     },
   },
@@ -47,7 +55,7 @@ const swaggerOptions = (version: string) => ({
 
 /** `security` of an operation, from who may call it (`config.auth`). */
 const securityOf = (auth: RouteFacts['auth']): Record<string, string[]>[] =>
-  auth === undefined || auth === 'none' ? [] : [{ apiKey: [] }, { bearer: [] }]
+  auth === undefined || auth === 'none' ? [] : [{ apiKey: [] }, { bearer: [] }, { session: [] }]
 
 /** The facts of a route the document shows (the rest of its config is not for clients). */
 function factsOf(config: FastifyContextConfig | undefined): RouteFacts {

@@ -30,6 +30,12 @@ export interface RouteFacts {
    * Read by `conditionalRequests` (conditional-requests.ts) and the document.
    */
   conditional?: true
+  /**
+   * A request a browser says comes from another site is refused (403 `csrfRejected`), even
+   * without a session (docs/accounts.md#signing-in: no one is signed in to an account of
+   * someone else's making). Read by `authenticate` (auth.ts).
+   */
+  refuseCrossSite?: true
   /** Its 201 names what it created in `Location`. Read by the document. */
   located?: true
   /**

@@ -146,15 +146,16 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
   const byKey = '/v1/status-keys/{statusKey}'
   const byId = '/v1/status/{statusId}'
 
-  it('security follows `auth`: a key on the API, none on the public views and operations', () => {
+  it('security follows `auth`: a key or the session cookie on the API, none on the public views, sign-in and operations', () => {
     for (const { name, path, op } of operations()) {
       const anonymous =
         !path.startsWith('/v1/') ||
         path.startsWith('/v1/share/') ||
+        path.startsWith('/v1/auth/') ||
         name === 'GET /v1/invitations/{token}'
       assert.deepEqual(
         op.security,
-        anonymous ? [] : [{ apiKey: [] }, { bearer: [] }],
+        anonymous ? [] : [{ apiKey: [] }, { bearer: [] }, { session: [] }],
         `${name} security`,
       )
     }
@@ -194,7 +195,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
     assert.ok(!headerParameters(operation('get', '/v1/user/status')).includes('If-None-Match'))
   })
 
-  it('`anonymousLimit`: the anonymous views, and not the probes, show the rate-limit headers', () => {
+  it('`anonymousLimit`: the anonymous views and sign-in, and not the probes, show the rate-limit headers', () => {
     const limited = operations()
       .filter(
         ({ op }) =>
@@ -210,6 +211,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       'GET /v1/share/{shareId}/events',
       'GET /v1/share/{shareId}/history',
       'GET /v1/share/{shareId}/users',
+      'POST /v1/auth/login',
     ])
   })
 

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { keyCommand } from '../../src/cli/key-commands.ts'
 import { loadConfig } from '../../src/config.ts'
-import { streamKeyCheckIntervalMs } from '../../src/modules/events/stream-keys.ts'
+import { streamCheckIntervalMs } from '../../src/modules/events/stream-credentials.ts'
 import { makeApp } from '../helpers/app.ts'
 import { defer, type Lifetime } from '../helpers/cleanup.ts'
 import { testClock } from '../helpers/clock.ts'
@@ -88,6 +88,6 @@ describe(`streams outlive revocation (finding 10) [${TEST_ENGINE}]`, () => {
 
   it('streams outlive revocation: open streams are checked often enough to end within AUTH_CACHE_SECONDS', () => {
     for (const ttlMs of [1_000, 5_000, 60_000, 600_000])
-      assert.ok(streamKeyCheckIntervalMs(ttlMs) <= ttlMs, `${ttlMs} ms`)
+      assert.ok(streamCheckIntervalMs(ttlMs) <= ttlMs, `${ttlMs} ms`)
   })
 })

@@ -20,7 +20,7 @@ import { ShareIdParamsSchema } from '../statuses/sharing.schemas.ts'
 import { accessById } from '../statuses/sharing.service.ts'
 import { StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
 import type { StatusFeeds, Viewer } from './status-feeds.ts'
-import type { StreamKeys } from './stream-keys.ts'
+import type { StreamCredentials } from './stream-credentials.ts'
 
 export interface EventsRouteOptions {
   db: Kysely<DB>
@@ -29,7 +29,7 @@ export interface EventsRouteOptions {
   /** Open streams per client (STREAMS_PER_CLIENT), shared by both routes. */
   quota: StreamQuota
   /** Where an authenticated stream is watched until its key stops working. */
-  streamKeys?: StreamKeys
+  streamCredentials?: StreamCredentials
 }
 
 /** What a client refused a stream is told to wait: streams end when their clients leave. */
@@ -121,7 +121,7 @@ function openStream(
  */
 export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = async (
   app,
-  { db, feeds, sse, quota, streamKeys },
+  { db, feeds, sse, quota, streamCredentials },
 ) => {
   app.get(
     '/v1/status/:statusId/events',
@@ -152,7 +152,7 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
       if (stream === null) return reply
       const viewer: Viewer = { kind: 'user', userId: caller.userId }
       // the stream lasts only as long as its key works (and its user stays verified)
-      streamKeys?.track(caller.credential.hash, caller.credential.id, stream)
+      streamCredentials?.track(caller.credential, stream)
       await feeds.attach(
         statusId,
         stream,

@@ -7,7 +7,7 @@ import type { EventBus } from '../../lib/event-bus.ts'
  * it: every instance that hears it forgets the key and ends its streams at once
  * (docs/postgres.md#live-updates-across-instances). On SQLite the bus is the process's own,
  * so a revocation by the CLI, another process, is caught by the periodic check instead
- * (events/stream-keys.ts).
+ * (events/stream-credentials.ts).
  */
 export interface KeyRevocation {
   keyId: string

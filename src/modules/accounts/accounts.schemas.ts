@@ -1,0 +1,88 @@
+import { Type } from 'typebox'
+import { StringEnum, Timestamp } from '../../lib/schema.ts'
+import { SingleLineText } from '../../lib/text.ts'
+import { PASSWORD_LENGTHS } from '../users/passwords.ts'
+
+/** An e-mail address: a sane syntax (ASCII, a dot in the domain), at most 254 characters (RFC 5321). */
+export const EmailSchema = Type.String({
+  format: 'email',
+  maxLength: 254,
+  description: 'E-mail address, compared case-insensitively',
+})
+
+/** A person's display name: 1 to 60 characters, the text rules of a status name. */
+export const NameSchema = SingleLineText({ minLength: 1, maxLength: 60 })
+
+/** A new password; the rest of its rules (the most common passwords) are the service's. */
+export const NewPasswordSchema = Type.String({
+  ...PASSWORD_LENGTHS,
+  description: '12 to 256 characters, not one of the 10 000 most common passwords',
+})
+
+/** A password being checked: anything a password could be. */
+export const PasswordSchema = Type.String({ minLength: 1, maxLength: PASSWORD_LENGTHS.maxLength })
+
+export const ProfileSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    email: Type.Union([Type.String(), Type.Null()], {
+      description: 'null for a user made without one (the first user, the CLI)',
+    }),
+    emailVerified: Type.Boolean({
+      description: 'The address was confirmed by a link mailed to it',
+    }),
+    plan: Type.String(),
+    authLevel: StringEnum(['verified', 'authenticated']),
+    createdAt: Timestamp(),
+    hasPassword: Type.Boolean({ description: 'Whether the user can sign in with a password' }),
+  },
+  {
+    $id: 'Profile',
+    description: 'Your own account',
+    examples: [
+      {
+        id: 'svd95C2ndr5UElNNoAhG6',
+        name: 'Ada',
+        email: 'ada@example.com',
+        emailVerified: false,
+        plan: 'free',
+        authLevel: 'verified',
+        createdAt: '2026-11-28T09:30:00.000Z',
+        hasPassword: true,
+      },
+    ],
+  },
+)
+
+export const SessionSchema = Type.Object(
+  {
+    id: Type.String(),
+    createdAt: Timestamp({ description: 'When it began (sign-up or sign-in)' }),
+    lastSeenAt: Timestamp({ description: 'Last used (to within a minute)' }),
+    expiresAt: Timestamp({
+      description:
+        'When it ends unless used again: 14 days after last use, 90 after sign-in at most',
+    }),
+    method: Type.String({ description: 'How it began: password, signup, passkey, link' }),
+    userAgent: Type.Union([Type.String(), Type.Null()]),
+    ip: Type.Union([Type.String(), Type.Null()], { description: 'The address it began from' }),
+    current: Type.Boolean({ description: 'The session this request came with' }),
+  },
+  {
+    $id: 'Session',
+    description: 'A signed-in browser',
+    examples: [
+      {
+        id: 'Xq3kP0vZ8mYt1LwR5aBcD',
+        createdAt: '2026-11-28T09:30:00.000Z',
+        lastSeenAt: '2026-11-28T10:02:00.000Z',
+        expiresAt: '2026-12-12T10:02:00.000Z',
+        method: 'password',
+        userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0',
+        ip: '192.0.2.10',
+        current: true,
+      },
+    ],
+  },
+)

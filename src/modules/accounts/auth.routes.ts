@@ -1,0 +1,149 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import { forbidden } from '../../lib/errors.ts'
+import { hashApiKey } from '../../lib/ids.ts'
+import { type AccountDeps, signIn, signUp, toProfileView } from '../users/accounts.service.ts'
+import {
+  authenticateSession,
+  endSession,
+  SESSION_COOKIE,
+  type SessionDeps,
+  startSession,
+} from '../users/sessions.service.ts'
+import {
+  EmailSchema,
+  NameSchema,
+  NewPasswordSchema,
+  PasswordSchema,
+  ProfileSchema,
+} from './accounts.schemas.ts'
+import { clearSessionCookie, setSessionCookie } from './session-cookie.ts'
+
+/** What the sign-up, sign-in and sign-out routes need. */
+export interface AuthRouteOptions {
+  accounts: AccountDeps
+  sessions: SessionDeps
+  /** Who may sign up (SIGNUP): `open`, or `invite` (an invitation, or the CLI). */
+  signup: 'invite' | 'open'
+  publicUrl: string | null
+  /**
+   * Whether e-mail addresses can be verified (SMTP_URL is set): then an account starts
+   * `authenticated` until its address is; without, it starts `verified`.
+   */
+  emailVerification: boolean
+}
+
+const SignUpBodySchema = Type.Object(
+  { email: EmailSchema, name: NameSchema, password: NewPasswordSchema },
+  { additionalProperties: false },
+)
+
+const SignInBodySchema = Type.Object(
+  { email: EmailSchema, password: PasswordSchema },
+  { additionalProperties: false },
+)
+
+const tags = ['accounts']
+// anyone may call them; each counts against the address's anonymous limit, and a browser's
+// request from another site is refused (login CSRF: no one is signed in to an attacker's account)
+const config = { auth: 'none', anonymousLimit: true, refuseCrossSite: true } as const
+
+/**
+ * Signing up, in and out (docs/api.md#sign-up-sign-in-and-sessions): outside the API key's
+ * scope; a session begins with a cookie.
+ */
+export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteOptions> = async (app, options) => {
+  const { accounts, sessions, publicUrl } = options
+  const clock = sessions.clock
+
+  app.post(
+    '/v1/auth/signup',
+    {
+      config,
+      schema: {
+        operationId: 'signUp',
+        summary: 'Create an account with a password, and sign in',
+        description:
+          'Sets the `statusd_session` cookie, as signing in does. Only when SIGNUP=open (otherwise people join through an invitation): 403 `forbidden`. A taken e-mail address: 409 `conflict`.',
+        tags,
+        body: SignUpBodySchema,
+        response: { 201: ProfileSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      if (options.signup !== 'open')
+        throw forbidden('Sign-up is by invitation only on this service: ask for an invitation')
+      const { email, name, password } = request.body
+      const user = await signUp(accounts, {
+        email,
+        name,
+        password,
+        // with SMTP the address is verified by a link first (docs/accounts.md#users)
+        verified: !options.emailVerification,
+      })
+      // note: with SMTP, the e-mail verification link is sent here (when mail lands)
+      const { token } = await startSession(accounts.db, {
+        userId: user.id,
+        method: 'signup',
+        userAgent: request.headers['user-agent'],
+        ip: request.ip,
+        ...(clock && { clock }),
+      })
+      setSessionCookie(reply, token, publicUrl)
+      return reply.code(201).send(toProfileView(user))
+    },
+  )
+
+  app.post(
+    '/v1/auth/login',
+    {
+      config,
+      schema: {
+        operationId: 'signIn',
+        summary: 'Sign in with e-mail and password: a new session',
+        description:
+          'Sets the `statusd_session` cookie (HttpOnly, SameSite=Lax, Path=/, Secure over https, Max-Age 90 days). A wrong e-mail or password: 401 `invalidCredentials`, the same for both. After 5 failures for an account in 15 minutes, or 30 from one address: 429 `rateLimited` with Retry-After.',
+        tags,
+        body: SignInBodySchema,
+        response: { 200: ProfileSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const user = await signIn(accounts, { ...request.body, ip: request.ip })
+      // note: a new token every time, whatever cookie came with the request (session fixation)
+      const { token } = await startSession(accounts.db, {
+        userId: user.id,
+        method: 'password',
+        userAgent: request.headers['user-agent'],
+        ip: request.ip,
+        ...(clock && { clock }),
+      })
+      setSessionCookie(reply, token, publicUrl)
+      return toProfileView(user)
+    },
+  )
+
+  app.post(
+    '/v1/auth/logout',
+    {
+      config: { auth: 'none', anonymousLimit: true, refuseCrossSite: true },
+      schema: {
+        operationId: 'signOut',
+        summary: 'Sign out: the session ends and its cookie is cleared',
+        description: 'Answers 204 whether or not a session was open.',
+        tags,
+        response: { 204: Type.Null(), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const token = request.cookies[SESSION_COOKIE]
+      if (token !== undefined && token.length > 0 && token.length <= 256) {
+        const found = await authenticateSession(sessions.db, hashApiKey(token), clock)
+        if (found) await endSession(sessions, found.user.id, found.session.id)
+      }
+      clearSessionCookie(reply, publicUrl)
+      return reply.code(204).send(null)
+    },
+  )
+}

@@ -1,0 +1,210 @@
+import type { Kysely } from 'kysely'
+import type { DB, User } from '../../db/database.ts'
+import { lockForTransaction } from '../../db/locks.ts'
+import type { Clock } from '../../lib/clock.ts'
+import {
+  conflict,
+  forbidden,
+  invalidCredentials,
+  notFound,
+  rateLimited,
+  validationError,
+} from '../../lib/errors.ts'
+import { newId } from '../../lib/ids.ts'
+import { creationIso } from '../../lib/time.ts'
+import type { Plans } from '../plans/plans.ts'
+import type { LoginThrottle } from './login-throttle.ts'
+import {
+  dummyPasswordHash,
+  type PasswordHasher,
+  passwordProblem,
+  scryptHasher,
+} from './passwords.ts'
+import { endSessionsOf, type SessionHolders } from './sessions.service.ts'
+import { findUserByEmailKey, findUserById, insertUser, updateUser } from './users.repository.ts'
+import { type AuthLevel, authLevelOf } from './users.service.ts'
+
+// Accounts people make and sign in to themselves (docs/accounts.md#users).
+
+/** What the account services act on. */
+export interface AccountDeps {
+  db: Kysely<DB>
+  plans: Plans
+  /** How passwords are hashed and checked (scrypt; tests count the checks). */
+  hasher?: PasswordHasher
+  /** Failed sign-ins, per account and address. */
+  throttle?: LoginThrottle
+  clock?: Clock
+  /** What is open on sessions that a password change ends. */
+  holders?: SessionHolders
+}
+
+/** A user's own profile, as `GET /v1/user` shows it. */
+export interface ProfileView {
+  id: string
+  name: string
+  email: string | null
+  emailVerified: boolean
+  plan: string
+  authLevel: AuthLevel
+  createdAt: string
+  hasPassword: boolean
+}
+
+export const toProfileView = (user: User): ProfileView => ({
+  id: user.id,
+  name: user.name,
+  email: user.email,
+  emailVerified: user.email_verified_at !== null,
+  plan: user.plan,
+  authLevel: authLevelOf(user),
+  createdAt: user.created_at,
+  hasPassword: user.password_hash !== null,
+})
+
+/** An e-mail address as compared (`users.email_key`): addresses are ASCII, so lower case is its fold. */
+export const emailKeyOf = (email: string): string => email.toLowerCase()
+
+/** The plan people who sign up start on: `free` when there is one, else the first. */
+export const signupPlan = (plans: Plans): string =>
+  Object.hasOwn(plans, 'free') ? 'free' : (Object.keys(plans)[0] as string)
+
+const emailTaken = () => conflict('An account with this e-mail address exists; sign in instead')
+
+async function assertPassword(password: string, field: string): Promise<void> {
+  const problem = await passwordProblem(password)
+  if (problem !== undefined)
+    throw validationError([{ field, message: problem }], `Password ${problem}`)
+}
+
+/** Holds the e-mail's folded form for the rest of the transaction (sign-up, e-mail change). */
+const lockEmail = (tx: Parameters<typeof lockForTransaction>[0], emailKey: string) =>
+  lockForTransaction(tx, `statusd:email:${emailKey}`)
+
+/**
+ * Creates an account with a password (sign-up, docs/accounts.md#signing-up). The e-mail must
+ * be no one else's, compared case-insensitively (409 `conflict`); the password must pass the
+ * password rules (400). `verified`: whether the account starts `verified` (no e-mail to
+ * verify with, or an invitation vouches) or `authenticated`.
+ */
+export async function signUp(
+  deps: AccountDeps,
+  input: { email: string; name: string; password: string; verified: boolean; plan?: string },
+): Promise<User> {
+  await assertPassword(input.password, 'password')
+  const emailKey = emailKeyOf(input.email)
+  // a taken address is refused before the slow hash
+  if (await findUserByEmailKey(deps.db, emailKey)) throw emailTaken()
+  const passwordHash = await (deps.hasher ?? scryptHasher).hash(input.password)
+  return deps.db.transaction().execute(async (tx) => {
+    // two sign-ups with one address at once: one gets the account, the other 409
+    await lockEmail(tx, emailKey)
+    if (await findUserByEmailKey(tx, emailKey)) throw emailTaken()
+    return insertUser(tx, {
+      id: newId(),
+      name: input.name,
+      email: input.email,
+      email_key: emailKey,
+      plan: input.plan ?? signupPlan(deps.plans),
+      verified: input.verified ? 1 : 0,
+      created_at: creationIso(),
+      password_hash: passwordHash,
+      email_verified_at: null,
+    })
+  })
+}
+
+/**
+ * The user an e-mail and password belong to (docs/accounts.md#signing-in). A wrong e-mail
+ * and a wrong password get the same 401 `invalidCredentials` after the same work: an unknown
+ * e-mail is checked against a dummy hash. Past the failure limits (per account, per address)
+ * 429 `rateLimited`, before any hash is computed.
+ */
+export async function signIn(
+  deps: AccountDeps,
+  input: { email: string; password: string; ip: string },
+): Promise<User> {
+  const emailKey = emailKeyOf(input.email)
+  const wait = deps.throttle?.retryAfter(emailKey, input.ip) ?? 0
+  if (wait > 0) throw rateLimited(wait)
+  const user = await findUserByEmailKey(deps.db, emailKey)
+  const stored = user?.password_hash ?? (await dummyPasswordHash())
+  const matches = await (deps.hasher ?? scryptHasher).verify(stored, input.password)
+  if (!user || user.password_hash === null || !matches) {
+    deps.throttle?.failed(emailKey, input.ip)
+    throw invalidCredentials()
+  }
+  deps.throttle?.succeeded(emailKey)
+  return user
+}
+
+async function userOrNotFound(db: Kysely<DB>, userId: string): Promise<User> {
+  const user = await findUserById(db, userId)
+  if (!user) throw notFound('User not found')
+  return user
+}
+
+/** The caller's profile. */
+export async function profileOf(db: Kysely<DB>, userId: string): Promise<ProfileView> {
+  return toProfileView(await userOrNotFound(db, userId))
+}
+
+/**
+ * Changes the caller's name, e-mail or password (docs/accounts.md#users). A new password
+ * needs the current one: when wrong, 403 `forbidden`, not 401 (the caller is signed in, and a
+ * 401 would tell a client its session has ended); wrong guesses count against the account's
+ * sign-in failures, so a stolen session cannot try passwords faster than a sign-in could. It
+ * ends the user's other sessions. `currentSessionId`: the session
+ * making the change, kept (null: a key made it, every session ends); `ip`: the caller's address.
+ */
+export async function changeProfile(
+  deps: AccountDeps,
+  caller: { userId: string; currentSessionId: string | null; ip: string },
+  changes: { name?: string; email?: string; password?: string; currentPassword?: string },
+): Promise<{ profile: ProfileView; emailChanged: boolean }> {
+  const { userId, currentSessionId, ip } = caller
+  const user = await userOrNotFound(deps.db, userId)
+  let passwordHash: string | undefined
+  if (changes.password !== undefined) {
+    await assertPassword(changes.password, 'password')
+    const hasher = deps.hasher ?? scryptHasher
+    if (user.password_hash !== null) {
+      if (changes.currentPassword === undefined)
+        throw validationError(
+          [{ field: 'currentPassword', message: 'is required to change the password' }],
+          'A new password needs the current one (currentPassword)',
+        )
+      const key = user.email_key ?? `id ${user.id}`
+      const wait = deps.throttle?.retryAfter(key, ip) ?? 0
+      if (wait > 0) throw rateLimited(wait)
+      if (!(await hasher.verify(user.password_hash, changes.currentPassword))) {
+        deps.throttle?.failed(key, ip)
+        throw forbidden('The current password (currentPassword) is wrong')
+      }
+    }
+    passwordHash = await hasher.hash(changes.password)
+  }
+  const emailKey = changes.email === undefined ? undefined : emailKeyOf(changes.email)
+  const emailChanged = changes.email !== undefined && changes.email !== user.email
+  const updated = await deps.db.transaction().execute(async (tx) => {
+    if (emailKey !== undefined && emailKey !== user.email_key) {
+      await lockEmail(tx, emailKey)
+      if (await findUserByEmailKey(tx, emailKey)) throw emailTaken()
+    }
+    return updateUser(tx, userId, {
+      ...(changes.name !== undefined && { name: changes.name }),
+      ...(changes.email !== undefined && {
+        email: changes.email,
+        email_key: emailKey,
+        // a new address is not verified, whatever the old one was
+        ...(emailKey !== user.email_key && { email_verified_at: null }),
+      }),
+      ...(passwordHash !== undefined && { password_hash: passwordHash }),
+    })
+  })
+  if (!updated) throw notFound('User not found')
+  // a changed password ends every other session: whoever knew the old one is signed out
+  if (passwordHash !== undefined)
+    await endSessionsOf({ db: deps.db, holders: deps.holders }, userId, currentSessionId)
+  return { profile: toProfileView(updated), emailChanged }
+}
