@@ -26,6 +26,7 @@ beforeEach(async (t) => {
 const foreign = (w: World) => ({
   statusId: w.ownerIds.privateStatus,
   keyId: w.ownerIds.keyId,
+  sessionId: w.ownerIds.sessionId,
   // a key names a status in the caller's own namespace: the owner's key is just a string here
   statusKey: 'secret-room',
   userId: w.owner.id,
@@ -38,6 +39,7 @@ const foreign = (w: World) => ({
 const missing = {
   statusId: 'Xdoesnotexist00000000',
   keyId: 'Xdoesnotexist00000000',
+  sessionId: 'Xdoesnotexist00000000',
   statusKey: 'no-such-key',
   userId: 'Xdoesnotexist00000000',
   shareId: 'zzzzzzzz',

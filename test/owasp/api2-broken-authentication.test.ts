@@ -46,6 +46,7 @@ const params = (w: World) => ({
   statusId: w.ownerIds.privateStatus,
   statusKey: 'secret-room',
   keyId: w.ownerIds.keyId,
+  sessionId: w.ownerIds.sessionId,
   userId: w.owner.id,
   shareId: 'zzzzzzzz',
   id: 'Xdoesnotexist00000000',

@@ -24,7 +24,7 @@ beforeEach(async (t) => {
 
 /**
  * Routes open to unverified users (docs/api.md#authentication: checkAuth; key management,
- * docs/security.md).
+ * docs/security.md; their own profile and sessions, docs/accounts.md#users).
  */
 const FOR_UNVERIFIED = [
   'GET /v1/checkAuth',
@@ -38,6 +38,12 @@ const FOR_UNVERIFIED = [
   'POST /v1/user/invitations/:id/accept',
   'POST /v1/user/invitations/:id/decline',
   'POST /v1/invitations/:token/accept',
+  // your own profile and sessions (docs/accounts.md#users)
+  'GET /v1/user',
+  'PATCH /v1/user',
+  'GET /v1/user/sessions',
+  'DELETE /v1/user/sessions',
+  'DELETE /v1/user/sessions/:sessionId',
 ]
 
 describe('levels', () => {
@@ -82,7 +88,6 @@ describe('no administrative function over HTTP', () => {
       ['POST', '/v1/users', { name: 'Mallory', plan: 'pro' }],
       ['GET', '/v1/users', undefined],
       ['PATCH', `/v1/users/${w.unverified.id}`, { verified: true }],
-      ['PATCH', '/v1/user', { plan: 'unlimited' }],
       ['PUT', '/v1/user/plan', { plan: 'unlimited' }],
       ['POST', '/v1/user/verify', {}],
       ['POST', '/v1/admin/users', { name: 'Mallory' }],
@@ -97,8 +102,13 @@ describe('no administrative function over HTTP', () => {
 
   it('an unverified user cannot verify themselves or change their plan through any body', async () => {
     for (const body of [{ verified: true }, { authLevel: 'verified' }, { plan: 'unlimited' }]) {
-      const res = await w.t.request(w.unverified, 'POST', '/v1/user/api-keys', body)
-      assert.equal(res.statusCode, 400)
+      for (const [method, url] of [
+        ['POST', '/v1/user/api-keys'],
+        ['PATCH', '/v1/user'],
+      ] as const) {
+        const res = await w.t.request(w.unverified, method, url, body)
+        assert.equal(res.statusCode, 400, `${method} ${url} ${JSON.stringify(body)}`)
+      }
     }
     const check = (await w.t.request(w.unverified, 'GET', '/v1/checkAuth')).json()
     assert.equal(check.authLevel, 'authenticated')

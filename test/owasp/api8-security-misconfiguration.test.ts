@@ -104,6 +104,7 @@ describe('CORS: none', () => {
           statusId: 'x',
           statusKey: 'x',
           keyId: 'x',
+          sessionId: 'x',
           userId: 'x',
           shareId: 'x',
           id: 'x',

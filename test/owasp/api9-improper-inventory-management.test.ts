@@ -69,9 +69,12 @@ describe('the OpenAPI document and the router agree', () => {
         const what = `${m.toUpperCase()} ${p}`
         assert.ok(op.summary, `${what} has a summary`)
         // the share views are anonymous by design (docs/sharing.md#public-views-no-api-key), as
-        // is what an invitation link offers (docs/accounts.md#invitation-links): an explicit
-        // empty list says so
-        const anonymous = p.startsWith('/v1/share/') || what === 'GET /v1/invitations/{token}'
+        // are what an invitation link offers (docs/accounts.md#invitation-links) and signing up,
+        // in and out (docs/accounts.md#signing-in): an explicit empty list says so
+        const anonymous =
+          p.startsWith('/v1/share/') ||
+          p.startsWith('/v1/auth/') ||
+          what === 'GET /v1/invitations/{token}'
         assert.ok(
           Array.isArray(op.security) && (anonymous || op.security.length > 0),
           `${what} names its security`,

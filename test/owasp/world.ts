@@ -1,4 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify'
+import { startSession } from '../../src/modules/users/sessions.service.ts'
 import type { RouteEntry } from '../../src/plugins/inventory.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
@@ -14,7 +15,7 @@ export interface World {
   stranger: TestUser
   unverified: TestUser
   /** The owner's objects, by kind: the ids a stranger must not reach. */
-  ownerIds: { privateStatus: string; publicStatus: string; keyId: string }
+  ownerIds: { privateStatus: string; publicStatus: string; keyId: string; sessionId: string }
   strangerIds: { status: string; keyId: string }
 }
 
@@ -40,21 +41,23 @@ export async function makeWorld(ctx: Lifetime): Promise<World> {
     await t.request(stranger, 'POST', '/v1/status-keys/their-room', { value: 'MINE' })
   ).json().id
   const strangerKeyId = (await t.request(stranger, 'GET', '/v1/user/api-keys')).json()[0].id
+  // a browser the owner signed in with (docs/accounts.md#sessions)
+  const { session } = await startSession(t.database.db, { userId: owner.id, method: 'password' })
   return {
     t,
     owner,
     stranger,
     unverified,
-    ownerIds: { privateStatus, publicStatus, keyId },
+    ownerIds: { privateStatus, publicStatus, keyId, sessionId: session.id },
     strangerIds: { status: strangerStatus, keyId: strangerKeyId },
   }
 }
 
 /**
- * The anonymous views of a public status (docs/sharing.md#public-views-no-api-key): the one part of
- * /v1 that needs no key.
+ * The anonymous views of a public status (docs/sharing.md#public-views-no-api-key) and signing
+ * up, in and out (docs/accounts.md#signing-in): the parts of /v1 that need no key.
  */
-export const ANONYMOUS = /^\/v1\/share\/|^\/v1\/invitations\/:token$/
+export const ANONYMOUS = /^\/v1\/(share|auth)\/|^\/v1\/invitations\/:token$/
 
 /** Streams (Server-Sent Events) never end by themselves: a request to one does not return. */
 export const isStream = (route: RouteEntry): boolean => route.url.endsWith('/events')
@@ -75,6 +78,7 @@ export const ownerParams = (w: World): Record<string, string> => ({
   statusId: w.ownerIds.publicStatus,
   statusKey: 'open-room',
   keyId: w.ownerIds.keyId,
+  sessionId: w.ownerIds.sessionId,
   userId: w.stranger.id,
   shareId: 'zzzzzzzz',
   // an invitation or invitation link (docs/accounts.md#invitations) that does not exist
