@@ -1,17 +1,22 @@
 import { Type } from 'typebox'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
 import { SingleLineText } from '../../lib/text.ts'
+import { MAX_EMAIL_LENGTH } from '../users/email-address.ts'
 import { PASSWORD_LENGTHS } from '../users/passwords.ts'
+import { USER_NAME_LENGTHS } from '../users/users.service.ts'
 
-/** An e-mail address: a sane syntax (ASCII, a dot in the domain), at most 254 characters (RFC 5321). */
+/**
+ * An e-mail address, at most 254 characters (RFC 5321); its syntax is checked by the service
+ * (users/email-address.ts), as for the CLI.
+ */
 export const EmailSchema = Type.String({
-  format: 'email',
-  maxLength: 254,
-  description: 'E-mail address, compared case-insensitively',
+  minLength: 1,
+  maxLength: MAX_EMAIL_LENGTH,
+  description: 'E-mail address (name@example.com), compared case-insensitively',
 })
 
 /** A person's display name: 1 to 60 characters, the text rules of a status name. */
-export const NameSchema = SingleLineText({ minLength: 1, maxLength: 60 })
+export const NameSchema = SingleLineText(USER_NAME_LENGTHS)
 
 /** A new password; the rest of its rules (the most common passwords) are the service's. */
 export const NewPasswordSchema = Type.String({

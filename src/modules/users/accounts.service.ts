@@ -3,7 +3,6 @@ import type { DB, User } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import type { Clock } from '../../lib/clock.ts'
 import {
-  conflict,
   forbidden,
   invalidCredentials,
   notFound,
@@ -13,6 +12,8 @@ import {
 import { newId } from '../../lib/ids.ts'
 import { creationIso } from '../../lib/time.ts'
 import type { Plans } from '../plans/plans.ts'
+import { emailKeyOf, emailProblem } from './email-address.ts'
+import { emailTaken } from './email-and-password.service.ts'
 import type { LoginThrottle } from './login-throttle.ts'
 import {
   dummyPasswordHash,
@@ -21,7 +22,7 @@ import {
   scryptHasher,
 } from './passwords.ts'
 import { endSessionsOf, type SessionHolders } from './sessions.service.ts'
-import { findUserByEmailKey, findUserById, insertUser, updateUser } from './users.repository.ts'
+import { findUserByEmail, findUserById, insertUser, updateUser } from './users.repository.ts'
 import { type AuthLevel, authLevelOf } from './users.service.ts'
 
 // Accounts people make and sign in to themselves (docs/accounts.md#users).
@@ -62,14 +63,16 @@ export const toProfileView = (user: User): ProfileView => ({
   hasPassword: user.password_hash !== null,
 })
 
-/** An e-mail address as compared (`users.email_key`): addresses are ASCII, so lower case is its fold. */
-export const emailKeyOf = (email: string): string => email.toLowerCase()
-
 /** The plan people who sign up start on: `free` when there is one, else the first. */
 export const signupPlan = (plans: Plans): string =>
   Object.hasOwn(plans, 'free') ? 'free' : (Object.keys(plans)[0] as string)
 
-const emailTaken = () => conflict('An account with this e-mail address exists; sign in instead')
+/** A new e-mail address must be one (docs/accounts.md#users): 400 otherwise. */
+function assertEmail(email: string): void {
+  const problem = emailProblem(email)
+  if (problem !== undefined)
+    throw validationError([{ field: 'email', message: problem }], `E-mail address ${problem}`)
+}
 
 async function assertPassword(password: string, field: string): Promise<void> {
   const problem = await passwordProblem(password)
@@ -91,15 +94,16 @@ export async function signUp(
   deps: AccountDeps,
   input: { email: string; name: string; password: string; verified: boolean; plan?: string },
 ): Promise<User> {
+  assertEmail(input.email)
   await assertPassword(input.password, 'password')
   const emailKey = emailKeyOf(input.email)
   // a taken address is refused before the slow hash
-  if (await findUserByEmailKey(deps.db, emailKey)) throw emailTaken()
+  if (await findUserByEmail(deps.db, input.email)) throw emailTaken()
   const passwordHash = await (deps.hasher ?? scryptHasher).hash(input.password)
   return deps.db.transaction().execute(async (tx) => {
     // two sign-ups with one address at once: one gets the account, the other 409
     await lockEmail(tx, emailKey)
-    if (await findUserByEmailKey(tx, emailKey)) throw emailTaken()
+    if (await findUserByEmail(tx, input.email)) throw emailTaken()
     return insertUser(tx, {
       id: newId(),
       name: input.name,
@@ -127,7 +131,7 @@ export async function signIn(
   const emailKey = emailKeyOf(input.email)
   const wait = deps.throttle?.retryAfter(emailKey, input.ip) ?? 0
   if (wait > 0) throw rateLimited(wait)
-  const user = await findUserByEmailKey(deps.db, emailKey)
+  const user = await findUserByEmail(deps.db, input.email)
   const stored = user?.password_hash ?? (await dummyPasswordHash())
   const matches = await (deps.hasher ?? scryptHasher).verify(stored, input.password)
   if (!user || user.password_hash === null || !matches) {
@@ -163,6 +167,7 @@ export async function changeProfile(
   changes: { name?: string; email?: string; password?: string; currentPassword?: string },
 ): Promise<{ profile: ProfileView; emailChanged: boolean }> {
   const { userId, currentSessionId, ip } = caller
+  if (changes.email !== undefined) assertEmail(changes.email)
   const user = await userOrNotFound(deps.db, userId)
   let passwordHash: string | undefined
   if (changes.password !== undefined) {
@@ -189,7 +194,7 @@ export async function changeProfile(
   const updated = await deps.db.transaction().execute(async (tx) => {
     if (emailKey !== undefined && emailKey !== user.email_key) {
       await lockEmail(tx, emailKey)
-      if (await findUserByEmailKey(tx, emailKey)) throw emailTaken()
+      if (await findUserByEmail(tx, emailKey)) throw emailTaken()
     }
     return updateUser(tx, userId, {
       ...(changes.name !== undefined && { name: changes.name }),

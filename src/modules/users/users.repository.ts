@@ -24,7 +24,3 @@ export async function countUsers(db: Db): Promise<number> {
     .executeTakeFirstOrThrow()
   return Number(row.n)
 }
-
-/** The user whose folded e-mail (`email_key`) this is, if any. */
-export const findUserByEmailKey = (db: Db, emailKey: string): Promise<User | undefined> =>
-  db.selectFrom('users').selectAll().where('email_key', '=', emailKey).executeTakeFirst()
