@@ -16,6 +16,7 @@ import { KEY_LIKE } from './lib/redact.ts'
 import { API_RESPONSE_HEADERS } from './lib/response-headers.ts'
 import { DEFAULT_SSE_OPTIONS, type SseOptions } from './lib/sse.ts'
 import { authRoutes } from './modules/accounts/auth.routes.ts'
+import { passkeyRoutes, passkeySignInRoutes } from './modules/accounts/passkeys.routes.ts'
 import { profileRoutes } from './modules/accounts/profile.routes.ts'
 import { shareEventsRoutes, statusEventsRoutes } from './modules/events/events.routes.ts'
 import { StatusFeeds } from './modules/events/status-feeds.ts'
@@ -361,6 +362,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         statusReach: reachableStatuses,
       },
     })
+    await v1.register(passkeyRoutes, { db: database.db, clock, publicUrl })
     await v1.register(statusRoutes, { deps: services, publicUrl })
     await v1.register(sharingRoutes, { deps: services, publicUrl })
     await v1.register(invitationRoutes, {
@@ -393,6 +395,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // (they declare `auth: 'none'`).
   await app.register(shareRoutes, { deps: services, publicUrl })
   await app.register(invitationPreviewRoutes, { deps: services, publicUrl, linkBase, clock })
+  // signing in with a passkey: anyone may try (docs/api.md#passkeys)
+  await app.register(passkeySignInRoutes, { db: database.db, clock, publicUrl })
   await app.register(shareEventsRoutes, { db: database.db, feeds, sse, quota: streamQuota })
   // the share page and badge: HTML/SVG, with their own not-found and error pages
   await app.register(webRoutes, { prefix: '/s', deps: services })

@@ -212,6 +212,8 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       'GET /v1/share/{shareId}/history',
       'GET /v1/share/{shareId}/users',
       'POST /v1/auth/login',
+      'POST /v1/auth/passkey/login',
+      'POST /v1/auth/passkey/options',
     ])
   })
 
@@ -223,6 +225,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       `POST ${byKey}`,
       'POST /v1/user/api-keys',
       'POST /v1/user/api-keys/{keyId}/rotate',
+      'POST /v1/user/passkeys',
     ])
   })
 

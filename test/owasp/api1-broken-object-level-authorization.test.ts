@@ -35,6 +35,7 @@ const foreign = (w: World) => ({
   // token is a bearer secret (whoever holds a real one may use it), so here it is forged
   id: 'Xdoesnotexist00000000',
   token: FORGED_TOKEN,
+  passkeyId: w.ownerIds.passkeyId,
 })
 const missing = {
   statusId: 'Xdoesnotexist00000000',
@@ -45,6 +46,7 @@ const missing = {
   shareId: 'zzzzzzzz',
   id: 'Ydoesnotexist00000000',
   token: FORGED_TOKEN,
+  passkeyId: 'Xdoesnotexist00000000',
 }
 
 describe("a stranger and someone else's private objects", () => {

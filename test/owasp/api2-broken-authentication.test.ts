@@ -51,6 +51,7 @@ const params = (w: World) => ({
   shareId: 'zzzzzzzz',
   id: 'Xdoesnotexist00000000',
   token: FORGED_TOKEN,
+  passkeyId: w.ownerIds.passkeyId,
 })
 
 async function assertEveryRoute401(w: World, headers: Record<string, string>, what: string) {

@@ -23,8 +23,8 @@ beforeEach(async (t) => {
 })
 
 /**
- * Routes open to unverified users (docs/api.md#authentication: checkAuth; key management,
- * docs/security.md; their own profile and sessions, docs/accounts.md#users).
+ * Routes open to unverified users (docs/api.md#authentication: checkAuth; key and passkey
+ * management, docs/security.md; their own profile and sessions, docs/accounts.md#users).
  */
 const FOR_UNVERIFIED = [
   'GET /v1/checkAuth',
@@ -44,6 +44,12 @@ const FOR_UNVERIFIED = [
   'GET /v1/user/sessions',
   'DELETE /v1/user/sessions',
   'DELETE /v1/user/sessions/:sessionId',
+  // your own passkeys (docs/accounts.md#passkeys)
+  'POST /v1/user/passkeys/registration-options',
+  'POST /v1/user/passkeys',
+  'GET /v1/user/passkeys',
+  'PATCH /v1/user/passkeys/:passkeyId',
+  'DELETE /v1/user/passkeys/:passkeyId',
 ]
 
 describe('levels', () => {

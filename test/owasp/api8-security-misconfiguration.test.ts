@@ -109,6 +109,7 @@ describe('CORS: none', () => {
           shareId: 'x',
           id: 'x',
           token: 'x',
+          passkeyId: 'x',
         }),
         headers: {
           origin: 'https://evil.example',

@@ -1,4 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify'
+import { newId } from '../../src/lib/ids.ts'
 import { startSession } from '../../src/modules/users/sessions.service.ts'
 import type { RouteEntry } from '../../src/plugins/inventory.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
@@ -15,7 +16,13 @@ export interface World {
   stranger: TestUser
   unverified: TestUser
   /** The owner's objects, by kind: the ids a stranger must not reach. */
-  ownerIds: { privateStatus: string; publicStatus: string; keyId: string; sessionId: string }
+  ownerIds: {
+    privateStatus: string
+    publicStatus: string
+    keyId: string
+    sessionId: string
+    passkeyId: string
+  }
   strangerIds: { status: string; keyId: string }
 }
 
@@ -43,12 +50,28 @@ export async function makeWorld(ctx: Lifetime): Promise<World> {
   const strangerKeyId = (await t.request(stranger, 'GET', '/v1/user/api-keys')).json()[0].id
   // a browser the owner signed in with (docs/accounts.md#sessions)
   const { session } = await startSession(t.database.db, { userId: owner.id, method: 'password' })
+  // a passkey as a registration leaves it (registering one takes a browser: test/browser)
+  const passkeyId = newId()
+  await t.database.db
+    .insertInto('passkeys')
+    .values({
+      id: passkeyId,
+      user_id: owner.id,
+      credential_id: 'b3duZXItY3JlZGVudGlhbA',
+      public_key: 'bm90LWEta2V5',
+      counter: 0,
+      transports: null,
+      name: 'Owner laptop',
+      created_at: new Date().toISOString(),
+      last_used_at: null,
+    })
+    .execute()
   return {
     t,
     owner,
     stranger,
     unverified,
-    ownerIds: { privateStatus, publicStatus, keyId, sessionId: session.id },
+    ownerIds: { privateStatus, publicStatus, keyId, sessionId: session.id, passkeyId },
     strangerIds: { status: strangerStatus, keyId: strangerKeyId },
   }
 }
@@ -79,6 +102,7 @@ export const ownerParams = (w: World): Record<string, string> => ({
   statusKey: 'open-room',
   keyId: w.ownerIds.keyId,
   sessionId: w.ownerIds.sessionId,
+  passkeyId: w.ownerIds.passkeyId,
   userId: w.stranger.id,
   shareId: 'zzzzzzzz',
   // an invitation or invitation link (docs/accounts.md#invitations) that does not exist

@@ -1,0 +1,375 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Kysely } from 'kysely'
+import { type Static, Type } from 'typebox'
+import type { DB } from '../../db/database.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import { API_RESPONSE_HEADERS } from '../../lib/response-headers.ts'
+import { StringEnum, Timestamp } from '../../lib/schema.ts'
+import { SingleLineText } from '../../lib/text.ts'
+import {
+  deletePasskey,
+  PASSKEY_NAME_LENGTHS,
+  passkeyAuthenticationOptions,
+  passkeyRegistrationOptions,
+  passkeysOf,
+  registerPasskey,
+  renamePasskey,
+  signInWithPasskey,
+} from '../users/passkeys.service.ts'
+import { startSession } from '../users/sessions.service.ts'
+import { relyingPartyResolver } from './relying-party.ts'
+import { setSessionCookie } from './session-cookie.ts'
+
+// Passkeys (docs/api.md#passkeys): a signed-in user registers and manages them under
+// /v1/user/passkeys; anyone signs in with one under /v1/auth/passkey.
+
+/** base64url without padding, as WebAuthn's JSON forms carry bytes. */
+const Base64Url = (description: string, maxLength = 4096) =>
+  Type.String({ pattern: '^[A-Za-z0-9_-]*$', maxLength, description })
+
+const Transports = Type.Array(Type.String({ maxLength: 32 }), { maxItems: 16 })
+
+// note: WebAuthn Level 3's RegistrationResponseJSON and AuthenticationResponseJSON, what
+// `PublicKeyCredential.toJSON()` gives; the extension outputs are the browser's to name
+const credentialFields = {
+  id: Base64Url('The credential id', 1366),
+  rawId: Base64Url('The credential id again', 1366),
+  type: Type.Literal('public-key'),
+  authenticatorAttachment: Type.Optional(StringEnum(['platform', 'cross-platform'])),
+  clientExtensionResults: Type.Object({}, { additionalProperties: true }),
+}
+
+const RegistrationResponseSchema = Type.Object(
+  {
+    ...credentialFields,
+    response: Type.Object(
+      {
+        clientDataJSON: Base64Url('The client data the authenticator signed'),
+        attestationObject: Base64Url('The new credential and its attestation', 8192),
+        authenticatorData: Type.Optional(Base64Url('The authenticator data', 8192)),
+        transports: Type.Optional(Transports),
+        publicKeyAlgorithm: Type.Optional(Type.Integer()),
+        publicKey: Type.Optional(Base64Url('The public key, SPKI', 8192)),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "`navigator.credentials.create()`'s answer, as `PublicKeyCredential.toJSON()` gives it",
+  },
+)
+
+const AuthenticationResponseSchema = Type.Object(
+  {
+    ...credentialFields,
+    response: Type.Object(
+      {
+        clientDataJSON: Base64Url('The client data the authenticator signed'),
+        authenticatorData: Base64Url('The authenticator data', 8192),
+        signature: Base64Url('The signature over both', 1024),
+        userHandle: Type.Optional(Base64Url('The user handle the passkey was made for', 128)),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "`navigator.credentials.get()`'s answer, as `PublicKeyCredential.toJSON()` gives it",
+  },
+)
+
+const PasskeySchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    transports: Type.Array(Type.String(), {
+      description: 'How the authenticator said it can be reached (`internal`, `usb`, `hybrid`, …)',
+    }),
+    createdAt: Timestamp(),
+    lastUsedAt: Type.Union([Timestamp(), Type.Null()], {
+      description: 'When it last signed you in; null: never',
+    }),
+  },
+  {
+    $id: 'Passkey',
+    description: 'One of your passkeys (never its key or credential id)',
+    examples: [
+      {
+        id: 'pK3vWq0cRk2yVb8nJt4sX',
+        name: 'Laptop',
+        transports: ['internal', 'hybrid'],
+        createdAt: '2026-11-28T09:12:00.000Z',
+        lastUsedAt: null,
+      },
+    ],
+  },
+)
+
+const CredentialDescriptor = Type.Object({
+  id: Type.String(),
+  type: Type.Literal('public-key'),
+  transports: Type.Optional(Type.Array(Type.String())),
+})
+
+const RegistrationOptionsSchema = Type.Object(
+  {
+    challenge: Type.String(),
+    rp: Type.Object({ name: Type.String(), id: Type.String() }),
+    user: Type.Object({ id: Type.String(), name: Type.String(), displayName: Type.String() }),
+    pubKeyCredParams: Type.Array(
+      Type.Object({ alg: Type.Integer(), type: Type.Literal('public-key') }),
+    ),
+    timeout: Type.Integer({ description: 'Milliseconds: how long the challenge stays open' }),
+    attestation: Type.Literal('none'),
+    excludeCredentials: Type.Array(CredentialDescriptor, {
+      description: 'Your passkeys already registered: an authenticator holding one makes none',
+    }),
+    authenticatorSelection: Type.Object({
+      residentKey: Type.Literal('required'),
+      requireResidentKey: Type.Literal(true),
+      userVerification: Type.Literal('required'),
+    }),
+    extensions: Type.Object({ credProps: Type.Boolean() }),
+    hints: Type.Array(Type.String()),
+  },
+  {
+    $id: 'PasskeyRegistrationOptions',
+    description:
+      "Options for `navigator.credentials.create()`, in WebAuthn's JSON form (`PublicKeyCredential.parseCreationOptionsFromJSON()`)",
+  },
+)
+
+const AuthenticationOptionsSchema = Type.Object(
+  {
+    challengeId: Type.String({ description: 'Send it back with the answer' }),
+    options: Type.Object(
+      {
+        challenge: Type.String(),
+        rpId: Type.String(),
+        timeout: Type.Integer({ description: 'Milliseconds: how long the challenge stays open' }),
+        userVerification: Type.Literal('required'),
+      },
+      {
+        description:
+          "Options for `navigator.credentials.get()`, in WebAuthn's JSON form (`PublicKeyCredential.parseRequestOptionsFromJSON()`)",
+      },
+    ),
+  },
+  { $id: 'PasskeyAuthenticationOptions' },
+)
+
+const PasskeyName = SingleLineText(PASSKEY_NAME_LENGTHS)
+const PasskeyIdParams = Type.Object({ passkeyId: Type.String() })
+
+export interface PasskeyRouteOptions {
+  db: Kysely<DB>
+  clock: Clock
+  publicUrl: string | null
+}
+
+const tags = ['passkeys']
+// registering a passkey does not need a verified user, as making an API key does not
+const auth = 'authenticated'
+const scope = 'account'
+
+/** A signed-in user's passkeys: register, list, rename, delete (/v1 scope). */
+export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = async (
+  app,
+  { db, clock, publicUrl },
+) => {
+  const relyingParty = relyingPartyResolver(publicUrl)
+
+  app.post(
+    '/v1/user/passkeys/registration-options',
+    {
+      config: { auth, scope },
+      schema: {
+        operationId: 'passkeyRegistrationOptions',
+        summary: 'Start registering a passkey: options for navigator.credentials.create()',
+        description:
+          'A new one-time challenge, bound to you and open for 5 minutes; your registered passkeys are excluded. No body.',
+        tags,
+        response: { 200: RegistrationOptionsSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) =>
+      // note: the library's type leaves optional what it always fills in
+      (await passkeyRegistrationOptions(
+        db,
+        relyingParty(request),
+        clock,
+        request.caller.userId,
+      )) as Static<typeof RegistrationOptionsSchema>,
+  )
+
+  app.post(
+    '/v1/user/passkeys',
+    {
+      config: { auth, scope, located: true },
+      schema: {
+        operationId: 'registerPasskey',
+        summary: 'Register a passkey: the answer of navigator.credentials.create()',
+        description:
+          'Verifies the answer against an open challenge of yours (user verification required, attestation `none`) and stores the passkey. The challenge is used up only when the passkey is stored.',
+        tags,
+        body: Type.Object(
+          { name: Type.Optional(PasskeyName), response: RegistrationResponseSchema },
+          { additionalProperties: false },
+        ),
+        response: { 201: PasskeySchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const { name, response } = request.body
+      const passkey = await registerPasskey(
+        db,
+        relyingParty(request),
+        clock,
+        request.caller.userId,
+        {
+          ...(name !== undefined && { name }),
+          response,
+        },
+      )
+      return reply.code(201).header('location', `/v1/user/passkeys/${passkey.id}`).send(passkey)
+    },
+  )
+
+  app.get(
+    '/v1/user/passkeys',
+    {
+      config: { auth, scope },
+      schema: {
+        operationId: 'listPasskeys',
+        summary: 'List your passkeys, oldest first',
+        tags,
+        response: { 200: Type.Array(PasskeySchema), ...ERROR_RESPONSES },
+      },
+    },
+    (request) => passkeysOf(db, request.caller.userId),
+  )
+
+  app.patch(
+    '/v1/user/passkeys/:passkeyId',
+    {
+      config: { auth, scope },
+      schema: {
+        operationId: 'renamePasskey',
+        summary: 'Rename one of your passkeys',
+        tags,
+        params: PasskeyIdParams,
+        body: Type.Object({ name: PasskeyName }, { additionalProperties: false }),
+        response: { 200: PasskeySchema, ...ERROR_RESPONSES },
+      },
+    },
+    (request) =>
+      renamePasskey(db, request.caller.userId, request.params.passkeyId, request.body.name),
+  )
+
+  app.delete(
+    '/v1/user/passkeys/:passkeyId',
+    {
+      config: { auth, scope },
+      schema: {
+        operationId: 'deletePasskey',
+        summary: 'Delete one of your passkeys: it signs no one in any more',
+        tags,
+        params: PasskeyIdParams,
+        response: { 204: Type.Null(), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      await deletePasskey(db, request.caller.userId, request.params.passkeyId)
+      return reply.code(204).send(null)
+    },
+  )
+}
+
+const SignedInSchema = Type.Object(
+  {
+    userId: Type.String(),
+    name: Type.String(),
+    sessionId: Type.String({ description: 'The new session (GET /v1/user/sessions lists it)' }),
+  },
+  {
+    $id: 'PasskeySignIn',
+    description: 'Who signed in; the session token is in the `statusd_session` cookie only',
+  },
+)
+
+/** Signing in with a passkey, for anyone (no credential; outside the /v1 key scope). */
+export const passkeySignInRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = async (
+  app,
+  { db, clock, publicUrl },
+) => {
+  const relyingParty = relyingPartyResolver(publicUrl)
+  const tags = ['sign-in']
+  // a challenge, a session cookie: never kept by a cache, never framed or sniffed
+  app.addHook('onSend', (_request, reply, _payload, done) => {
+    reply.headers(API_RESPONSE_HEADERS)
+    done()
+  })
+
+  app.post(
+    '/v1/auth/passkey/options',
+    {
+      config: { auth: 'none', anonymousLimit: true },
+      schema: {
+        operationId: 'passkeySignInOptions',
+        summary: 'Start signing in with a passkey: options for navigator.credentials.get()',
+        description:
+          'A new one-time challenge, open for 5 minutes, and its id. No account is named: the authenticator offers the passkeys it holds for this service. No body.',
+        tags,
+        response: { 200: AuthenticationOptionsSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (request) =>
+      // note: the library's type leaves optional what it always fills in
+      (await passkeyAuthenticationOptions(db, relyingParty(request), clock)) as Static<
+        typeof AuthenticationOptionsSchema
+      >,
+  )
+
+  app.post(
+    '/v1/auth/passkey/login',
+    {
+      config: { auth: 'none', anonymousLimit: true },
+      schema: {
+        operationId: 'passkeySignIn',
+        summary: 'Sign in with a passkey: the answer of navigator.credentials.get()',
+        description:
+          'Verifies the answer against the challenge named (user verification required) and the passkey it was made with, and starts a session (cookie `statusd_session`, method `passkey`). Whatever is wrong (an unknown, used or expired challenge, an unknown or deleted passkey, an answer to another challenge) is the same 401 `invalidCredentials`.',
+        tags,
+        body: Type.Object(
+          {
+            challengeId: Type.String({ minLength: 1, maxLength: 64 }),
+            response: AuthenticationResponseSchema,
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: SignedInSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const { userId, name } = await signInWithPasskey(
+        db,
+        relyingParty(request),
+        clock,
+        request.body,
+      )
+      const { token, session } = await startSession(db, {
+        userId,
+        method: 'passkey',
+        userAgent: request.headers['user-agent'],
+        ip: request.ip,
+        clock,
+      })
+      setSessionCookie(reply, token, publicUrl)
+      return { userId, name, sessionId: session.id }
+    },
+  )
+}

@@ -1,0 +1,323 @@
+import {
+  type AuthenticationResponseJSON,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from '@simplewebauthn/server'
+import { decodeClientDataJSON, isoBase64URL } from '@simplewebauthn/server/helpers'
+import type { Kysely } from 'kysely'
+import type { DB } from '../../db/database.ts'
+import { lockForTransaction } from '../../db/locks.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { ApiError, notFound, validationError } from '../../lib/errors.ts'
+import { newId } from '../../lib/ids.ts'
+import { creationIso } from '../../lib/time.ts'
+import { consumeChallenge, issueChallenge, readChallenge } from './passkey-challenges.ts'
+import {
+  deletePasskeyOfUser,
+  findPasskeyByCredentialId,
+  findPasskeysOfUser,
+  insertPasskey,
+  markPasskeyUsed,
+  type PasskeyRow,
+  renamePasskeyOfUser,
+} from './passkeys.repository.ts'
+import { userById } from './users.service.ts'
+
+// Passkeys (docs/accounts.md#passkeys): WebAuthn credentials a signed-in user registers, and
+// then signs in with, without a password or even an e-mail address. @simplewebauthn/server
+// does the WebAuthn work (CBOR, COSE keys, signatures, origin and RP ID checks); this module
+// keeps the credentials and the one-time challenges, and holds the rules.
+
+/** Who the passkeys belong to, as the browser sees it: RP ID (a domain) and origin. */
+export interface RelyingParty {
+  /** The RP ID: a registrable domain, no scheme or port (`status.example.com`, `localhost`). */
+  id: string
+  /** The exact origin pages are served from (`https://status.example.com`). */
+  origin: string
+  /** Shown by the browser and authenticator when a passkey is made. */
+  name: string
+}
+
+/** How long a challenge may be answered: the browser's prompt is given as long. */
+export const CHALLENGE_TTL_MS = 5 * 60 * 1000
+
+/**
+ * The signature algorithms offered and accepted: EdDSA, ES256, RS256 (COSE ids), what
+ * authenticators make. note: named, since the library's default adds ML-DSA-44 where Node
+ * has it, an experimental Web Crypto algorithm that warns on every registration.
+ */
+const ALGORITHMS = [-8, -7, -257]
+
+/** Passkeys one user may hold (OWASP API4: nothing a caller can grow without bound). */
+export const MAX_PASSKEYS = 50
+
+/** The length rules of a passkey's name: those of an API key's label. */
+export const PASSKEY_NAME_LENGTHS = { minLength: 1, maxLength: 100 } as const
+
+/** A passkey as its owner sees it: never the public key or the credential id. */
+export interface PasskeyView {
+  id: string
+  name: string
+  /** How the authenticator said it can be reached (`internal`, `usb`, `hybrid`, …). */
+  transports: string[]
+  createdAt: string
+  lastUsedAt: string | null
+}
+
+const transportsOf = (row: PasskeyRow): string[] => {
+  if (row.transports === null) return []
+  const parsed: unknown = JSON.parse(row.transports)
+  return Array.isArray(parsed) ? parsed.filter((t): t is string => typeof t === 'string') : []
+}
+
+const toPasskeyView = (row: PasskeyRow): PasskeyView => ({
+  id: row.id,
+  name: row.name,
+  transports: transportsOf(row),
+  createdAt: row.created_at,
+  lastUsedAt: row.last_used_at,
+})
+
+const passkeyNotFound = () => notFound('Passkey not found')
+
+/** Any sign-in with a passkey that fails: one answer, whatever was wrong. */
+const passkeyRefused = () =>
+  new ApiError(401, 'invalidCredentials', 'The passkey could not sign you in')
+
+/**
+ * The user handle every passkey of a user carries: their id. One handle per user, so an
+ * authenticator that already holds a passkey of theirs for this service replaces it rather
+ * than keeping two; it is random, so it tells an authenticator nothing about the person.
+ */
+const userHandleOf = (userId: string): Uint8Array<ArrayBuffer> => new TextEncoder().encode(userId)
+
+/** A registration or sign-in answer that is not one: 400, naming the field. */
+const badResponse = (message: string) => validationError([{ field: 'response', message }])
+
+/** The challenge a response's clientDataJSON answers, or undefined when it cannot be read. */
+function challengeAnswered(clientDataJSON: string): string | undefined {
+  try {
+    const { challenge } = decodeClientDataJSON(clientDataJSON)
+    return typeof challenge === 'string' ? challenge : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The caller's passkeys, oldest first. */
+export async function passkeysOf(db: Kysely<DB>, userId: string): Promise<PasskeyView[]> {
+  return (await findPasskeysOfUser(db, userId)).map(toPasskeyView)
+}
+
+/**
+ * Options for `navigator.credentials.create()`: a new one-time challenge bound to the user,
+ * the user's existing passkeys excluded (an authenticator holding one refuses to make a
+ * second), user verification and a discoverable credential required.
+ */
+export async function passkeyRegistrationOptions(
+  db: Kysely<DB>,
+  rp: RelyingParty,
+  clock: Clock,
+  userId: string,
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const user = await userById(db, userId)
+  if (!user) throw passkeyNotFound()
+  const existing = await findPasskeysOfUser(db, userId)
+  const options = await generateRegistrationOptions({
+    rpName: rp.name,
+    rpID: rp.id,
+    userID: userHandleOf(user.id),
+    // what the authenticator shows to tell the person's passkeys apart
+    userName: user.email ?? user.name,
+    userDisplayName: user.name,
+    timeout: CHALLENGE_TTL_MS,
+    attestationType: 'none',
+    supportedAlgorithmIDs: ALGORITHMS,
+    excludeCredentials: existing.map((row) => ({
+      id: row.credential_id,
+      transports: transportsOf(row),
+    })),
+    // note: sign-in names no account (no e-mail, no allowCredentials), so only a
+    // discoverable credential can ever be used; requiring one makes an authenticator that
+    // cannot keep one fail now, not at the first sign-in
+    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+  })
+  await issueChallenge(db, clock, {
+    purpose: 'passkey-registration',
+    challenge: options.challenge,
+    userId: user.id,
+    ttlMs: CHALLENGE_TTL_MS,
+  })
+  return options
+}
+
+/**
+ * Verifies a registration (`navigator.credentials.create()`'s answer) against a challenge
+ * issued to this user, and stores the passkey. The challenge is used up only when the
+ * passkey is stored: a failed attempt changes nothing.
+ */
+export async function registerPasskey(
+  db: Kysely<DB>,
+  rp: RelyingParty,
+  clock: Clock,
+  userId: string,
+  input: { name?: string; response: RegistrationResponseJSON },
+): Promise<PasskeyView> {
+  const answered = challengeAnswered(input.response.response.clientDataJSON)
+  if (answered === undefined) throw badResponse('clientDataJSON cannot be read')
+  const challenge = await readChallenge(db, clock, {
+    purpose: 'passkey-registration',
+    challenge: answered,
+    userId,
+  })
+  if (!challenge)
+    throw badResponse(
+      'answers no registration challenge of yours that is still open: ask for new options',
+    )
+  let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>
+  try {
+    verification = await verifyRegistrationResponse({
+      response: input.response,
+      expectedChallenge: answered,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      requireUserVerification: true,
+      supportedAlgorithmIDs: ALGORITHMS,
+    })
+  } catch (err) {
+    throw badResponse(`is not a valid registration: ${(err as Error).message}`)
+  }
+  if (!verification.verified) throw badResponse('is not a valid registration')
+  const { credential } = verification.registrationInfo
+  return db.transaction().execute(async (tx) => {
+    // the count and the insert in one turn per user, on every instance (PostgreSQL)
+    await lockForTransaction(tx, `statusd:passkeys:${userId}`)
+    if (!(await consumeChallenge(tx, clock, challenge.id)))
+      throw badResponse('answers a challenge that was used already: ask for new options')
+    if (await findPasskeyByCredentialId(tx, credential.id))
+      throw new ApiError(409, 'conflict', 'This passkey is registered already')
+    const existing = await findPasskeysOfUser(tx, userId)
+    if (existing.length >= MAX_PASSKEYS)
+      throw new ApiError(
+        409,
+        'conflict',
+        `You have ${MAX_PASSKEYS} passkeys, the most allowed; delete one first`,
+      )
+    const row = await insertPasskey(tx, {
+      id: newId(),
+      user_id: userId,
+      credential_id: credential.id,
+      public_key: isoBase64URL.fromBuffer(credential.publicKey),
+      counter: credential.counter,
+      transports:
+        credential.transports === undefined ? null : JSON.stringify(credential.transports),
+      name: input.name ?? `Passkey ${existing.length + 1}`,
+      created_at: creationIso(),
+      last_used_at: null,
+    })
+    return toPasskeyView(row)
+  })
+}
+
+/** Renames one of the caller's passkeys; someone else's is 404, as an unknown one. */
+export async function renamePasskey(
+  db: Kysely<DB>,
+  userId: string,
+  id: string,
+  name: string,
+): Promise<PasskeyView> {
+  const row = await renamePasskeyOfUser(db, userId, id, name)
+  if (!row) throw passkeyNotFound()
+  return toPasskeyView(row)
+}
+
+/** Deletes one of the caller's passkeys: it signs no one in any more. Someone else's is 404. */
+export async function deletePasskey(db: Kysely<DB>, userId: string, id: string): Promise<void> {
+  if (!(await deletePasskeyOfUser(db, userId, id))) throw passkeyNotFound()
+}
+
+/**
+ * Options for `navigator.credentials.get()`, for anyone: a one-time challenge and its id.
+ * No credentials are listed (the authenticator offers its discoverable ones), so the
+ * answer says nothing about who has a passkey here.
+ */
+export async function passkeyAuthenticationOptions(
+  db: Kysely<DB>,
+  rp: RelyingParty,
+  clock: Clock,
+): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON }> {
+  const options = await generateAuthenticationOptions({
+    rpID: rp.id,
+    userVerification: 'required',
+    timeout: CHALLENGE_TTL_MS,
+  })
+  const challengeId = await issueChallenge(db, clock, {
+    purpose: 'passkey-authentication',
+    challenge: options.challenge,
+    userId: null,
+    ttlMs: CHALLENGE_TTL_MS,
+  })
+  return { challengeId, options }
+}
+
+/**
+ * Checks a sign-in (`navigator.credentials.get()`'s answer) against the challenge it names
+ * and the passkey it was made with; returns the passkey's user. Whatever fails (an unknown,
+ * used or expired challenge, an unknown or deleted passkey, a signature over another
+ * challenge, a counter gone backwards) is the same 401 `invalidCredentials`, and changes
+ * nothing. On success the challenge is used up, and the passkey's counter and last use
+ * recorded, in one transaction.
+ */
+export async function signInWithPasskey(
+  db: Kysely<DB>,
+  rp: RelyingParty,
+  clock: Clock,
+  input: { challengeId: string; response: AuthenticationResponseJSON },
+): Promise<{ userId: string; name: string; passkeyId: string }> {
+  const challenge = await readChallenge(db, clock, {
+    purpose: 'passkey-authentication',
+    id: input.challengeId,
+  })
+  if (!challenge) throw passkeyRefused()
+  const passkey = await findPasskeyByCredentialId(db, input.response.id)
+  if (!passkey) throw passkeyRefused()
+  // the user handle, when the authenticator gives one, must be the passkey's own user's
+  const handle = input.response.response.userHandle
+  if (handle !== undefined && handle !== isoBase64URL.fromBuffer(userHandleOf(passkey.user_id)))
+    throw passkeyRefused()
+  let newCounter: number
+  try {
+    const verification = await verifyAuthenticationResponse({
+      response: input.response,
+      expectedChallenge: challenge.challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      credential: {
+        id: passkey.credential_id,
+        publicKey: isoBase64URL.toBuffer(passkey.public_key),
+        counter: Number(passkey.counter),
+        transports: transportsOf(passkey),
+      },
+      requireUserVerification: true,
+    })
+    if (!verification.verified) throw passkeyRefused()
+    newCounter = verification.authenticationInfo.newCounter
+  } catch {
+    throw passkeyRefused()
+  }
+  await db.transaction().execute(async (tx) => {
+    // note: both or neither: a challenge answered twice at once signs in once; a passkey
+    // deleted meanwhile signs no one in, and leaves the challenge unused
+    if (!(await consumeChallenge(tx, clock, challenge.id))) throw passkeyRefused()
+    if (!(await markPasskeyUsed(tx, passkey.id, newCounter, new Date(clock.now()).toISOString())))
+      throw passkeyRefused()
+  })
+  const user = await userById(db, passkey.user_id)
+  if (!user) throw passkeyRefused()
+  return { userId: user.id, name: user.name, passkeyId: passkey.id }
+}
