@@ -8,15 +8,20 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server'
-import { decodeClientDataJSON, isoBase64URL } from '@simplewebauthn/server/helpers'
+import { decodeClientDataJSON, isoBase64URL, isoUint8Array } from '@simplewebauthn/server/helpers'
 import type { Kysely } from 'kysely'
-import type { DB } from '../../db/database.ts'
+import type { DB, Db } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { ApiError, notFound, validationError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { creationIso } from '../../lib/time.ts'
-import { consumeChallenge, issueChallenge, readChallenge } from './passkey-challenges.ts'
+import {
+  type AuthTokenPurpose,
+  consumeAuthToken,
+  inspectAuthToken,
+  issueAuthToken,
+} from './auth-tokens.service.ts'
 import {
   deletePasskeyOfUser,
   findPasskeyByCredentialId,
@@ -99,13 +104,41 @@ const userHandleOf = (userId: string): Uint8Array<ArrayBuffer> => new TextEncode
 /** A registration or sign-in answer that is not one: 400, naming the field. */
 const badResponse = (message: string) => validationError([{ field: 'response', message }])
 
-/** The challenge a response's clientDataJSON answers, or undefined when it cannot be read. */
-function challengeAnswered(clientDataJSON: string): string | undefined {
+// Challenges are one-time tokens (auth-tokens.service.ts): the token itself is the challenge
+// the authenticator signs (as its UTF-8 bytes), so an answer names the token it answers, and
+// only the token's hash is stored. A challenge is used up in the transaction that stores the
+// passkey or records the sign-in: a failed attempt leaves it open.
+const REGISTRATION: AuthTokenPurpose = 'passkey-registration'
+const AUTHENTICATION: AuthTokenPurpose = 'passkey-authentication'
+
+/** The challenge a token is, as options carry it and clientDataJSON echoes it (base64url). */
+const challengeOf = (token: string): string =>
+  isoBase64URL.fromBuffer(isoUint8Array.fromUTF8String(token))
+
+/** The token a response's clientDataJSON answers, or undefined when it cannot be read. */
+function tokenAnswered(clientDataJSON: string): string | undefined {
   try {
     const { challenge } = decodeClientDataJSON(clientDataJSON)
-    return typeof challenge === 'string' ? challenge : undefined
+    if (typeof challenge !== 'string' || !isoBase64URL.isBase64URL(challenge)) return undefined
+    return isoUint8Array.toUTF8String(isoBase64URL.toBuffer(challenge))
   } catch {
     return undefined
+  }
+}
+
+/** Uses a challenge up, in the caller's transaction; false when it is not open any more. */
+async function useChallenge(
+  db: Db,
+  clock: Clock,
+  token: string,
+  purpose: AuthTokenPurpose,
+): Promise<{ userId: string | null } | null> {
+  try {
+    return await consumeAuthToken(db, clock, token, purpose)
+  } catch (err) {
+    // 404 (never issued) or 410 (used or expired): to the caller, the same closed door
+    if (err instanceof ApiError) return null
+    throw err
   }
 }
 
@@ -128,7 +161,12 @@ export async function passkeyRegistrationOptions(
   const user = await userById(db, userId)
   if (!user) throw passkeyNotFound()
   const existing = await findPasskeysOfUser(db, userId)
-  const options = await generateRegistrationOptions({
+  const { token } = await issueAuthToken(db, clock, {
+    purpose: REGISTRATION,
+    userId: user.id,
+    lifetimeMs: CHALLENGE_TTL_MS,
+  })
+  return generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userID: userHandleOf(user.id),
@@ -146,14 +184,8 @@ export async function passkeyRegistrationOptions(
     // discoverable credential can ever be used; requiring one makes an authenticator that
     // cannot keep one fail now, not at the first sign-in
     authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+    challenge: token,
   })
-  await issueChallenge(db, clock, {
-    purpose: 'passkey-registration',
-    challenge: options.challenge,
-    userId: user.id,
-    ttlMs: CHALLENGE_TTL_MS,
-  })
-  return options
 }
 
 /**
@@ -168,22 +200,14 @@ export async function registerPasskey(
   userId: string,
   input: { name?: string; response: RegistrationResponseJSON },
 ): Promise<PasskeyView> {
-  const answered = challengeAnswered(input.response.response.clientDataJSON)
-  if (answered === undefined) throw badResponse('clientDataJSON cannot be read')
-  const challenge = await readChallenge(db, clock, {
-    purpose: 'passkey-registration',
-    challenge: answered,
-    userId,
-  })
-  if (!challenge)
-    throw badResponse(
-      'answers no registration challenge of yours that is still open: ask for new options',
-    )
+  const token = tokenAnswered(input.response.response.clientDataJSON)
+  if (token === undefined || (await inspectAuthToken(db, clock, token, REGISTRATION)) !== 'valid')
+    throw badResponse('answers no registration challenge that is still open: ask for new options')
   let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>
   try {
     verification = await verifyRegistrationResponse({
       response: input.response,
-      expectedChallenge: answered,
+      expectedChallenge: challengeOf(token),
       expectedOrigin: rp.origin,
       expectedRPID: rp.id,
       requireUserVerification: true,
@@ -197,8 +221,11 @@ export async function registerPasskey(
   return db.transaction().execute(async (tx) => {
     // the count and the insert in one turn per user, on every instance (PostgreSQL)
     await lockForTransaction(tx, `statusd:passkeys:${userId}`)
-    if (!(await consumeChallenge(tx, clock, challenge.id)))
-      throw badResponse('answers a challenge that was used already: ask for new options')
+    // note: the challenge must be this user's: an answer to another's registers nothing (and
+    // the rollback leaves their challenge open)
+    const used = await useChallenge(tx, clock, token, REGISTRATION)
+    if (used?.userId !== userId)
+      throw badResponse('answers no registration challenge of yours that is still open')
     if (await findPasskeyByCredentialId(tx, credential.id))
       throw new ApiError(409, 'conflict', 'This passkey is registered already')
     const existing = await findPasskeysOfUser(tx, userId)
@@ -251,18 +278,19 @@ export async function passkeyAuthenticationOptions(
   rp: RelyingParty,
   clock: Clock,
 ): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON }> {
+  const { token } = await issueAuthToken(db, clock, {
+    purpose: AUTHENTICATION,
+    userId: null,
+    lifetimeMs: CHALLENGE_TTL_MS,
+  })
   const options = await generateAuthenticationOptions({
     rpID: rp.id,
     userVerification: 'required',
     timeout: CHALLENGE_TTL_MS,
+    challenge: token,
   })
-  const challengeId = await issueChallenge(db, clock, {
-    purpose: 'passkey-authentication',
-    challenge: options.challenge,
-    userId: null,
-    ttlMs: CHALLENGE_TTL_MS,
-  })
-  return { challengeId, options }
+  // the challenge id is the token itself: the sign-in names it, and the signature must be over it
+  return { challengeId: token, options }
 }
 
 /**
@@ -279,11 +307,8 @@ export async function signInWithPasskey(
   clock: Clock,
   input: { challengeId: string; response: AuthenticationResponseJSON },
 ): Promise<{ userId: string; name: string; passkeyId: string }> {
-  const challenge = await readChallenge(db, clock, {
-    purpose: 'passkey-authentication',
-    id: input.challengeId,
-  })
-  if (!challenge) throw passkeyRefused()
+  if ((await inspectAuthToken(db, clock, input.challengeId, AUTHENTICATION)) !== 'valid')
+    throw passkeyRefused()
   const passkey = await findPasskeyByCredentialId(db, input.response.id)
   if (!passkey) throw passkeyRefused()
   // the user handle, when the authenticator gives one, must be the passkey's own user's
@@ -294,7 +319,7 @@ export async function signInWithPasskey(
   try {
     const verification = await verifyAuthenticationResponse({
       response: input.response,
-      expectedChallenge: challenge.challenge,
+      expectedChallenge: challengeOf(input.challengeId),
       expectedOrigin: rp.origin,
       expectedRPID: rp.id,
       credential: {
@@ -313,7 +338,7 @@ export async function signInWithPasskey(
   await db.transaction().execute(async (tx) => {
     // note: both or neither: a challenge answered twice at once signs in once; a passkey
     // deleted meanwhile signs no one in, and leaves the challenge unused
-    if (!(await consumeChallenge(tx, clock, challenge.id))) throw passkeyRefused()
+    if (!(await useChallenge(tx, clock, input.challengeId, AUTHENTICATION))) throw passkeyRefused()
     if (!(await markPasskeyUsed(tx, passkey.id, newCounter, new Date(clock.now()).toISOString())))
       throw passkeyRefused()
   })
