@@ -106,7 +106,8 @@ runScenarios('your passkeys (docs/api.md#passkeys)', withPasskeys, [
         userVerification: 'required',
       })
       assert.equal(body.attestation, 'none')
-      assert.match(body.challenge, /^[A-Za-z0-9_-]{43}$/)
+      // a one-time token (≈256 random bits), as bytes in base64url
+      assert.match(Buffer.from(body.challenge, 'base64url').toString(), /^sdl_[A-Za-z0-9]{43}$/)
       assert.equal(body.timeout, 300_000)
     },
   },
