@@ -68,9 +68,21 @@ async function withPasskeys(ctx: Lifetime): Promise<ScenarioContext> {
   const unverified = await t.user({ verified: false })
   const mine = await seedPasskey(t, owner.id, 'Laptop')
   const theirs = await seedPasskey(t, other.id, 'Phone')
+  // a key of the owner's for statuses only, and one for the account only
+  const scoped = async (scopes: string[]) => {
+    const res = await t.request(owner, 'POST', '/v1/user/api-keys', { scopes })
+    assert.equal(res.statusCode, 201, res.body)
+    return { id: owner.id, key: res.json().key as string }
+  }
   return {
     t,
-    users: { owner, other, unverified },
+    users: {
+      owner,
+      other,
+      unverified,
+      statusKey: await scoped(['status:read', 'status:write']),
+      accountKey: await scoped(['account']),
+    },
     vars: {
       mine: mine.id,
       mineCredential: mine.credentialId,
@@ -110,6 +122,42 @@ runScenarios('your passkeys (docs/api.md#passkeys)', withPasskeys, [
       assert.match(Buffer.from(body.challenge, 'base64url').toString(), /^sdl_[A-Za-z0-9]{43}$/)
       assert.equal(body.timeout, 300_000)
     },
+  },
+  {
+    name: 'a key without the scope `account` may not touch passkeys: 403 insufficientScope',
+    as: 'statusKey',
+    method: 'GET',
+    url: '/v1/user/passkeys',
+    expectStatus: 403,
+    expectErrorCode: 'insufficientScope',
+  },
+  {
+    name: 'a key without the scope `account` may not start a registration',
+    as: 'statusKey',
+    method: 'POST',
+    url: '/v1/user/passkeys/registration-options',
+    expectStatus: 403,
+    expectErrorCode: 'insufficientScope',
+  },
+  {
+    name: 'a key without the scope `account` may not delete a passkey, which stays',
+    as: 'statusKey',
+    method: 'DELETE',
+    url: '/v1/user/passkeys/{mine}',
+    expectStatus: 403,
+    expectErrorCode: 'insufficientScope',
+    expect: async (_body, { t, users }) => {
+      const list = await t.request(users.owner ?? null, 'GET', '/v1/user/passkeys')
+      assert.equal(list.json().length, 1)
+    },
+  },
+  {
+    name: 'a key with the scope `account` manages passkeys',
+    as: 'accountKey',
+    method: 'GET',
+    url: '/v1/user/passkeys',
+    expectStatus: 200,
+    expect: (body) => assert.equal(body.length, 1),
   },
   {
     name: 'registration options: an unverified user may register a passkey',
