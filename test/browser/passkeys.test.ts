@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { AppDeps } from '../../src/app.ts'
+import { GOOD_PASSWORD } from '../helpers/accounts.ts'
 import { makeApp, type TestApp } from '../helpers/app.ts'
 import { chromiumMissing, launchChromium } from '../helpers/browser.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
@@ -43,27 +44,69 @@ describe('passkeys in real Chromium', { skip: chromiumMissing(), timeout: 180_00
     return p
   }
 
-  it('registers a passkey while signed in, then signs in with it alone', async (ctx) => {
-    const { t, origin } = await passkeyApp(ctx)
-    const alice = await t.user({ name: 'Alice' })
+  it('signed in with a password, registers a passkey; signed out, signs in with it alone', async (ctx) => {
+    const { t, origin } = await passkeyApp(ctx, { signup: 'open' })
     const p = await personPage(ctx, origin)
-    const r = await p.register({ headers: { 'service-api-key': alice.key }, name: 'Laptop' })
+    const account = { email: 'ada@example.com', name: 'Ada', password: GOOD_PASSWORD }
+    const signedUp = await p.call('POST', '/v1/auth/signup', account)
+    assert.equal(signedUp.status, 201, JSON.stringify(signedUp))
+    const userId = signedUp.body.id
+    assert.equal((await p.call('POST', '/v1/auth/logout')).status, 204)
+    const byPassword = await p.call('POST', '/v1/auth/login', {
+      email: account.email,
+      password: account.password,
+    })
+    assert.equal(byPassword.status, 200)
+
+    // registered with the session cookie alone
+    const r = await p.register({ name: 'Laptop' })
     assert.equal(r.status, 201, JSON.stringify(r))
     assert.equal(r.body.name, 'Laptop')
+    assert.deepEqual(r.body.transports, ['internal'])
+    const listed = await p.call('GET', '/v1/user/passkeys')
+    assert.deepEqual(
+      listed.body.map((k: { id: string }) => k.id),
+      [r.body.id],
+    )
 
+    assert.equal((await p.call('POST', '/v1/auth/logout')).status, 204)
+    assert.equal((await p.call('GET', '/v1/user')).status, 401, 'signed out')
+
+    // no password, no e-mail: the authenticator offers the passkey it holds
     const signedIn = await p.signIn()
     assert.equal(signedIn.status, 200, JSON.stringify(signedIn))
-    assert.equal(signedIn.body.userId, alice.id)
+    assert.equal(signedIn.body.id, userId)
+    assert.equal(signedIn.body.email, account.email)
+    const me = await p.call('GET', '/v1/user')
+    assert.equal(me.status, 200, 'the new cookie works')
+    assert.equal(me.body.id, userId)
+    const check = await p.call('GET', '/v1/checkAuth')
+    assert.equal(check.body.userId, userId)
+    const sessions = await p.call('GET', '/v1/user/sessions')
+    const current = sessions.body.find((s: { current: boolean }) => s.current)
+    assert.equal(current.method, 'passkey')
 
-    const list = (await t.request(alice, 'GET', '/v1/user/passkeys')).json()
-    assert.equal(list.length, 1)
-    assert.notEqual(list[0].lastUsedAt, null, 'the sign-in is recorded')
+    const [passkey] = (await p.call('GET', '/v1/user/passkeys')).body
+    assert.notEqual(passkey.lastUsedAt, null, 'the sign-in is recorded')
     const [credential] = await p.credentials()
     const row = await t.database.db
       .selectFrom('passkeys')
       .select('counter')
       .executeTakeFirstOrThrow()
     assert.equal(Number(row.counter), credential?.signCount, "the authenticator's counter is kept")
+    assert.ok(Number(row.counter) > 0)
+  })
+
+  it('a signed-out browser cannot register a passkey: 401', async (ctx) => {
+    const { origin } = await passkeyApp(ctx, { signup: 'open' })
+    const p = await personPage(ctx, origin)
+    const account = { email: 'bo@example.com', name: 'Bo', password: GOOD_PASSWORD }
+    assert.equal((await p.call('POST', '/v1/auth/signup', account)).status, 201)
+    assert.equal((await p.call('POST', '/v1/auth/logout')).status, 204)
+    const r = await p.register()
+    assert.equal(r.step, 'options')
+    assert.equal(r.status, 401)
+    assert.equal(r.body.errorCode, 'unauthorized')
   })
 
   it('an answer used once signs no one in again (replay)', async (ctx) => {
@@ -169,7 +212,7 @@ describe('passkeys in real Chromium', { skip: chromiumMissing(), timeout: 180_00
       response: a.response,
     })
     assert.equal(ok.status, 200)
-    assert.equal(ok.body.userId, alice.id)
+    assert.equal(ok.body.id, alice.id)
   })
 
   it('registration without a session or key is 401', async (ctx) => {

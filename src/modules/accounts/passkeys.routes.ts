@@ -7,6 +7,7 @@ import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { API_RESPONSE_HEADERS } from '../../lib/response-headers.ts'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
 import { SingleLineText } from '../../lib/text.ts'
+import { profileOf } from '../users/accounts.service.ts'
 import {
   deletePasskey,
   PASSKEY_NAME_LENGTHS,
@@ -18,6 +19,7 @@ import {
   signInWithPasskey,
 } from '../users/passkeys.service.ts'
 import { startSession } from '../users/sessions.service.ts'
+import { ProfileSchema } from './accounts.schemas.ts'
 import { relyingPartyResolver } from './relying-party.ts'
 import { setSessionCookie } from './session-cookie.ts'
 
@@ -289,18 +291,6 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
   )
 }
 
-const SignedInSchema = Type.Object(
-  {
-    userId: Type.String(),
-    name: Type.String(),
-    sessionId: Type.String({ description: 'The new session (GET /v1/user/sessions lists it)' }),
-  },
-  {
-    $id: 'PasskeySignIn',
-    description: 'Who signed in; the session token is in the `statusd_session` cookie only',
-  },
-)
-
 /** Signing in with a passkey, for anyone (no credential; outside the /v1 key scope). */
 export const passkeySignInRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = async (
   app,
@@ -317,7 +307,7 @@ export const passkeySignInRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions>
   app.post(
     '/v1/auth/passkey/options',
     {
-      config: { auth: 'none', anonymousLimit: true },
+      config: { auth: 'none', anonymousLimit: true, refuseCrossSite: true },
       schema: {
         operationId: 'passkeySignInOptions',
         summary: 'Start signing in with a passkey: options for navigator.credentials.get()',
@@ -337,12 +327,12 @@ export const passkeySignInRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions>
   app.post(
     '/v1/auth/passkey/login',
     {
-      config: { auth: 'none', anonymousLimit: true },
+      config: { auth: 'none', anonymousLimit: true, refuseCrossSite: true },
       schema: {
         operationId: 'passkeySignIn',
         summary: 'Sign in with a passkey: the answer of navigator.credentials.get()',
         description:
-          'Verifies the answer against the challenge named (user verification required) and the passkey it was made with, and starts a session (cookie `statusd_session`, method `passkey`). Whatever is wrong (an unknown, used or expired challenge, an unknown or deleted passkey, an answer to another challenge) is the same 401 `invalidCredentials`.',
+          'Verifies the answer against the challenge named (user verification required) and the passkey it was made with, starts a session (cookie `statusd_session`, method `passkey`) and answers your profile, as signing in with a password does. Whatever is wrong (an unknown, used or expired challenge, an unknown or deleted passkey, an answer to another challenge) is the same 401 `invalidCredentials`.',
         tags,
         body: Type.Object(
           {
@@ -351,17 +341,13 @@ export const passkeySignInRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions>
           },
           { additionalProperties: false },
         ),
-        response: { 200: SignedInSchema, ...ERROR_RESPONSES },
+        response: { 200: ProfileSchema, ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
-      const { userId, name } = await signInWithPasskey(
-        db,
-        relyingParty(request),
-        clock,
-        request.body,
-      )
-      const { token, session } = await startSession(db, {
+      const { userId } = await signInWithPasskey(db, relyingParty(request), clock, request.body)
+      // note: a new token every time, whatever cookie came with the request (session fixation)
+      const { token } = await startSession(db, {
         userId,
         method: 'passkey',
         userAgent: request.headers['user-agent'],
@@ -369,7 +355,7 @@ export const passkeySignInRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions>
         clock,
       })
       setSessionCookie(reply, token, publicUrl)
-      return { userId, name, sessionId: session.id }
+      return profileOf(db, userId)
     },
   )
 }

@@ -306,7 +306,7 @@ export async function signInWithPasskey(
   rp: RelyingParty,
   clock: Clock,
   input: { challengeId: string; response: AuthenticationResponseJSON },
-): Promise<{ userId: string; name: string; passkeyId: string }> {
+): Promise<{ userId: string; passkeyId: string }> {
   if ((await inspectAuthToken(db, clock, input.challengeId, AUTHENTICATION)) !== 'valid')
     throw passkeyRefused()
   const passkey = await findPasskeyByCredentialId(db, input.response.id)
@@ -342,7 +342,5 @@ export async function signInWithPasskey(
     if (!(await markPasskeyUsed(tx, passkey.id, newCounter, new Date(clock.now()).toISOString())))
       throw passkeyRefused()
   })
-  const user = await userById(db, passkey.user_id)
-  if (!user) throw passkeyRefused()
-  return { userId: user.id, name: user.name, passkeyId: passkey.id }
+  return { userId: passkey.user_id, passkeyId: passkey.id }
 }
