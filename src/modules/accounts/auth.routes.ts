@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import { systemClock } from '../../lib/clock.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
-import { forbidden } from '../../lib/errors.ts'
 import { hashApiKey } from '../../lib/ids.ts'
-import { type AccountDeps, signIn, signUp, toProfileView } from '../users/accounts.service.ts'
+import { type AccountDeps, signIn, toProfileView } from '../users/accounts.service.ts'
 import {
   authenticateSession,
   endSession,
@@ -19,6 +19,7 @@ import {
   ProfileSchema,
 } from './accounts.schemas.ts'
 import { clearSessionCookie, setSessionCookie } from './session-cookie.ts'
+import { signUpWith } from './signup.service.ts'
 
 /** What the sign-up, sign-in and sign-out routes need. */
 export interface AuthRouteOptions {
@@ -35,7 +36,19 @@ export interface AuthRouteOptions {
 }
 
 const SignUpBodySchema = Type.Object(
-  { email: EmailSchema, name: NameSchema, password: NewPasswordSchema },
+  {
+    email: EmailSchema,
+    name: NameSchema,
+    password: NewPasswordSchema,
+    invitation: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description:
+          'The token of an invitation link (`sdi_…`, the end of its URL): the account is verified at once and gets its role (docs/accounts.md#invitation-links)',
+      }),
+    ),
+  },
   { additionalProperties: false },
 )
 
@@ -65,23 +78,21 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteOptions> = async (ap
         operationId: 'signUp',
         summary: 'Create an account with a password, and sign in',
         description:
-          'Sets the `statusd_session` cookie, as signing in does. Only when SIGNUP=open (otherwise people join through an invitation): 403 `forbidden`. A taken e-mail address: 409 `conflict`.',
+          'Sets the `statusd_session` cookie, as signing in does. Without `invitation`, only when SIGNUP=open: 403 `forbidden`. With the token of an invitation link, on either setting: the account starts verified and gets the role, or is not made at all (a forged token 404, expired, used up or revoked 410 `gone`, a link bound to another address 403). A taken e-mail address: 409 `conflict`.',
         tags,
         body: SignUpBodySchema,
         response: { 201: ProfileSchema, ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
-      if (options.signup !== 'open')
-        throw forbidden('Sign-up is by invitation only on this service: ask for an invitation')
-      const { email, name, password } = request.body
-      const user = await signUp(accounts, {
-        email,
-        name,
-        password,
-        // with SMTP the address is verified by a link first (docs/accounts.md#users)
-        verified: !options.emailVerification,
-      })
+      // with SMTP the address is verified by a link first (docs/accounts.md#users), unless
+      // an invitation vouches for the person (docs/accounts.md#invitation-links)
+      const user = await signUpWith(
+        accounts,
+        { signup: options.signup, emailVerification: options.emailVerification },
+        request.body,
+        (clock ?? systemClock).now(),
+      )
       // note: with SMTP, the e-mail verification link is sent here (when mail lands)
       const { token } = await startSession(accounts.db, {
         userId: user.id,

@@ -379,6 +379,25 @@ export async function previewLink(
 }
 
 /**
+ * Throws unless a new account with this e-mail address could accept the link now: 404 forged,
+ * 410 expired, used up or revoked, 403 bound to another address. A sign-up checks this
+ * before the password's slow hash; `acceptLinkIn` checks it again, in the transaction.
+ */
+export async function assertLinkUsableBy(
+  db: Db,
+  token: string,
+  emailKey: string,
+  now: number,
+): Promise<void> {
+  const link = await linkOf(db, token)
+  const state = linkState(link, new Date(now).toISOString())
+  if (state !== 'active') throw gone(state)
+  if (link.email_key !== null && link.email_key !== emailKey) throw otherAddress()
+}
+
+const otherAddress = () => forbidden('This invitation is for another e-mail address')
+
+/**
  * Accepts a link for a user inside the caller's transaction (the route's, or a sign-up's, so
  * that a refused link leaves no account behind): the role at once, one use spent, atomically.
  * A role the user holds already (or a higher one) spends nothing and answers it, even once
@@ -397,8 +416,7 @@ export async function acceptLinkIn(
   // a key confined to other statuses cannot reach this one (docs/accounts.md#scoped-keys)
   if (!status || !withinReach(status, limits)) throw notFound('Invitation not found')
   if (status.owner_id === user.id) throw ownerConflict('You own this status')
-  if (link.email_key !== null && link.email_key !== user.email_key)
-    throw forbidden('This invitation is for another e-mail address')
+  if (link.email_key !== null && link.email_key !== user.email_key) throw otherAddress()
   const role = link.role as GrantedRole
   const held = await findRole(tx, status.id, user.id)
   if (held && atLeast(held.role, role)) return subscriptionOf(status, held.role as GrantedRole)

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import type { DB, User } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import type { Clock } from '../../lib/clock.ts'
@@ -88,11 +88,14 @@ const lockEmail = (tx: Parameters<typeof lockForTransaction>[0], emailKey: strin
  * Creates an account with a password (sign-up, docs/accounts.md#signing-up). The e-mail must
  * be no one else's, compared case-insensitively (409 `conflict`); the password must pass the
  * password rules (400). `verified`: whether the account starts `verified` (no e-mail to
- * verify with, or an invitation vouches) or `authenticated`.
+ * verify with, or an invitation vouches) or `authenticated`. `alongside` runs in the
+ * transaction that creates the account (an invitation's role): if it throws, there is no
+ * account.
  */
 export async function signUp(
   deps: AccountDeps,
   input: { email: string; name: string; password: string; verified: boolean; plan?: string },
+  alongside?: (tx: Transaction<DB>, user: User) => Promise<void>,
 ): Promise<User> {
   assertEmail(input.email)
   await assertPassword(input.password, 'password')
@@ -104,7 +107,7 @@ export async function signUp(
     // two sign-ups with one address at once: one gets the account, the other 409
     await lockEmail(tx, emailKey)
     if (await findUserByEmail(tx, input.email)) throw emailTaken()
-    return insertUser(tx, {
+    const user = await insertUser(tx, {
       id: newId(),
       name: input.name,
       email: input.email,
@@ -115,6 +118,8 @@ export async function signUp(
       password_hash: passwordHash,
       email_verified_at: null,
     })
+    await alongside?.(tx, user)
+    return user
   })
 }
 
