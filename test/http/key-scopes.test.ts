@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ALL_SCOPES, DEFAULT_KEY_SCOPES } from '../../src/modules/keys/scopes.ts'
+import { asSession, signUpUser } from '../helpers/accounts.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
@@ -741,4 +742,27 @@ test('scoped keys: the key cache carries a key’s scopes (a cached key is held 
     assert.equal(res.statusCode, 403, `request ${i + 1}`)
     assert.equal(res.json().errorCode, 'insufficientScope')
   }
+})
+
+test('a session holds every scope: it makes any key, revokes all, and checkAuth says so', async (ctx) => {
+  const t = await makeApp(ctx, { deps: { signup: 'open' } })
+  const { id, cookie } = await signUpUser(t)
+  const check = (await asSession(t, cookie, 'GET', '/v1/checkAuth')).json()
+  assert.equal(check.userId, id)
+  assert.equal(check.credential.kind, 'session')
+  assert.equal(typeof check.credential.id, 'string')
+  assert.deepEqual(check.credential.scopes, [...ALL_SCOPES])
+  assert.equal(check.credential.statusIds, null)
+  const made = await asSession(t, cookie, 'POST', '/v1/user/api-keys', {
+    scopes: [...ALL_SCOPES],
+  })
+  assert.equal(made.statusCode, 201, made.body)
+  const device = await asSession(t, cookie, 'POST', '/v1/user/api-keys', {
+    scopes: ['status:value'],
+  })
+  assert.equal(device.statusCode, 201, device.body)
+  // the session is no key: revoke-all without keep leaves it signed in
+  const all = await asSession(t, cookie, 'POST', '/v1/user/api-keys/revoke-all', {})
+  assert.deepEqual(all.json(), { revoked: 2 })
+  assert.equal((await asSession(t, cookie, 'GET', '/v1/user/api-keys')).statusCode, 200)
 })
