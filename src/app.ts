@@ -15,6 +15,11 @@ import { listeningOrigin } from './lib/origin.ts'
 import { KEY_LIKE } from './lib/redact.ts'
 import { API_RESPONSE_HEADERS } from './lib/response-headers.ts'
 import { DEFAULT_SSE_OPTIONS, type SseOptions } from './lib/sse.ts'
+import {
+  accountMailRoutes,
+  emailVerificationRoutes,
+} from './modules/accounts/account-mail.routes.ts'
+import { AccountMail } from './modules/accounts/account-mail.service.ts'
 import { authRoutes } from './modules/accounts/auth.routes.ts'
 import { passkeyRoutes, passkeySignInRoutes } from './modules/accounts/passkeys.routes.ts'
 import { profileRoutes } from './modules/accounts/profile.routes.ts'
@@ -66,6 +71,7 @@ import { optionalBodies, useStrictJsonBodies } from './plugins/json-body.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 import { openApiRoutes } from './plugins/openapi.ts'
 import { publicViews } from './plugins/public-views.ts'
+import { authPageRoutes } from './web/auth-pages.routes.ts'
 import { invitePageRoutes, isWebUrl, sendWebError, webRoutes } from './web/web.routes.ts'
 
 export interface AppDeps {
@@ -99,7 +105,11 @@ export interface AppDeps {
   trustProxy?: false | number | string | string[]
   /** How often the history sweep looks for deletions left unswept (HISTORY_SWEEP_INTERVAL_MS). */
   historySweepIntervalMs?: number
-  /** Sends e-mail (SMTP_URL); null or absent: the server sends none (docs/accounts.md#e-mail). */
+  /**
+   * Sends e-mail (SMTP_URL; docs/accounts.md#e-mail): verification, password reset and
+   * invitation links. Null or absent: no e-mail; accounts start verified, and `statusd user
+   * link` is the way in.
+   */
   mailer?: Mailer | null
   /** Who may sign up (SIGNUP): `invite` (default) or `open` (docs/accounts.md#signing-up). */
   signup?: 'invite' | 'open'
@@ -307,9 +317,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     throttle: new LoginThrottle({ clock }),
     ...(deps.passwordHasher && { hasher: deps.passwordHasher }),
   }
-  // with SMTP an account starts `authenticated` until its address is verified by a link;
-  // without, there is nothing to verify with (docs/accounts.md#signing-up)
-  const emailVerification = deps.mailer != null
+  // e-mail (docs/accounts.md#e-mail): verification, password reset and sign-in links
+  const mail = new AccountMail({
+    db: database.db,
+    mailer: deps.mailer ?? null,
+    linkBase,
+    log: app.log,
+    clock,
+    holders: streamCredentials,
+    ...(deps.passwordHasher && { hasher: deps.passwordHasher }),
+  })
+  // messages under way are sent before storage closes (onClose hooks run last-added first)
+  app.addHook('onClose', () => mail.idle())
 
   await app.register(errorHandlerPlugin)
   // the cookies of every request, parsed before authentication reads the session's
@@ -352,7 +371,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       errorResponseBuilder: (_request, context) => rateLimited(Math.ceil(context.ttl / 1000)),
     })
     await v1.register(userRoutes)
-    await v1.register(profileRoutes, { accounts, sessions, emailVerification })
+    await v1.register(profileRoutes, { accounts, sessions, mail })
+    await v1.register(emailVerificationRoutes, { mail })
     await v1.register(apiKeyRoutes, {
       deps: {
         db: database.db,
@@ -388,8 +408,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sessions,
     signup: deps.signup ?? 'invite',
     publicUrl,
-    emailVerification,
+    mail,
   })
+  // following e-mailed and printed links: JSON, and the pages the links open
+  await app.register(accountMailRoutes, { mail, publicUrl })
+  await app.register(authPageRoutes, { prefix: '/auth', mail, publicUrl })
 
   // Public views of public statuses: outside the /v1 scope above, so no API key is asked for
   // (they declare `auth: 'none'`).

@@ -3,7 +3,7 @@ import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
 import { createDatabase } from './db/create-database.ts'
 import { migrateToLatest } from './db/migrate.ts'
-import { createMailer } from './lib/mailer.ts'
+import { createMailer, describeSmtpUrl } from './lib/mailer.ts'
 import { redactHeaderValue, redactRequestUrl } from './lib/redact.ts'
 import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.service.ts'
 import { ensureFirstUser } from './modules/users/first-user.ts'
@@ -132,10 +132,17 @@ export async function serve(
     {
       address,
       storage: database.describe,
+      // never the SMTP URL itself: it may hold the SMTP password
+      email: config.smtpUrl === null ? 'off' : describeSmtpUrl(config.smtpUrl),
       ...(applied.length > 0 && { migrationsApplied: applied }),
     },
     'statusd ready',
   )
+  if (config.smtpUrl !== null && config.publicUrl === null)
+    app.log.warn(
+      { address },
+      'SMTP_URL is set without PUBLIC_URL: mailed links point at the listening address; set PUBLIC_URL to the URL people reach the service at',
+    )
   if (first)
     printFirstKey(first.user.id, first.user.plan, first.key, config.publicUrl ?? address, json)
   return app

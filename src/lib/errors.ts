@@ -27,6 +27,7 @@ export const ERROR_CODES = [
   'requestTimeout',
   'requestHeadersTooLarge',
   'internalError',
+  'emailUnavailable',
   'unavailable',
 ] as const
 

@@ -203,6 +203,10 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       )
       .map(({ name }) => name)
     assert.deepEqual(limited.sort(), [
+      // the pages e-mailed and printed links open, and their JSON twins (the token is the credential)
+      'GET /auth/link/{token}',
+      'GET /auth/reset/{token}',
+      'GET /auth/verify/{token}',
       'GET /invite/{token}',
       'GET /s/{shareId}',
       'GET /s/{shareId}/badge.svg',
@@ -211,9 +215,13 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       'GET /v1/share/{shareId}/events',
       'GET /v1/share/{shareId}/history',
       'GET /v1/share/{shareId}/users',
+      'POST /auth/verify/{token}',
+      'POST /v1/auth/link',
       'POST /v1/auth/login',
       'POST /v1/auth/passkey/login',
       'POST /v1/auth/passkey/options',
+      'POST /v1/auth/password-reset/confirm',
+      'POST /v1/auth/verify-email',
     ])
   })
 

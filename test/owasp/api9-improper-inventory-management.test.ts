@@ -91,10 +91,10 @@ describe('versions', () => {
       if (r.url.startsWith('/v1/')) continue
       assert.match(
         r.url,
-        // the share pages (/s/:shareId, its badge; docs/sharing.md#share-page-and-badge) and
-        // the page an invitation link opens (docs/accounts.md#invitation-links) are the other
-        // public surface
-        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+|invite\/.+)$/,
+        // the share pages (/s/:shareId, its badge; docs/sharing.md#share-page-and-badge), the
+        // page an invitation link opens (docs/accounts.md#invitation-links) and the pages
+        // e-mailed and printed links open (docs/accounts.md#e-mail) are the other public surfaces
+        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+|invite\/.+|auth\/(verify|reset|link)\/:token)$/,
         `${r.method} ${r.url} is outside /v1`,
       )
     }

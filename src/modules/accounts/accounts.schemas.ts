@@ -60,6 +60,36 @@ export const ProfileSchema = Type.Object(
   },
 )
 
+/** The answer to a profile change: the profile, and an address waiting for its link. */
+export const ChangedProfileSchema = Type.Object(
+  {
+    ...ProfileSchema.properties,
+    pendingEmail: Type.Optional(
+      Type.String({
+        description:
+          'With e-mail on: the new address a verification link was just sent to. `email` stays as it was until the link is followed (docs/accounts.md#e-mail).',
+      }),
+    ),
+  },
+  {
+    $id: 'ChangedProfile',
+    description: 'Your account after the change',
+    examples: [
+      {
+        id: 'svd95C2ndr5UElNNoAhG6',
+        name: 'Ada',
+        email: 'ada@example.com',
+        emailVerified: true,
+        plan: 'free',
+        authLevel: 'verified',
+        createdAt: '2026-11-28T09:30:00.000Z',
+        hasPassword: true,
+        pendingEmail: 'ada@example.org',
+      },
+    ],
+  },
+)
+
 export const SessionSchema = Type.Object(
   {
     id: Type.String(),

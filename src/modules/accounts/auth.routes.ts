@@ -11,6 +11,7 @@ import {
   type SessionDeps,
   startSession,
 } from '../users/sessions.service.ts'
+import type { AccountMail } from './account-mail.service.ts'
 import {
   EmailSchema,
   NameSchema,
@@ -29,10 +30,10 @@ export interface AuthRouteOptions {
   signup: 'invite' | 'open'
   publicUrl: string | null
   /**
-   * Whether e-mail addresses can be verified (SMTP_URL is set): then an account starts
-   * `authenticated` until its address is; without, it starts `verified`.
+   * E-mail: with SMTP an account starts `authenticated` and a verification link goes to its
+   * address; without, it starts `verified` (docs/accounts.md#e-mail).
    */
-  emailVerification: boolean
+  mail: AccountMail
 }
 
 const SignUpBodySchema = Type.Object(
@@ -85,15 +86,16 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteOptions> = async (ap
       },
     },
     async (request, reply) => {
-      // with SMTP the address is verified by a link first (docs/accounts.md#users), unless
+      // with SMTP the address is verified by a link first (docs/accounts.md#e-mail), unless
       // an invitation vouches for the person (docs/accounts.md#invitation-links)
       const user = await signUpWith(
         accounts,
-        { signup: options.signup, emailVerification: options.emailVerification },
+        { signup: options.signup, emailVerification: options.mail.enabled },
         request.body,
         (clock ?? systemClock).now(),
       )
-      // note: with SMTP, the e-mail verification link is sent here (when mail lands)
+      if (options.mail.enabled && user.email !== null && Number(user.verified) !== 1)
+        await options.mail.sendVerification(user, user.email)
       const { token } = await startSession(accounts.db, {
         userId: user.id,
         method: 'signup',

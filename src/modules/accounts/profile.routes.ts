@@ -9,7 +9,9 @@ import {
   type SessionDeps,
   sessionsOf,
 } from '../users/sessions.service.ts'
+import type { AccountMail } from './account-mail.service.ts'
 import {
+  ChangedProfileSchema,
   EmailSchema,
   NameSchema,
   NewPasswordSchema,
@@ -21,8 +23,8 @@ import {
 export interface ProfileRouteOptions {
   accounts: AccountDeps
   sessions: SessionDeps
-  /** Whether e-mail addresses can be verified (SMTP_URL is set). */
-  emailVerification: boolean
+  /** E-mail: with SMTP, a new address is confirmed by a link before it is stored. */
+  mail: AccountMail
 }
 
 const ChangeProfileBodySchema = Type.Object(
@@ -53,7 +55,7 @@ const config = { auth: 'authenticated', scope: 'account' } as const
  */
 export const profileRoutes: FastifyPluginAsyncTypebox<ProfileRouteOptions> = async (
   app,
-  { accounts, sessions },
+  { accounts, sessions, mail },
 ) => {
   const sessionOf = (credential: { kind: string; id: string }) =>
     credential.kind === 'session' ? credential.id : null
@@ -83,12 +85,17 @@ export const profileRoutes: FastifyPluginAsyncTypebox<ProfileRouteOptions> = asy
           'A new password needs `currentPassword` (wrong: 403 `forbidden`) and ends your other sessions. A taken e-mail address: 409 `conflict`.',
         tags,
         body: ChangeProfileBodySchema,
-        response: { 200: ProfileSchema, ...ERROR_RESPONSES },
+        response: { 200: ChangedProfileSchema, ...ERROR_RESPONSES },
       },
     },
     async (request) => {
       const { caller, body } = request
-      const { profile } = await changeProfile(
+      // with SMTP a new address is confirmed first (docs/accounts.md#e-mail): a link goes to
+      // it, and it becomes yours when followed; without SMTP the change takes effect at once.
+      // note: the mail limit is checked before anything changes (a failed request changes nothing)
+      if (mail.enabled && body.email !== undefined)
+        await mail.assertCanSendVerification(caller.userId)
+      const { profile, pendingEmail } = await changeProfile(
         accounts,
         {
           userId: caller.userId,
@@ -96,10 +103,11 @@ export const profileRoutes: FastifyPluginAsyncTypebox<ProfileRouteOptions> = asy
           ip: request.ip,
         },
         body,
+        { deferEmail: mail.enabled },
       )
-      // note: with SMTP, a changed address gets its verification link here (when mail lands);
-      // without, the change takes effect at once
-      return profile
+      if (pendingEmail === undefined) return profile
+      await mail.sendVerification({ id: profile.id, name: profile.name }, pendingEmail)
+      return { ...profile, pendingEmail }
     },
   )
 

@@ -170,7 +170,16 @@ export async function changeProfile(
   deps: AccountDeps,
   caller: { userId: string; currentSessionId: string | null; ip: string },
   changes: { name?: string; email?: string; password?: string; currentPassword?: string },
-): Promise<{ profile: ProfileView; emailChanged: boolean }> {
+  {
+    deferEmail = false,
+  }: {
+    /**
+     * A new address is not stored but checked and returned as `pendingEmail`: with SMTP it
+     * becomes the user's only when the link mailed to it is followed (docs/accounts.md#e-mail).
+     */
+    deferEmail?: boolean
+  } = {},
+): Promise<{ profile: ProfileView; emailChanged: boolean; pendingEmail?: string }> {
   const { userId, currentSessionId, ip } = caller
   if (changes.email !== undefined) assertEmail(changes.email)
   const user = await userOrNotFound(deps.db, userId)
@@ -195,26 +204,39 @@ export async function changeProfile(
     passwordHash = await hasher.hash(changes.password)
   }
   const emailKey = changes.email === undefined ? undefined : emailKeyOf(changes.email)
-  const emailChanged = changes.email !== undefined && changes.email !== user.email
+  // only another address waits for its link; the same one in other letter case is stored
+  const pendingEmail =
+    deferEmail && changes.email !== undefined && emailKey !== user.email_key
+      ? changes.email
+      : undefined
+  const emailChanged =
+    pendingEmail === undefined && changes.email !== undefined && changes.email !== user.email
   const updated = await deps.db.transaction().execute(async (tx) => {
     if (emailKey !== undefined && emailKey !== user.email_key) {
       await lockEmail(tx, emailKey)
       if (await findUserByEmail(tx, emailKey)) throw emailTaken()
     }
-    return updateUser(tx, userId, {
+    const set = {
       ...(changes.name !== undefined && { name: changes.name }),
-      ...(changes.email !== undefined && {
-        email: changes.email,
-        email_key: emailKey,
-        // a new address is not verified, whatever the old one was
-        ...(emailKey !== user.email_key && { email_verified_at: null }),
-      }),
+      ...(changes.email !== undefined &&
+        pendingEmail === undefined && {
+          email: changes.email,
+          email_key: emailKey,
+          // a new address is not verified, whatever the old one was
+          ...(emailKey !== user.email_key && { email_verified_at: null }),
+        }),
       ...(passwordHash !== undefined && { password_hash: passwordHash }),
-    })
+    }
+    // note: nothing to store when the only change is an address waiting for its link
+    return Object.keys(set).length > 0 ? updateUser(tx, userId, set) : findUserById(tx, userId)
   })
   if (!updated) throw notFound('User not found')
   // a changed password ends every other session: whoever knew the old one is signed out
   if (passwordHash !== undefined)
     await endSessionsOf({ db: deps.db, holders: deps.holders }, userId, currentSessionId)
-  return { profile: toProfileView(updated), emailChanged }
+  return {
+    profile: toProfileView(updated),
+    emailChanged,
+    ...(pendingEmail !== undefined && { pendingEmail }),
+  }
 }

@@ -3,7 +3,7 @@ import type { DB, Db, User } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import { ApiError } from '../../lib/errors.ts'
 import { emailKeyOf } from './email-address.ts'
-import { findUserByEmail, updateUser } from './users.repository.ts'
+import { findUserByEmail, findUserById, updateUser } from './users.repository.ts'
 import { toUserView, type UserView } from './users.service.ts'
 
 // The user's e-mail address and password as the e-mail flows change them
@@ -42,7 +42,23 @@ export async function confirmEmailAddress(
   return toUserView(updated)
 }
 
-/** Replaces the user's password hash (a reset link followed); false when the user is gone. */
-export async function replacePasswordHash(db: Db, userId: string, hash: string): Promise<boolean> {
-  return (await updateUser(db, userId, { password_hash: hash })) !== undefined
+/**
+ * Replaces the user's password hash through a reset link, which also proves the address it
+ * was mailed to (`now`: the time it did so): an address not verified before is now, and the
+ * user `verified` with it (an operator's later `--unverified` is not undone by a reset).
+ * False when the user is gone.
+ */
+export async function replacePasswordHash(
+  db: Db,
+  userId: string,
+  hash: string,
+  now: string,
+): Promise<boolean> {
+  const user = await findUserById(db, userId)
+  if (!user) return false
+  const updated = await updateUser(db, userId, {
+    password_hash: hash,
+    ...(user.email_verified_at === null && { email_verified_at: now, verified: 1 }),
+  })
+  return updated !== undefined
 }

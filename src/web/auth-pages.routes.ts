@@ -1,0 +1,298 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { ApiError } from '../lib/errors.ts'
+import type { AccountMail } from '../modules/accounts/account-mail.service.ts'
+import { setSessionCookie } from '../modules/accounts/session-cookie.ts'
+import { PASSWORD_LENGTHS } from '../modules/users/passwords.ts'
+import { prepareError } from '../plugins/error-handler.ts'
+import { html, type SafeHtml } from './html.ts'
+
+// The pages e-mailed and printed links open (docs/accounts.md#e-mail): `/auth/verify/<token>`,
+// `/auth/reset/<token>`, `/auth/link/<token>`. Opening one changes nothing (mail scanners and
+// link previews fetch links): it shows a button, and the button's form post does the work,
+// through the same service as the JSON routes. Plain HTML, no script; the app restyles them.
+
+// note: no script, no style but the browser's; forms post to this origin only; never framed
+// (a framed button could be clicked for someone, clickjacking); the token in the URL is never
+// sent on as a Referer
+export const AUTH_PAGE_CSP =
+  "default-src 'none'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+/** A form post's body: small (a password of 256 characters, percent-encoded, fits). */
+const FORM_BODY_LIMIT = 8 * 1024
+
+const TokenParamsSchema = Type.Object({ token: Type.String({ maxLength: 200 }) })
+
+/** A documented HTML answer (for the OpenAPI document only: nothing serializes it). */
+const htmlPage = (description: string) => ({
+  description,
+  content: { 'text/html': { schema: Type.String() } },
+})
+
+function page(title: string, body: SafeHtml): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${title} · statusd</title>
+</head>
+<body>
+<main>
+<h1>${title}</h1>
+${body}
+</main>
+</body>
+</html>
+`.value
+}
+
+function sendPage(reply: FastifyReply, status: number, title: string, body: SafeHtml) {
+  return reply
+    .code(status)
+    .headers({
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': AUTH_PAGE_CSP,
+      'referrer-policy': 'no-referrer',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    })
+    .send(page(title, body))
+}
+
+const unknownLink = (reply: FastifyReply) =>
+  sendPage(
+    reply,
+    404,
+    'This link is not valid',
+    html`<p>Check that the whole link was copied from the message. Otherwise ask for a new one.</p>`,
+  )
+
+const goneLink = (reply: FastifyReply) =>
+  sendPage(
+    reply,
+    410,
+    'This link has expired',
+    html`<p>It was used already, or it is too old. Ask for a new one.</p>`,
+  )
+
+/** Where a browser goes once signed in: the service's front page. */
+const home = (publicUrl: string | null) => `${publicUrl ?? ''}/`
+
+/** The form of the reset page, with what was wrong with the last try if anything. */
+const resetForm = (problem?: string) => html`<form method="post">
+<p><label for="password">New password</label><br>
+<input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_LENGTHS.minLength}" maxlength="${PASSWORD_LENGTHS.maxLength}"${problem ? html` aria-invalid="true" aria-describedby="problem"` : ''}></p>
+${problem ? html`<p id="problem" role="alert">The password ${problem}.</p>` : ''}
+<p>${PASSWORD_LENGTHS.minLength} to ${PASSWORD_LENGTHS.maxLength} characters. Setting it signs you out everywhere else.</p>
+<p><button type="submit">Set the new password</button></p>
+</form>`
+
+export interface AuthPageOptions {
+  mail: AccountMail
+  publicUrl: string | null
+}
+
+/**
+ * The pages under `/auth/` (registered with that prefix, app.ts): outside the API, anonymous
+ * (the token is the credential), counted per client address.
+ */
+export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async (
+  app,
+  { mail, publicUrl },
+) => {
+  // the pages' forms post as browsers do, urlencoded; only here
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT },
+    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+  )
+  // every error a page, never a JSON body
+  app.setErrorHandler((err: Error, request: FastifyRequest, reply: FastifyReply) => {
+    const apiError = prepareError(err, request, reply, 'auth page failed')
+    if (apiError.statusCode === 404) return unknownLink(reply)
+    if (apiError.statusCode === 410) return goneLink(reply)
+    const titles: Record<number, string> = {
+      403: 'This form must be sent from this site',
+      409: 'This address is taken',
+      429: 'Too many tries',
+    }
+    return sendPage(
+      reply,
+      apiError.statusCode,
+      titles[apiError.statusCode] ?? 'Something went wrong',
+      html`<p>${apiError.message}</p>`,
+    )
+  })
+
+  // note: opening a link from a mail client is a cross-site navigation, so the pages' GET
+  // takes any origin; the forms' POST only its own (no one signs you in by their page)
+  const open = { anonymousLimit: true } as const
+  const act = { anonymousLimit: true, refuseCrossSite: true } as const
+  const tags = ['accounts']
+  const landingSchema = (operationId: string, summary: string) => ({
+    operationId,
+    summary,
+    description:
+      'The page an e-mailed or printed link opens (HTML): it changes nothing, and shows a button that does (a form post to the same URL). An unknown link: 404; a used or expired one: 410.',
+    tags,
+    params: TokenParamsSchema,
+    response: {
+      200: htmlPage('The page, with its button'),
+      404: htmlPage('Not a link this service made'),
+      410: htmlPage('A link used already, or expired'),
+      429: htmlPage('Too many requests from this address'),
+    },
+  })
+  const actionSchema = (operationId: string, summary: string, ok: Record<number, unknown>) => ({
+    operationId,
+    summary,
+    description:
+      "The form post of the link's page (`application/x-www-form-urlencoded`), answered with a page. Refused (403) when the browser says it comes from another site.",
+    tags,
+    params: TokenParamsSchema,
+    response: {
+      ...ok,
+      403: htmlPage('Sent from another site'),
+      404: htmlPage('Not a link this service made'),
+      410: htmlPage('A link used already, or expired'),
+      429: htmlPage('Too many requests from this address'),
+    },
+  })
+  const signedIn = {
+    303: {
+      description:
+        "Signed in: the `statusd_session` cookie is set and the browser goes to the service's front page (`Location`)",
+    },
+  }
+  const client = (request: FastifyRequest) => ({
+    userAgent: request.headers['user-agent'],
+    ip: request.ip,
+  })
+
+  /** The GET of a link: a page with the button when it can work, else why not. */
+  async function landing(
+    reply: FastifyReply,
+    state: string,
+    title: string,
+    body: SafeHtml,
+  ): Promise<FastifyReply> {
+    if (state === 'unknown') return unknownLink(reply)
+    if (state !== 'valid') return goneLink(reply)
+    return sendPage(reply, 200, title, body)
+  }
+
+  app.get(
+    '/verify/:token',
+    {
+      config: open,
+      schema: landingSchema('emailVerificationPage', 'Page of an e-mail verification link'),
+    },
+    async (request, reply) =>
+      landing(
+        reply,
+        await mail.linkState('verify-email', request.params.token),
+        'Confirm your e-mail address',
+        html`<form method="post"><p><button type="submit">Confirm my address</button></p></form>`,
+      ),
+  )
+
+  app.post(
+    '/verify/:token',
+    {
+      config: act,
+      schema: actionSchema('emailVerificationPagePost', "Confirm the address (the page's button)", {
+        200: htmlPage('Confirmed'),
+        409: htmlPage('Another account took the address meanwhile'),
+      }),
+    },
+    async (request, reply) => {
+      const user = await mail.verifyEmail(request.params.token)
+      return sendPage(
+        reply,
+        200,
+        'Address confirmed',
+        html`<p>${user.email} is confirmed as the address of your account.</p>
+<p><a href="${home(publicUrl)}">Continue</a></p>`,
+      )
+    },
+  )
+
+  app.get(
+    '/reset/:token',
+    {
+      config: open,
+      schema: landingSchema('passwordResetPage', 'Page of a password reset link: a password form'),
+    },
+    async (request, reply) =>
+      landing(
+        reply,
+        await mail.linkState('password-reset', request.params.token),
+        'Choose a new password',
+        resetForm(),
+      ),
+  )
+
+  app.post(
+    '/reset/:token',
+    {
+      config: act,
+      schema: {
+        ...actionSchema('passwordResetPagePost', "Set the new password (the page's form)", {
+          ...signedIn,
+          400: htmlPage('The password breaks a rule: the form again, saying which'),
+        }),
+        body: Type.Object({ password: Type.String() }, { additionalProperties: false }),
+      },
+    },
+    async (request, reply) => {
+      try {
+        const started = await mail.resetPassword(
+          request.params.token,
+          request.body.password,
+          client(request),
+        )
+        setSessionCookie(reply, started.token, publicUrl)
+        return reply.redirect(home(publicUrl), 303)
+      } catch (err) {
+        // a password the rules refuse: the form again, saying why
+        if (err instanceof ApiError && err.errorCode === 'validationError')
+          return sendPage(
+            reply,
+            400,
+            'Choose a new password',
+            resetForm(err.errors?.[0]?.message ?? 'is not accepted'),
+          )
+        throw err
+      }
+    },
+  )
+
+  app.get(
+    '/link/:token',
+    { config: open, schema: landingSchema('signInLinkPage', 'Page of a one-time sign-in link') },
+    async (request, reply) =>
+      landing(
+        reply,
+        await mail.linkState('sign-in-link', request.params.token),
+        'Sign in to statusd',
+        html`<p>This one-time link signs you in on this browser.</p>
+<form method="post"><p><button type="submit">Sign in</button></p></form>`,
+      ),
+  )
+
+  app.post(
+    '/link/:token',
+    {
+      config: act,
+      schema: actionSchema('signInLinkPagePost', "Sign in (the page's button)", signedIn),
+    },
+    async (request, reply) => {
+      const started = await mail.signInWithLink(request.params.token, client(request))
+      setSessionCookie(reply, started.token, publicUrl)
+      return reply.redirect(home(publicUrl), 303)
+    },
+  )
+}
