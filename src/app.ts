@@ -23,7 +23,11 @@ import { AccountMail } from './modules/accounts/account-mail.service.ts'
 import { authRoutes } from './modules/accounts/auth.routes.ts'
 import { passkeyRoutes, passkeySignInRoutes } from './modules/accounts/passkeys.routes.ts'
 import { profileRoutes } from './modules/accounts/profile.routes.ts'
-import { shareEventsRoutes, statusEventsRoutes } from './modules/events/events.routes.ts'
+import {
+  shareEventsRoutes,
+  shareLinkEventsRoutes,
+  statusEventsRoutes,
+} from './modules/events/events.routes.ts'
 import { StatusFeeds } from './modules/events/status-feeds.ts'
 import { StreamCredentials, streamCheckIntervalMs } from './modules/events/stream-credentials.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
@@ -42,7 +46,9 @@ import type { ServiceDeps } from './modules/service-deps.ts'
 import { historyRoutes } from './modules/statuses/history.routes.ts'
 import { HistorySweeper } from './modules/statuses/history-sweep.ts'
 import { invitationPreviewRoutes, invitationRoutes } from './modules/statuses/invitations.routes.ts'
+import { searchRoutes } from './modules/statuses/search.routes.ts'
 import { shareRoutes } from './modules/statuses/share.routes.ts'
+import { shareLinkRoutes, shareLinkViewRoutes } from './modules/statuses/share-links.routes.ts'
 import { sharingRoutes } from './modules/statuses/sharing.routes.ts'
 import { reachableStatuses } from './modules/statuses/sharing.service.ts'
 import { STATUS_CHANGES, type StatusEventBus } from './modules/statuses/status-events.ts'
@@ -72,7 +78,13 @@ import { metricsPlugin } from './plugins/metrics.ts'
 import { openApiRoutes } from './plugins/openapi.ts'
 import { publicViews } from './plugins/public-views.ts'
 import { authPageRoutes } from './web/auth-pages.routes.ts'
-import { invitePageRoutes, isWebUrl, sendWebError, webRoutes } from './web/web.routes.ts'
+import {
+  invitePageRoutes,
+  isWebUrl,
+  linkWebRoutes,
+  sendWebError,
+  webRoutes,
+} from './web/web.routes.ts'
 
 export interface AppDeps {
   database: Database
@@ -241,7 +253,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       onListenerError: (err) => app.log.error({ err }, 'a live-update listener failed'),
     }))
   const sse: SseOptions = { ...DEFAULT_SSE_OPTIONS, ...deps.sse }
-  const feeds = new StatusFeeds({ db: database.db, plans, events, log: app.log })
+  const feeds = new StatusFeeds({ db: database.db, plans, events, log: app.log, clock })
   events.onResync?.(() => feeds.refreshAll())
   const streamCredentials = new StreamCredentials({
     // straight in the database: a key revoked or a session ended where this instance cannot
@@ -301,6 +313,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     events,
     writer,
     historySweep,
+    clock,
   }
   // one count for both stream routes: a user's keyed streams, an address's anonymous ones
   const streamQuota = new StreamQuota(
@@ -393,6 +406,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       mailer: deps.mailer ?? null,
     })
     await v1.register(historyRoutes, { deps: services, publicUrl })
+    await v1.register(searchRoutes, { deps: services, publicUrl })
+    await v1.register(shareLinkRoutes, { deps: services, publicUrl })
     await v1.register(statusEventsRoutes, {
       db: database.db,
       feeds,
@@ -421,9 +436,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // signing in with a passkey: anyone may try (docs/api.md#passkeys)
   await app.register(passkeySignInRoutes, { db: database.db, clock, publicUrl })
   await app.register(shareEventsRoutes, { db: database.db, feeds, sse, quota: streamQuota })
+  // a private share link's views: its token is the credential (docs/accounts.md#private-share-links)
+  await app.register(shareLinkViewRoutes, { deps: services, publicUrl })
+  await app.register(shareLinkEventsRoutes, {
+    db: database.db,
+    feeds,
+    sse,
+    quota: streamQuota,
+    deps: services,
+  })
   // the share page and badge: HTML/SVG, with their own not-found and error pages
   await app.register(webRoutes, { prefix: '/s', deps: services })
   await app.register(invitePageRoutes, { prefix: '/invite', deps: services, linkBase, clock })
+  await app.register(linkWebRoutes, { prefix: '/l', deps: services })
 
   return app
 }

@@ -57,6 +57,11 @@ export interface StatusesTable {
   version: Generated<number>
   /** 1: a public status findable by search (docs/accounts.md#discovery). */
   listed: Generated<number>
+  /**
+   * The name folded for search (statuses.service.ts searchableName); null for a status not
+   * written since search came (never listed).
+   */
+  name_search: Generated<string | null>
 }
 
 export interface StatusHistoryTable {

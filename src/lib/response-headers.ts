@@ -36,3 +36,16 @@ export function publicViewHeaders(
   if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-cache')
   done()
 }
+
+/**
+ * The headers of every answer to a private share link's token (docs/security.md#private-share-links),
+ * errors and event streams included: no cache but the holder's own browser's keeps it
+ * (`private, no-store`: a shared cache would serve it to whoever asks), no page it links to
+ * learns the token from `Referer`, and no search engine indexes it.
+ */
+export const PRIVATE_LINK_HEADERS = {
+  'cache-control': 'private, no-store',
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+  'x-robots-tag': 'noindex',
+} as const

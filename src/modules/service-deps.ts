@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/database.ts'
 import type { Writer } from '../db/writer.ts'
+import type { Clock } from '../lib/clock.ts'
 import type { Plans } from './plans/plans.ts'
 import type { StatusEventBus } from './statuses/status-events.ts'
 
@@ -17,4 +18,6 @@ export interface ServiceDeps {
   writer?: Writer
   /** Told when a status is deleted, to sweep its history (statuses/history-sweep.ts). */
   historySweep?: { kick(): void }
+  /** Where expiries are judged (private share links); the system clock when absent. */
+  clock?: Clock
 }

@@ -5,11 +5,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Clock } from '../lib/clock.ts'
 import { viewEtag } from '../lib/etag.ts'
-import { PUBLIC_VIEW_CACHE_CONTROL } from '../lib/response-headers.ts'
+import { PRIVATE_LINK_HEADERS, PUBLIC_VIEW_CACHE_CONTROL } from '../lib/response-headers.ts'
 import type { ServiceDeps } from '../modules/service-deps.ts'
 import { InvitationTokenParamsSchema } from '../modules/statuses/invitations.schemas.ts'
 import { previewLink } from '../modules/statuses/invitations.service.ts'
 import { shareBadge, sharePage } from '../modules/statuses/share.service.ts'
+import {
+  linkBadge,
+  linkPage,
+  ShareLinkTokenParamsSchema,
+} from '../modules/statuses/share-links.service.ts'
 import { ShareIdParamsSchema } from '../modules/statuses/sharing.schemas.ts'
 import { prepareError } from '../plugins/error-handler.ts'
 import { renderBadge } from './badge.ts'
@@ -126,8 +131,18 @@ function sendBadge(
     .send(svg)
 }
 
+const linkNotFoundPage = () =>
+  renderMessagePage(
+    ASSET_URLS,
+    'Link not valid',
+    'This link does not work: it may have expired or been revoked.',
+  )
+
 /** Whether a URL as requested is the share page's or its badge's: errors in HTML or SVG. */
-export const isWebUrl = (url: string): boolean => url.startsWith('/s/')
+export const isWebUrl = (url: string): boolean => url.startsWith('/s/') || isLinkUrl(url)
+
+/** A private share link's page or badge: never cached, no referrer, even in error. */
+const isLinkUrl = (url: string): boolean => url.startsWith('/l/')
 
 /**
  * An error of the share page or badge, as a page or a badge (never a JSON body). Also for
@@ -137,6 +152,8 @@ export const isWebUrl = (url: string): boolean => url.startsWith('/s/')
 export function sendWebError(err: Error, request: FastifyRequest, reply: FastifyReply) {
   const apiError = prepareError(err, request, reply, 'share page failed')
   const path = request.routeOptions.url ?? request.url.split('?')[0] ?? ''
+  const link = isLinkUrl(path)
+  const headers = link ? PRIVATE_LINK_HEADERS : {}
   // an image where an image was asked for: a README shows a badge, not a broken picture
   if (path.endsWith('/badge.svg'))
     return sendBadge(
@@ -145,12 +162,15 @@ export function sendWebError(err: Error, request: FastifyRequest, reply: Fastify
       apiError.statusCode === 404
         ? renderBadge('status', 'not found', 11)
         : renderBadge('status', apiError.statusCode === 503 ? 'unavailable' : 'error', 11),
+      headers,
     )
-  if (apiError.statusCode === 404) return sendHtml(reply, 404, notFoundPage())
+  if (apiError.statusCode === 404)
+    return sendHtml(reply, 404, link ? linkNotFoundPage() : notFoundPage(), headers)
   return sendHtml(
     reply,
     apiError.statusCode,
     renderMessagePage(ASSET_URLS, 'Something went wrong', apiError.message),
+    headers,
   )
 }
 
@@ -327,3 +347,82 @@ const invitationNotFoundPage = () =>
     'Invitation not found',
     'There is no invitation at this address. Check that the link was copied whole.',
   )
+
+/**
+ * A private share link's page `GET /l/:token` and badge (docs/accounts.md#private-share-links):
+ * as the share page and badge, for whoever holds the link, whatever the status's accessType.
+ * Never cached anywhere but the holder's browser, and the token never leaves in a Referer.
+ */
+export const linkWebRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (
+  app,
+  { deps },
+) => {
+  app.setNotFoundHandler((_request, reply) =>
+    sendHtml(reply, 404, linkNotFoundPage(), PRIVATE_LINK_HEADERS),
+  )
+  app.setErrorHandler(sendWebError)
+  const config = { auth: 'none', anonymousLimit: true } as const
+
+  app.get(
+    '/:token',
+    {
+      config,
+      schema: {
+        operationId: 'getLinkPage',
+        summary: 'Page of the status a private share link shows (HTML, updates live)',
+        tags: ['share links'],
+        params: ShareLinkTokenParamsSchema,
+        response: {
+          200: page('text/html', 'The page'),
+          404: page('text/html', 'The link does not work: forged, revoked or expired'),
+          429: page(
+            'text/html',
+            'Too many anonymous requests from this address this minute; `Retry-After`',
+          ),
+          503: page('text/html', 'Storage cannot answer now; `Retry-After: 5`'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { token } = request.params
+      const page = await linkPage(deps, token, { history: PAGE_HISTORY, users: PAGE_USERS })
+      const body = renderSharePage({
+        ...page,
+        assets: ASSET_URLS,
+        eventsUrl: `/v1/share-links/${token}/events`,
+        historyUrl: `/v1/share-links/${token}/history?limit=${PAGE_HISTORY}`,
+      })
+      return sendHtml(reply, 200, body, PRIVATE_LINK_HEADERS)
+    },
+  )
+
+  app.get(
+    '/:token/badge.svg',
+    {
+      config,
+      schema: {
+        operationId: 'getLinkBadge',
+        summary: 'Badge "name | value" of the status a private share link shows (SVG)',
+        tags: ['share links'],
+        params: ShareLinkTokenParamsSchema,
+        response: {
+          200: page('image/svg+xml', 'The badge'),
+          404: page(
+            'image/svg+xml',
+            'A grey "status | not found" badge: forged, revoked or expired',
+          ),
+          429: page(
+            'image/svg+xml',
+            'A grey "status | error" badge: too many anonymous requests from this address this minute; `Retry-After`',
+          ),
+          503: page('image/svg+xml', 'A grey "status | unavailable" badge; `Retry-After: 5`'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const badge = await linkBadge(deps, request.params.token)
+      const svg = renderBadge(badge.name, badge.value ?? '—', badge.colorNo)
+      return sendBadge(reply, 200, svg, PRIVATE_LINK_HEADERS)
+    },
+  )
+}

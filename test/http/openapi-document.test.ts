@@ -148,11 +148,14 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
 
   it('security follows `auth`: a key or the session cookie on the API, none on the public views, sign-in and operations', () => {
     for (const { name, path, op } of operations()) {
+      // the views through an invitation link or a private share link: the token is the
+      // credential (docs/accounts.md#invitation-links, docs/accounts.md#private-share-links)
       const anonymous =
         !path.startsWith('/v1/') ||
         path.startsWith('/v1/share/') ||
         path.startsWith('/v1/auth/') ||
-        name === 'GET /v1/invitations/{token}'
+        name === 'GET /v1/invitations/{token}' ||
+        /^\/v1\/share-links\/\{token\}(\/(history|users|events))?$/.test(path)
       assert.deepEqual(
         op.security,
         anonymous ? [] : [{ apiKey: [] }, { bearer: [] }, { session: [] }],
@@ -208,9 +211,15 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       'GET /auth/reset/{token}',
       'GET /auth/verify/{token}',
       'GET /invite/{token}',
+      'GET /l/{token}',
+      'GET /l/{token}/badge.svg',
       'GET /s/{shareId}',
       'GET /s/{shareId}/badge.svg',
       'GET /v1/invitations/{token}',
+      'GET /v1/share-links/{token}',
+      'GET /v1/share-links/{token}/events',
+      'GET /v1/share-links/{token}/history',
+      'GET /v1/share-links/{token}/users',
       'GET /v1/share/{shareId}',
       'GET /v1/share/{shareId}/events',
       'GET /v1/share/{shareId}/history',
@@ -251,7 +260,8 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       if (op.requestBody)
         assert.equal(
           (op.requestBody as { required?: boolean }).required,
-          !name.startsWith('POST /v1/user/api-keys'),
+          !name.startsWith('POST /v1/user/api-keys') &&
+            name !== 'POST /v1/status/{statusId}/share-links',
           `${name} requestBody.required`,
         )
   })

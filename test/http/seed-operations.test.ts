@@ -71,6 +71,7 @@ runScenarios('PATCH /v1/status/:statusId (update a status by id)', withOneStatus
         'createdAt',
         'description',
         'id',
+        'listed',
         'name',
         'shareId',
         'statusKey',

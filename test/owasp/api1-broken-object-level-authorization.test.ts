@@ -36,6 +36,7 @@ const foreign = (w: World) => ({
   id: 'Xdoesnotexist00000000',
   token: FORGED_TOKEN,
   passkeyId: w.ownerIds.passkeyId,
+  linkId: 'Xdoesnotexist00000000',
 })
 const missing = {
   statusId: 'Xdoesnotexist00000000',
@@ -47,6 +48,7 @@ const missing = {
   id: 'Ydoesnotexist00000000',
   token: FORGED_TOKEN,
   passkeyId: 'Xdoesnotexist00000000',
+  linkId: 'Xdoesnotexist00000000',
 }
 
 describe("a stranger and someone else's private objects", () => {

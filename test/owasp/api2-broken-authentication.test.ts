@@ -52,6 +52,7 @@ const params = (w: World) => ({
   id: 'Xdoesnotexist00000000',
   token: FORGED_TOKEN,
   passkeyId: w.ownerIds.passkeyId,
+  linkId: 'Xdoesnotexist00000000',
 })
 
 async function assertEveryRoute401(w: World, headers: Record<string, string>, what: string) {

@@ -106,6 +106,7 @@ describe('no internal field in any response', () => {
       'createdAt',
       'description',
       'id',
+      'listed',
       'name',
       'shareId',
       'statusKey',

@@ -108,6 +108,7 @@ describe('CORS: none', () => {
           userId: 'x',
           shareId: 'x',
           id: 'x',
+          linkId: 'x',
           token: 'x',
           passkeyId: 'x',
         }),

@@ -69,12 +69,15 @@ describe('the OpenAPI document and the router agree', () => {
         const what = `${m.toUpperCase()} ${p}`
         assert.ok(op.summary, `${what} has a summary`)
         // the share views are anonymous by design (docs/sharing.md#public-views-no-api-key), as
-        // are what an invitation link offers (docs/accounts.md#invitation-links) and signing up,
-        // in and out (docs/accounts.md#signing-in): an explicit empty list says so
+        // are what an invitation link offers (docs/accounts.md#invitation-links), signing up,
+        // in and out (docs/accounts.md#signing-in) and the views through a private share link
+        // (docs/accounts.md#private-share-links), whose token is the credential: an explicit
+        // empty list says so
         const anonymous =
           p.startsWith('/v1/share/') ||
           p.startsWith('/v1/auth/') ||
-          what === 'GET /v1/invitations/{token}'
+          what === 'GET /v1/invitations/{token}' ||
+          /^\/v1\/share-links\/\{token\}(\/(history|users|events))?$/.test(p)
         assert.ok(
           Array.isArray(op.security) && (anonymous || op.security.length > 0),
           `${what} names its security`,
@@ -92,9 +95,11 @@ describe('versions', () => {
       assert.match(
         r.url,
         // the share pages (/s/:shareId, its badge; docs/sharing.md#share-page-and-badge), the
-        // page an invitation link opens (docs/accounts.md#invitation-links) and the pages
-        // e-mailed and printed links open (docs/accounts.md#e-mail) are the other public surfaces
-        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+|invite\/.+|auth\/(verify|reset|link)\/:token)$/,
+        // page an invitation link opens (docs/accounts.md#invitation-links), the pages
+        // e-mailed and printed links open (docs/accounts.md#e-mail) and the pages of private
+        // share links (/l/:token, its badge; docs/accounts.md#private-share-links) are the
+        // other public surfaces
+        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+|invite\/.+|auth\/(verify|reset|link)\/:token|l\/.+)$/,
         `${r.method} ${r.url} is outside /v1`,
       )
     }

@@ -80,7 +80,8 @@ export async function makeWorld(ctx: Lifetime): Promise<World> {
  * The anonymous views of a public status (docs/sharing.md#public-views-no-api-key) and signing
  * up, in and out (docs/accounts.md#signing-in): the parts of /v1 that need no key.
  */
-export const ANONYMOUS = /^\/v1\/(share|auth)\/|^\/v1\/invitations\/:token$/
+export const ANONYMOUS =
+  /^\/v1\/(share|auth)\/|^\/v1\/invitations\/:token$|^\/v1\/share-links\/:token(\/(history|users|events))?$/
 
 /** Streams (Server-Sent Events) never end by themselves: a request to one does not return. */
 export const isStream = (route: RouteEntry): boolean => route.url.endsWith('/events')
@@ -108,6 +109,8 @@ export const ownerParams = (w: World): Record<string, string> => ({
   // an invitation or invitation link (docs/accounts.md#invitations) that does not exist
   id: 'Xdoesnotexist00000000',
   token: FORGED_TOKEN,
+  // a private share link id no link has (the token above fails as a share link's too)
+  linkId: 'zzzzzzzzzzzzzzzzzzzzz',
 })
 
 /** An invitation link token of the right shape that no link has. */

@@ -52,6 +52,7 @@ export const statusRow = (ownerId: string, over: Partial<NewStatusRow> = {}): Ne
     value_updated_at: now,
     version: 1,
     listed: 0,
+    name_search: null,
     ...over,
   }
 }
@@ -65,6 +66,8 @@ function beforePeople<T extends object>(row: T): T {
     scopes: _scopes,
     status_ids: _statusIds,
     listed: _listed,
+    // note: added after people (2026-11-28T050000-share-links-search), gone with it here
+    name_search: _nameSearch,
     ...rest
   } = row as Record<string, unknown>
   return rest as T

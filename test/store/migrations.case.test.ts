@@ -8,7 +8,7 @@ import { migrations } from '../../src/db/migrations/index.ts'
 import { openDatabase } from '../helpers/database.ts'
 import { TEST_ENGINE, testDatabase } from '../helpers/engine.ts'
 import { onEngine } from '../helpers/store.ts'
-import { oldKeyRow, oldStatusRow, oldUserRow } from './fixtures.ts'
+import { oldKeyRow, oldStatusRow, oldUserRow, statusRow } from './fixtures.ts'
 
 const ALL = Object.keys(migrations).sort()
 // statusd's first tables; later migrations add more, which the checks below allow for
@@ -424,5 +424,30 @@ describe(onEngine('migration 2026-11-28T000000-people'), () => {
       new Set([older, newer, none].map((u) => JSON.stringify(u))),
       'every user is kept, without the columns',
     )
+  })
+})
+
+describe(onEngine('migration 2026-11-28T050000-share-links-search'), () => {
+  const BEFORE = '2026-11-28T000000-people'
+  const NAME = '2026-11-28T050000-share-links-search'
+
+  it('statuses from before have no search name (none was listed), and come back down as they were', async (t) => {
+    const fresh = await testDatabase(t)
+    const database = openDatabase(t, fresh.url)
+    const { db } = database
+    const migrator = await migratorFor(db)
+    assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+    const user = oldUserRow()
+    await db.insertInto('users').values(user).execute()
+    const { name_search: _, ...status } = statusRow(user.id)
+    await db.insertInto('statuses').values(status).execute()
+
+    assert.equal((await migrator.migrateTo(NAME)).error, undefined)
+    const [up] = await db.selectFrom('statuses').select(['name_search', 'listed']).execute()
+    assert.deepEqual({ ...up, listed: Number(up?.listed) }, { name_search: null, listed: 0 })
+
+    assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
+    const [down] = await db.selectFrom('statuses').selectAll().execute()
+    assert.equal(Object.hasOwn(down ?? {}, 'name_search'), false)
   })
 })

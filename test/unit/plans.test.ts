@@ -13,6 +13,7 @@ import {
   mostCapablePlan,
   type Plan,
   type Plans,
+  shareLinkDaysOf,
 } from '../../src/modules/plans/plans.ts'
 import { retentionCutoff } from '../../src/modules/statuses/history.service.ts'
 
@@ -169,21 +170,23 @@ describe('assertPlanAllows (the plan feature gates)', () => {
 })
 
 describe('DEFAULT_PLANS (the built-in plans)', () => {
-  it('free: no links, no access settings, 25 statuses, 60 req/min, 7 days', () =>
+  it('free: no links, no access settings, 25 statuses, 60 req/min, 7 days, links for 7 days', () =>
     assert.deepEqual(DEFAULT_PLANS.free, {
       descriptionLinks: false,
       accessSettings: false,
       maxStatuses: 25,
       requestsPerMinute: 60,
       historyDays: 7,
+      shareLinkDays: 7,
     }))
-  it('pro: all features, 10 000 statuses, 1 200 req/min, 365 days', () =>
+  it('pro: all features, 10 000 statuses, 1 200 req/min, 365 days, links for 30 days', () =>
     assert.deepEqual(DEFAULT_PLANS.pro, {
       descriptionLinks: true,
       accessSettings: true,
       maxStatuses: 10_000,
       requestsPerMinute: 1_200,
       historyDays: 365,
+      shareLinkDays: 30,
     }))
 })
 
@@ -311,6 +314,23 @@ describe('loadPlansFile (PLANS_FILE)', () => {
     assert.deepEqual(loadPlansFile(plansJson(plans)), plans)
     // the longest retention still has a cut-off that is a date
     assert.match(String(retentionCutoff(plans.free)), /^-?\d+-\d\d-\d\dT/)
+  })
+
+  it('shareLinkDays: a whole number of days from 1 to 3 650; never null (a private link always ends)', () => {
+    rejects(plansJson({ free: { ...FREE, shareLinkDays: 0 } }), /\/free\/shareLinkDays/)
+    rejects(plansJson({ free: { ...FREE, shareLinkDays: 3_651 } }), /\/free\/shareLinkDays/)
+    rejects(plansJson({ free: { ...FREE, shareLinkDays: 1.5 } }), /\/free\/shareLinkDays/)
+    rejects(plansJson({ free: { ...FREE, shareLinkDays: null } }), /\/free\/shareLinkDays/)
+    rejects(plansJson({ free: { ...FREE, shareLinkDays: '7' } }), /\/free\/shareLinkDays/)
+    const plans = { team: { ...PRO, shareLinkDays: 3_650 } }
+    assert.deepEqual(loadPlansFile(plansJson(plans)), plans)
+    assert.equal(shareLinkDaysOf(plans.team), 3_650)
+  })
+
+  it('shareLinkDays may be left out (a plans file from before private links): 7 days', () => {
+    const { shareLinkDays: _, ...older } = PRO
+    const loaded = loadPlansFile(plansJson({ team: older }))
+    assert.equal(shareLinkDaysOf(loaded.team as Plan), 7)
   })
 
   it('a limit past the largest safe integer is refused', () =>

@@ -7,7 +7,7 @@ import type { DB } from '../../db/database.ts'
 import type { StreamQuota } from '../../lib/client-limits.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { tooManyStreams } from '../../lib/errors.ts'
-import { API_RESPONSE_HEADERS } from '../../lib/response-headers.ts'
+import { API_RESPONSE_HEADERS, PRIVATE_LINK_HEADERS } from '../../lib/response-headers.ts'
 import {
   parseLastEventId,
   ResponseSink,
@@ -15,7 +15,9 @@ import {
   type SseOptions,
   SseStream,
 } from '../../lib/sse.ts'
+import type { ServiceDeps } from '../service-deps.ts'
 import { publicStatus } from '../statuses/share.service.ts'
+import { linkedStatus, ShareLinkTokenParamsSchema } from '../statuses/share-links.service.ts'
 import { ShareIdParamsSchema } from '../statuses/sharing.schemas.ts'
 import { accessById } from '../statuses/sharing.service.ts'
 import { StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
@@ -30,6 +32,8 @@ export interface EventsRouteOptions {
   quota: StreamQuota
   /** Where an authenticated stream is watched until its key stops working. */
   streamCredentials?: StreamCredentials
+  /** What the private share link stream reads links with (its clock judges expiry). */
+  deps?: ServiceDeps
 }
 
 /** What a client refused a stream is told to wait: streams end when their clients leave. */
@@ -202,6 +206,61 @@ export const shareEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = 
         statusId,
         stream,
         { kind: 'share' },
+        parseLastEventId(request.headers['last-event-id']),
+      )
+      return reply
+    },
+  )
+}
+
+/**
+ * `GET /v1/share-links/:token/events` — whoever holds a private share link, no key
+ * (docs/accounts.md#private-share-links). As the share stream, whatever the status's
+ * accessType; the stream ends (after `event: unavailable` `{"reason":"linkEnded"}`) when the
+ * link is revoked, on any instance, or expires.
+ */
+export const shareLinkEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = async (
+  app,
+  { db, feeds, sse, quota, deps },
+) => {
+  const services: ServiceDeps = deps ?? { db, plans: {} }
+  app.get(
+    '/v1/share-links/:token/events',
+    {
+      config: { auth: 'none', anonymousLimit: true },
+      // a refusal carries the link's headers too (never cached, no referrer)
+      onSend: (_request, reply, _payload, done) => {
+        reply.headers(PRIVATE_LINK_HEADERS)
+        done()
+      },
+      schema: {
+        operationId: 'streamLinkedStatusEvents',
+        summary:
+          'Live updates of the status a private share link shows (Server-Sent Events, no API key)',
+        description:
+          'As `/v1/share/:shareId/events`, whatever the status\'s accessType. The stream ends with `event: unavailable`: `{"reason":"linkEnded"}` when the link is revoked (at once, on every instance) or expires (within a second), `deleted` when the status is. Forged, revoked or expired: 404. One client address holds at most `STREAMS_PER_CLIENT` (64) open streams.',
+        tags: ['share links'],
+        params: ShareLinkTokenParamsSchema,
+        response: EVENT_STREAM_RESPONSE,
+      },
+    },
+    async (request, reply) => {
+      const release = takePlace(quota, `ip ${normalizeIP(request.ip)}`)
+      let viewer: Viewer | undefined
+      const { statusId, stream } = await openInPlace(release, async () => {
+        const linked = await linkedStatus(services, request.params.token)
+        viewer = { kind: 'link', linkId: linked.linkId, expiresAt: linked.expiresAt }
+        const stream = openStream(request, reply, sse, {
+          ...PRIVATE_LINK_HEADERS,
+          'cache-control': `${PRIVATE_LINK_HEADERS['cache-control']}, no-transform`,
+        })
+        return { statusId: linked.status.id, stream }
+      })
+      if (stream === null || viewer === undefined) return reply
+      await feeds.attach(
+        statusId,
+        stream,
+        viewer,
         parseLastEventId(request.headers['last-event-id']),
       )
       return reply

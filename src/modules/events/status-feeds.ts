@@ -1,15 +1,23 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB, StatusRow } from '../../db/database.ts'
-import { encodeEvent, type SseFrame, type SseStream } from '../../lib/sse.ts'
+import { type Clock, systemClock } from '../../lib/clock.ts'
+import { encodeEvent, SseFrame, type SseStream } from '../../lib/sse.ts'
 import type { Plans } from '../plans/plans.ts'
 import { shareViewOf } from '../statuses/share.service.ts'
+import { validLinkIds } from '../statuses/share-links.service.ts'
 import { roleHolders } from '../statuses/sharing.service.ts'
 import type { StatusChange, StatusEventBus } from '../statuses/status-events.ts'
 import { findStatus, toStatus } from '../statuses/statuses.service.ts'
 
-/** Who watches: an anonymous share-page viewer, or an authenticated user. */
-export type Viewer = { kind: 'share' } | { kind: 'user'; userId: string }
+/**
+ * Who watches: an anonymous share-page viewer, the holder of a private share link (which
+ * shows the status whatever its accessType, while the link works), or an authenticated user.
+ */
+export type Viewer =
+  | { kind: 'share' }
+  | { kind: 'link'; linkId: string; expiresAt: number }
+  | { kind: 'user'; userId: string }
 
 interface Client {
   stream: SseStream
@@ -24,6 +32,14 @@ interface Client {
 /** The `unavailable` event that ends a stream, encoded once for every client it ends. */
 const unavailableFrame = (reason: 'deleted' | 'notVisible', version: number): SseFrame =>
   encodeEvent('unavailable', version, JSON.stringify({ reason }))
+
+/**
+ * The `unavailable` event that ends a stream whose private share link stopped working
+ * (revoked or expired). No `id:` line: the status did not change.
+ */
+const LINK_ENDED_FRAME = new SseFrame(
+  `event: unavailable\ndata: ${JSON.stringify({ reason: 'linkEnded' })}\n\n`,
+)
 
 /** The state of a status at one version, and its frames, rendered at most once per kind. */
 class Snapshot {
@@ -91,17 +107,21 @@ class Snapshot {
     let shareViewers = false
     let owner = false
     let nonOwners = false
+    const linkIds = new Set<string>()
     for (const { viewer } of clients) {
       if (viewer.kind === 'share') shareViewers = true
+      else if (viewer.kind === 'link') linkIds.add(viewer.linkId)
       else if (viewer.userId === this.row.owner_id) owner = true
       else nonOwners = true
-      if (shareViewers && owner && nonOwners) break
     }
     const isPublic = this.isPublic
-    // a share viewer of a private status sees nothing, so no share view is rendered for it
-    const [share, roleHolders] = await Promise.all([
-      shareViewers && isPublic ? this.shareFrame() : undefined,
+    // a share viewer of a private status sees nothing, so no share view is rendered for it;
+    // a link's holder sees it while the link works, checked at every change (a revocation
+    // anywhere is announced as one: share-links.service.ts revokeShareLink)
+    const [share, roleHolders, validLinks] = await Promise.all([
+      (shareViewers && isPublic) || linkIds.size > 0 ? this.shareFrame() : undefined,
       nonOwners && !isPublic ? this.roleHolders() : undefined,
+      linkIds.size > 0 ? validLinkIds(this.#deps, [...linkIds]) : undefined,
     ])
     return {
       snapshot: this,
@@ -109,6 +129,7 @@ class Snapshot {
       owner: owner ? this.ownerFrame() : undefined,
       others: nonOwners ? this.othersFrame() : undefined,
       roleHolders,
+      validLinks,
     }
   }
 }
@@ -124,6 +145,8 @@ interface Delivery {
   others: SseFrame | undefined
   /** Role holders of a private status; absent for a public one, or when nobody needed them. */
   roleHolders: Set<string> | undefined
+  /** The links of the link viewers that still work; absent when there were none. */
+  validLinks: Set<string> | undefined
 }
 
 /**
@@ -133,6 +156,7 @@ interface Delivery {
  */
 function visibleIn(delivery: Delivery, viewer: Viewer): boolean | undefined {
   const { snapshot } = delivery
+  if (viewer.kind === 'link') return delivery.validLinks?.has(viewer.linkId)
   if (snapshot.isPublic) return true
   if (viewer.kind === 'share') return false
   if (viewer.userId === snapshot.row.owner_id) return true
@@ -144,7 +168,14 @@ interface FeedDeps {
   plans: Plans
   events: StatusEventBus
   log: FastifyBaseLogger
+  /** Where private share links' expiries are judged; the system clock when absent. */
+  clock?: Clock
+  /** How often streams opened through a private share link look for its expiry (ms). */
+  linkCheckIntervalMs?: number
 }
+
+/** How often link streams look for their link's expiry, unless told otherwise. */
+export const LINK_CHECK_INTERVAL_MS = 1_000
 
 /** Resolves in a later turn of the event loop (after pending I/O callbacks and responses). */
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
@@ -239,12 +270,12 @@ function deliver(client: Client, delivery: Delivery): void {
   const visible = visibleIn(delivery, client.viewer)
   if (visible === undefined) return
   if (!visible) {
-    gone(client, snapshot.notVisibleFrame())
+    gone(client, client.viewer.kind === 'link' ? LINK_ENDED_FRAME : snapshot.notVisibleFrame())
     return
   }
   const { viewer } = client
   const frame =
-    viewer.kind === 'share'
+    viewer.kind === 'share' || viewer.kind === 'link'
       ? delivery.share
       : viewer.userId === snapshot.row.owner_id
         ? delivery.owner
@@ -276,10 +307,43 @@ function gone(client: Client, frame: SseFrame): void {
 export class StatusFeeds {
   readonly #feeds = new Map<string, Feed>()
   readonly #deps: FeedDeps
+  /** Clients watching through a private share link, for the expiry check. */
+  readonly #linkClients = new Set<Client>()
+  #linkTimer: NodeJS.Timeout | undefined
   #closed = false
 
   constructor(deps: FeedDeps) {
     this.#deps = deps
+  }
+
+  /**
+   * Ends the streams whose private share link has expired (docs/accounts.md#private-share-links):
+   * every LINK_CHECK_INTERVAL_MS while any is open, against the clock, with no storage read
+   * (a revocation needs none: it is announced as a change, and checked with the change).
+   */
+  endExpiredLinks(): void {
+    const now = (this.#deps.clock ?? systemClock).now()
+    for (const client of [...this.#linkClients])
+      if (client.viewer.kind === 'link' && now >= client.viewer.expiresAt)
+        gone(client, LINK_ENDED_FRAME)
+  }
+
+  #watchLink(client: Client): void {
+    this.#linkClients.add(client)
+    client.stream.onClose(() => {
+      this.#linkClients.delete(client)
+      if (this.#linkClients.size === 0) {
+        clearInterval(this.#linkTimer)
+        this.#linkTimer = undefined
+      }
+    })
+    if (this.#linkTimer) return
+    this.#linkTimer = setInterval(
+      () => this.endExpiredLinks(),
+      this.#deps.linkCheckIntervalMs ?? LINK_CHECK_INTERVAL_MS,
+    )
+    // note: never keeps the process alive on its own
+    this.#linkTimer.unref()
   }
 
   /**
@@ -300,6 +364,7 @@ export class StatusFeeds {
     }
     const client: Client = { stream, viewer, lastSent: -1, resumeFrom, first: true }
     feed.clients.add(client)
+    if (viewer.kind === 'link') this.#watchLink(client)
     const attached = feed
     stream.onClose(() => {
       attached.clients.delete(client)
@@ -328,6 +393,8 @@ export class StatusFeeds {
   /** Ends every stream (at shutdown: open streams would otherwise hold the server open). */
   closeAll(): void {
     this.#closed = true
+    clearInterval(this.#linkTimer)
+    this.#linkTimer = undefined
     for (const feed of [...this.#feeds.values()])
       for (const client of [...feed.clients]) client.stream.close()
   }

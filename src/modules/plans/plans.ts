@@ -6,6 +6,10 @@ import { Type } from 'typebox'
 const Limit = (maximum: number) => Type.Union([Type.Integer({ minimum: 0, maximum }), Type.Null()])
 /** The most days of history a plan may keep short of forever (null): about 2 700 years. */
 export const MAX_HISTORY_DAYS = 1_000_000
+/** The longest a private share link may last on any plan: about ten years. */
+export const MAX_SHARE_LINK_DAYS = 3_650
+/** How long a private share link may last on a plan that does not say (the free plan's). */
+export const DEFAULT_SHARE_LINK_DAYS = 7
 
 export const PlanSchema = Type.Object(
   {
@@ -16,6 +20,10 @@ export const PlanSchema = Type.Object(
     // note: bounded so that "now minus that many days" stays a date (a larger value made every
     // value update fail with a RangeError); null keeps history forever
     historyDays: Limit(MAX_HISTORY_DAYS),
+    // note: optional, so that a plans file written before private share links existed still
+    // loads; a plan without it caps links at DEFAULT_SHARE_LINK_DAYS (shareLinkDaysOf). Never
+    // null: a private link always ends (docs/accounts.md#private-share-links)
+    shareLinkDays: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SHARE_LINK_DAYS })),
   },
   { additionalProperties: false },
 )
@@ -56,6 +64,7 @@ export const DEFAULT_PLANS: Plans = {
     maxStatuses: 25,
     requestsPerMinute: 60,
     historyDays: 7,
+    shareLinkDays: 7,
   },
   pro: {
     descriptionLinks: true,
@@ -63,8 +72,12 @@ export const DEFAULT_PLANS: Plans = {
     maxStatuses: 10_000,
     requestsPerMinute: 1_200,
     historyDays: 365,
+    shareLinkDays: 30,
   },
 }
+
+/** The most days a private share link may last on this plan (docs/api.md#plans). */
+export const shareLinkDaysOf = (plan: Plan): number => plan.shareLinkDays ?? DEFAULT_SHARE_LINK_DAYS
 
 /** Reads and validates an operator's plans file; it replaces the built-in table. */
 export function loadPlansFile(path: string): Plans {
@@ -98,6 +111,7 @@ export function mostCapablePlan(plans: Plans): string {
     rank(p.maxStatuses),
     rank(p.requestsPerMinute),
     rank(p.historyDays),
+    shareLinkDaysOf(p),
   ]
   const names = Object.keys(plans)
   names.sort((a, b) => {

@@ -33,6 +33,12 @@ export const StatusInputSchema = withReadOnlyProperties(
       // "owners" is the seed sample response's spelling; accepted, answered as "owner"
       accessTypeUserList: Type.Optional(StringEnum([...ACCESS_LEVELS, 'owners'])),
       accessTypeHistory: Type.Optional(StringEnum(ACCESS_LEVELS)),
+      listed: Type.Optional(
+        Type.Boolean({
+          description:
+            'Found by search when the status is also public (docs/accounts.md#discovery)',
+        }),
+      ),
     },
     {
       $id: 'StatusInput',
@@ -61,6 +67,9 @@ export const StatusSchema = Type.Object(
     colorNo: Type.Integer({ minimum: 1, maximum: 12 }),
     accessTypeUserList: StringEnum(ACCESS_LEVELS),
     accessTypeHistory: StringEnum(ACCESS_LEVELS),
+    listed: Type.Boolean({
+      description: 'Found by search while the status is public (docs/accounts.md#discovery)',
+    }),
     changeCount: Type.Integer({ minimum: 0 }),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
@@ -83,6 +92,7 @@ export const StatusSchema = Type.Object(
         colorNo: 2,
         accessTypeUserList: 'owner',
         accessTypeHistory: 'private',
+        listed: false,
         changeCount: 1,
         createdAt: '2026-11-22T04:26:43.754Z',
         updatedAt: '2026-11-22T04:26:43.754Z',

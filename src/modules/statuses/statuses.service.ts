@@ -127,6 +127,7 @@ export function toStatus(row: StatusRow, readerId: string): Status {
     colorNo: row.color_no,
     accessTypeUserList: row.access_type_user_list as AccessLevel,
     accessTypeHistory: row.access_type_history as AccessLevel,
+    listed: Number(row.listed) === 1,
     changeCount: Number(row.change_count),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -150,8 +151,16 @@ function toRowChanges(input: StatusInput, now: string): StatusRowUpdate {
   if (input.accessTypeUserList !== undefined)
     changes.access_type_user_list = normaliseLevel(input.accessTypeUserList)
   if (input.accessTypeHistory !== undefined) changes.access_type_history = input.accessTypeHistory
+  if (input.listed !== undefined) changes.listed = input.listed ? 1 : 0
   return changes
 }
+
+/**
+ * A name as search compares it (docs/accounts.md#discovery): compatibility-normalised and in
+ * lower case, by the application, so both engines find the same statuses (search.ts folds
+ * the query the same way).
+ */
+export const searchableName = (name: string): string => name.normalize('NFKC').toLowerCase()
 
 /** Normalised input: the alias `owners` is `owner` before any rule looks at it. */
 function normaliseInput(input: StatusInput): StatusInput {
@@ -181,7 +190,12 @@ async function applyUpdate(
   })
   const now = nowIso()
   const valueChanged = input.value !== undefined
-  const updated = await updateStatusRow(tx, status, toRowChanges(input, now), valueChanged)
+  const changes = toRowChanges(input, now)
+  // note: a value write (the hot path) leaves the search name alone; a status stored before
+  // search came gets one when it is renamed or listed
+  if (input.name !== undefined || input.listed !== undefined)
+    changes.name_search = searchableName(input.name ?? status.name)
+  const updated = await updateStatusRow(tx, status, changes, valueChanged)
   // a concurrent delete between our read and write: the status is gone
   if (!updated) throw notFound('Status not found')
   if (valueChanged) {
@@ -354,7 +368,8 @@ function newStatusRow(caller: Caller, key: string, name: string, input: StatusIn
     updated_at: now,
     value_updated_at: hasValue ? now : null,
     version: 1,
-    listed: 0,
+    listed: input.listed ? 1 : 0,
+    name_search: searchableName(name),
   }
 }
 
