@@ -8,14 +8,15 @@ import type { Kysely } from 'kysely'
 //   SQLite's folds ASCII letters only, PostgreSQL's every letter, and a search must find the
 //   same statuses on both. Null for rows written before this version: no status was listed
 //   then (`listed` came with the previous migration, default 0), and listing one writes it.
-// - statuses_listed: search reads only listed statuses, in creation order, so the statuses
-//   nobody listed (nearly all of them) cost nothing.
+// - statuses_listed: search reads only listed public statuses, in creation order, and tests
+//   their names in the index itself (it holds name_search), so the statuses nobody listed
+//   cost nothing and a listed one costs an index entry (docs/performance.md#search).
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('statuses').addColumn('name_search', 'text').execute()
   await db.schema
     .createIndex('statuses_listed')
     .on('statuses')
-    .columns(['listed', 'created_at', 'id'])
+    .columns(['listed', 'access_type', 'created_at', 'id', 'name_search'])
     .execute()
 }
 

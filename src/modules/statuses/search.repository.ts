@@ -24,21 +24,31 @@ export function searchListedStatuses(
   words: readonly string[],
   page: { limit: number; after?: { createdAt: string; id: string } },
 ): Promise<SearchRow[]> {
-  let query = db
-    .selectFrom('statuses as s')
-    .innerJoin('users as u', 'u.id', 's.owner_id')
-    .select(['s.id', 's.share_id', 's.name', 's.value', 's.created_at', 'u.name as owner_name'])
-    .where('s.listed', '=', 1)
-    .where('s.access_type', '=', 'public')
+  // the page's ids first, from the statuses_listed index alone (it holds every column the
+  // filter reads), then those rows: reading each listed row to test its name cost 7 µs a row
+  // on SQLite (185 ms for 25 000 listed statuses, bench/search.ts), the index alone 0.1 µs
+  let ids = db
+    .selectFrom('statuses')
+    .select('id')
+    .where('listed', '=', 1)
+    .where('access_type', '=', 'public')
   // note: ESCAPE on both engines; `%` and `_` in what was typed match only themselves
   for (const word of words)
-    query = query.where(
-      sql<boolean>`${sql.ref('s.name_search')} like ${`%${likeLiteral(word)}%`} escape '!'`,
+    ids = ids.where(
+      sql<boolean>`${sql.ref('name_search')} like ${`%${likeLiteral(word)}%`} escape '!'`,
     )
   const { after } = page
   if (after)
-    query = query.where((eb) =>
-      eb(eb.refTuple('s.created_at', 's.id'), '>', eb.tuple(after.createdAt, after.id)),
+    ids = ids.where((eb) =>
+      eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.createdAt, after.id)),
     )
-  return query.orderBy('s.created_at').orderBy('s.id').limit(page.limit).execute()
+  ids = ids.orderBy('created_at').orderBy('id').limit(page.limit)
+  return db
+    .selectFrom('statuses as s')
+    .innerJoin('users as u', 'u.id', 's.owner_id')
+    .select(['s.id', 's.share_id', 's.name', 's.value', 's.created_at', 'u.name as owner_name'])
+    .where('s.id', 'in', ids)
+    .orderBy('s.created_at')
+    .orderBy('s.id')
+    .execute()
 }
