@@ -123,6 +123,22 @@ describe(`search finds only listed public statuses [${TEST_ENGINE}]`, () => {
     assert.deepEqual(names(await search(t, alice, 'garden')), ['Garden bench', 'Garden gate'])
   })
 
+  it('a key confined to some statuses (a device key) finds none but those', async (ctx) => {
+    const t = await makeApp(ctx)
+    const owner = await t.user()
+    const a = await createStatus(t, owner, 'a', {
+      name: 'Dock one',
+      accessType: 'public',
+      listed: true,
+    })
+    await createStatus(t, owner, 'b', { name: 'Dock two', accessType: 'public', listed: true })
+    const made = await t.request(owner, 'POST', '/v1/user/api-keys', { statusIds: [a.id] })
+    assert.equal(made.statusCode, 201, made.body)
+    const device = { id: owner.id, key: made.json().key as string }
+    assert.deepEqual(names(await search(t, device, 'dock')), ['Dock one'])
+    assert.deepEqual(names(await search(t, owner, 'dock')), ['Dock one', 'Dock two'])
+  })
+
   it('a listed status made private is no longer found; made public again, it is', async (ctx) => {
     const t = await makeApp(ctx)
     const owner = await t.user()

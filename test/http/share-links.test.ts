@@ -510,6 +510,31 @@ describe(`following through a link [${TEST_ENGINE}]`, () => {
     assert.equal(refused.json().errorCode, 'notVerified')
   })
 
+  it('a key confined to other statuses (a device key) cannot follow: 404, as for a forged link', async (ctx) => {
+    const { t, token, statusId } = await linkedApp(ctx)
+    const holder = await t.user()
+    const own = await createStatus(t, holder, 'mine', { name: 'Mine' })
+    const made = await t.request(holder, 'POST', '/v1/user/api-keys', { statusIds: [own.id] })
+    assert.equal(made.statusCode, 201, made.body)
+    const device = { id: holder.id, key: made.json().key as string }
+    assert.equal(
+      (await t.request(device, 'POST', `/v1/share-links/${token}/follow`)).statusCode,
+      404,
+    )
+    assert.equal((await t.request(holder, 'GET', `/v1/status/${statusId}`)).statusCode, 404)
+  })
+
+  it('a key without status:read cannot follow: 403 insufficientScope', async (ctx) => {
+    const { t, token } = await linkedApp(ctx)
+    const holder = await t.user()
+    const made = await t.request(holder, 'POST', '/v1/user/api-keys', { scopes: ['status:value'] })
+    assert.equal(made.statusCode, 201, made.body)
+    const narrow = { id: holder.id, key: made.json().key as string }
+    const res = await t.request(narrow, 'POST', `/v1/share-links/${token}/follow`)
+    assert.equal(res.statusCode, 403)
+    assert.equal(res.json().errorCode, 'insufficientScope')
+  })
+
   it('a forged token: 404, and no role is granted', async (ctx) => {
     const { t, statusId } = await linkedApp(ctx)
     const holder = await t.user()

@@ -23,6 +23,7 @@ export function searchListedStatuses(
   db: Db,
   words: readonly string[],
   page: { limit: number; after?: { createdAt: string; id: string } },
+  among?: readonly string[],
 ): Promise<SearchRow[]> {
   // the page's ids first, from the statuses_listed index alone (it holds every column the
   // filter reads), then those rows: reading each listed row to test its name cost 7 µs a row
@@ -37,6 +38,11 @@ export function searchListedStatuses(
     ids = ids.where(
       sql<boolean>`${sql.ref('name_search')} like ${`%${likeLiteral(word)}%`} escape '!'`,
     )
+  // a key confined to some statuses (a device key) finds none but those
+  if (among !== undefined) {
+    if (among.length === 0) return Promise.resolve([])
+    ids = ids.where('id', 'in', [...among])
+  }
   const { after } = page
   if (after)
     ids = ids.where((eb) =>

@@ -29,7 +29,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request, reply) => {
       const { q, limit = DEFAULT_SEARCH_PAGE, cursor } = request.query
-      const page = await searchStatuses(deps, { q, limit, cursor })
+      const page = await searchStatuses(deps, { q, limit, cursor }, request.caller.limits)
       if (page.nextCursor !== null) {
         const next = new URLSearchParams({ q, limit: String(limit), cursor: page.nextCursor })
         reply.header('link', `<${publicUrl ?? ''}/v1/search/statuses?${next}>; rel="next"`)

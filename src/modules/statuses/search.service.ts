@@ -2,6 +2,7 @@ import type { Static } from 'typebox'
 import { Type } from 'typebox'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import { validationError } from '../../lib/errors.ts'
+import type { CredentialLimits } from '../keys/scopes.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { searchListedStatuses } from './search.repository.ts'
 import { searchableName } from './statuses.service.ts'
@@ -71,12 +72,18 @@ export function searchWords(q: string): string[] {
 export async function searchStatuses(
   deps: ServiceDeps,
   query: { q: string; limit?: number; cursor?: string },
+  limits?: CredentialLimits,
 ): Promise<Page<SearchResult>> {
   const words = searchWords(query.q)
   const limit = query.limit ?? DEFAULT_SEARCH_PAGE
   const after = query.cursor === undefined ? undefined : decodePosition(query.cursor)
   // one row more than asked tells whether another page follows
-  const rows = await searchListedStatuses(deps.db, words, { limit: limit + 1, after })
+  const rows = await searchListedStatuses(
+    deps.db,
+    words,
+    { limit: limit + 1, after },
+    limits?.statusIds ?? undefined,
+  )
   return toPage(
     rows,
     limit,

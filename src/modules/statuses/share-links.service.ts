@@ -29,7 +29,7 @@ import { insertRoleUnlessPresent } from './sharing.repository.ts'
 import type { StatusUser } from './sharing.schemas.ts'
 import { accessById, listStatusUsers, type PageRequest } from './sharing.service.ts'
 import { announcedWrite } from './status-events.ts'
-import { mayReadDetail, roleOn } from './statuses.access.ts'
+import { mayReadDetail, roleOn, withinReach } from './statuses.access.ts'
 import { findStatusById, findStatusByIdForWrite } from './statuses.repository.ts'
 import type { AccessLevel, Status } from './statuses.schemas.ts'
 import { type Caller, toStatus } from './statuses.service.ts'
@@ -353,6 +353,9 @@ export async function followLink(
 ): Promise<{ status: Status; created: boolean }> {
   return writerOf(deps).run(async (tx) => {
     const { status } = await linkedStatus(deps, token, { db: tx, forWrite: true })
+    // a key confined to other statuses (a device key) does not reach this one: as forged
+    if (!withinReach(status, caller.limits))
+      throw notFound('This link does not work: it may have expired or been revoked')
     const role = await roleOn(tx, status, caller.userId)
     if (role === 'owner') throw new ApiError(409, 'conflict', 'You own this status')
     const created =
