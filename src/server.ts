@@ -6,6 +6,7 @@ import { migrateToLatest } from './db/migrate.ts'
 import { createMailer, describeSmtpUrl } from './lib/mailer.ts'
 import { redactHeaderValue, redactRequestUrl } from './lib/redact.ts'
 import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.service.ts'
+import { pruneEndedShareLinks } from './modules/statuses/share-links.service.ts'
 import { ensureFirstUser } from './modules/users/first-user.ts'
 
 const HOUSEKEEPING_INTERVAL_MS = 60 * 60 * 1000
@@ -82,12 +83,17 @@ export async function serve(
   reportCheckpointError = (err) =>
     app.log.error({ err }, 'SQLite checkpoint failed: the log grows until one succeeds')
 
-  // housekeeping: stored idempotent responses are kept for their 24 h window only; once
-  // soon after the start too, so an instance restarted more often than hourly still prunes
-  const prune = () =>
-    pruneIdempotencyRecords(database.db).catch((err) =>
+  // housekeeping: stored idempotent responses are kept for their 24 h window only, and
+  // private share links until they leave their owner's list; once soon after the start
+  // too, so an instance restarted more often than hourly still prunes
+  const prune = async () => {
+    await pruneIdempotencyRecords(database.db).catch((err) =>
       app.log.warn({ err }, 'pruning idempotency records failed'),
     )
+    await pruneEndedShareLinks(database.db).catch((err) =>
+      app.log.warn({ err }, 'pruning ended share links failed'),
+    )
+  }
   const housekeeping = setInterval(prune, HOUSEKEEPING_INTERVAL_MS)
   housekeeping.unref()
   const firstPrune = setTimeout(prune, FIRST_HOUSEKEEPING_MS)

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
+import { pruneEndedShareLinks } from '../../src/modules/statuses/share-links.service.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import { defer, type Lifetime } from '../helpers/cleanup.ts'
 import { type TestClock, testClock } from '../helpers/clock.ts'
@@ -435,6 +436,18 @@ describe(`forged, revoked, expired: the same 404 [${TEST_ENGINE}]`, () => {
       (await t.request(owner, 'GET', `/v1/status/${statusId}/share-links`)).json(),
       [],
     )
+  })
+
+  it('housekeeping deletes the links that left the list (ended over 7 days ago), and only those', async (ctx) => {
+    const { t, owner, statusId, linkId, clock } = await linkedApp(ctx)
+    const second = (await t.request(owner, 'POST', `/v1/status/${statusId}/share-links`, {})).json()
+    await t.request(owner, 'DELETE', `/v1/status/${statusId}/share-links/${linkId}`)
+    const count = async () =>
+      (await t.database.db.selectFrom('share_links').select('id').execute()).map((r) => r.id)
+    assert.equal(await pruneEndedShareLinks(t.database.db, clock.now()), 0)
+    clock.advance(7 * DAY_MS + 1)
+    assert.equal(await pruneEndedShareLinks(t.database.db, clock.now()), 1)
+    assert.deepEqual(await count(), [second.id])
   })
 
   it('deleting the status ends its links: 404', async (ctx) => {

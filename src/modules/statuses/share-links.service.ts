@@ -16,6 +16,7 @@ import type { ShareBadge, SharePage } from './share.service.ts'
 import { shareViewOf } from './share.service.ts'
 import {
   countValidShareLinks,
+  deleteShareLinksEndedBefore,
   findShareLink,
   findValidShareLink,
   insertShareLink,
@@ -242,6 +243,13 @@ export async function revokeShareLink(
     (status) => ({ statusId: status.id, version: Number(status.version), kind: 'access' }),
   )
 }
+
+/**
+ * Deletes the links that ended (revoked or expired) before the owner's list stops showing
+ * them (housekeeping, src/server.ts): the table holds working links and recent ones only.
+ */
+export const pruneEndedShareLinks = (db: Db, now: number = Date.now()): Promise<number> =>
+  deleteShareLinksEndedBefore(db, new Date(now - ENDED_SHARE_LINK_LIST_DAYS * DAY_MS).toISOString())
 
 /** Of these links, those that still work: live streams opened through them check with it. */
 export const validLinkIds = (
