@@ -6,6 +6,7 @@ import pg from 'pg'
 import type { DB, StatusRow } from '../../src/db/database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 import { listHistory, pruneHistory } from '../../src/modules/statuses/history.repository.ts'
+import { searchListedStatuses } from '../../src/modules/statuses/search.repository.ts'
 import {
   findStatusById,
   listOwnedStatuses,
@@ -122,6 +123,25 @@ describe(onEngine('query plans of the hot paths'), () => {
         list.plan,
         /Index (Only )?Scan using statuses_owner_created[^\n]*\n\s*Index Cond: \(\(owner_id = [^)]+\) AND \(ROW\(created_at, id\) > ROW\(/,
       )
+  })
+
+  it('a search page reads the listed public statuses from the statuses_listed index alone, in order, then fetches the page by primary key', async () => {
+    const [search] = await store.plansOf((db) =>
+      searchListedStatuses(db, ['room'], {
+        limit: 21,
+        after: { createdAt: '2030-01-01T00:00:00.000Z', id: 'x' },
+      }),
+    )
+    assert.ok(search)
+    // the names are tested in the index (it holds name_search): statuses nobody listed are
+    // never read, and a listed one costs an index entry (docs/performance.md#search)
+    if (TEST_ENGINE === 'sqlite')
+      assert.match(
+        search.plan,
+        /SEARCH statuses USING COVERING INDEX statuses_listed \(listed=\? AND access_type=\? AND \(created_at,id\)>\(\?,\?\)\)/,
+      )
+    else assert.match(search.plan, /Index Only Scan using statuses_listed/)
+    assert.doesNotMatch(search.plan, TEST_ENGINE === 'sqlite' ? /^SCAN /m : /Seq Scan/, search.plan)
   })
 
   it('a history page after a cursor walks the primary key down from the cursor', async () => {
