@@ -124,6 +124,26 @@ describe('passkeys in real Chromium', { skip: chromiumMissing(), timeout: 180_00
     assert.equal(again.body.errorCode, 'invalidCredentials')
   })
 
+  it('one answer posted twice at once signs in once', async (ctx) => {
+    const { t, origin } = await passkeyApp(ctx)
+    const alice = await t.user()
+    const p = await personPage(ctx, origin)
+    assert.equal((await p.register({ headers: { 'service-api-key': alice.key } })).status, 201)
+    const a = await p.assert()
+    const body = { challengeId: a.challengeId, response: a.response }
+    const [first, second] = await Promise.all([
+      t.request(null, 'POST', '/v1/auth/passkey/login', body),
+      t.request(null, 'POST', '/v1/auth/passkey/login', body),
+    ])
+    assert.deepEqual([first.statusCode, second.statusCode].sort(), [200, 401])
+    const sessions = await t.database.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('user_id', '=', alice.id)
+      .execute()
+    assert.equal(sessions.length, 1)
+  })
+
   it('an answer to another challenge is refused, and leaves both challenges open', async (ctx) => {
     const { t, origin } = await passkeyApp(ctx)
     const alice = await t.user()
