@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createMailer } from '../../src/lib/mailer.ts'
-import { asSession, GOOD_PASSWORD, sessionCookieOf } from '../helpers/accounts.ts'
+import { asSession, GOOD_PASSWORD, sessionCookieOf, signUpUser } from '../helpers/accounts.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
 import { type TestClock, testClock } from '../helpers/clock.ts'
@@ -201,5 +201,24 @@ describe('sign-up through an invitation link (SIGNUP=invite)', () => {
     })
     assert.equal(res.statusCode, 201, res.body)
     assert.equal(res.json().authLevel, 'verified')
+  })
+})
+
+describe('accepting with a session (a browser)', () => {
+  it('a signed-in person accepts a link with their session cookie; from another site it is refused', async (ctx) => {
+    const w = await world(ctx, 'open')
+    const { token } = await w.link({ role: 'subscriber' })
+    const { cookie } = await signUpUser(w.t, { email: 'sam@example.com', name: 'Sam' })
+    const url = `/v1/invitations/${token}/accept`
+    const crossSite = await asSession(w.t, cookie, 'POST', url, undefined, {
+      'sec-fetch-site': 'cross-site',
+    })
+    assert.equal(crossSite.statusCode, 403)
+    assert.equal(crossSite.json().errorCode, 'csrfRejected')
+    const res = await asSession(w.t, cookie, 'POST', url)
+    assert.equal(res.statusCode, 200, res.body)
+    assert.equal(res.json().role, 'subscriber')
+    const mine = await asSession(w.t, cookie, 'GET', `/v1/status/${w.statusId}`)
+    assert.equal(mine.statusCode, 200)
   })
 })
