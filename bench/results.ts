@@ -169,7 +169,27 @@ export interface VersusResult extends ResultBase {
   }[]
 }
 
-export type Result = RigResult | FanoutResult | ScaleResult | LayoutResult | VersusResult
+/** `npm run bench:signin`: sign-in under load, and what it costs the requests beside it. */
+export interface SigninResult extends ResultBase {
+  kind: 'signin'
+  params: { concurrency: number; durationS: number; accounts: number; scrypt: string }
+  /** One password hash verification alone, in this process (libuv's thread pool). */
+  hashMs: { p50: number; p99: number; runs: number }
+  /** POST /v1/auth/login, `concurrency` at a time, for `durationS`. */
+  signIn: { p50Ms: number; p99Ms: number; perS: number; count: number }
+  /** GET /v1/user with a session cookie, one at a time: alone, then beside the sign-ins. */
+  cheap: { aloneP50Ms: number; aloneP99Ms: number; duringP50Ms: number; duringP99Ms: number }
+  /** Non-2xx answers and socket errors: a run with any is not a result. */
+  errors: number
+}
+
+export type Result =
+  | RigResult
+  | FanoutResult
+  | ScaleResult
+  | LayoutResult
+  | VersusResult
+  | SigninResult
 
 /** The host this process runs on. */
 export function thisHost(): Host {

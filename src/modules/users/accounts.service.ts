@@ -15,12 +15,7 @@ import type { Plans } from '../plans/plans.ts'
 import { emailKeyOf, emailProblem } from './email-address.ts'
 import { emailTaken } from './email-and-password.service.ts'
 import type { LoginThrottle } from './login-throttle.ts'
-import {
-  dummyPasswordHash,
-  type PasswordHasher,
-  passwordProblem,
-  scryptHasher,
-} from './passwords.ts'
+import { type PasswordHasher, passwordProblem, scryptHasher } from './passwords.ts'
 import { endSessionsOf, type SessionHolders } from './sessions.service.ts'
 import { findUserByEmail, findUserById, insertUser, updateUser } from './users.repository.ts'
 import { type AuthLevel, authLevelOf } from './users.service.ts'
@@ -136,9 +131,10 @@ export async function signIn(
   const emailKey = emailKeyOf(input.email)
   const wait = deps.throttle?.retryAfter(emailKey, input.ip) ?? 0
   if (wait > 0) throw rateLimited(wait)
+  const hasher = deps.hasher ?? scryptHasher
   const user = await findUserByEmail(deps.db, input.email)
-  const stored = user?.password_hash ?? (await dummyPasswordHash())
-  const matches = await (deps.hasher ?? scryptHasher).verify(stored, input.password)
+  const stored = user?.password_hash ?? (await hasher.dummyHash())
+  const matches = await hasher.verify(stored, input.password)
   if (!user || user.password_hash === null || !matches) {
     deps.throttle?.failed(emailKey, input.ip)
     throw invalidCredentials()

@@ -113,21 +113,26 @@ export async function verifyPassword(stored: string, password: string): Promise<
 export interface PasswordHasher {
   hash(password: string): Promise<string>
   verify(stored: string, password: string): Promise<boolean>
+  /**
+   * A hash of no one's password, made as `hash` makes them: signing in with an unknown e-mail
+   * verifies against it, so that it costs what a wrong password costs (no account
+   * enumeration by timing).
+   */
+  dummyHash(): Promise<string>
 }
 
-export const scryptHasher: PasswordHasher = {
-  hash: (password) => hashPassword(password),
-  verify: verifyPassword,
+/** A scrypt hasher with these parameters (tests of other rules take cheaper ones). */
+export function scryptHasherWith(params: ScryptParams): PasswordHasher {
+  let dummy: Promise<string> | undefined
+  return {
+    hash: (password) => hashPassword(password, params),
+    verify: verifyPassword,
+    dummyHash: () => {
+      dummy ??= hashPassword(randomBytes(16).toString('hex'), params)
+      return dummy
+    },
+  }
 }
 
-let dummy: Promise<string> | undefined
-
-/**
- * A hash of no one's password, with the current parameters: signing in with an unknown e-mail
- * verifies against it, so that it costs what a wrong password costs (no account enumeration
- * by timing).
- */
-export const dummyPasswordHash = (): Promise<string> => {
-  dummy ??= hashPassword(randomBytes(16).toString('hex'))
-  return dummy
-}
+/** The hasher of the service: scrypt with SCRYPT_PARAMS. */
+export const scryptHasher: PasswordHasher = scryptHasherWith(SCRYPT_PARAMS)
