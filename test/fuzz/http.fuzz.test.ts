@@ -57,8 +57,20 @@ before(async () => {
   ids.foreignKey = (await t.request(who.other, 'GET', '/v1/user/api-keys')).json()[0].id
 })
 
-/** Every row of every table (tables added later included). */
-const snapshot = (): Promise<string> => snapshotTables(t.database.db as never)
+/**
+ * Every row of every table (tables added later included), but the history sweep's work in
+ * flight: a status deleted by an earlier request has its history removed in the background
+ * (docs/operations.md#history-sweep), possibly while a later, rejected request runs.
+ */
+async function snapshot(): Promise<string> {
+  const tables: Record<string, string[]> = JSON.parse(await snapshotTables(t.database.db as never))
+  const statuses = new Set(tables.statuses?.map((row) => JSON.parse(row).id as string))
+  tables.status_deletions = []
+  tables.status_history = (tables.status_history ?? []).filter((row) =>
+    statuses.has(JSON.parse(row).status_id),
+  )
+  return JSON.stringify(tables)
+}
 
 // ---- arbitraries -----------------------------------------------------------------------
 
