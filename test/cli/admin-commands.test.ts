@@ -1,35 +1,17 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import { after, before, describe, it } from 'node:test'
+import { before, describe, it } from 'node:test'
 import { buildApp } from '../../src/app.ts'
 import { createDatabase } from '../../src/db/create-database.ts'
 import { DEFAULT_PLANS } from '../../src/modules/plans/plans.ts'
-import { json, run } from '../helpers/cli.ts'
+import { json, run, useCliDatabase } from '../helpers/cli.ts'
 
 // The admin CLI (docs/operations.md#admin-cli), run in-process through `main(argv, out, err)`
 // exactly as bin/statusd.js runs it, on a temp SQLite file named by DATABASE_URL (loadConfig reads
 // process.env). Each key the CLI prints is then tried against the API (buildApp on the same file,
 // inject).
 
-const saved = { DATABASE_URL: process.env.DATABASE_URL, PLANS_FILE: process.env.PLANS_FILE }
-let dir: string
-
-before(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'statusd-cli-'))
-  process.env.DATABASE_URL = `sqlite:${path.join(dir, 'statusd.db')}`
-  delete process.env.PLANS_FILE
-})
-
-after(() => {
-  for (const [name, value] of Object.entries(saved)) {
-    if (value === undefined) delete process.env[name]
-    else process.env[name] = value
-  }
-  fs.rmSync(dir, { recursive: true, force: true })
-})
+useCliDatabase('statusd-cli-')
 
 /** Sends one request to the API on the CLI's database, with `key` in the seed's header. */
 async function api(key: string, method: 'GET' | 'POST', url: string, body?: unknown) {

@@ -1,29 +1,11 @@
 import assert from 'node:assert/strict'
-import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import { after, before, describe, it } from 'node:test'
-import { json, run } from '../helpers/cli.ts'
+import { describe, it } from 'node:test'
+import { json, run, useCliDatabase } from '../helpers/cli.ts'
 
 // `statusd user add --email`, `user set --name/--email` (docs/operations.md#admin-cli): the
 // rules the API holds names and addresses to, for what the operator types too.
 
-const saved = { DATABASE_URL: process.env.DATABASE_URL, PLANS_FILE: process.env.PLANS_FILE }
-let dir: string
-
-before(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'statusd-cli-profile-'))
-  process.env.DATABASE_URL = `sqlite:${path.join(dir, 'statusd.db')}`
-  delete process.env.PLANS_FILE
-})
-
-after(() => {
-  for (const [name, value] of Object.entries(saved)) {
-    if (value === undefined) delete process.env[name]
-    else process.env[name] = value
-  }
-  fs.rmSync(dir, { recursive: true, force: true })
-})
+useCliDatabase('statusd-cli-profile-')
 
 describe('user add --email', () => {
   it('an address that is not one is refused in one clear line, exit 1, and no user is made', async () => {

@@ -1,5 +1,30 @@
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { after, before } from 'node:test'
 import { main } from '../../src/cli/main.ts'
+
+/**
+ * Points the in-process CLI (loadConfig reads process.env) at a fresh temp SQLite file for the
+ * file's tests, without PLANS_FILE, and puts the environment back afterwards.
+ */
+export function useCliDatabase(prefix: string): void {
+  const saved = { DATABASE_URL: process.env.DATABASE_URL, PLANS_FILE: process.env.PLANS_FILE }
+  let dir = ''
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+    process.env.DATABASE_URL = `sqlite:${path.join(dir, 'statusd.db')}`
+    delete process.env.PLANS_FILE
+  })
+  after(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+}
 
 export interface Run {
   code: number
