@@ -13,10 +13,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('users').addColumn('email_key', 'text').execute()
   await db.schema.alterTable('users').addColumn('password_hash', 'text').execute()
   await db.schema.alterTable('users').addColumn('email_verified_at', 'text').execute()
-  await sql`update users set email_key = lower(email) where email is not null and not exists
-    (select 1 from users older where lower(older.email) = lower(users.email)
-      and (older.created_at < users.created_at
-        or (older.created_at = users.created_at and older.id < users.id)))`.execute(db)
+  // note: folded here as users/email-address.ts folds (toLowerCase), not by SQL's lower(),
+  // which folds only ASCII on SQLite: a key the service would never look up
+  const { rows } = await sql<{ id: string; email: string }>`select id, email from users
+    where email is not null order by created_at, id`.execute(db)
+  const taken = new Set<string>()
+  for (const { id, email } of rows) {
+    const key = email.toLowerCase()
+    if (taken.has(key)) continue
+    taken.add(key)
+    await sql`update users set email_key = ${key} where id = ${id}`.execute(db)
+  }
   await db.schema
     .createIndex('users_email_folded')
     .on('users')
