@@ -419,6 +419,10 @@ function toInject(c: Case): InjectOptions {
   }
 }
 
+// The pages (share page, link page, invitation and e-mail link pages) answer their errors with
+// an HTML page of their own (docs/sharing.md#share-page-and-badge); everything else with the JSON body.
+const PAGE_PATH = /^\/(s|l|invite|auth)(\/|\?|$)/
+
 let cases = 0
 const statuses = new Map<number, number>()
 
@@ -432,7 +436,10 @@ const property = fc.asyncProperty(request, async (c) => {
   const show = () => `${c.method} ${c.url} → ${res.statusCode} ${res.body.slice(0, 300)}`
   assert.ok(res.statusCode < 500, `never a 5xx: ${show()}`)
   assert.deepEqual(Object.getOwnPropertyNames(Object.prototype).sort(), prototypeNames)
-  if (res.statusCode >= 400 && c.method !== 'HEAD') {
+  const page = PAGE_PATH.test(c.url) && /^text\/html/.test(String(res.headers['content-type']))
+  if (page)
+    assert.doesNotMatch(res.body, /\bat .+\.(ts|js):\d+|SQLITE|select |insert into/i, show())
+  else if (res.statusCode >= 400 && c.method !== 'HEAD') {
     assert.match(String(res.headers['content-type']), /^application\/json/, show())
     const error = JSON.parse(res.body)
     assert.equal(typeof error.message, 'string', show())
