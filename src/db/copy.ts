@@ -31,6 +31,13 @@ export const PRIMARY_KEYS: { readonly [T in CopyTable]: readonly (keyof DB[T] & 
   role_invitations: ['id'],
   invitation_links: ['id'],
   share_links: ['id'],
+  boards: ['id'],
+  channels: ['id'],
+  notification_rules: ['status_id', 'user_id'],
+  outbox_events: ['id'],
+  deliveries: ['id'],
+  delivery_attempts: ['id'],
+  service_settings: ['name'],
 }
 
 /** statusd's tables in the order a copy writes them (PRIMARY_KEYS's order). */
@@ -126,6 +133,13 @@ const NOUNS: Record<CopyTable, [string, string]> = {
   role_invitations: ['pending invitation', 'pending invitations'],
   invitation_links: ['invitation link', 'invitation links'],
   share_links: ['share link', 'share links'],
+  boards: ['board', 'boards'],
+  channels: ['notification channel', 'notification channels'],
+  notification_rules: ['notification rule', 'notification rules'],
+  outbox_events: ['notification event', 'notification events'],
+  deliveries: ['delivery', 'deliveries'],
+  delivery_attempts: ['delivery attempt', 'delivery attempts'],
+  service_settings: ['service setting', 'service settings'],
 }
 
 /** "3 users, 1 API key, …" for messages. */

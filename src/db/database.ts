@@ -62,6 +62,14 @@ export interface StatusesTable {
    * written since search came (never listed).
    */
   name_search: Generated<string | null>
+  /** JSON `[{value, colorNo}]`, ≤ 12 entries (docs/app.md#value-palette); null: no palette. */
+  palette: string | null
+  /** Seconds of silence after which the status reads stale (docs/notifications.md#staleness). */
+  stale_after: number | null
+  /** When the current silence turns stale: the last value write + stale_after (null: never). */
+  stale_at: string | null
+  /** When this silence's staleness was announced (null: not yet; every write clears it). */
+  stale_notified_at: string | null
 }
 
 export interface StatusHistoryTable {
@@ -185,6 +193,104 @@ export interface ShareLinksTable {
   revoked_at: string | null
 }
 
+/** A named set of statuses shown together (docs/app.md#boards). */
+export interface BoardsTable {
+  id: string
+  share_id: string
+  owner_id: string
+  name: string
+  access_type: string
+  /** JSON array of status ids, in display order (≤ 100). */
+  status_ids: string
+  created_at: string
+  updated_at: string
+  version: Generated<number>
+}
+
+/** Where a user is told about changes (docs/notifications.md#channels). */
+export interface ChannelsTable {
+  id: string
+  user_id: string
+  /** `webhook`, `email` or `webpush`. */
+  type: string
+  name: string
+  /** JSON of the type's settings: `{url, format}`, `{address}` or `{subscription}`. */
+  config: string
+  /** The Standard Webhooks secret (`whsec_…`), for `standard` webhooks only. */
+  secret: string | null
+  enabled: Generated<number>
+  /** When the channel was confirmed usable (e-mail: its link was opened); null: not yet. */
+  verified_at: string | null
+  /** When the current run of failed deliveries began (null: the last one succeeded). */
+  failing_since: string | null
+  /** Why the service disabled it (null: enabled, or disabled by its owner). */
+  disabled_reason: string | null
+  created_at: string
+  updated_at: string
+}
+
+/** One user's rule for one status (docs/notifications.md#rules). */
+export interface NotificationRulesTable {
+  status_id: string
+  user_id: string
+  /** JSON: `"any"`, `{"changesTo": [...]}`, `{"leaves": [...]}` or `"stale"`. */
+  condition: string
+  /** JSON array of channel ids; null: every channel of the user. */
+  channel_ids: string | null
+  created_at: string
+  updated_at: string
+}
+
+/** What a committed change must notify, written in its transaction (docs/notifications.md#delivery). */
+export interface OutboxEventsTable {
+  /** The stable event id receivers de-duplicate by. */
+  id: string
+  /** `status.changed`, `status.stale`, or a notice to one user/channel (`channel.test`, …). */
+  type: string
+  status_id: string | null
+  user_id: string | null
+  channel_id: string | null
+  /** JSON of the event (for status events: the payload's `status` and `at`). */
+  payload: string
+  created_at: string
+  /** When it was fanned out into deliveries (null: not yet). */
+  done_at: string | null
+}
+
+/** One event to one channel. */
+export interface DeliveriesTable {
+  id: string
+  event_id: string
+  channel_id: string
+  /** `pending`, `delivered` or `failed` (gave up). */
+  state: string
+  attempts: Generated<number>
+  next_attempt_at: string
+  /** Until when an instance holds it to attempt it (null: nobody). */
+  locked_until: string | null
+  created_at: string
+  delivered_at: string | null
+}
+
+/** One attempt to deliver (the channel's delivery log). */
+export interface DeliveryAttemptsTable {
+  id: string
+  delivery_id: string
+  channel_id: string
+  event_id: string
+  at: string
+  status_code: number | null
+  error: string | null
+  duration_ms: number
+}
+
+/** Values the service makes once and keeps (the VAPID key pair). */
+export interface ServiceSettingsTable {
+  name: string
+  value: string
+  created_at: string
+}
+
 export interface DB {
   users: UsersTable
   api_keys: ApiKeysTable
@@ -199,6 +305,13 @@ export interface DB {
   role_invitations: RoleInvitationsTable
   invitation_links: InvitationLinksTable
   share_links: ShareLinksTable
+  boards: BoardsTable
+  channels: ChannelsTable
+  notification_rules: NotificationRulesTable
+  outbox_events: OutboxEventsTable
+  deliveries: DeliveriesTable
+  delivery_attempts: DeliveryAttemptsTable
+  service_settings: ServiceSettingsTable
 }
 
 export type User = Selectable<UsersTable>

@@ -176,6 +176,13 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
       role_invitations: 0,
       invitation_links: 0,
       share_links: 0,
+      boards: 0,
+      channels: 0,
+      notification_rules: 0,
+      outbox_events: 0,
+      deliveries: 0,
+      delivery_attempts: 0,
+      service_settings: 0,
     })
     assert.equal(summary.replaced, false)
     assert.deepEqual(await targetDump(), expected)
@@ -245,7 +252,7 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
     assert.equal(code, 1)
     assert.match(
       err,
-      /target is not empty \(2 users, 3 API keys, 8 statuses, \d+ history rows, 1 role, 1 idempotent response, \d+ deleted status(?:es)? still swept, 0 sessions, 0 passkeys, 0 one-time tokens, 0 pending invitations, 0 invitation links, 0 share links\); pass --force/,
+      /target is not empty \(2 users, 3 API keys, 8 statuses, \d+ history rows, 1 role, 1 idempotent response, \d+ deleted status(?:es)? still swept, 0 sessions, 0 passkeys, 0 one-time tokens, 0 pending invitations, 0 invitation links, 0 share links, 0 boards, 0 notification channels, 0 notification rules, 0 notification events, 0 deliveries, 0 delivery attempts, 0 service settings\); pass --force/,
     )
     assert.deepEqual(await targetDump(), before)
   })

@@ -10,6 +10,7 @@ import * as idempotentEtag from './2026-11-26T000000-idempotent-etag.ts'
 import * as historySweep from './2026-11-27T000000-history-sweep.ts'
 import * as people from './2026-11-28T000000-people.ts'
 import * as shareLinksSearch from './2026-11-28T050000-share-links-search.ts'
+import * as appAndNotifications from './2026-11-29T000000-app-and-notifications.ts'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27T000000-history-sweep': historySweep,
   '2026-11-28T000000-people': people,
   '2026-11-28T050000-share-links-search': shareLinksSearch,
+  '2026-11-29T000000-app-and-notifications': appAndNotifications,
 }

@@ -370,6 +370,12 @@ function newStatusRow(caller: Caller, key: string, name: string, input: StatusIn
     version: 1,
     listed: input.listed ? 1 : 0,
     name_search: searchableName(name),
+    // the palette and staleness are set by their own features (docs/app.md#value-palette,
+    // docs/notifications.md#staleness)
+    palette: null,
+    stale_after: null,
+    stale_at: null,
+    stale_notified_at: null,
   }
 }
 
