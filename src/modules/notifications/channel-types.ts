@@ -1,0 +1,72 @@
+import type { TSchema } from 'typebox'
+import type { Selectable } from 'kysely'
+import type { ChannelsTable } from '../../db/database.ts'
+
+// The contract every channel type fulfils (docs/notifications.md#channels): the worker hands
+// an event to the type of the channel it is for, and learns whether to retry.
+
+export type ChannelRow = Selectable<ChannelsTable>
+export type ChannelType = 'webhook' | 'email' | 'webpush'
+
+/** The Status as a notification carries it (docs/notifications.md#payloads). */
+export interface NotifiedStatus {
+  id: string
+  shareId: string
+  name: string
+  value: string | null
+  previousValue: string | null
+  colorNo: number
+  changeCount: number
+  /** The status's share page. */
+  url: string
+}
+
+/** One event on its way to one channel: the same `id` on every attempt. */
+export interface NotificationEvent {
+  /** `status.changed`, `status.stale`, `channel.test`, `channel.disabled`. */
+  type: string
+  /** Stable across retries: receivers de-duplicate by it. */
+  id: string
+  /** When the change happened (RFC 3339). */
+  at: string
+  status?: NotifiedStatus
+  /** Free text for notices that concern no status (`channel.test`, `channel.disabled`). */
+  message?: string
+}
+
+/** The outcome of a failed attempt. */
+export class DeliveryError extends Error {
+  constructor(
+    message: string,
+    /** false: retrying cannot help (e.g. a push subscription that is gone: 404/410). */
+    readonly retryable: boolean,
+    /** The receiver's HTTP status, when it answered. */
+    readonly statusCode?: number,
+  ) {
+    super(message)
+    this.name = 'DeliveryError'
+  }
+}
+
+/** What a channel type needs from the service to send. */
+export interface SendContext {
+  /** The service's public origin, for links in messages. */
+  publicUrl: string
+}
+
+/** One channel type: how its settings are validated and how it sends. */
+export interface ChannelTypeDefinition<Config = unknown> {
+  type: ChannelType
+  /** The TypeBox schema of `config` in `POST /v1/user/channels` (validated by the route). */
+  configSchema: TSchema
+  /**
+   * Sends one event. Resolves with the receiver's HTTP status when it answered 2xx; throws
+   * DeliveryError otherwise (any other error counts as retryable).
+   */
+  send(
+    channel: ChannelRow,
+    config: Config,
+    event: NotificationEvent,
+    context: SendContext,
+  ): Promise<{ statusCode?: number }>
+}
