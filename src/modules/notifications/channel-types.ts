@@ -1,5 +1,5 @@
-import type { TSchema } from 'typebox'
 import type { Selectable } from 'kysely'
+import type { TSchema } from 'typebox'
 import type { ChannelsTable } from '../../db/database.ts'
 
 // The contract every channel type fulfils (docs/notifications.md#channels): the worker hands
@@ -36,15 +36,16 @@ export interface NotificationEvent {
 
 /** The outcome of a failed attempt. */
 export class DeliveryError extends Error {
-  constructor(
-    message: string,
-    /** false: retrying cannot help (e.g. a push subscription that is gone: 404/410). */
-    readonly retryable: boolean,
-    /** The receiver's HTTP status, when it answered. */
-    readonly statusCode?: number,
-  ) {
+  /** false: retrying cannot help (e.g. a push subscription that is gone: 404/410). */
+  readonly retryable: boolean
+  /** The receiver's HTTP status, when it answered. */
+  readonly statusCode: number | undefined
+
+  constructor(message: string, retryable: boolean, statusCode?: number) {
     super(message)
     this.name = 'DeliveryError'
+    this.retryable = retryable
+    this.statusCode = statusCode
   }
 }
 
