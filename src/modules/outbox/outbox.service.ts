@@ -1,0 +1,58 @@
+import type { Db } from '../../db/database.ts'
+import { newId } from '../../lib/ids.ts'
+import {
+  insertOutboxEvent,
+  listPendingOutboxEvents,
+  markOutboxEventsDone,
+  type OutboxEventRow,
+} from './outbox.repository.ts'
+
+// The transactional outbox (docs/notifications.md#delivery): a write records what it must
+// notify in its own transaction, so a crash after the commit loses nothing; the notifications
+// worker fans recorded events out to channels afterwards. This module sits below statuses,
+// which records events, and above nothing but the database.
+
+export type { OutboxEventRow }
+
+export interface NewOutboxEvent {
+  /** `status.changed`, `status.stale`, `channel.test`, `channel.disabled`, … */
+  type: string
+  statusId?: string | null
+  /** For a notice meant for one user (or one channel) only. */
+  userId?: string | null
+  channelId?: string | null
+  /** What the event says (JSON-serialisable); the notifications worker reads it back. */
+  payload: unknown
+  /** When the change happened (RFC 3339). */
+  at: string
+}
+
+/** The prefix of event ids: receivers see them as `webhook-id` and de-duplicate by them. */
+export const EVENT_ID_PREFIX = 'evt_'
+
+/**
+ * Records an event in `db` (pass the write's transaction); returns its id, which stays the
+ * same on every delivery attempt.
+ */
+export async function recordOutboxEvent(db: Db, event: NewOutboxEvent): Promise<string> {
+  const id = EVENT_ID_PREFIX + newId()
+  await insertOutboxEvent(db, {
+    id,
+    type: event.type,
+    status_id: event.statusId ?? null,
+    user_id: event.userId ?? null,
+    channel_id: event.channelId ?? null,
+    payload: JSON.stringify(event.payload),
+    created_at: event.at,
+    done_at: null,
+  })
+  return id
+}
+
+/** Recorded events not fanned out yet, oldest first. */
+export const pendingOutboxEvents = (db: Db, limit = 100): Promise<OutboxEventRow[]> =>
+  listPendingOutboxEvents(db, limit)
+
+/** Marks events as fanned out; returns how many this call marked. */
+export const markOutboxEventsFannedOut = (db: Db, ids: string[], at: string): Promise<number> =>
+  markOutboxEventsDone(db, ids, at)
