@@ -61,6 +61,16 @@ export interface ChannelTypeDefinition<Config = unknown> {
   /** The TypeBox schema of `config` in `POST /v1/user/channels` (validated by the route). */
   configSchema: TSchema
   /**
+   * Whether a new channel may be used at once (webhook, push) or only once confirmed
+   * (e-mail: by the link mailed to it; `verified_at` stays null until then).
+   */
+  verifiedOnCreate: boolean
+  /**
+   * Runs after the channel was stored (e.g. mails the confirmation link); a failure here is
+   * reported to the caller but does not undo the channel.
+   */
+  afterCreate?(channel: ChannelRow, config: Config, context: SendContext): Promise<void>
+  /**
    * Sends one event. Resolves with the receiver's HTTP status when it answered 2xx; throws
    * DeliveryError otherwise (any other error counts as retryable).
    */
