@@ -66,6 +66,12 @@ export interface ChannelTypeDefinition<Config = unknown> {
    */
   verifiedOnCreate: boolean
   /**
+   * Runs before the channel is stored, with its validated config: throws an ApiError to
+   * refuse it (nothing is stored), e.g. 501 `emailUnavailable` without SMTP, 429 for too many
+   * confirmation mails, 400 for a push subscription whose keys are not keys.
+   */
+  beforeCreate?(input: { userId: string; config: Config }): Promise<void>
+  /**
    * Runs after the channel was stored (e.g. mails the confirmation link); a failure here is
    * reported to the caller but does not undo the channel.
    */
