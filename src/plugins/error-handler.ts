@@ -101,6 +101,12 @@ function toFieldError(e: AjvError, part: string, schema: unknown): FieldError {
         field,
         message: `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}`,
       }
+    case 'maxItems':
+      return { field: field || part, message: `must have at most ${p.limit} entries` }
+    case 'minItems':
+      return { field: field || part, message: `must have at least ${p.limit} entries` }
+    case 'uniqueItems':
+      return { field: field || part, message: 'must not name an entry twice' }
     case 'pattern':
       return {
         field,
@@ -121,11 +127,24 @@ function fromValidation(err: FastifyError, schemas: RouteSchemas): ApiError {
   const errors = (err.validation ?? []) as AjvError[]
   if (part === 'body' && errors.length > 0 && errors.every((e) => e.keyword === 'minProperties'))
     return emptyBody()
+  // a nullable property (a union with null, such as a palette) fails both branches: its
+  // "must be null" and "must match a schema in anyOf" say nothing the other branch's errors
+  // do not, so they go, and a wrong type reads "must be an array or null"
+  const nullable = new Set(
+    errors.filter((e) => e.keyword === 'type' && e.params.type === 'null').map(fieldOf),
+  )
   const seen = new Set<string>()
   const fields: FieldError[] = []
   for (const e of errors) {
     if (e.keyword === 'minProperties') continue
-    const fe = toFieldError(e, part, schema)
+    if (nullable.has(fieldOf(e)) && (e.keyword === 'anyOf' || e.params.type === 'null')) continue
+    const fe =
+      e.keyword === 'type' && nullable.has(fieldOf(e))
+        ? {
+            field: fieldOf(e),
+            message: `must be ${TYPE_WORDS[String(e.params.type)] ?? e.params.type} or null`,
+          }
+        : toFieldError(e, part, schema)
     const id = `${fe.field}\0${fe.message}`
     if (!seen.has(id)) fields.push(fe)
     seen.add(id)

@@ -73,6 +73,7 @@ runScenarios('PATCH /v1/status/:statusId (update a status by id)', withOneStatus
         'id',
         'listed',
         'name',
+        'palette',
         'shareId',
         'statusKey',
         'type',

@@ -108,6 +108,7 @@ describe('no internal field in any response', () => {
       'id',
       'listed',
       'name',
+      'palette',
       'shareId',
       'statusKey',
       'type',

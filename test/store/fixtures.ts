@@ -53,6 +53,10 @@ export const statusRow = (ownerId: string, over: Partial<NewStatusRow> = {}): Ne
     version: 1,
     listed: 0,
     name_search: null,
+    palette: null,
+    stale_after: null,
+    stale_at: null,
+    stale_notified_at: null,
     ...over,
   }
 }
@@ -68,6 +72,11 @@ function beforePeople<T extends object>(row: T): T {
     listed: _listed,
     // note: added after people (2026-11-28T050000-share-links-search), gone with it here
     name_search: _nameSearch,
+    // added by the app and notifications (2026-11-29T000000-app-and-notifications)
+    palette: _palette,
+    stale_after: _staleAfter,
+    stale_at: _staleAt,
+    stale_notified_at: _staleNotifiedAt,
     ...rest
   } = row as Record<string, unknown>
   return rest as T

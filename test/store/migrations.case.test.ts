@@ -445,7 +445,14 @@ describe(onEngine('migration 2026-11-28T050000-share-links-search'), () => {
     assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
     const user = oldUserRow()
     await db.insertInto('users').values(user).execute()
-    const { name_search: _, ...status } = statusRow(user.id)
+    const {
+      name_search: _,
+      palette: _palette,
+      stale_after: _staleAfter,
+      stale_at: _staleAt,
+      stale_notified_at: _staleNotifiedAt,
+      ...status
+    } = statusRow(user.id)
     await db.insertInto('statuses').values(status).execute()
 
     assert.equal((await migrator.migrateTo(NAME)).error, undefined)

@@ -4,6 +4,8 @@ import type { StatusRow } from '../../db/database.ts'
 import { findLinks, isSafeHref } from '../../lib/links.ts'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
 import type { Plan } from '../plans/plans.ts'
+import { parsePalette } from './palette.ts'
+import { PaletteEntrySchema } from './statuses.schemas.ts'
 
 export const DescriptionPartSchema = Type.Object(
   {
@@ -51,6 +53,9 @@ export const ShareViewSchema = Type.Object(
     description: Type.String(),
     descriptionParts: Type.Array(DescriptionPartSchema),
     colorNo: Type.Integer({ minimum: 1, maximum: 12 }),
+    palette: Type.Array(PaletteEntrySchema, {
+      description: 'The value palette (docs/app.md#value-palette); [] when none',
+    }),
     changeCount: Type.Integer({ minimum: 0 }),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
@@ -70,6 +75,7 @@ export function toShareView(row: StatusRow, ownerPlan: Plan): ShareView {
     description: row.description,
     descriptionParts: descriptionParts(row.description, ownerPlan.descriptionLinks),
     colorNo: row.color_no,
+    palette: parsePalette(row.palette),
     changeCount: Number(row.change_count),
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -20,6 +20,22 @@ export const READ_ONLY_FIELDS = new Set([
   'valueUpdatedAt',
 ])
 
+/** At most this many entries in a status's value palette (docs/app.md#value-palette). */
+export const MAX_PALETTE_ENTRIES = 12
+
+/** A value the owner offers, with its colour: a value and a colorNo, as on the status. */
+export const PaletteEntrySchema = Type.Object(
+  {
+    value: SingleLineText({ minLength: 1, maxLength: 10 }),
+    colorNo: Type.Integer({ minimum: 1, maximum: 12 }),
+  },
+  { $id: 'PaletteEntry', additionalProperties: false },
+)
+export type PaletteEntry = Static<typeof PaletteEntrySchema>
+
+const PALETTE_DESCRIPTION =
+  'The value palette (docs/app.md#value-palette): a write that sets one of these values without `colorNo` takes its colour.'
+
 /** Properties a client may set, with their limits (docs/api.md#validation-rules). */
 export const StatusInputSchema = withReadOnlyProperties(
   Type.Object(
@@ -38,6 +54,14 @@ export const StatusInputSchema = withReadOnlyProperties(
           description:
             'Found by search when the status is also public (docs/accounts.md#discovery)',
         }),
+      ),
+      palette: Type.Optional(
+        Type.Union(
+          [Type.Array(PaletteEntrySchema, { maxItems: MAX_PALETTE_ENTRIES }), Type.Null()],
+          {
+            description: `${PALETTE_DESCRIPTION} At most ${MAX_PALETTE_ENTRIES} entries, each value once; null or [] clears it.`,
+          },
+        ),
       ),
     },
     {
@@ -70,6 +94,9 @@ export const StatusSchema = Type.Object(
     listed: Type.Boolean({
       description: 'Found by search while the status is public (docs/accounts.md#discovery)',
     }),
+    palette: Type.Array(PaletteEntrySchema, {
+      description: `${PALETTE_DESCRIPTION} [] when none.`,
+    }),
     changeCount: Type.Integer({ minimum: 0 }),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
@@ -93,6 +120,10 @@ export const StatusSchema = Type.Object(
         accessTypeUserList: 'owner',
         accessTypeHistory: 'private',
         listed: false,
+        palette: [
+          { value: 'FREE', colorNo: 3 },
+          { value: 'OCCUPIED', colorNo: 2 },
+        ],
         changeCount: 1,
         createdAt: '2026-11-22T04:26:43.754Z',
         updatedAt: '2026-11-22T04:26:43.754Z',

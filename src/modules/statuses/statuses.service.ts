@@ -17,6 +17,7 @@ import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts
 import type { Plans } from '../plans/plans.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { pruneExpiredHistory } from './history.service.ts'
+import { assertUniquePalette, paletteColor, parsePalette, storedPalette } from './palette.ts'
 import { announcedWrite, type StatusChange } from './status-events.ts'
 import { assertMayChange, assertVisible, roleOn } from './statuses.access.ts'
 import {
@@ -128,6 +129,7 @@ export function toStatus(row: StatusRow, readerId: string): Status {
     accessTypeUserList: row.access_type_user_list as AccessLevel,
     accessTypeHistory: row.access_type_history as AccessLevel,
     listed: Number(row.listed) === 1,
+    palette: parsePalette(row.palette),
     changeCount: Number(row.change_count),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -152,7 +154,22 @@ function toRowChanges(input: StatusInput, now: string): StatusRowUpdate {
     changes.access_type_user_list = normaliseLevel(input.accessTypeUserList)
   if (input.accessTypeHistory !== undefined) changes.access_type_history = input.accessTypeHistory
   if (input.listed !== undefined) changes.listed = input.listed ? 1 : 0
+  if (input.palette !== undefined) changes.palette = storedPalette(input.palette)
   return changes
+}
+
+/**
+ * The colour a write leaves (docs/app.md#value-palette): an explicit `colorNo` wins; else a
+ * value in the palette (the one sent with the write, or the stored one) takes the palette's
+ * colour; else undefined: the colour stays. Applied after every scope and role check, which
+ * judge only the fields sent: the colour the palette implies is the owner's setting at work,
+ * not a settings change by the writer (an updater or a `status:value` key may cause it).
+ */
+function impliedColor(input: StatusInput, storedPaletteText: string | null): number | undefined {
+  if (input.colorNo !== undefined || input.value === undefined) return undefined
+  const palette =
+    input.palette !== undefined ? (input.palette ?? []) : parsePalette(storedPaletteText)
+  return paletteColor(palette, input.value)
 }
 
 /**
@@ -162,8 +179,12 @@ function toRowChanges(input: StatusInput, now: string): StatusRowUpdate {
  */
 export const searchableName = (name: string): string => name.normalize('NFKC').toLowerCase()
 
-/** Normalised input: the alias `owners` is `owner` before any rule looks at it. */
+/**
+ * Normalised input: the alias `owners` is `owner` before any rule looks at it. Also checks
+ * what the schema cannot say (a palette's values unique), before any write begins.
+ */
 function normaliseInput(input: StatusInput): StatusInput {
+  assertUniquePalette(input.palette)
   return input.accessTypeUserList === 'owners' ? { ...input, accessTypeUserList: 'owner' } : input
 }
 
@@ -191,6 +212,8 @@ async function applyUpdate(
   const now = nowIso()
   const valueChanged = input.value !== undefined
   const changes = toRowChanges(input, now)
+  const color = impliedColor(input, status.palette)
+  if (color !== undefined) changes.color_no = color
   // note: a value write (the hot path) leaves the search name alone; a status stored before
   // search came gets one when it is renamed or listed
   if (input.name !== undefined || input.listed !== undefined)
@@ -360,7 +383,7 @@ function newStatusRow(caller: Caller, key: string, name: string, input: StatusIn
     value: input.value ?? null,
     access_type: input.accessType ?? STATUS_DEFAULTS.accessType,
     description: input.description ?? STATUS_DEFAULTS.description,
-    color_no: input.colorNo ?? STATUS_DEFAULTS.colorNo,
+    color_no: input.colorNo ?? impliedColor(input, null) ?? STATUS_DEFAULTS.colorNo,
     access_type_user_list: input.accessTypeUserList ?? STATUS_DEFAULTS.accessTypeUserList,
     access_type_history: input.accessTypeHistory ?? STATUS_DEFAULTS.accessTypeHistory,
     change_count: hasValue ? 1 : 0,
@@ -370,9 +393,8 @@ function newStatusRow(caller: Caller, key: string, name: string, input: StatusIn
     version: 1,
     listed: input.listed ? 1 : 0,
     name_search: searchableName(name),
-    // the palette and staleness are set by their own features (docs/app.md#value-palette,
-    // docs/notifications.md#staleness)
-    palette: null,
+    palette: input.palette === undefined ? null : storedPalette(input.palette),
+    // staleness is set by its own feature (docs/notifications.md#staleness)
     stale_after: null,
     stale_at: null,
     stale_notified_at: null,
