@@ -18,7 +18,9 @@ export function formatUtc(iso: string): string {
   return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`
 }
 
-const time = (iso: string) => html`<time datetime="${iso}">${formatUtc(iso)}</time>`
+/** A time: server-side in UTC, as text and title; the script shows "5 minutes ago" instead. */
+const time = (iso: string) =>
+  html`<time datetime="${iso}" title="${formatUtc(iso)}">${formatUtc(iso)}</time>`
 
 /** The description: text escaped, links (already restricted to the plan and to http(s)/mailto). */
 export const descriptionHtml = (parts: DescriptionPart[]): SafeHtml =>
@@ -36,6 +38,7 @@ export function page(
   assets: AssetUrls,
   bodyAttrs: SafeHtml,
   main: SafeHtml,
+  head: SafeHtml = html``,
 ): string {
   return html`<!doctype html>
 <html lang="en">
@@ -47,7 +50,7 @@ export function page(
 <title>${title}</title>
 <link rel="icon" href="${assets.icon}" type="image/svg+xml">
 <link rel="stylesheet" href="${assets.css}">
-<script src="${assets.js}" defer></script>
+${head}<script src="${assets.js}" defer></script>
 </head>
 <body${bodyAttrs}>
 ${main}
@@ -67,22 +70,61 @@ export interface SharePageInput {
   /** Where the page's script listens and reads, relative to the page's origin. */
   eventsUrl: string
   historyUrl: string
+  /**
+   * `share`: a public status's page at `url` (absolute), with link previews. `link`: a private
+   * share link's page, which says nothing about the status until its script runs.
+   */
+  kind: { share: { url: string } } | { link: true }
+}
+
+/** Characters of a value as a person counts them, for the stylesheet's first guess at its size. */
+const valueLength = (value: string | null) => Math.min(Array.from(value ?? '—').length, 10)
+
+/**
+ * Open Graph and Twitter card tags, so a share link pasted into a chat tool previews as the
+ * status (docs/sharing.md#link-previews): name, value and when it changed (absolute: a
+ * preview is kept for long after it is made). No image: see the docs.
+ */
+function previewTags(view: ShareView, url: string): SafeHtml {
+  const description =
+    view.value === null
+      ? 'No value yet'
+      : view.valueUpdatedAt === null
+        ? view.value
+        : `${view.value} · updated ${formatUtc(view.valueUpdatedAt)}`
+  return html`<meta name="description" content="${description}">
+<meta property="og:type" content="website">
+<meta property="og:site_name" content="statusd">
+<meta property="og:title" content="${view.name}">
+<meta property="og:description" content="${description}">
+<meta property="og:url" content="${url}">
+<meta name="twitter:card" content="summary">
+<meta name="twitter:title" content="${view.name}">
+<meta name="twitter:description" content="${description}">
+`
 }
 
 /**
  * The share page of a public status (docs/sharing.md#share-page-and-badge): everything escaped, no
- * inline script or style.
+ * inline script or style. A private share link's page is the same, but its title and head say
+ * nothing of the status: whatever fetches the link to preview it (a chat tool's server) learns
+ * nothing; the script puts the name in the title for the holder.
  */
 export function renderSharePage(input: SharePageInput): string {
-  const { view, history, users } = input
-  const title = view.value === null ? view.name : `${view.name}: ${view.value}`
-  const attrs = html` data-events="${input.eventsUrl}" data-history="${input.historyUrl}" data-change-count="${view.changeCount}"`
+  const { view, history, users, kind } = input
+  const isLink = 'link' in kind
+  const title = isLink
+    ? 'Private status'
+    : view.value === null
+      ? view.name
+      : `${view.name}: ${view.value}`
+  const attrs = html` data-kind="${isLink ? 'link' : 'share'}" data-events="${input.eventsUrl}" data-history="${input.historyUrl}" data-change-count="${view.changeCount}"`
   const main = html`<main>
 <div class="top"><span>Status</span><span class="live" id="live" data-state="connecting">Connecting…</span></div>
 <h1 id="name" dir="auto">${view.name}</h1>
-<p id="value" class="value c${view.colorNo}${view.value === null ? ' empty' : ''}" aria-live="polite" dir="auto">${view.value ?? '—'}</p>
+<p id="value" class="value c${view.colorNo}${view.value === null ? ' empty' : ''}" data-length="${valueLength(view.value)}" aria-live="polite" dir="auto"><span id="value-text">${view.value ?? '—'}</span></p>
 <p class="meta" id="changed">${view.valueUpdatedAt === null ? 'No value yet' : html`Changed ${time(view.valueUpdatedAt)}`}</p>
-<p class="gone-note" id="gone" role="status" hidden>This status is no longer shared. The last value seen is shown above.</p>
+<p class="gone-note" id="gone" role="status" hidden>This status is not available right now.</p>
 <p class="description" id="description" dir="auto"${view.descriptionParts.length === 0 ? html` hidden` : ''}>${descriptionHtml(view.descriptionParts)}</p>
 ${
   history === null
@@ -108,7 +150,7 @@ ${
 </section>`
 }
 </main>`
-  return page(title, input.assets, attrs, main)
+  return page(title, input.assets, attrs, main, isLink ? html`` : previewTags(view, kind.share.url))
 }
 
 /** The page for a share id that names no public status (and for other failures). */

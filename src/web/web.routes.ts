@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Clock } from '../lib/clock.ts'
 import { viewEtag } from '../lib/etag.ts'
+import { listeningOrigin } from '../lib/origin.ts'
 import { PRIVATE_LINK_HEADERS, PUBLIC_VIEW_CACHE_CONTROL } from '../lib/response-headers.ts'
 import type { ServiceDeps } from '../modules/service-deps.ts'
 import { InvitationTokenParamsSchema } from '../modules/statuses/invitations.schemas.ts'
@@ -178,10 +179,13 @@ export function sendWebError(err: Error, request: FastifyRequest, reply: Fastify
  * The share page `GET /s/:shareId`, its badge and assets: public, outside the API-key scope,
  * with their own HTML not-found and error pages (never a JSON body).
  */
-export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (
-  app,
-  { deps },
-) => {
+export const webRoutes: FastifyPluginAsyncTypebox<{
+  deps: ServiceDeps
+  /**
+   * Where links point (og:url): PUBLIC_URL, or by default the address the server listens on.
+   */
+  linkBase?: () => string
+}> = async (app, { deps, linkBase = () => listeningOrigin(app.server.address()) }) => {
   app.setNotFoundHandler((_request, reply) => sendHtml(reply, 404, notFoundPage()))
   app.setErrorHandler(sendWebError)
 
@@ -241,6 +245,7 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async
         assets: ASSET_URLS,
         eventsUrl: `/v1/share/${shareId}/events`,
         historyUrl: `/v1/share/${shareId}/history?limit=${PAGE_HISTORY}`,
+        kind: { share: { url: `${linkBase()}/s/${shareId}` } },
       })
       // the ETag covers the history and people shown too (lib/etag.ts)
       return sendHtml(reply, 200, body, cacheable(shareId, page.version, body))
@@ -391,6 +396,7 @@ export const linkWebRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
         assets: ASSET_URLS,
         eventsUrl: `/v1/share-links/${token}/events`,
         historyUrl: `/v1/share-links/${token}/history?limit=${PAGE_HISTORY}`,
+        kind: { link: true },
       })
       return sendHtml(reply, 200, body, PRIVATE_LINK_HEADERS)
     },

@@ -59,8 +59,17 @@ describe('share page GET /s/:shareId', () => {
     assert.equal(res.headers['x-content-type-options'], 'nosniff')
     const page = res.body
     assert.match(page, /<h1 id="name" dir="auto">Meeting room 4<\/h1>/)
-    assert.match(page, /<p id="value" class="value c2" aria-live="polite" dir="auto">OCCUPIED<\/p>/)
-    assert.match(page, new RegExp(`<time datetime="${s.valueUpdatedAt}">`))
+    assert.match(
+      page,
+      /<p id="value" class="value c2" data-length="8" aria-live="polite" dir="auto"><span id="value-text">OCCUPIED<\/span><\/p>/,
+    )
+    // the server's text in UTC; the script shows "5 minutes ago" (docs/sharing.md#relative-times)
+    assert.match(
+      page,
+      new RegExp(
+        `<time datetime="${s.valueUpdatedAt}" title="[^"]+ UTC">\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC</time>`,
+      ),
+    )
     assert.match(
       page,
       /Book at <a href="https:\/\/rooms\.example\.com" rel="nofollow noopener ugc">https:\/\/rooms\.example\.com<\/a>\nor call 123/,
@@ -182,6 +191,88 @@ describe('share page GET /s/:shareId', () => {
       (await get(t, `/s/${s.shareId}`)).body,
       /<a href="http:\/\/example\.dev\/docs" rel="nofollow noopener ugc">example\.dev\/docs<\/a>/,
     )
+  })
+})
+
+/** The `content` of every `<meta property|name="…">` in a page's head, by property or name. */
+const metaTags = (page: string): Record<string, string> =>
+  Object.fromEntries(
+    [...page.matchAll(/<meta (?:property|name)="([^"]+)" content="([^"]*)">/g)].map((m) => [
+      m[1] as string,
+      m[2] as string,
+    ]),
+  )
+
+describe('link previews (docs/sharing.md#link-previews)', () => {
+  it('a share page carries Open Graph and Twitter card tags: name, value and its last change, its URL', async (ctx) => {
+    const t = await makeApp(ctx)
+    const { owner } = await makeCast(t)
+    const s = await createStatus(t, owner, 'room-4', {
+      name: 'Meeting room 4',
+      value: 'OCCUPIED',
+      accessType: 'public',
+    })
+    const page = (await get(t, `/s/${s.shareId}`)).body
+    const meta = metaTags(page)
+    const updated = `OCCUPIED · updated ${String(s.valueUpdatedAt).slice(0, 16).replace('T', ' ')} UTC`
+    assert.deepEqual(
+      {
+        type: meta['og:type'],
+        site: meta['og:site_name'],
+        title: meta['og:title'],
+        description: meta['og:description'],
+        url: meta['og:url'],
+        card: meta['twitter:card'],
+        twitterTitle: meta['twitter:title'],
+        twitterDescription: meta['twitter:description'],
+        plain: meta.description,
+      },
+      {
+        type: 'website',
+        site: 'statusd',
+        title: 'Meeting room 4',
+        description: updated,
+        url: `http://localhost/s/${s.shareId}`, // the app does not listen: no address
+        card: 'summary',
+        twitterTitle: 'Meeting room 4',
+        twitterDescription: updated,
+        plain: updated,
+      },
+    )
+    assert.equal(meta['og:image'], undefined, 'no image (docs/sharing.md#link-previews)')
+  })
+
+  it('a status with no value yet previews as "No value yet"; hostile names stay text in the tags', async (ctx) => {
+    const t = await makeApp(ctx)
+    const { owner } = await makeCast(t)
+    const s = await createStatus(t, owner, 'odd', {
+      name: '"><script>alert(1)</script>',
+      accessType: 'public',
+    })
+    const page = (await get(t, `/s/${s.shareId}`)).body
+    assert.ok(page.includes('<meta property="og:title" content="&quot;&gt;&lt;script&gt;'))
+    assert.equal(metaTags(page)['og:description'], 'No value yet')
+    assertInert(page, 'share page head')
+  })
+
+  it('a private share link page carries no preview tags and a title that names nothing', async (ctx) => {
+    const t = await makeApp(ctx)
+    const owner = await t.user({ plan: 'pro' })
+    const s = await createStatus(t, owner, 'lab', { name: 'Lab door', value: 'LOCKED' })
+    const { url } = (await t.request(owner, 'POST', `/v1/status/${s.id}/share-links`, {})).json()
+    const res = await get(t, url)
+    assert.equal(res.statusCode, 200)
+    const head = res.body.slice(0, res.body.indexOf('</head>'))
+    assert.deepEqual(
+      Object.keys(metaTags(head)).filter(
+        (k) => k !== 'viewport' && k !== 'robots' && k !== 'color-scheme',
+      ),
+      [],
+      'no og:, twitter: or description tags',
+    )
+    assert.match(head, /<title>Private status<\/title>/)
+    assert.ok(!head.includes('Lab door') && !head.includes('LOCKED'), 'the head names nothing')
+    assert.match(res.body, /<body data-kind="link"/)
   })
 })
 

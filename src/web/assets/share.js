@@ -4,15 +4,43 @@
   const body = document.body
   const byId = (id) => document.getElementById(id)
   const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+  // note: the page's own language: the relative time sits in an English sentence ("Changed
+  // 5 minutes ago"); the absolute time in its title follows the viewer's own settings
+  const relative = new Intl.RelativeTimeFormat(document.documentElement.lang || 'en', {
+    numeric: 'auto',
+  })
+  const UNITS = [
+    ['year', 365 * 24 * 3600],
+    ['month', 30 * 24 * 3600],
+    ['week', 7 * 24 * 3600],
+    ['day', 24 * 3600],
+    ['hour', 3600],
+    ['minute', 60],
+  ]
 
-  /** Shows a <time> in the viewer's own time zone and language. */
+  /** "just now", "5 minutes ago", "yesterday", "3 weeks ago": the largest whole unit elapsed. */
+  const ago = (at) => {
+    // a clock a little ahead of the viewer's: "just now", never "in 2 minutes"
+    const seconds = Math.max(0, (Date.now() - at.getTime()) / 1000)
+    for (const [unit, size] of UNITS)
+      if (seconds >= size) return relative.format(-Math.floor(seconds / size), unit)
+    // note: not Intl's "now" ("Changed now"); the page's sentences are English anyway
+    return 'just now'
+  }
+
+  /** A <time>: the relative time as text, the absolute one (viewer's zone) as its title. */
   const localise = (el) => {
     const at = new Date(el.dateTime)
     if (Number.isNaN(at.getTime())) return
-    el.textContent = when.format(at)
-    el.title = at.toISOString()
+    el.textContent = ago(at)
+    el.title = when.format(at)
   }
-  for (const el of document.querySelectorAll('time[datetime]')) localise(el)
+  const localiseAll = () => {
+    for (const el of document.querySelectorAll('time[datetime]')) localise(el)
+  }
+  localiseAll()
+  // "5 minutes ago" becomes "6 minutes ago" without a change to the status
+  setInterval(localiseAll, 60_000)
 
   const timeElement = (iso) => {
     const el = document.createElement('time')
@@ -20,6 +48,44 @@
     el.textContent = iso
     localise(el)
     return el
+  }
+
+  // The value on one line, as large as fits (docs/sharing.md#fitting-the-value): the
+  // stylesheet's size is a safe guess for the value's length; here it grows or shrinks to
+  // the box's width, measured. Never broken inside a word ("OCCUPIE/D").
+  const fitValue = () => {
+    const value = byId('value')
+    if (!value) return
+    const text = byId('value-text')
+    // the largest size the stylesheet allows here, in pixels
+    value.style.fontSize = 'var(--value-max)'
+    const max = Number.parseFloat(getComputedStyle(value).fontSize)
+    const style = getComputedStyle(value)
+    const room =
+      value.clientWidth -
+      Number.parseFloat(style.paddingLeft) -
+      Number.parseFloat(style.paddingRight)
+    const wide = text.getBoundingClientRect().width
+    if (wide <= room) return
+    // text width grows with the font size; 0.98 leaves room for rounding in the glyphs
+    let size = Math.max(8, Math.floor((max * room * 0.98) / wide))
+    value.style.fontSize = `${size}px`
+    while (size > 8 && text.getBoundingClientRect().width > room) {
+      size -= 1
+      value.style.fontSize = `${size}px`
+    }
+  }
+  fitValue()
+  if (byId('value')) {
+    // a new width (a turned phone, a resized window) fits again; a new height (its own
+    // doing) does not
+    let width = -1
+    new ResizeObserver(([entry]) => {
+      if (entry.contentRect.width === width) return
+      width = entry.contentRect.width
+      fitValue()
+    }).observe(byId('value'))
+    document.fonts?.ready.then(fitValue)
   }
 
   let changeCount = Number(body.dataset.changeCount)
@@ -73,9 +139,11 @@
   const render = (status) => {
     byId('name').textContent = status.name
     const value = byId('value')
-    value.textContent = status.value ?? '—'
+    byId('value-text').textContent = status.value ?? '—'
     value.classList.toggle('empty', status.value === null)
     value.className = value.className.replace(/\bc\d+\b/, `c${status.colorNo}`)
+    value.dataset.length = String(Math.min([...(status.value ?? '—')].length, 10))
+    fitValue()
     document.title = status.value === null ? status.name : `${status.name}: ${status.value}`
     const changed = byId('changed')
     if (status.valueUpdatedAt) {
@@ -96,51 +164,119 @@
     live.textContent = label
   }
 
-  const ended = () => {
-    body.classList.add('gone')
-    byId('gone').hidden = false
-    setLive('offline', 'Offline')
+  const note = byId('gone')
+  /** What the page says while it cannot show the status; `null` when it can again. */
+  const setNote = (text) => {
+    body.classList.toggle('gone', text !== null)
+    note.hidden = text === null
+    if (text !== null && note.textContent !== text) note.textContent = text
   }
+
+  // Deleted, or a private share link revoked or expired: that never comes back. The page
+  // says so and stops.
+  const ended = (text) => {
+    setNote(text)
+    setLive('offline', 'Offline')
+    stopped = true
+  }
+  const isLink = body.dataset.kind === 'link'
+  const LINK_ENDED = 'This link no longer works. The last value seen is shown above.'
+  const DELETED = 'This status was deleted. The last value seen is shown above.'
+  // A share page's status made private may be made public again; a 404 cannot tell a viewer
+  // private from deleted. The page says so and keeps asking.
+  const unavailable = () => {
+    setNote(
+      'This status is not available right now: it is private or was deleted. This page shows it again as soon as it is shared again.',
+    )
+    setLive('unavailable', 'Not available')
+  }
+  /** The share view or a link answered 404. */
+  const notFound = () => (isLink ? ended(LINK_ENDED) : unavailable())
 
   // note: EventSource reconnects by itself after a dropped connection, but gives up for good
   // on any answer other than 200 (a proxy's 502 during a restart, a 503, the 404 of a status
-  // deleted meanwhile). Then the page asks the share view itself: 404 means sharing ended;
-  // anything else, it opens a new stream after a growing pause.
+  // made private meanwhile), and the server ends the stream when the status is made private.
+  // Then the page asks the share view itself, after a growing pause (1 s, doubling, at most
+  // 30 s; at once when the browser comes back online or the tab is shown again): 404 means
+  // not shared right now; 200, the stream opens again.
   const viewUrl = body.dataset.events.replace(/\/events$/, '')
-  let pause = 2000
-  const retryLater = () => {
-    setLive('connecting', 'Reconnecting…')
-    setTimeout(async () => {
-      try {
-        // revalidated (a 304 while current): a copy cached for its 5 s could hide an ending
-        const res = await fetch(viewUrl, {
-          headers: { accept: 'application/json' },
-          cache: 'no-cache',
-        })
-        if (res.status === 404) return ended()
-        if (res.ok) render(await res.json())
-      } catch {
-        // still unreachable: the stream below fails too, and this runs again
+  const FIRST_PAUSE = 1000
+  const MAX_PAUSE = 30_000
+  let pause = FIRST_PAUSE
+  let timer = null
+  let stopped = false
+  let events = null
+
+  const check = async () => {
+    timer = null
+    if (stopped) return
+    try {
+      // revalidated (a 304 while current): a copy cached for its 5 s could hide a change
+      const res = await fetch(viewUrl, {
+        headers: { accept: 'application/json' },
+        cache: 'no-cache',
+      })
+      if (res.status === 404) notFound()
+      else if (res.ok) {
+        render(await res.json())
+        setNote(null)
+        return connect()
       }
-      connect()
-    }, pause)
-    pause = Math.min(pause * 2, 60_000)
+    } catch {
+      // still unreachable: try again later
+    }
+    if (!stopped) retryLater()
   }
 
+  const retryLater = () => {
+    if (stopped || timer !== null) return
+    if (live.dataset.state !== 'unavailable') setLive('connecting', 'Reconnecting…')
+    timer = setTimeout(check, pause)
+    pause = Math.min(pause * 2, MAX_PAUSE)
+  }
+
+  /** Back online or shown again: ask now rather than at the end of a long pause. */
+  const retryNow = () => {
+    if (stopped || events !== null || timer === null) return
+    clearTimeout(timer)
+    pause = FIRST_PAUSE
+    check()
+  }
+  window.addEventListener('online', retryNow)
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible') retryNow()
+  })
+
   const connect = () => {
-    const events = new EventSource(body.dataset.events)
-    events.addEventListener('open', () => {
-      pause = 2000
+    const source = new EventSource(body.dataset.events)
+    events = source
+    const close = () => {
+      source.close()
+      if (events === source) events = null
+    }
+    source.addEventListener('open', () => {
+      pause = FIRST_PAUSE
+      setNote(null)
       setLive('live', 'Live')
     })
-    events.addEventListener('error', () => {
-      if (events.readyState === EventSource.CLOSED) retryLater()
-      else setLive('connecting', 'Reconnecting…')
+    source.addEventListener('error', () => {
+      if (source.readyState === EventSource.CLOSED) {
+        close()
+        retryLater()
+      } else setLive('connecting', 'Reconnecting…')
     })
-    events.addEventListener('status', (event) => render(JSON.parse(event.data)))
-    events.addEventListener('unavailable', () => {
-      events.close()
-      ended()
+    source.addEventListener('status', (event) => render(JSON.parse(event.data)))
+    source.addEventListener('unavailable', (event) => {
+      close()
+      let reason
+      try {
+        reason = JSON.parse(event.data).reason
+      } catch {}
+      if (reason === 'deleted') return ended(isLink ? LINK_ENDED : DELETED)
+      if (isLink) return ended(LINK_ENDED)
+      // made private: maybe not for long
+      unavailable()
+      retryLater()
     })
   }
   connect()
