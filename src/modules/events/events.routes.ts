@@ -1,26 +1,20 @@
-import type { OutgoingHttpHeaders } from 'node:http'
 import { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
+import { Type } from 'typebox'
 import type { DB } from '../../db/database.ts'
 import type { StreamQuota } from '../../lib/client-limits.ts'
-import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
-import { tooManyStreams } from '../../lib/errors.ts'
+import { ApiError, type FieldError } from '../../lib/errors.ts'
 import { API_RESPONSE_HEADERS, PRIVATE_LINK_HEADERS } from '../../lib/response-headers.ts'
-import {
-  parseLastEventId,
-  ResponseSink,
-  SSE_HEADERS,
-  type SseOptions,
-  SseStream,
-} from '../../lib/sse.ts'
+import { parseLastEventId, type SseOptions } from '../../lib/sse.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { publicStatus } from '../statuses/share.service.ts'
 import { linkedStatus, ShareLinkTokenParamsSchema } from '../statuses/share-links.service.ts'
 import { ShareIdParamsSchema } from '../statuses/sharing.schemas.ts'
 import { accessById } from '../statuses/sharing.service.ts'
 import { StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
+import { EVENT_STREAM_RESPONSE, openInPlace, openStream, takePlace } from './event-streams.ts'
+import { attachMany, MAX_STREAM_STATUSES } from './many-statuses.ts'
 import type { StatusFeeds, Viewer } from './status-feeds.ts'
 import type { StreamCredentials } from './stream-credentials.ts'
 
@@ -36,88 +30,17 @@ export interface EventsRouteOptions {
   deps?: ServiceDeps
 }
 
-/** What a client refused a stream is told to wait: streams end when their clients leave. */
-const STREAM_RETRY_AFTER_SECONDS = 10
+const StatusIdQueryItem = Type.String({ minLength: 1, maxLength: 64 })
 
-/**
- * Takes one of a client's stream places (docs/operations.md#limits-per-client)
- * before any await, so concurrent opens cannot overshoot: a user's for a keyed stream, whatever
- * key it uses, and the address's for an anonymous one (`request.ip`: the peer, or with
- * TRUST_PROXY the client X-Forwarded-For names; an IPv6 address counts by its /64, as the
- * rate limits do, since one host holds a whole /64). Over the cap: 429 tooManyStreams.
- */
-function takePlace(quota: StreamQuota, client: string): () => void {
-  const release = quota.acquire(client)
-  if (release === null) throw tooManyStreams(quota.max, STREAM_RETRY_AFTER_SECONDS)
-  return release
-}
-
-interface Opened {
-  statusId: string
-  stream: SseStream | null
-}
-
-/**
- * Opens a stream in a place taken for it: the place is given back if opening fails or opens
- * nothing, and otherwise when the stream ends, however it ends (the client leaves, its key
- * or access goes, the status goes, shutdown).
- */
-async function openInPlace(release: () => void, open: () => Promise<Opened>): Promise<Opened> {
-  let opened: Opened
-  try {
-    opened = await open()
-  } catch (err) {
-    release()
-    throw err
-  }
-  if (opened.stream === null) release()
-  else opened.stream.onClose(release)
-  return opened
-}
-
-const EVENT_STREAM_RESPONSE = {
-  200: {
-    description:
-      'An event stream: `event: status` (`id:` the version, `data:` the JSON), `event: unavailable` before the server ends a stream whose status was deleted or hidden, and `: ping` comments as heartbeats.',
-    content: { 'text/event-stream': { schema: { type: 'string' } } },
-  },
-  ...ERROR_RESPONSES,
-}
-
-/**
- * Takes the response over from Fastify and opens an event stream on it. A HEAD gets the
- * stream's head and nothing more (null): a stream left open would hold its connection, and
- * every request queued behind it, for good. null too when the client has left already.
- */
-function openStream(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  sse: SseOptions,
-  extraHeaders: Record<string, string> = {},
-): SseStream | null {
-  reply.hijack()
-  const raw = reply.raw
-  // the client left while access was checked: there is no one to stream to
-  if (raw.destroyed || request.raw.destroyed) return null
-  // note: a hijacked reply runs no onSend hook: the headers hooks set before the handler
-  // (rate limits) are taken from the reply, the rest are given here
-  raw.writeHead(200, {
-    ...(reply.getHeaders() as OutgoingHttpHeaders),
-    ...SSE_HEADERS,
-    'x-request-id': request.id,
-    ...extraHeaders,
-  })
-  if (request.method === 'HEAD') {
-    raw.end()
-    return null
-  }
-  // events are small and should leave at once; keep-alive probes find vanished peers
-  request.raw.socket.setNoDelay(true)
-  request.raw.socket.setKeepAlive(true, 30_000)
-  const stream = new SseStream(new ResponseSink(raw), sse)
-  stream.start()
-  return stream
-}
+/** `?status=<id>&status=<id>…`: one to MAX_STREAM_STATUSES different status ids. */
+const ManyStatusesQuerySchema = Type.Object({
+  status: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+    minItems: 1,
+    maxItems: MAX_STREAM_STATUSES,
+    uniqueItems: true,
+    description: 'A status id; repeat the parameter for each status',
+  }),
+})
 
 /**
  * `GET /v1/status/:statusId/events` — authenticated; whoever may GET the status
@@ -162,6 +85,64 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
         stream,
         viewer,
         parseLastEventId(request.headers['last-event-id']),
+      )
+      return reply
+    },
+  )
+
+  app.get(
+    '/v1/events',
+    {
+      config: { scope: 'status:read' },
+      schema: {
+        operationId: 'streamManyStatusEvents',
+        summary: 'Live updates of many statuses on one stream (Server-Sent Events)',
+        description: `One stream for 1 to ${MAX_STREAM_STATUSES} statuses you may see: \`?status=<id>&status=<id>…\`. Every event names its status: \`event: status\` with \`{"statusId", "status"}\` (the Status as \`/v1/status/:statusId/events\` sends it), \`event: unavailable\` with \`{"statusId", "reason"}\` when one is deleted or hidden from you; the stream goes on with the others, and a hidden status that is visible again comes back as a \`status\` event. Event ids are a cursor of every status's version: \`Last-Event-ID\` resumes each. Any status you may not see (or named twice) refuses the stream: 404 notFound naming each in \`errors\`. Counts once against \`STREAMS_PER_CLIENT\`.`,
+        tags: ['live updates'],
+        querystring: ManyStatusesQuerySchema,
+        response: EVENT_STREAM_RESPONSE,
+      },
+      // one `status=` parameter arrives as a string: a list of one, as the schema reads it
+      preValidation: (request, _reply, done) => {
+        const query = request.query as Record<string, unknown>
+        if (typeof query.status === 'string') query.status = [query.status]
+        done()
+      },
+    },
+    async (request, reply) => {
+      const { caller } = request
+      const statusIds = request.query.status
+      const release = takePlace(quota, `user ${caller.userId}`)
+      const { stream } = await openInPlace(release, async () => {
+        // every status is checked before the stream opens: one the caller may not see
+        // refuses it (404, each named), rather than a stream silently missing it
+        const missing: FieldError[] = []
+        for (const [i, statusId] of statusIds.entries()) {
+          try {
+            await accessById(db, caller, statusId)
+          } catch (err) {
+            if (!(err instanceof ApiError) || err.statusCode !== 404) throw err
+            missing.push({
+              field: `status.${i}`,
+              message: `${statusId} is not a status you may see`,
+            })
+          }
+        }
+        if (missing.length > 0) throw new ApiError(404, 'notFound', 'Status not found', missing)
+        const stream = openStream(request, reply, sse, {
+          ...API_RESPONSE_HEADERS,
+          'cache-control': `${API_RESPONSE_HEADERS['cache-control']}, no-transform`,
+        })
+        return { stream }
+      })
+      if (stream === null) return reply
+      streamCredentials?.track(caller.credential, stream)
+      await attachMany(
+        feeds,
+        stream,
+        statusIds,
+        { kind: 'user', userId: caller.userId },
+        request.headers['last-event-id'],
       )
       return reply
     },

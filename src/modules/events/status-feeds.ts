@@ -19,19 +19,85 @@ export type Viewer =
   | { kind: 'link'; linkId: string; expiresAt: number }
   | { kind: 'user'; userId: string }
 
+/** A status as one kind of viewer reads it at one version: its JSON, and its event. */
+export interface Rendered {
+  /** The JSON body (a Status, or a share view). */
+  json: string
+  /** The single-status stream's event of it (`event: status`, `id:` the version). */
+  frame: SseFrame
+}
+
+/** Why a status is gone for a viewer: deleted, hidden from them, or their link ended. */
+export type GoneReason = 'deleted' | 'notVisible' | 'linkEnded'
+
+/**
+ * Where one viewer's events of one status go. A single-status stream is one sink; a stream of
+ * many statuses (events.routes.ts, the board's stream) has one sink per status on one
+ * connection, and a status that is hidden there does not end the others.
+ */
+export interface FeedSink {
+  readonly closed: boolean
+  /** The status at `version`, as this viewer reads it. */
+  send(version: number, body: Rendered): void
+  /**
+   * The status is gone for this viewer (`version`: its version then, null when unknown). A
+   * single-status stream says why and ends; a many-status one says why and goes on.
+   */
+  gone(reason: GoneReason, version: number | null): void
+  /** Ends the connection (a failure: the client reconnects and resumes). */
+  close(): void
+  /** Runs `listener` once when the connection ends, however it ends. */
+  onClose(listener: () => void): void
+}
+
 interface Client {
-  stream: SseStream
+  sink: FeedSink
   viewer: Viewer
   /** The version the client last got (or said it had, with Last-Event-ID); -1: none yet. */
   lastSent: number
   /** The Last-Event-ID it connected with; only its first delivery looks at it. */
   resumeFrom: number | null
   first: boolean
+  /** Told the status is hidden from it (a many-status stream, which stays open). */
+  hidden: boolean
 }
 
 /** The `unavailable` event that ends a stream, encoded once for every client it ends. */
 const unavailableFrame = (reason: 'deleted' | 'notVisible', version: number): SseFrame =>
   encodeEvent('unavailable', version, JSON.stringify({ reason }))
+
+/** One status on its own stream: what the single-status routes attach (a sink per stream). */
+export class StreamSink implements FeedSink {
+  readonly #stream: SseStream
+
+  constructor(stream: SseStream) {
+    this.#stream = stream
+  }
+
+  get closed(): boolean {
+    return this.#stream.closed
+  }
+
+  send(_version: number, body: Rendered): void {
+    this.#stream.send(body.frame)
+  }
+
+  gone(reason: GoneReason, version: number | null): void {
+    if (this.#stream.closed) return
+    this.#stream.send(
+      reason === 'linkEnded' ? LINK_ENDED_FRAME : unavailableFrame(reason, version ?? 0),
+    )
+    this.#stream.close()
+  }
+
+  close(): void {
+    this.#stream.close()
+  }
+
+  onClose(listener: () => void): void {
+    this.#stream.onClose(listener)
+  }
+}
 
 /**
  * The `unavailable` event that ends a stream whose private share link stopped working
@@ -45,11 +111,10 @@ const LINK_ENDED_FRAME = new SseFrame(
 class Snapshot {
   readonly row: StatusRow
   readonly version: number
-  #ownerFrame: SseFrame | undefined
-  #othersFrame: SseFrame | undefined
-  #shareFrame: Promise<SseFrame> | undefined
+  #ownerFrame: Rendered | undefined
+  #othersFrame: Rendered | undefined
+  #shareFrame: Promise<Rendered> | undefined
   #roleHolders: Promise<Set<string>> | undefined
-  #notVisibleFrame: SseFrame | undefined
   readonly #deps: FeedDeps
 
   constructor(row: StatusRow, deps: FeedDeps) {
@@ -63,26 +128,30 @@ class Snapshot {
   }
 
   /** The event for the owner's streams: the Status JSON, the owner's status key in it. */
-  ownerFrame(): SseFrame {
+  ownerFrame(): Rendered {
     this.#ownerFrame ??= this.#statusEvent(this.row.owner_id)
     return this.#ownerFrame
   }
 
   /** The event for other users' streams: the Status JSON as they read it (no status key). */
-  othersFrame(): SseFrame {
+  othersFrame(): Rendered {
     // note: any reader but the owner gets the same Status (docs/api.md#the-status-object)
     this.#othersFrame ??= this.#statusEvent('')
     return this.#othersFrame
   }
 
-  #statusEvent(readerId: string): SseFrame {
-    return encodeEvent('status', this.version, JSON.stringify(toStatus(this.row, readerId)))
+  #statusEvent(readerId: string): Rendered {
+    return this.#rendered(JSON.stringify(toStatus(this.row, readerId)))
+  }
+
+  #rendered(json: string): Rendered {
+    return { json, frame: encodeEvent('status', this.version, json) }
   }
 
   /** The event for share streams; the share view needs the owner's plan (description links). */
-  shareFrame(): Promise<SseFrame> {
+  shareFrame(): Promise<Rendered> {
     this.#shareFrame ??= shareViewOf(this.#deps, this.row).then((view) =>
-      encodeEvent('status', this.version, JSON.stringify(view)),
+      this.#rendered(JSON.stringify(view)),
     )
     return this.#shareFrame
   }
@@ -91,11 +160,6 @@ class Snapshot {
   roleHolders(): Promise<Set<string>> {
     this.#roleHolders ??= roleHolders(this.#deps.db, this.row.id)
     return this.#roleHolders
-  }
-
-  notVisibleFrame(): SseFrame {
-    this.#notVisibleFrame ??= unavailableFrame('notVisible', this.version)
-    return this.#notVisibleFrame
   }
 
   /**
@@ -138,11 +202,11 @@ class Snapshot {
 interface Delivery {
   snapshot: Snapshot
   /** The share-view event; absent when no share viewer needed it. */
-  share: SseFrame | undefined
+  share: Rendered | undefined
   /** The Status event for the owner; absent when the owner was not watching. */
-  owner: SseFrame | undefined
+  owner: Rendered | undefined
   /** The Status event for other users (no status key); absent when none was watching. */
-  others: SseFrame | undefined
+  others: Rendered | undefined
   /** Role holders of a private status; absent for a public one, or when nobody needed them. */
   roleHolders: Set<string> | undefined
   /** The links of the link viewers that still work; absent when there were none. */
@@ -203,8 +267,7 @@ class Feed {
 
   #onChange(change: StatusChange): void {
     if (change.kind === 'deleted') {
-      const frame = unavailableFrame('deleted', change.version)
-      for (const client of this.clients) gone(client, frame)
+      for (const client of this.clients) gone(client, 'deleted', change.version)
       return
     }
     // 'access' (a role revoked) re-reads even at the same version: visibility may differ
@@ -228,8 +291,7 @@ class Feed {
         this.#again = false
         const snapshot = await this.load()
         if (!snapshot) {
-          const frame = unavailableFrame('deleted', this.#loadedVersion + 1)
-          for (const client of this.clients) gone(client, frame)
+          for (const client of this.clients) gone(client, 'deleted', this.#loadedVersion + 1)
           return
         }
         this.#loadedVersion = Math.max(this.#loadedVersion, snapshot.version)
@@ -244,7 +306,7 @@ class Feed {
     } catch (err) {
       // note: the clients reconnect with Last-Event-ID and get the current state then
       this.#deps.log.error({ err, statusId: this.statusId }, 'live update failed; closing streams')
-      for (const client of this.clients) client.stream.close()
+      for (const client of this.clients) client.sink.close()
     } finally {
       this.#loading = false
     }
@@ -265,13 +327,22 @@ class Feed {
  * it is hidden. Synchronous and allocation-free: the frame is the one every client shares.
  */
 function deliver(client: Client, delivery: Delivery): void {
-  if (client.stream.closed) return
+  if (client.sink.closed) return
   const { snapshot } = delivery
   const visible = visibleIn(delivery, client.viewer)
   if (visible === undefined) return
   if (!visible) {
-    gone(client, client.viewer.kind === 'link' ? LINK_ENDED_FRAME : snapshot.notVisibleFrame())
+    // told once; a many-status stream stays open and hears of the status when it is back
+    if (client.hidden) return
+    client.hidden = true
+    gone(client, client.viewer.kind === 'link' ? 'linkEnded' : 'notVisible', snapshot.version)
     return
+  }
+  if (client.hidden) {
+    // visible again (made public, a role given back): its state, even at the same version
+    client.hidden = false
+    client.first = false
+    client.lastSent = -1
   }
   const { viewer } = client
   const frame =
@@ -290,14 +361,13 @@ function deliver(client: Client, delivery: Delivery): void {
     }
   } else if (snapshot.version <= client.lastSent) return
   client.lastSent = snapshot.version
-  client.stream.send(frame)
+  client.sink.send(snapshot.version, frame)
 }
 
-/** The status is gone for this client (deleted, or no longer visible): say why, then end. */
-function gone(client: Client, frame: SseFrame): void {
-  if (client.stream.closed) return
-  client.stream.send(frame)
-  client.stream.close()
+/** The status is gone for this client (deleted, or no longer visible): say why. */
+function gone(client: Client, reason: GoneReason, version: number | null): void {
+  if (client.sink.closed) return
+  client.sink.gone(reason, version)
 }
 
 /**
@@ -325,12 +395,12 @@ export class StatusFeeds {
     const now = (this.#deps.clock ?? systemClock).now()
     for (const client of [...this.#linkClients])
       if (client.viewer.kind === 'link' && now >= client.viewer.expiresAt)
-        gone(client, LINK_ENDED_FRAME)
+        gone(client, 'linkEnded', null)
   }
 
   #watchLink(client: Client): void {
     this.#linkClients.add(client)
-    client.stream.onClose(() => {
+    client.sink.onClose(() => {
       this.#linkClients.delete(client)
       if (this.#linkClients.size === 0) {
         clearInterval(this.#linkTimer)
@@ -357,32 +427,59 @@ export class StatusFeeds {
     resumeFrom: number | null,
   ): Promise<void> {
     if (this.#closed) return stream.close()
+    await this.attachSink(statusId, new StreamSink(stream), viewer, resumeFrom)
+  }
+
+  /**
+   * Attaches one status's sink (of a single- or many-status stream) and sends it the current
+   * state (unless it resumes at the current version). Returns the way to detach it before its
+   * connection ends (a many-status stream whose status was deleted).
+   */
+  async attachSink(
+    statusId: string,
+    sink: FeedSink,
+    viewer: Viewer,
+    resumeFrom: number | null,
+  ): Promise<() => void> {
+    if (this.#closed) {
+      sink.close()
+      return () => {}
+    }
     let feed = this.#feeds.get(statusId)
     if (!feed) {
       feed = new Feed(statusId, this.#deps)
       this.#feeds.set(statusId, feed)
     }
-    const client: Client = { stream, viewer, lastSent: -1, resumeFrom, first: true }
+    const client: Client = {
+      sink,
+      viewer,
+      lastSent: -1,
+      resumeFrom,
+      first: true,
+      hidden: false,
+    }
     feed.clients.add(client)
     if (viewer.kind === 'link') this.#watchLink(client)
     const attached = feed
-    stream.onClose(() => {
+    const detach = () => {
       attached.clients.delete(client)
       if (attached.clients.size === 0 && this.#feeds.get(statusId) === attached) {
         attached.stop()
         this.#feeds.delete(statusId)
       }
-    })
+    }
+    sink.onClose(detach)
     // note: attached before this read, so a change committed meanwhile is not missed; the
     // version check in deliver() keeps the order right whichever arrives first
     try {
       const snapshot = await attached.load()
-      if (!snapshot) gone(client, unavailableFrame('deleted', 0))
+      if (!snapshot) gone(client, 'deleted', 0)
       else deliver(client, await snapshot.prepare([client]))
     } catch (err) {
       this.#deps.log.error({ err, statusId }, 'could not start a live stream')
-      stream.close()
+      sink.close()
     }
+    return detach
   }
 
   /** Every feed re-reads its status (after the bus lost changes, e.g. on a reconnect). */
@@ -396,7 +493,7 @@ export class StatusFeeds {
     clearInterval(this.#linkTimer)
     this.#linkTimer = undefined
     for (const feed of [...this.#feeds.values()])
-      for (const client of [...feed.clients]) client.stream.close()
+      for (const client of [...feed.clients]) client.sink.close()
   }
 
   /** Open streams on a status on this instance (for tests and metrics). */

@@ -41,6 +41,7 @@ import {
   type PageRequest,
   subscriptionOf,
 } from './sharing.service.ts'
+import { announcedWrite, type StatusChange } from './status-events.ts'
 import { withinReach } from './statuses.access.ts'
 import { findStatusById, findStatusByIdForWrite } from './statuses.repository.ts'
 import type { Caller } from './statuses.service.ts'
@@ -181,22 +182,37 @@ export async function acceptInvitation(
   caller: Caller,
   id: string,
 ): Promise<Subscription> {
-  return writerOf(deps).run(async (tx) => {
-    const invitation = await findRoleInvitationOf(tx, id, caller.userId)
-    if (!invitation) throw invitationNotFound()
-    // note: the status is locked first, as every change of its roles does, and only then is
-    // the invitation taken: a concurrent decline, replacement or second accept finds it gone
-    const status = await findStatusByIdForWrite(tx, invitation.status_id)
-    if (
-      !status ||
-      !withinReach(status, caller.limits) ||
-      !(await deleteRoleInvitationOf(tx, id, caller.userId))
-    )
-      throw invitationNotFound()
-    const role = invitation.role as GrantedRole
-    return subscriptionOf(status, await raiseRole(tx, status, caller.userId, role))
-  })
+  return announcedWrite(
+    deps,
+    async (tx) => {
+      const invitation = await findRoleInvitationOf(tx, id, caller.userId)
+      if (!invitation) throw invitationNotFound()
+      // note: the status is locked first, as every change of its roles does, and only then is
+      // the invitation taken: a concurrent decline, replacement or second accept finds it gone
+      const status = await findStatusByIdForWrite(tx, invitation.status_id)
+      if (
+        !status ||
+        !withinReach(status, caller.limits) ||
+        !(await deleteRoleInvitationOf(tx, id, caller.userId))
+      )
+        throw invitationNotFound()
+      const role = invitation.role as GrantedRole
+      return subscriptionOf(status, await raiseRole(tx, status, caller.userId, role))
+    },
+    roleGained,
+  )
 }
+
+/**
+ * The change of a role gained: the user's streams that hid the status (a many-status stream
+ * stays open: docs/api.md#one-stream-for-many-statuses) look again. `access` changes are
+ * judged on the current row whatever their version.
+ */
+const roleGained = (subscription: Subscription): StatusChange => ({
+  statusId: subscription.statusId,
+  version: 0,
+  kind: 'access',
+})
 
 /** POST /v1/user/invitations/:id/decline — the invitation goes; no role is given. */
 export async function declineInvitation(
@@ -440,11 +456,15 @@ export async function acceptLink(
   token: string,
   now: number,
 ): Promise<Subscription> {
-  return writerOf(deps).run(async (tx) => {
-    const user = await userById(tx, caller.userId)
-    if (!user) throw notFound('User not found')
-    return acceptLinkIn(tx, user, token, now, caller.limits)
-  })
+  return announcedWrite(
+    deps,
+    async (tx) => {
+      const user = await userById(tx, caller.userId)
+      if (!user) throw notFound('User not found')
+      return acceptLinkIn(tx, user, token, now, caller.limits)
+    },
+    roleGained,
+  )
 }
 
 const ROLE_WORDS: Record<GrantedRole, string> = {

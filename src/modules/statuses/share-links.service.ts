@@ -359,21 +359,26 @@ export async function followLink(
   caller: Caller,
   token: string,
 ): Promise<{ status: Status; created: boolean }> {
-  return writerOf(deps).run(async (tx) => {
-    const { status } = await linkedStatus(deps, token, { db: tx, forWrite: true })
-    // a key confined to other statuses (a device key) does not reach this one: as forged
-    if (!withinReach(status, caller.limits))
-      throw notFound('This link does not work: it may have expired or been revoked')
-    const role = await roleOn(tx, status, caller.userId)
-    if (role === 'owner') throw new ApiError(409, 'conflict', 'You own this status')
-    const created =
-      role === null &&
-      (await insertRoleUnlessPresent(tx, {
-        status_id: status.id,
-        user_id: caller.userId,
-        role: 'subscriber',
-        created_at: creationIso(),
-      }))
-    return { status: toStatus(status, caller.userId), created }
-  })
+  // a role gained: the user's streams that hid the status look again (as invitations do)
+  return announcedWrite(
+    deps,
+    async (tx) => {
+      const { status } = await linkedStatus(deps, token, { db: tx, forWrite: true })
+      // a key confined to other statuses (a device key) does not reach this one: as forged
+      if (!withinReach(status, caller.limits))
+        throw notFound('This link does not work: it may have expired or been revoked')
+      const role = await roleOn(tx, status, caller.userId)
+      if (role === 'owner') throw new ApiError(409, 'conflict', 'You own this status')
+      const created =
+        role === null &&
+        (await insertRoleUnlessPresent(tx, {
+          status_id: status.id,
+          user_id: caller.userId,
+          role: 'subscriber',
+          created_at: creationIso(),
+        }))
+      return { status: toStatus(status, caller.userId), created }
+    },
+    (followed) => ({ statusId: followed.status.id, version: 0, kind: 'access' }),
+  )
 }
