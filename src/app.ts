@@ -40,6 +40,12 @@ import {
 } from './modules/keys/key-revocations.ts'
 import { apiKeyRoutes } from './modules/keys/keys.routes.ts'
 import { authenticateHash } from './modules/keys/keys.service.ts'
+import {
+  channelConfirmationState,
+  confirmEmailChannel,
+} from './modules/notifications/email-channel.ts'
+import { VapidKeys } from './modules/notifications/vapid-keys.ts'
+import { webpushRoutes } from './modules/notifications/webpush.routes.ts'
 import { planOf } from './modules/plans/plan-of.ts'
 import type { Plans } from './modules/plans/plans.ts'
 import type { ServiceDeps } from './modules/service-deps.ts'
@@ -343,6 +349,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // messages under way are sent before storage closes (onClose hooks run last-added first)
   app.addHook('onClose', () => mail.idle())
 
+  // browser push (docs/notifications.md#browser-push): the VAPID key pair, made at first start
+  const vapidKeys = new VapidKeys(database.db, clock)
+  app.addHook('onReady', async () => {
+    await vapidKeys
+      .get()
+      .catch((err: unknown) =>
+        app.log.warn({ err }, 'browser push: the VAPID key pair could not be read or made yet'),
+      )
+  })
+  // e-mail channels' confirmation links (docs/notifications.md#e-mail)
+  const channelConfirmations = {
+    state: (token: string) => channelConfirmationState(database.db, clock, token),
+    confirm: (token: string) => confirmEmailChannel(database.db, clock, token),
+  }
+
   await app.register(errorHandlerPlugin)
   // the cookies of every request, parsed before authentication reads the session's
   await app.register(cookie)
@@ -406,6 +427,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       mailer: deps.mailer ?? null,
     })
     await v1.register(historyRoutes, { deps: services, publicUrl })
+    await v1.register(webpushRoutes, { keys: vapidKeys })
     await v1.register(searchRoutes, { deps: services, publicUrl })
     await v1.register(shareLinkRoutes, { deps: services, publicUrl })
     await v1.register(statusEventsRoutes, {
@@ -427,7 +449,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   // following e-mailed and printed links: JSON, and the pages the links open
   await app.register(accountMailRoutes, { mail, publicUrl })
-  await app.register(authPageRoutes, { prefix: '/auth', mail, publicUrl })
+  await app.register(authPageRoutes, {
+    prefix: '/auth',
+    mail,
+    publicUrl,
+    channels: channelConfirmations,
+  })
 
   // Public views of public statuses: outside the /v1 scope above, so no API key is asked for
   // (they declare `auth: 'none'`).

@@ -22,6 +22,10 @@ const TAGS = [
   { name: 'api keys', description: 'Your own API keys: list, create, rotate, revoke' },
   { name: 'users', description: 'Who an API key belongs to' },
   { name: 'accounts', description: 'Sign-up, sign-in and sign-out; your profile and sessions' },
+  {
+    name: 'notifications',
+    description: 'Channels you are told on, rules per status, deliveries, browser push',
+  },
   { name: 'operations', description: 'Health probes and metrics' },
 ]
 

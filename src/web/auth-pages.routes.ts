@@ -9,7 +9,7 @@ import { prepareError } from '../plugins/error-handler.ts'
 import { html, type SafeHtml } from './html.ts'
 
 // The pages e-mailed and printed links open (docs/accounts.md#e-mail): `/auth/verify/<token>`,
-// `/auth/reset/<token>`, `/auth/link/<token>`. Opening one changes nothing (mail scanners and
+// `/auth/reset/<token>`, `/auth/link/<token>`, `/auth/channel/<token>` (docs/notifications.md#e-mail). Opening one changes nothing (mail scanners and
 // link previews fetch links): it shows a button, and the button's form post does the work,
 // through the same service as the JSON routes. Plain HTML, no script; the app restyles them.
 
@@ -90,9 +90,17 @@ ${problem ? html`<p id="problem" role="alert">The password ${problem}.</p>` : ''
 <p><button type="submit">Set the new password</button></p>
 </form>`
 
+/** What the page of a notification channel's confirmation link needs (docs/notifications.md#e-mail). */
+export interface ChannelConfirmationPages {
+  state(token: string): Promise<string>
+  /** Confirms the channel; 404/410 as the other links. */
+  confirm(token: string): Promise<{ address: string }>
+}
+
 export interface AuthPageOptions {
   mail: AccountMail
   publicUrl: string | null
+  channels: ChannelConfirmationPages
 }
 
 /**
@@ -101,7 +109,7 @@ export interface AuthPageOptions {
  */
 export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async (
   app,
-  { mail, publicUrl },
+  { mail, publicUrl, channels },
 ) => {
   // the pages' forms post as browsers do, urlencoded; only here
   app.addContentTypeParser(
@@ -216,6 +224,47 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
         'Address confirmed',
         html`<p>${user.email} is confirmed as the address of your account.</p>
 <p><a href="${home(publicUrl)}">Continue</a></p>`,
+      )
+    },
+  )
+
+  app.get(
+    '/channel/:token',
+    {
+      config: open,
+      schema: landingSchema(
+        'channelConfirmationPage',
+        "Page of a notification channel's confirmation link",
+      ),
+    },
+    async (request, reply) =>
+      landing(
+        reply,
+        await channels.state(request.params.token),
+        'Confirm this address for notifications',
+        html`<p>Notifications you set up in statusd will be sent to this address.</p>
+<form method="post"><p><button type="submit">Confirm the address</button></p></form>`,
+      ),
+  )
+
+  app.post(
+    '/channel/:token',
+    {
+      config: act,
+      schema: actionSchema(
+        'channelConfirmationPagePost',
+        "Confirm a notification channel's address (the page's button)",
+        { 200: htmlPage('Confirmed') },
+      ),
+    },
+    async (request, reply) => {
+      const { address } = await channels.confirm(request.params.token)
+      return sendPage(
+        reply,
+        200,
+        'Address confirmed',
+        html`<p>Notifications will be sent to ${address}.</p>
+<p><a href="${home(publicUrl)}notifications">Your notification settings</a></p>`,
       )
     },
   )

@@ -207,6 +207,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       .map(({ name }) => name)
     assert.deepEqual(limited.sort(), [
       // the pages e-mailed and printed links open, and their JSON twins (the token is the credential)
+      'GET /auth/channel/{token}',
       'GET /auth/link/{token}',
       'GET /auth/reset/{token}',
       'GET /auth/verify/{token}',
@@ -224,6 +225,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       'GET /v1/share/{shareId}/events',
       'GET /v1/share/{shareId}/history',
       'GET /v1/share/{shareId}/users',
+      'POST /auth/channel/{token}',
       'POST /auth/verify/{token}',
       'POST /v1/auth/link',
       'POST /v1/auth/login',

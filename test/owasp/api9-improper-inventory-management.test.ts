@@ -96,10 +96,10 @@ describe('versions', () => {
         r.url,
         // the share pages (/s/:shareId, its badge; docs/sharing.md#share-page-and-badge), the
         // page an invitation link opens (docs/accounts.md#invitation-links), the pages
-        // e-mailed and printed links open (docs/accounts.md#e-mail) and the pages of private
+        // e-mailed and printed links open (docs/accounts.md#e-mail, docs/notifications.md#e-mail) and the pages of private
         // share links (/l/:token, its badge; docs/accounts.md#private-share-links) are the
         // other public surfaces
-        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+|invite\/.+|auth\/(verify|reset|link)\/:token|l\/.+)$/,
+        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+|invite\/.+|auth\/(verify|reset|link|channel)\/:token|l\/.+)$/,
         `${r.method} ${r.url} is outside /v1`,
       )
     }
