@@ -9,6 +9,7 @@
 import { spawnSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import { availableParallelism } from 'node:os'
+import { buildApp } from './build-app.ts'
 
 const files = process.argv.slice(2)
 const concurrency = Number(process.env.TEST_CONCURRENCY) || availableParallelism()
@@ -28,6 +29,9 @@ function run(engine: 'sqlite' | 'postgres'): boolean {
   })
   return result.status === 0
 }
+
+// the browser tests open the app: build it from the sources being tested (under a second)
+await buildApp()
 
 const results: string[] = []
 let ok = run('sqlite')

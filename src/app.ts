@@ -83,6 +83,7 @@ import { optionalBodies, useStrictJsonBodies } from './plugins/json-body.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 import { openApiRoutes } from './plugins/openapi.ts'
 import { publicViews } from './plugins/public-views.ts'
+import { appRoutes } from './web/app.routes.ts'
 import { authPageRoutes } from './web/auth-pages.routes.ts'
 import {
   invitePageRoutes,
@@ -474,6 +475,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   // the share page and badge: HTML/SVG, with their own not-found and error pages
   await app.register(webRoutes, { prefix: '/s', deps: services })
+  await app.register(appRoutes)
   await app.register(invitePageRoutes, { prefix: '/invite', deps: services, linkBase, clock })
   await app.register(linkWebRoutes, { prefix: '/l', deps: services })
 

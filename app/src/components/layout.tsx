@@ -1,0 +1,76 @@
+import type { ComponentChildren } from 'preact'
+import { Link, navigate, route } from '../router.tsx'
+import { me, signOut } from '../session.ts'
+
+// The frame of every signed-in screen: a skip link, the header with the app's places, and
+// the main landmark (docs/app.md#accessibility).
+
+const PLACES = [
+  {
+    href: '/',
+    label: 'Board',
+    paths: ['/', '/statuses/new', '/statuses/:id', '/statuses/:id/:tab'],
+  },
+  { href: '/boards', label: 'Walls', paths: ['/boards', '/boards/:id'] },
+  { href: '/notifications', label: 'Notifications', paths: ['/notifications'] },
+  { href: '/keys', label: 'API keys', paths: ['/keys'] },
+  { href: '/account', label: 'Account', paths: ['/account'] },
+]
+
+export function Layout(props: { children: ComponentChildren }) {
+  const current = route.value.path
+  return (
+    <>
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header class="app-header">
+        <Link href="/" class="brand">
+          <img src="/app/icon.svg" alt="" width="28" height="28" />
+          <span>statusd</span>
+        </Link>
+        <nav aria-label="Main">
+          <ul>
+            {PLACES.map((place) => (
+              <li key={place.href}>
+                <Link
+                  href={place.href}
+                  aria-current={current && place.paths.includes(current) ? 'page' : undefined}
+                >
+                  {place.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="who">
+          <span class="who-name">{me.value?.name}</span>
+          <button
+            type="button"
+            class="button quiet"
+            onClick={async () => {
+              await signOut()
+              navigate('/sign-in', { replace: true })
+            }}
+          >
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main">{props.children}</main>
+    </>
+  )
+}
+
+/** The frame of the signed-out screens: just the name and the form. */
+export function Plain(props: { children: ComponentChildren }) {
+  return (
+    <main id="main" class="plain">
+      <p class="brand plain-brand">
+        <img src="/app/icon.svg" alt="" width="32" height="32" />
+        <span>statusd</span>
+      </p>
+      {props.children}
+    </main>
+  )
+}

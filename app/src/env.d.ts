@@ -1,0 +1,2 @@
+// Stylesheets are bundled by esbuild (scripts/build-app.ts); importing one yields nothing.
+declare module '*.css' {}

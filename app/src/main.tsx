@@ -1,0 +1,67 @@
+import { type ComponentType, render } from 'preact'
+import { useEffect } from 'preact/hooks'
+import type { AppPath } from '../../src/web/app-paths.ts'
+import './app.css'
+import { Layout } from './components/layout.tsx'
+import { lazy } from './lazy.tsx'
+import { navigate, route } from './router.tsx'
+import Board from './screens/board.tsx'
+import NotFound from './screens/not-found.tsx'
+import SignIn from './screens/sign-in.tsx'
+import { loadMe, me } from './session.ts'
+
+// The app (docs/app.md): one page, one screen per path of src/web/app-paths.ts.
+
+/** Screens anyone may open; every other one needs a session. */
+const SIGNED_OUT: Partial<Record<AppPath, ComponentType>> = {
+  '/sign-in': SignIn,
+  '/sign-up': lazy(() => import('./screens/sign-up.tsx')),
+}
+
+/** Screens of a signed-in person (heavy ones load on first use: lazy). */
+const SIGNED_IN: Partial<Record<AppPath, ComponentType<{ params: Record<string, string> }>>> = {
+  '/': Board,
+}
+
+function App() {
+  useEffect(() => {
+    loadMe().catch(() => {
+      // offline at start: the service worker served the shell; show sign-in's retry
+      me.value = null
+    })
+  }, [])
+  const { path, params } = route.value
+  const user = me.value
+  if (user === undefined)
+    return (
+      <p class="loading" aria-live="polite">
+        Loading…
+      </p>
+    )
+  if (path && SIGNED_OUT[path]) {
+    const Screen = SIGNED_OUT[path] as ComponentType
+    if (user && path === '/sign-in') {
+      queueMicrotask(() => navigate('/', { replace: true }))
+      return null
+    }
+    return <Screen />
+  }
+  if (!user) {
+    const next = location.pathname + location.search
+    queueMicrotask(() =>
+      navigate(next === '/' ? '/sign-in' : `/sign-in?next=${encodeURIComponent(next)}`, {
+        replace: true,
+      }),
+    )
+    return null
+  }
+  const Screen = path ? SIGNED_IN[path] : undefined
+  return <Layout>{Screen ? <Screen params={params} /> : <NotFound />}</Layout>
+}
+
+render(<App />, document.getElementById('app') as HTMLElement)
+
+if ('serviceWorker' in navigator) {
+  // the offline shell (docs/app.md#installing-the-app); data always comes from the network
+  navigator.serviceWorker.register('/sw.js').catch(() => {})
+}

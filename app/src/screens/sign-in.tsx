@@ -1,0 +1,65 @@
+import { useState } from 'preact/hooks'
+import { api } from '../api.ts'
+import { Field, FormError, fieldError } from '../components/form.tsx'
+import { Plain } from '../components/layout.tsx'
+import { Link, navigate } from '../router.tsx'
+import { loadMe } from '../session.ts'
+
+// Sign in with e-mail and password (docs/accounts.md#signing-in).
+
+export default function SignIn() {
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  const next = new URLSearchParams(location.search).get('next')
+  return (
+    <Plain>
+      <h1>Sign in</h1>
+      <form
+        onSubmit={async (event) => {
+          event.preventDefault()
+          const form = new FormData(event.currentTarget)
+          setBusy(true)
+          setError(null)
+          try {
+            await api('POST', '/v1/auth/login', {
+              body: { email: form.get('email'), password: form.get('password') },
+            })
+            await loadMe()
+            // only a path of this app: never an open redirect
+            navigate(next?.startsWith('/') && !next.startsWith('//') ? next : '/', {
+              replace: true,
+            })
+          } catch (e) {
+            setError(e)
+          } finally {
+            setBusy(false)
+          }
+        }}
+      >
+        <Field
+          label="E-mail"
+          name="email"
+          type="email"
+          autocomplete="username"
+          required
+          error={fieldError(error, 'email')}
+        />
+        <Field
+          label="Password"
+          name="password"
+          type="password"
+          autocomplete="current-password"
+          required
+          error={fieldError(error, 'password')}
+        />
+        <FormError error={error} />
+        <button type="submit" class="button primary" disabled={busy}>
+          Sign in
+        </button>
+      </form>
+      <p>
+        New here? <Link href="/sign-up">Create an account</Link>
+      </p>
+    </Plain>
+  )
+}

@@ -1,0 +1,69 @@
+// Builds the browser app (docs/app.md#how-it-is-built): app/src → dist/app, with esbuild.
+// Runs in `npm ci` (the `prepare` script) and before the tests; takes well under a second.
+//
+// Output: hashed, immutable files (`main-<hash>.js`, chunks loaded on demand, `main-<hash>.css`),
+// the service worker at a fixed name (`sw.js`: its URL is its identity), and `build.json`,
+// which tells the server which files the page loads.
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { build } from 'esbuild'
+
+const root = path.resolve(import.meta.dirname, '..')
+const outdir = path.join(root, 'dist', 'app')
+
+export async function buildApp(): Promise<void> {
+  rmSync(outdir, { recursive: true, force: true })
+  mkdirSync(outdir, { recursive: true })
+  const common = {
+    bundle: true,
+    minify: true,
+    target: ['chrome111', 'firefox115', 'safari16.4'],
+    jsx: 'automatic' as const,
+    jsxImportSource: 'preact',
+    legalComments: 'linked' as const,
+    logLevel: 'warning' as const,
+    define: { 'process.env.NODE_ENV': '"production"' },
+  }
+  const app = await build({
+    ...common,
+    entryPoints: [path.join(root, 'app/src/main.tsx')],
+    outdir,
+    format: 'esm',
+    splitting: true,
+    entryNames: '[name]-[hash]',
+    chunkNames: 'chunks/[name]-[hash]',
+    assetNames: 'assets/[name]-[hash]',
+    sourcemap: 'linked',
+    metafile: true,
+  })
+  await build({
+    ...common,
+    entryPoints: [path.join(root, 'app/src/sw.ts')],
+    outfile: path.join(outdir, 'sw.js'),
+    format: 'iife',
+  })
+  cpSync(path.join(root, 'app/public'), outdir, { recursive: true })
+
+  // the entry's files, for the server's page (src/web/app.routes.ts)
+  const outputs = Object.entries(app.metafile.outputs)
+  const entry = outputs.find(([, o]) => o.entryPoint === 'app/src/main.tsx')
+  if (!entry) throw new Error('build-app: the entry point produced no output')
+  const [js, meta] = entry
+  const rel = (file: string) => path.relative(outdir, path.join(root, file))
+  // the chunks the entry imports statically: the page preloads them with the entry, instead
+  // of the browser finding them only once the entry has arrived
+  const preload = meta.imports.filter((i) => i.kind === 'import-statement').map((i) => rel(i.path))
+  const css = meta.cssBundle ? rel(meta.cssBundle) : null
+  writeFileSync(
+    path.join(outdir, 'build.json'),
+    `${JSON.stringify({ js: rel(js), css, preload }, null, 2)}\n`,
+  )
+}
+
+if (import.meta.main) {
+  const started = performance.now()
+  await buildApp()
+  process.stdout.write(
+    `build-app: dist/app built in ${Math.round(performance.now() - started)} ms\n`,
+  )
+}

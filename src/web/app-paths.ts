@@ -1,0 +1,20 @@
+/**
+ * The app's screens (docs/app.md#screens): the server answers each of these paths with the
+ * app's page, and the app's router shows the screen. One list for both, so a link the app
+ * makes always loads when opened directly or reloaded. Patterns use `:name` for a segment.
+ */
+export const APP_PATHS = [
+  '/',
+  '/sign-in',
+  '/sign-up',
+  '/statuses/new',
+  '/statuses/:id',
+  '/statuses/:id/:tab',
+  '/keys',
+  '/account',
+  '/notifications',
+  '/boards',
+  '/boards/:id',
+] as const
+
+export type AppPath = (typeof APP_PATHS)[number]

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict'
+import type { BrowserContext, Page } from 'playwright-core'
+import type { AppDeps } from '../../src/app.ts'
+import { GOOD_PASSWORD, signUpUser } from './accounts.ts'
+import { makeApp, type TestApp } from './app.ts'
+import { launchChromium } from './browser.ts'
+import type { Lifetime } from './cleanup.ts'
+import { freePort } from './webauthn.ts'
+
+// The app in real Chromium (docs/app.md): a statusd listening on a socket at
+// http://localhost:<port> (a secure context, as service workers and passkeys need), browsers
+// with profiles of their own, and people signed up through the API.
+
+export interface AppServer {
+  t: TestApp
+  /** `http://localhost:<port>`: the app's origin (PUBLIC_URL). */
+  origin: string
+}
+
+/** A statusd for the app, anyone may sign up (SIGNUP=open) unless `deps` says otherwise. */
+export async function appServer(
+  ctx: Lifetime,
+  deps: Omit<Partial<AppDeps>, 'database' | 'plans'> = {},
+): Promise<AppServer> {
+  const port = await freePort()
+  const origin = `http://localhost:${port}`
+  const t = await makeApp(ctx, { deps: { signup: 'open', ...deps, publicUrl: origin } })
+  await t.app.listen({ port, host: '127.0.0.1' })
+  return { t, origin }
+}
+
+export interface Person {
+  id: string
+  email: string
+  name: string
+  /** The value of their `statusd_session` cookie. */
+  cookie: string
+}
+
+let people = 0
+
+/** Signs a new person up through the API (not the browser): the fast way to a session. */
+export async function signUpPerson(
+  server: AppServer,
+  { name = 'Ada', email = `person${++people}@example.com` } = {},
+): Promise<Person> {
+  const { id, cookie } = await signUpUser(server.t, { name, email, password: GOOD_PASSWORD })
+  return { id, email, name, cookie }
+}
+
+export interface Browser {
+  context: BrowserContext
+  page: Page
+}
+
+/**
+ * A browser of its own (a fresh profile: its own cookies, storage, service worker), signed in
+ * as `person` when given, with its page at `path`. Closed when `ctx` ends. Errors the page
+ * logs fail the test at the end, unless `allowConsoleErrors` (a test about a failure).
+ */
+export async function openApp(
+  ctx: Lifetime,
+  server: AppServer,
+  options: {
+    person?: Person
+    path?: string
+    viewport?: { width: number; height: number }
+    colorScheme?: 'light' | 'dark'
+    allowConsoleErrors?: boolean
+  } = {},
+): Promise<Browser> {
+  const browser = await launchChromium({
+    viewport: options.viewport ?? { width: 1280, height: 900 },
+    colorScheme: options.colorScheme ?? 'light',
+  })
+  const { context } = browser
+  if (options.person)
+    await context.addCookies([
+      { name: 'statusd_session', value: options.person.cookie, url: server.origin },
+    ])
+  const page = context.pages()[0] ?? (await context.newPage())
+  const errors: string[] = []
+  page.on('console', (message) => {
+    // note: Chromium logs every 4xx answer as "Failed to load resource"; the app expects
+    // some (a 401 tells it nobody is signed in), and tests check answers themselves
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+      errors.push(message.text())
+  })
+  page.on('pageerror', (error) => errors.push(String(error)))
+  // one hook: the browser closes even when the check fails
+  ctx.after(async () => {
+    await browser.close()
+    if (!options.allowConsoleErrors) assert.deepEqual(errors, [], 'the page logged no errors')
+  })
+  await page.goto(server.origin + (options.path ?? '/'))
+  return { context, page }
+}
+
+/** Waits until the screen's heading says `text` (each screen has one h1). */
+export async function expectScreen(page: Page, text: string | RegExp): Promise<void> {
+  await page.locator('main h1').filter({ hasText: text }).waitFor()
+}
