@@ -12,6 +12,7 @@ import { rateLimited, validationError } from './lib/errors.ts'
 import { LazySchemas } from './lib/lazy-schemas.ts'
 import type { Mailer } from './lib/mailer.ts'
 import { listeningOrigin } from './lib/origin.ts'
+import { OutboundClient, type OutboundOptions, parseNetworks } from './lib/outbound.ts'
 import { KEY_LIKE } from './lib/redact.ts'
 import { API_RESPONSE_HEADERS } from './lib/response-headers.ts'
 import { DEFAULT_SSE_OPTIONS, type SseOptions } from './lib/sse.ts'
@@ -40,6 +41,12 @@ import {
 } from './modules/keys/key-revocations.ts'
 import { apiKeyRoutes } from './modules/keys/keys.routes.ts'
 import { authenticateHash } from './modules/keys/keys.service.ts'
+import { channelRoutes } from './modules/notifications/channels.routes.ts'
+import type { ChannelDeps } from './modules/notifications/channels.service.ts'
+import {
+  DeliveryWorker,
+  type DeliveryWorkerOptions,
+} from './modules/notifications/delivery-worker.ts'
 import {
   channelConfirmationState,
   confirmEmailChannel,
@@ -134,6 +141,27 @@ export interface AppDeps {
   signup?: 'invite' | 'open'
   /** How passwords are hashed and checked (default scrypt; tests count the checks). */
   passwordHasher?: PasswordHasher
+  /**
+   * Networks webhooks may reach although they are private (WEBHOOK_ALLOW_NETWORKS: CIDR
+   * ranges; docs/notifications.md#outbound-safety). Default: none.
+   */
+  webhookAllowNetworks?: readonly string[]
+  /**
+   * The delivery worker (docs/notifications.md#delivery). It starts when the app listens,
+   * unless `autoStart` is false (tests then run its passes themselves: `app.deliveryWorker`).
+   */
+  notifications?: {
+    autoStart?: boolean
+    /** Overrides of the outbound client (tests shorten the timeout, answer DNS). */
+    outbound?: Omit<OutboundOptions, 'allowNetworks'>
+  } & Pick<DeliveryWorkerOptions, 'concurrency' | 'pollMs' | 'random' | 'leaseMs' | 'fanOutBatch'>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The notification delivery worker (docs/notifications.md#delivery). */
+    deliveryWorker: DeliveryWorker
+  }
 }
 
 /** A deletion whose sweep was cut short (a crash, another instance's shutdown) waits at most this. */
@@ -322,6 +350,37 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     historySweep,
     clock,
   }
+  // notifications (docs/notifications.md): every request to an address a user gave goes
+  // through the guarded client; the worker delivers what writes recorded in the outbox
+  const { autoStart = true, outbound: outboundOptions, ...workerOptions } = deps.notifications ?? {}
+  const outbound = new OutboundClient({
+    ...outboundOptions,
+    allowNetworks: parseNetworks((deps.webhookAllowNetworks ?? []).join(',')),
+  })
+  const deliveryWorker = new DeliveryWorker({
+    ...workerOptions,
+    db: database.db,
+    writer,
+    clock,
+    outbound,
+    publicUrl: linkBase,
+    log: app.log,
+    mailer: deps.mailer ?? null,
+  })
+  app.decorate('deliveryWorker', deliveryWorker)
+  if (autoStart) app.addHook('onListen', async () => deliveryWorker.start())
+  // before storage closes: the sends in flight settle (each bounded by its timeout)
+  app.addHook('preClose', async () => {
+    await deliveryWorker.close()
+    await outbound.close()
+  })
+  const channels: ChannelDeps = {
+    db: database.db,
+    writer,
+    clock,
+    sendContext: () => ({ publicUrl: linkBase(), outbound }),
+    onEvent: () => deliveryWorker.kick(),
+  }
   // one count for both stream routes: a user's keyed streams, an address's anonymous ones
   const streamQuota = new StreamQuota(
     deps.streamsPerClient ?? DEFAULT_CLIENT_LIMITS.streamsPerClient,
@@ -431,6 +490,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(webpushRoutes, { keys: vapidKeys })
     await v1.register(searchRoutes, { deps: services, publicUrl })
     await v1.register(shareLinkRoutes, { deps: services, publicUrl })
+    await v1.register(channelRoutes, { deps: channels })
     await v1.register(statusEventsRoutes, {
       db: database.db,
       feeds,

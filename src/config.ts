@@ -2,6 +2,7 @@ import { isIP } from 'node:net'
 import { problemWithDatabaseUrl } from './db/database-url.ts'
 import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './db/engine.ts'
 import { DEFAULT_CLIENT_LIMITS } from './lib/client-limits.ts'
+import { parseNetworks } from './lib/outbound.ts'
 import { DEFAULT_PLANS, loadPlansFile, type Plans } from './modules/plans/plans.ts'
 
 /**
@@ -35,6 +36,11 @@ export interface Config {
   smtpUrl: string | null
   /** The sender of statusd's e-mail (`MAIL_FROM`). */
   mailFrom: string
+  /**
+   * Private networks webhooks may reach (`WEBHOOK_ALLOW_NETWORKS`, CIDR ranges;
+   * docs/notifications.md#outbound-safety); empty: none.
+   */
+  webhookAllowNetworks: string[]
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -121,6 +127,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl = env.SMTP_URL
   }
   const mailFrom = env.MAIL_FROM || 'statusd <statusd@localhost>'
+  const webhookAllowNetworks = (env.WEBHOOK_ALLOW_NETWORKS ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+  try {
+    parseNetworks(webhookAllowNetworks.join(','))
+  } catch (err) {
+    throw new ConfigError(
+      `WEBHOOK_ALLOW_NETWORKS must be a comma-separated list of CIDR ranges (10.0.0.0/8, fd00::/8): ${(err as Error).message}`,
+    )
+  }
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/statusd.db'
   checkDatabaseUrl(databaseUrl)
   let plans = DEFAULT_PLANS
@@ -147,6 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signup,
     smtpUrl,
     mailFrom,
+    webhookAllowNetworks,
   }
 }
 

@@ -73,6 +73,7 @@ export async function serve(
       trustProxy: config.trustProxy,
       mailer: config.smtpUrl === null ? null : createMailer(config.smtpUrl, config.mailFrom),
       signup: config.signup,
+      webhookAllowNetworks: config.webhookAllowNetworks,
       logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
     })
   } catch (err) {

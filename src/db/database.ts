@@ -278,6 +278,8 @@ export interface DeliveryAttemptsTable {
   delivery_id: string
   channel_id: string
   event_id: string
+  /** The event's type (`status.changed`, …). */
+  event_type: string | null
   at: string
   status_code: number | null
   error: string | null

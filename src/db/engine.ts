@@ -30,6 +30,11 @@ export interface RowLockable<Q> {
   forUpdate(): Q
 }
 
+/** A query that can lock the rows it reads and pass over rows others hold (`… skip locked`). */
+export interface RowClaimable<Q> extends RowLockable<Q> {
+  skipLocked(): Q
+}
+
 /**
  * The steps of statusd's migrations that differ by engine, one member per migration that
  * needs one: an engine where the step has nothing to do says so with an empty function.
@@ -92,6 +97,12 @@ export interface Engine {
    * can overlap (`for update`): a row read to be written stays as read until the write lands.
    */
   lockRows<Q extends RowLockable<Q>>(query: Q): Q
+  /**
+   * The query, made to claim the rows it reads where several instances can read at once
+   * (`for update skip locked`): rows another transaction holds are passed over, not waited
+   * for, so each instance takes different rows of a queue.
+   */
+  claimRows<Q extends RowClaimable<Q>>(query: Q): Q
   /**
    * Holds a named lock until `tx` ends, so that transactions taking the same name run one
    * after another, across every process on the database.

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely'
 import type { DB, Db } from './database.ts'
-import type { RowLockable } from './engine.ts'
+import type { RowClaimable, RowLockable } from './engine.ts'
 import { engineOf } from './engines.ts'
 
 /**
@@ -20,3 +20,11 @@ export async function lockForTransaction(tx: Transaction<DB>, name: string): Pro
  */
 export const lockRowsForWrite = <Q extends RowLockable<Q>>(db: Db, query: Q): Q =>
   engineOf(db).lockRows(query)
+
+/**
+ * The query, made to claim the rows it reads for this transaction, passing over rows another
+ * transaction holds (Engine.claimRows): for queues several instances take work from, so
+ * that each row is taken by one of them.
+ */
+export const claimRowsForUpdate = <Q extends RowClaimable<Q>>(db: Db, query: Q): Q =>
+  engineOf(db).claimRows(query)

@@ -244,6 +244,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       `POST ${byKey}`,
       'POST /v1/user/api-keys',
       'POST /v1/user/api-keys/{keyId}/rotate',
+      'POST /v1/user/channels',
       'POST /v1/user/passkeys',
     ])
   })

@@ -11,6 +11,7 @@ import * as historySweep from './2026-11-27T000000-history-sweep.ts'
 import * as people from './2026-11-28T000000-people.ts'
 import * as shareLinksSearch from './2026-11-28T050000-share-links-search.ts'
 import * as appAndNotifications from './2026-11-29T000000-app-and-notifications.ts'
+import * as deliveryLog from './2026-11-29T010000-delivery-log.ts'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T000000-people': people,
   '2026-11-28T050000-share-links-search': shareLinksSearch,
   '2026-11-29T000000-app-and-notifications': appAndNotifications,
+  '2026-11-29T010000-delivery-log': deliveryLog,
 }

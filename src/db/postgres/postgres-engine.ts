@@ -64,6 +64,7 @@ export const postgresEngine: Engine = {
   // they take turns, so `If-Match` and every other check on the row read hold when the
   // write lands (without it, 20 writes with one `If-Match` all succeeded)
   lockRows: (query) => query.forUpdate(),
+  claimRows: (query) => query.forUpdate().skipLocked(),
   // a transaction-scoped advisory lock on a 64-bit hash of the name (a hash collision only
   // serialises two unrelated transactions)
   async advisoryLock(tx, name) {

@@ -71,6 +71,9 @@ export const sqliteEngine: Engine = {
   // writes never overlap: every write transaction begins IMMEDIATE (sqlite-dialect.ts),
   // holding the database's one write lock from its first read to its end
   lockRows: (query) => query,
+  // the same: one write transaction at a time holds the whole database, so what it reads
+  // no other can claim before it commits
+  claimRows: (query) => query,
   // nothing to take, for the same reason: the transaction holds the write lock already,
   // across every process on the file
   advisoryLock: async () => {},

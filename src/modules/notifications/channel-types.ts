@@ -1,6 +1,8 @@
 import type { Selectable } from 'kysely'
 import type { TSchema } from 'typebox'
 import type { ChannelsTable } from '../../db/database.ts'
+import type { FieldError } from '../../lib/errors.ts'
+import type { OutboundClient } from '../../lib/outbound.ts'
 
 // The contract every channel type fulfils (docs/notifications.md#channels): the worker hands
 // an event to the type of the channel it is for, and learns whether to retry.
@@ -53,6 +55,11 @@ export class DeliveryError extends Error {
 export interface SendContext {
   /** The service's public origin, for links in messages. */
   publicUrl: string
+  /**
+   * The guarded HTTP client (docs/notifications.md#outbound-safety): every request to an
+   * address a user gave goes through it.
+   */
+  outbound: OutboundClient
 }
 
 /** One channel type: how its settings are validated and how it sends. */
@@ -71,6 +78,18 @@ export interface ChannelTypeDefinition<Config = unknown> {
    * confirmation mails, 400 for a push subscription whose keys are not keys.
    */
   beforeCreate?(input: { userId: string; config: Config }): Promise<void>
+  /**
+   * What the schema cannot say about a valid `config` (e.g. a URL that does not parse): each
+   * problem a field error (`config.url`), answered as 400 validationError.
+   */
+  configProblems?(config: Config): FieldError[]
+  /** The name of a channel created without one (default: the type). */
+  defaultName?(config: Config): string
+  /**
+   * A signing secret to make for a new channel, stored in `channels.secret` and shown once in
+   * the creation's answer (standard webhooks: `whsec_…`); null or absent: none.
+   */
+  newSecret?(config: Config): string | null
   /**
    * Runs after the channel was stored (e.g. mails the confirmation link); a failure here is
    * reported to the caller but does not undo the channel.

@@ -1,5 +1,6 @@
-import type { Insertable, Selectable } from 'kysely'
-import type { Db, OutboxEventsTable } from '../../db/database.ts'
+import type { Insertable, Selectable, Transaction } from 'kysely'
+import type { DB, Db, OutboxEventsTable } from '../../db/database.ts'
+import { claimRowsForUpdate } from '../../db/locks.ts'
 
 export type OutboxEventRow = Selectable<OutboxEventsTable>
 
@@ -28,4 +29,32 @@ export async function markOutboxEventsDone(db: Db, ids: string[], at: string): P
     .where('done_at', 'is', null)
     .executeTakeFirst()
   return Number(result.numUpdatedRows)
+}
+
+/** Events not fanned out yet, oldest first, claimed for this transaction (others pass over them). */
+export const claimPendingOutboxEvents = (
+  tx: Transaction<DB>,
+  types: readonly string[],
+  limit: number,
+): Promise<OutboxEventRow[]> =>
+  claimRowsForUpdate(
+    tx,
+    tx
+      .selectFrom('outbox_events')
+      .selectAll()
+      .where('done_at', 'is', null)
+      .where('type', 'in', [...types])
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit),
+  ).execute()
+
+/** Deletes events fanned out before `before`; returns how many went. */
+export async function deleteDoneOutboxEvents(db: Db, before: string): Promise<number> {
+  const result = await db
+    .deleteFrom('outbox_events')
+    .where('done_at', 'is not', null)
+    .where('done_at', '<', before)
+    .executeTakeFirst()
+  return Number(result.numDeletedRows)
 }

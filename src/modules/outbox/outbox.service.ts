@@ -1,6 +1,9 @@
-import type { Db } from '../../db/database.ts'
+import type { Transaction } from 'kysely'
+import type { DB, Db } from '../../db/database.ts'
 import { newId } from '../../lib/ids.ts'
 import {
+  claimPendingOutboxEvents,
+  deleteDoneOutboxEvents,
   insertOutboxEvent,
   listPendingOutboxEvents,
   markOutboxEventsDone,
@@ -56,3 +59,18 @@ export const pendingOutboxEvents = (db: Db, limit = 100): Promise<OutboxEventRow
 /** Marks events as fanned out; returns how many this call marked. */
 export const markOutboxEventsFannedOut = (db: Db, ids: string[], at: string): Promise<number> =>
   markOutboxEventsDone(db, ids, at)
+
+/**
+ * Recorded events of these types not fanned out yet, oldest first, claimed for `tx`: with
+ * several instances (PostgreSQL) each takes different events, passing over those another is
+ * fanning out.
+ */
+export const claimPendingEvents = (
+  tx: Transaction<DB>,
+  types: readonly string[],
+  limit = 100,
+): Promise<OutboxEventRow[]> => claimPendingOutboxEvents(tx, types, limit)
+
+/** Deletes events fanned out before `before` (docs/notifications.md#delivery: retention). */
+export const pruneOutboxEvents = (db: Db, before: string): Promise<number> =>
+  deleteDoneOutboxEvents(db, before)

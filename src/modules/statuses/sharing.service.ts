@@ -250,3 +250,20 @@ export async function reachableStatuses(
 ): Promise<ReadonlySet<string>> {
   return new Set(await reachableStatusIds(db, userId, statusIds))
 }
+
+/**
+ * Of the users given, those who may see the status now (its owner, a role holder, anyone when
+ * it is public): whom a notification about it may reach (docs/notifications.md#rules). Empty
+ * when the status is gone.
+ */
+export async function viewersAmong(
+  db: Db,
+  statusId: string,
+  userIds: readonly string[],
+): Promise<Set<string>> {
+  const status = await findStatusById(db, statusId)
+  if (!status) return new Set()
+  if (status.access_type === 'public') return new Set(userIds)
+  const holders = new Set(await roleHolderIds(db, statusId))
+  return new Set(userIds.filter((id) => id === status.owner_id || holders.has(id)))
+}
