@@ -42,7 +42,18 @@ describe('loadConfig', () => {
       signup: 'invite',
       smtpUrl: null,
       mailFrom: 'statusd <statusd@localhost>',
+      webhookAllowNetworks: [],
     }))
+
+  it('WEBHOOK_ALLOW_NETWORKS: none by default; CIDR ranges and addresses (docs/notifications.md#outbound-safety)', () => {
+    assert.deepEqual(loadConfig({ WEBHOOK_ALLOW_NETWORKS: '' }).webhookAllowNetworks, [])
+    assert.deepEqual(
+      loadConfig({ WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8, 10.1.2.3,fd00::/8' }).webhookAllowNetworks,
+      ['127.0.0.0/8', '10.1.2.3', 'fd00::/8'],
+    )
+    for (const bad of ['localhost', '10.0.0.0/33', '300.1.1.1', '10.0.0.0/8,nope'])
+      refuses({ WEBHOOK_ALLOW_NETWORKS: bad }, /WEBHOOK_ALLOW_NETWORKS/)
+  })
 
   it('SIGNUP: invite (default) or open (docs/accounts.md#signing-up)', () => {
     assert.equal(loadConfig({ SIGNUP: 'open' }).signup, 'open')
