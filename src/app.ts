@@ -41,6 +41,7 @@ import {
 } from './modules/keys/key-revocations.ts'
 import { apiKeyRoutes } from './modules/keys/keys.routes.ts'
 import { authenticateHash } from './modules/keys/keys.service.ts'
+import { makeChannelTypes } from './modules/notifications/channel-registry.ts'
 import { channelRoutes } from './modules/notifications/channels.routes.ts'
 import type { ChannelDeps } from './modules/notifications/channels.service.ts'
 import {
@@ -357,12 +358,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...outboundOptions,
     allowNetworks: parseNetworks((deps.webhookAllowNetworks ?? []).join(',')),
   })
+  const channelTypes = makeChannelTypes({
+    db: database.db,
+    clock,
+    mailer: deps.mailer ?? null,
+    outbound,
+  })
   const deliveryWorker = new DeliveryWorker({
     ...workerOptions,
+    types: channelTypes,
     db: database.db,
     writer,
     clock,
-    outbound,
     publicUrl: linkBase,
     log: app.log,
     mailer: deps.mailer ?? null,
@@ -378,7 +385,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db: database.db,
     writer,
     clock,
-    sendContext: () => ({ publicUrl: linkBase(), outbound }),
+    types: channelTypes,
+    sendContext: () => ({ publicUrl: linkBase() }),
     onEvent: () => deliveryWorker.kick(),
   }
   // one count for both stream routes: a user's keyed streams, an address's anonymous ones

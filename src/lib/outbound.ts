@@ -116,7 +116,7 @@ export interface OutboundOptions {
 
 export interface OutboundRequest {
   headers: Record<string, string>
-  body: string
+  body: string | Buffer
 }
 
 export interface OutboundResponse {

@@ -1,21 +1,42 @@
+import type { Kysely } from 'kysely'
+import type { DB } from '../../db/database.ts'
+import type { Clock } from '../../lib/clock.ts'
+import type { Mailer } from '../../lib/mailer.ts'
+import type { OutboundClient } from '../../lib/outbound.ts'
 import type { ChannelType, ChannelTypeDefinition } from './channel-types.ts'
 import { webhookChannel } from './webhook-channel.ts'
 
 // Every channel type the service offers (docs/notifications.md#channels), by type: the routes
 // build the body schema of `POST /v1/user/channels` from it and the worker sends through it.
-// A new type is one line here and one file that defines it.
+// A new type is one line in makeChannelTypes and one file that defines it.
 
 // biome-ignore lint/suspicious/noExplicitAny: each entry has its own config type; the route validates config against the entry's schema before the entry sees it
-type AnyChannelType = ChannelTypeDefinition<any>
+export type AnyChannelType = ChannelTypeDefinition<any>
 
-export const CHANNEL_TYPES: { readonly [T in ChannelType]?: AnyChannelType } = {
-  webhook: webhookChannel,
+/** The channel types offered, by type. */
+export type ChannelTypes = { readonly [T in ChannelType]?: AnyChannelType }
+
+/** What the channel types are made with (app.ts gives it; tests may give their own). */
+export interface ChannelTypeDeps {
+  db: Kysely<DB>
+  clock: Clock
+  /** null: no SMTP_URL. */
+  mailer: Mailer | null
+  /** The guarded HTTP client (docs/notifications.md#outbound-safety). */
+  outbound: OutboundClient
+}
+
+/** Every channel type the service offers, made with what they need. */
+export function makeChannelTypes(deps: ChannelTypeDeps): ChannelTypes {
+  return {
+    webhook: webhookChannel(deps.outbound),
+  }
 }
 
 /** The definition of a type, or undefined for one the service does not offer. */
-export const channelTypeOf = (type: string): AnyChannelType | undefined =>
-  Object.hasOwn(CHANNEL_TYPES, type) ? CHANNEL_TYPES[type as ChannelType] : undefined
+export const channelTypeOf = (types: ChannelTypes, type: string): AnyChannelType | undefined =>
+  Object.hasOwn(types, type) ? types[type as ChannelType] : undefined
 
 /** Every type offered, in registry order. */
-export const channelTypeDefinitions = (): AnyChannelType[] =>
-  Object.values(CHANNEL_TYPES).filter((d): d is AnyChannelType => d !== undefined)
+export const channelTypeDefinitions = (types: ChannelTypes): AnyChannelType[] =>
+  Object.values(types).filter((d): d is AnyChannelType => d !== undefined)

@@ -2,7 +2,6 @@ import type { Selectable } from 'kysely'
 import type { TSchema } from 'typebox'
 import type { ChannelsTable } from '../../db/database.ts'
 import type { FieldError } from '../../lib/errors.ts'
-import type { OutboundClient } from '../../lib/outbound.ts'
 
 // The contract every channel type fulfils (docs/notifications.md#channels): the worker hands
 // an event to the type of the channel it is for, and learns whether to retry.
@@ -55,11 +54,6 @@ export class DeliveryError extends Error {
 export interface SendContext {
   /** The service's public origin, for links in messages. */
   publicUrl: string
-  /**
-   * The guarded HTTP client (docs/notifications.md#outbound-safety): every request to an
-   * address a user gave goes through it.
-   */
-  outbound: OutboundClient
 }
 
 /** One channel type: how its settings are validated and how it sends. */

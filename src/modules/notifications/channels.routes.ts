@@ -55,7 +55,7 @@ export const channelRoutes: FastifyPluginAsyncTypebox<{ deps: ChannelDeps }> = a
         description:
           'A `webhook` channel (`config: {url, format}`) can be used at once; a `standard` one has a signing secret, in this answer only. At most 20 channels per user (409 conflict).',
         tags,
-        body: CreateChannelBodySchema(),
+        body: CreateChannelBodySchema(deps.types),
         response: { 201: NewChannelSchema, ...ERROR_RESPONSES },
       },
     },

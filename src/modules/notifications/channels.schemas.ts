@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { Timestamp } from '../../lib/schema.ts'
 import { SingleLineText } from '../../lib/text.ts'
-import { channelTypeDefinitions } from './channel-registry.ts'
+import { type ChannelTypes, channelTypeDefinitions } from './channel-registry.ts'
 
 // The channels API's shapes (docs/api.md#channels). The body of a new channel is built from
 // the registry: one variant per channel type, its `config` that type's schema.
@@ -69,9 +69,9 @@ export const NewChannelSchema = Type.Object(
 )
 
 /** One variant per channel type in the registry. */
-export const CreateChannelBodySchema = () =>
+export const CreateChannelBodySchema = (types: ChannelTypes) =>
   Type.Union(
-    channelTypeDefinitions().map((definition) =>
+    channelTypeDefinitions(types).map((definition) =>
       Type.Object(
         {
           type: Type.Literal(definition.type),

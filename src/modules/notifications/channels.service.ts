@@ -6,7 +6,7 @@ import type { Clock } from '../../lib/clock.ts'
 import { ApiError, conflict, emptyBody, notFound, validationError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { recordOutboxEvent } from '../outbox/outbox.service.ts'
-import { channelTypeOf } from './channel-registry.ts'
+import { type ChannelTypes, channelTypeOf } from './channel-registry.ts'
 import type { SendContext } from './channel-types.ts'
 import {
   type AttemptRow,
@@ -31,6 +31,8 @@ export interface ChannelDeps {
   db: Kysely<DB>
   writer?: Writer
   clock: Clock
+  /** The channel types offered (channel-registry.ts). */
+  types: ChannelTypes
   /** What a channel type gets to act after a channel is made (links, the HTTP client). */
   sendContext: () => SendContext
   /** Told when an event was recorded (the worker looks at once, not at its next poll). */
@@ -112,7 +114,7 @@ export async function createChannel(
   userId: string,
   input: { type: string; name?: string; config: unknown },
 ): Promise<ChannelView & { secret: string | null }> {
-  const definition = channelTypeOf(input.type)
+  const definition = channelTypeOf(deps.types, input.type)
   if (!definition)
     throw validationError([{ field: 'type', message: 'is not a channel type this service offers' }])
   const problems = definition.configProblems?.(input.config) ?? []

@@ -5,7 +5,6 @@ import { type Writer, writerOf } from '../../db/writer.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import type { Mailer } from '../../lib/mailer.ts'
-import type { OutboundClient } from '../../lib/outbound.ts'
 import {
   claimPendingEvents,
   markOutboxEventsFannedOut,
@@ -15,7 +14,7 @@ import {
 } from '../outbox/outbox.service.ts'
 import { viewersAmong } from '../statuses/sharing.service.ts'
 import { userById } from '../users/users.service.ts'
-import { channelTypeOf } from './channel-registry.ts'
+import { type ChannelTypes, channelTypeOf } from './channel-registry.ts'
 import {
   DeliveryError,
   type NotificationEvent,
@@ -99,8 +98,8 @@ export interface DeliveryWorkerOptions {
   writer?: Writer
   /** Where due times are judged (tests move it by hand). */
   clock?: Clock
-  /** The guarded HTTP client every send goes through. */
-  outbound: OutboundClient
+  /** The channel types offered (channel-registry.ts): how each channel sends. */
+  types: ChannelTypes
   /** The service's public origin, for links in messages. */
   publicUrl: () => string
   log: WorkerLog
@@ -144,7 +143,7 @@ export class DeliveryWorker {
   readonly #db: Kysely<DB>
   readonly #writer: Writer
   readonly #clock: Clock
-  readonly #outbound: OutboundClient
+  readonly #types: ChannelTypes
   readonly #publicUrl: () => string
   readonly #log: WorkerLog
   readonly #mailer: Mailer | null
@@ -164,7 +163,7 @@ export class DeliveryWorker {
     this.#db = options.db
     this.#writer = writerOf({ db: options.db, ...(options.writer && { writer: options.writer }) })
     this.#clock = options.clock ?? systemClock
-    this.#outbound = options.outbound
+    this.#types = options.types
     this.#publicUrl = options.publicUrl
     this.#log = options.log
     this.#mailer = options.mailer ?? null
@@ -370,13 +369,13 @@ export class DeliveryWorker {
       ...(payload.status && { status: payload.status }),
       ...(payload.message !== undefined && { message: payload.message }),
     }
-    const context: SendContext = { publicUrl: this.#publicUrl(), outbound: this.#outbound }
+    const context: SendContext = { publicUrl: this.#publicUrl() }
     const at = this.#iso()
     const started = performance.now()
     let statusCode: number | null = null
     let failure: DeliveryError | null = null
     try {
-      const definition = channelTypeOf(channel.type)
+      const definition = channelTypeOf(this.#types, channel.type)
       if (!definition)
         throw new DeliveryError(`channel type ${channel.type} is not available`, false)
       statusCode =

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
 import { type Static, Type } from 'typebox'
 import type { FieldError } from '../../lib/errors.ts'
-import { OutboundError } from '../../lib/outbound.ts'
+import { type OutboundClient, OutboundError } from '../../lib/outbound.ts'
 import { StringEnum } from '../../lib/schema.ts'
 import {
   type ChannelRow,
@@ -140,8 +140,11 @@ export function webhookRequest(
   }
 }
 
-/** The `webhook` channel type. */
-export const webhookChannel: ChannelTypeDefinition<WebhookConfig> = {
+/**
+ * The `webhook` channel type; every request goes through `outbound`, the guarded client
+ * (docs/notifications.md#outbound-safety).
+ */
+export const webhookChannel = (outbound: OutboundClient): ChannelTypeDefinition<WebhookConfig> => ({
   type: 'webhook',
   configSchema: WebhookConfigSchema,
   verifiedOnCreate: true,
@@ -157,12 +160,12 @@ export const webhookChannel: ChannelTypeDefinition<WebhookConfig> = {
   },
   defaultName: (config) => `${URL.parse(config.url)?.hostname ?? 'webhook'} (${config.format})`,
   newSecret: (config) => (config.format === 'standard' ? newWebhookSecret() : null),
-  async send(channel, config, event, context: SendContext) {
+  async send(channel, config, event, _context: SendContext) {
     // note: the real time, not the worker's clock: receivers check the timestamp against
     // theirs (Standard Webhooks allows 5 minutes) to refuse replays
     const { url, headers, body } = webhookRequest(channel, config, event, new Date())
     try {
-      const answer = await context.outbound.post(url, { headers, body })
+      const answer = await outbound.post(url, { headers, body })
       return { statusCode: answer.statusCode }
     } catch (err) {
       if (err instanceof OutboundError)
@@ -171,4 +174,4 @@ export const webhookChannel: ChannelTypeDefinition<WebhookConfig> = {
       throw err
     }
   },
-}
+})
