@@ -183,7 +183,56 @@ export interface SigninResult extends ResultBase {
   errors: number
 }
 
+/** `npm run bench:notify`: writers beside notification rules, fan-out to webhooks, a crash. */
+export interface NotifyResult extends ResultBase {
+  kind: 'notify'
+  params: {
+    rules: number
+    channels: number
+    rounds: number
+    durationS: number
+    connections: number
+  }
+  /** (a) durable PATCHes of a status with `rules` rules and of one with none, same run. */
+  writers: {
+    rules: number
+    with: { reqPerS: number; p99Ms: number }
+    without: { reqPerS: number; p99Ms: number }
+    /** req/s with rules ÷ without. */
+    throughputRatio: number
+    /** The longest wait, after a round, until the worker had fanned out every event. */
+    workerCatchUpS: number
+    errors: number
+  } | null
+  /** (b) one change to `channels` webhook channels. */
+  fanout: {
+    channels: number
+    patchMs: number
+    /** From the PATCH's response to the last channel's delivery. */
+    lastDeliveryS: number
+    deliveriesPerS: number
+    rssBeforeMb: number
+    rssAfterMb: number
+    peakRssMb: number
+    /** Deliveries a channel got more than once (at least once allows them). */
+    duplicates: number
+  } | null
+  /** (c) SIGKILL during the fan-out, then a restart on the same database. */
+  crash: {
+    channels: number
+    deliveredBeforeKill: number
+    /** Channels that got the notification in the end. */
+    delivered: number
+    /** Channels that got it under two different webhook-ids (must be 0). */
+    channelsWithTwoIds: number
+    /** Deliveries repeated with the same id (allowed). */
+    sameIdAgain: number
+    restartToLastS: number
+  } | null
+}
+
 export type Result =
+  | NotifyResult
   | RigResult
   | FanoutResult
   | ScaleResult
