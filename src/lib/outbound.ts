@@ -141,7 +141,7 @@ export class OutboundClient {
     this.#resolve = options.resolve ?? systemResolve
     const direct = buildConnector({ timeout: this.#timeoutMs })
     this.#agent = new Agent({
-      connections: options.connectionsPerOrigin ?? 8,
+      connections: options.connectionsPerOrigin ?? 32,
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
       // note: the connection goes to the address checked here, never to a second lookup's;

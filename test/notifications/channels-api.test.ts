@@ -190,7 +190,7 @@ runScenarios('channels (docs/api.md#channels)', setup, [
     url: '/v1/user/channels/{channelId}',
     body: { enabled: true },
     expectStatus: 200,
-    async expect(body, ctx) {
+    expect(body) {
       assert.equal(body.enabled, true)
       assert.equal(body.disabledReason, null)
       assert.equal(body.failingSince, null)

@@ -15,7 +15,7 @@ import type { Lifetime } from '../helpers/cleanup.ts'
 import { type TestClock, testClock } from '../helpers/clock.ts'
 import { grant } from '../helpers/sharing.ts'
 import { startSmtpServer } from '../helpers/smtp.ts'
-import { type Answer, startReceiver } from '../helpers/webhook-receiver.ts'
+import { startReceiver } from '../helpers/webhook-receiver.ts'
 
 // docs/notifications.md#delivery: real receivers on 127.0.0.1 (allowed by
 // WEBHOOK_ALLOW_NETWORKS=127.0.0.0/8), an injected clock, one worker pass at a time.
@@ -200,7 +200,11 @@ describe('delivery (docs/notifications.md#delivery)', () => {
     )
     const toSubscriber = receiver.requests.find((r) => r.path === '/subscriber')
     assert.ok(toSubscriber)
-    const body = verify(subscriberHook.secret as string, toSubscriber) as Record<string, any>
+    const body = verify(subscriberHook.secret as string, toSubscriber) as {
+      type: string
+      id: string
+      status: NotifiedStatus
+    }
     assert.equal(body.type, 'status.changed')
     assert.equal(body.id, opened)
     assert.deepEqual(
