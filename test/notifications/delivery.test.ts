@@ -6,6 +6,7 @@ import { createMailer } from '../../src/lib/mailer.ts'
 import type { NotifiedStatus } from '../../src/modules/notifications/channel-types.ts'
 import {
   DISABLE_AFTER_MS,
+  RETENTION_MS,
   RETRY,
   retryDelayMs,
 } from '../../src/modules/notifications/delivery-worker.ts'
@@ -384,6 +385,60 @@ describe('delivery (docs/notifications.md#delivery)', () => {
       process.memoryUsage().heapUsed - heapBefore < 8 * 1024 * 1024,
       'the answer was not held in memory',
     )
+  })
+
+  it('a delivery another instance holds is left alone until its lease ends, then taken again', async (ctx) => {
+    const w = await world(ctx)
+    const receiver = await startReceiver(ctx)
+    const channel = await addChannel(w, w.owner, `${receiver.origin}/leased`)
+    await w.t.request(w.owner, 'POST', `/v1/user/channels/${channel.id}/test`)
+    assert.equal(await w.t.app.deliveryWorker.fanOut(), 1)
+    // as if an instance claimed it and died while sending
+    const until = new Date(w.clock.now() + 30_000).toISOString()
+    await w.t.database.db.updateTable('deliveries').set({ locked_until: until }).execute()
+    assert.deepEqual(await runOnce(w), { fannedOut: 0, attempted: 0 })
+    w.clock.advance(30_001)
+    assert.deepEqual(await runOnce(w), { fannedOut: 0, attempted: 1 })
+    assert.equal(receiver.requests.length, 1)
+    const row = await w.t.database.db
+      .selectFrom('deliveries')
+      .select(['state', 'locked_until'])
+      .executeTakeFirstOrThrow()
+    assert.deepEqual(row, { state: 'delivered', locked_until: null })
+  })
+
+  it('retention: the log keeps the last 100 attempts per channel; settled deliveries and events go after 7 days', async (ctx) => {
+    const w = await world(ctx)
+    const receiver = await startReceiver(ctx)
+    const channel = await addChannel(w, w.owner, `${receiver.origin}/kept`)
+    const other = await addChannel(w, w.owner, `${receiver.origin}/other`)
+    // one at a time, a millisecond apart: the log's order is the attempts' times
+    for (let i = 0; i < 105; i++) {
+      await w.t.request(w.owner, 'POST', `/v1/user/channels/${channel.id}/test`)
+      await runOnce(w)
+      w.clock.advance(1)
+    }
+    await w.t.request(w.owner, 'POST', `/v1/user/channels/${other.id}/test`)
+    await runOnce(w)
+    assert.equal(receiver.requests.length, 106)
+    const pruned = await w.t.app.deliveryWorker.prune()
+    assert.deepEqual(pruned, { attempts: 5, deliveries: 0, events: 0 })
+    const log = await deliveriesOf(w, w.owner, channel.id)
+    assert.equal(log.length, 100)
+    const newest = receiver.requests.filter((r) => r.path === '/kept').slice(-100)
+    assert.deepEqual(
+      log.map((a: { eventId: string }) => a.eventId).sort(),
+      newest.map((r) => r.headers['webhook-id']).sort(),
+      'the newest 100 are kept',
+    )
+    assert.equal((await deliveriesOf(w, w.owner, other.id)).length, 1, 'per channel')
+    w.clock.advance(RETENTION_MS + 1000)
+    assert.deepEqual(await w.t.app.deliveryWorker.prune(), {
+      attempts: 0,
+      deliveries: 106,
+      events: 106,
+    })
+    assert.equal((await deliveriesOf(w, w.owner, channel.id)).length, 100, 'the log stays')
   })
 
   it('slack, discord and ntfy get the bodies their incoming endpoints expect', async (ctx) => {
