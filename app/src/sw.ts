@@ -3,6 +3,8 @@
 // hashed files of the app (/app/…) are kept once fetched, since their names change with
 // their content; the API, event streams, share pages and everything else go to the network
 // untouched.
+import type { PushPayload } from './types.ts'
+
 const sw = globalThis as unknown as ServiceWorkerGlobalScope
 
 const CACHE = 'statusd-shell-v1'
@@ -64,3 +66,54 @@ sw.addEventListener('fetch', (event) => {
 
 /** Pages that are not the app's: share pages, walls, links, the API reference. */
 const isElsewhere = (path: string) => /^\/(s|b|l|invite|auth|docs|v1)(\/|$)/.test(path)
+
+// Browser notifications (docs/app.md#notifications-in-the-app): the push service wakes the
+// worker with the JSON of docs/notifications.md#browser-push, already decrypted by the
+// browser; the worker shows it (a notification per push is what userVisibleOnly promises).
+sw.addEventListener('push', (event) => {
+  let payload: Partial<PushPayload> = {}
+  try {
+    payload = (event.data?.json() ?? {}) as Partial<PushPayload>
+  } catch {
+    // not JSON: show it as text rather than nothing
+    payload = { title: 'statusd', body: event.data?.text() ?? '' }
+  }
+  event.waitUntil(
+    sw.registration.showNotification(String(payload.title || 'statusd'), {
+      body: String(payload.body ?? ''),
+      // a newer notice of the same status replaces the older one on screen
+      tag: String(payload.tag ?? payload.id ?? ''),
+      icon: '/app/icon-192.png',
+      badge: '/app/icon-192.png',
+      data: { target: clickTarget(payload) },
+    }),
+  )
+})
+
+/**
+ * Where a click leads: a status's own screen in the app for a status's events (its id is
+ * the payload's `tag`), the notification settings for notices about channels.
+ */
+function clickTarget(payload: Partial<PushPayload>): string {
+  const origin = sw.location.origin
+  if (payload.type?.startsWith('status.') && payload.tag)
+    return `${origin}/statuses/${encodeURIComponent(payload.tag)}`
+  return `${origin}/notifications`
+}
+
+sw.addEventListener('notificationclick', (event) => {
+  event.notification.close()
+  const target = String((event.notification.data as { target?: string } | null)?.target ?? '/')
+  event.waitUntil(
+    sw.clients.matchAll({ type: 'window', includeUncontrolled: true }).then(async (windows) => {
+      // an open window of the app is reused: focused, and taken to the status
+      const open = windows.find((w) => new URL(w.url).origin === sw.location.origin)
+      if (open) {
+        await open.focus()
+        if (open.url !== target) await open.navigate(target).catch(() => null)
+        return
+      }
+      await sw.clients.openWindow(target)
+    }),
+  )
+})

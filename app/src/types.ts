@@ -1,7 +1,28 @@
 // The API's shapes, from the server's own schemas (no copy to keep in step): the app is
 // type-checked against exactly what the routes validate and answer.
 import type { Static } from 'typebox'
-import type { ProfileSchema, SessionSchema } from '../../src/modules/accounts/accounts.schemas.ts'
+import type {
+  ChangedProfileSchema,
+  ProfileSchema,
+  SessionSchema,
+} from '../../src/modules/accounts/accounts.schemas.ts'
+import type {
+  PasskeySchema,
+  RegistrationOptionsSchema,
+} from '../../src/modules/accounts/passkeys.schemas.ts'
+import type {
+  ApiKeySchema,
+  NewApiKeySchema,
+  RotatedApiKeySchema,
+} from '../../src/modules/keys/keys.schemas.ts'
+import type { SCOPES } from '../../src/modules/keys/scopes.ts'
+import type {
+  ChannelSchema,
+  DeliveryAttemptSchema,
+  NewChannelSchema,
+} from '../../src/modules/notifications/channels.schemas.ts'
+import type { WEBHOOK_FORMATS } from '../../src/modules/notifications/webhook-channel.ts'
+import type { PushPayload } from '../../src/modules/notifications/webpush-channel.ts'
 import type {
   StatusInputSchema,
   StatusListEntrySchema,
@@ -13,3 +34,19 @@ export type SessionView = Static<typeof SessionSchema>
 export type Status = Static<typeof StatusSchema>
 export type StatusInput = Static<typeof StatusInputSchema>
 export type StatusListEntry = Static<typeof StatusListEntrySchema>
+
+// API keys, passkeys (docs/accounts.md#scoped-keys, #passkeys)
+export type ApiKey = Static<typeof ApiKeySchema>
+export type NewApiKey = Static<typeof NewApiKeySchema>
+export type RotatedApiKey = Static<typeof RotatedApiKeySchema>
+export type Scope = (typeof SCOPES)[number]
+export type Passkey = Static<typeof PasskeySchema>
+export type PasskeyRegistrationOptions = Static<typeof RegistrationOptionsSchema>
+export type ChangedProfile = Static<typeof ChangedProfileSchema>
+
+// notifications (docs/notifications.md)
+export type Channel = Static<typeof ChannelSchema>
+export type NewChannel = Static<typeof NewChannelSchema>
+export type DeliveryAttempt = Static<typeof DeliveryAttemptSchema>
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number]
+export type { PushPayload }

@@ -5,7 +5,7 @@ import type { DB } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { API_RESPONSE_HEADERS } from '../../lib/response-headers.ts'
-import { StringEnum, Timestamp } from '../../lib/schema.ts'
+import { StringEnum } from '../../lib/schema.ts'
 import { SingleLineText } from '../../lib/text.ts'
 import { profileOf } from '../users/accounts.service.ts'
 import {
@@ -20,6 +20,7 @@ import {
 } from '../users/passkeys.service.ts'
 import { startSession } from '../users/sessions.service.ts'
 import { ProfileSchema } from './accounts.schemas.ts'
+import { PasskeySchema, RegistrationOptionsSchema } from './passkeys.schemas.ts'
 import { relyingPartyResolver } from './relying-party.ts'
 import { setSessionCookie } from './session-cookie.ts'
 
@@ -81,67 +82,6 @@ const AuthenticationResponseSchema = Type.Object(
     additionalProperties: false,
     description:
       "`navigator.credentials.get()`'s answer, as `PublicKeyCredential.toJSON()` gives it",
-  },
-)
-
-const PasskeySchema = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    transports: Type.Array(Type.String(), {
-      description: 'How the authenticator said it can be reached (`internal`, `usb`, `hybrid`, …)',
-    }),
-    createdAt: Timestamp(),
-    lastUsedAt: Type.Union([Timestamp(), Type.Null()], {
-      description: 'When it last signed you in; null: never',
-    }),
-  },
-  {
-    $id: 'Passkey',
-    description: 'One of your passkeys (never its key or credential id)',
-    examples: [
-      {
-        id: 'pK3vWq0cRk2yVb8nJt4sX',
-        name: 'Laptop',
-        transports: ['internal', 'hybrid'],
-        createdAt: '2026-11-28T09:12:00.000Z',
-        lastUsedAt: null,
-      },
-    ],
-  },
-)
-
-const CredentialDescriptor = Type.Object({
-  id: Type.String(),
-  type: Type.Literal('public-key'),
-  transports: Type.Optional(Type.Array(Type.String())),
-})
-
-const RegistrationOptionsSchema = Type.Object(
-  {
-    challenge: Type.String(),
-    rp: Type.Object({ name: Type.String(), id: Type.String() }),
-    user: Type.Object({ id: Type.String(), name: Type.String(), displayName: Type.String() }),
-    pubKeyCredParams: Type.Array(
-      Type.Object({ alg: Type.Integer(), type: Type.Literal('public-key') }),
-    ),
-    timeout: Type.Integer({ description: 'Milliseconds: how long the challenge stays open' }),
-    attestation: Type.Literal('none'),
-    excludeCredentials: Type.Array(CredentialDescriptor, {
-      description: 'Your passkeys already registered: an authenticator holding one makes none',
-    }),
-    authenticatorSelection: Type.Object({
-      residentKey: Type.Literal('required'),
-      requireResidentKey: Type.Literal(true),
-      userVerification: Type.Literal('required'),
-    }),
-    extensions: Type.Object({ credProps: Type.Boolean() }),
-    hints: Type.Array(Type.String()),
-  },
-  {
-    $id: 'PasskeyRegistrationOptions',
-    description:
-      "Options for `navigator.credentials.create()`, in WebAuthn's JSON form (`PublicKeyCredential.parseCreationOptionsFromJSON()`)",
   },
 )
 

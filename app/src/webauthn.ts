@@ -1,0 +1,66 @@
+import type { PasskeyRegistrationOptions } from './types.ts'
+
+// WebAuthn between the API's JSON and the browser's bytes (docs/accounts.md#passkeys): the
+// API speaks base64url, navigator.credentials speaks ArrayBuffers. Done by hand rather than
+// with PublicKeyCredential.parseCreationOptionsFromJSON()/toJSON(), which not every browser
+// the app supports has yet.
+
+const toBytes = (base64url: string): Uint8Array<ArrayBuffer> => {
+  const std = base64url.replace(/-/g, '+').replace(/_/g, '/')
+  const binary = atob(std + '='.repeat((4 - (std.length % 4)) % 4))
+  return Uint8Array.from(binary, (c) => c.charCodeAt(0))
+}
+
+const fromBytes = (buffer: ArrayBuffer): string => {
+  let binary = ''
+  for (const byte of new Uint8Array(buffer)) binary += String.fromCharCode(byte)
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+}
+
+/** Whether this browser can make passkeys at all. */
+export const passkeysSupported = (): boolean =>
+  typeof window !== 'undefined' && 'PublicKeyCredential' in window && !!navigator.credentials
+
+/**
+ * Asks the browser (and the person's authenticator) for a new passkey; resolves with the
+ * answer in the JSON form `POST /v1/user/passkeys` takes.
+ */
+export async function createPasskey(options: PasskeyRegistrationOptions) {
+  const credential = (await navigator.credentials.create({
+    publicKey: {
+      ...options,
+      challenge: toBytes(options.challenge),
+      user: { ...options.user, id: toBytes(options.user.id) },
+      excludeCredentials: options.excludeCredentials.map((c) => ({
+        ...c,
+        id: toBytes(c.id),
+        transports: c.transports as AuthenticatorTransport[] | undefined,
+      })),
+    } as PublicKeyCredentialCreationOptions,
+  })) as PublicKeyCredential | null
+  if (!credential) throw new Error('The browser made no passkey.')
+  const response = credential.response as AuthenticatorAttestationResponse
+  return {
+    id: credential.id,
+    rawId: fromBytes(credential.rawId),
+    type: 'public-key' as const,
+    ...(credential.authenticatorAttachment && {
+      authenticatorAttachment: credential.authenticatorAttachment as 'platform' | 'cross-platform',
+    }),
+    clientExtensionResults: credential.getClientExtensionResults() as Record<string, unknown>,
+    response: {
+      clientDataJSON: fromBytes(response.clientDataJSON),
+      attestationObject: fromBytes(response.attestationObject),
+      transports: response.getTransports?.() ?? [],
+    },
+  }
+}
+
+/** A browser's refusal in plain words (the person cancelled, or the authenticator could not). */
+export function webauthnProblem(error: unknown): string {
+  const name = (error as Error)?.name
+  if (name === 'NotAllowedError')
+    return 'The passkey was not made: the request was cancelled or timed out. Try again.'
+  if (name === 'InvalidStateError') return 'This device already holds a passkey for your account.'
+  return `The browser could not make a passkey: ${(error as Error)?.message ?? String(error)}`
+}
