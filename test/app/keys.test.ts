@@ -214,7 +214,7 @@ describe('the API keys screen', { skip: chromiumMissing(), timeout: 180_000 }, (
     assert.equal(await page.locator('main img').count(), 0, 'no markup from data')
     assert.deepEqual(dialogs, [])
     assert.ok(
-      await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+      await page.evaluate('document.documentElement.scrollWidth <= innerWidth'),
       'no horizontal scrolling at 375 px',
     )
   })
