@@ -216,6 +216,24 @@ describe('delivery (docs/notifications.md#delivery)', () => {
     assert.equal(ownerOther.secret, null)
   })
 
+  it('while the app listens the worker runs by itself: a test is delivered with no pass run by hand', async (ctx) => {
+    const receiver = await startReceiver(ctx)
+    const t = await makeApp(ctx, { deps: { webhookAllowNetworks: ['127.0.0.0/8'] } })
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    const owner = await t.user()
+    const made = await t.request(owner, 'POST', '/v1/user/channels', {
+      type: 'webhook',
+      config: { url: `${receiver.origin}/auto`, format: 'standard' },
+    })
+    const { eventId } = (
+      await t.request(owner, 'POST', `/v1/user/channels/${made.json().id}/test`)
+    ).json()
+    // the test wakes the worker at once: no poll interval to wait out
+    const [request] = await receiver.received(1)
+    assert.equal(request?.headers['webhook-id'], eventId)
+    await t.close()
+  })
+
   it('a failed delivery is retried with the same webhook-id, and the log shows both attempts', async (ctx) => {
     const w = await world(ctx)
     const receiver = await startReceiver(ctx, (_req, res, index) => {

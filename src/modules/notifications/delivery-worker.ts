@@ -156,6 +156,8 @@ export class DeliveryWorker {
   #running = false
   #loop: Promise<void> | undefined
   #wake: (() => void) | undefined
+  /** Set by kick(): work came while a pass ran, so the next wait is skipped. */
+  #kicked = false
   #nextPruneAt: number
   #mails = new Set<Promise<void>>()
 
@@ -189,6 +191,7 @@ export class DeliveryWorker {
 
   /** Looks for work now rather than at the next poll (an event was just recorded). */
   kick(): void {
+    this.#kicked = true
     this.#wake?.()
   }
 
@@ -204,6 +207,7 @@ export class DeliveryWorker {
   async #run(): Promise<void> {
     while (this.#running) {
       let busy = false
+      this.#kicked = false
       try {
         busy = (await this.fanOut()) > 0
         if (this.#inFlight.size < this.#concurrency) busy = (await this.#fill()) > 0 || busy
@@ -222,6 +226,7 @@ export class DeliveryWorker {
   }
 
   #idle(): Promise<void> {
+    if (this.#kicked) return Promise.resolve()
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer)
