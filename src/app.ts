@@ -52,7 +52,7 @@ import {
   channelConfirmationState,
   confirmEmailChannel,
 } from './modules/notifications/email-channel.ts'
-import { VapidKeys } from './modules/notifications/vapid-keys.ts'
+import { VapidKeys, vapidSubject } from './modules/notifications/vapid-keys.ts'
 import { webpushRoutes } from './modules/notifications/webpush.routes.ts'
 import { planOf } from './modules/plans/plan-of.ts'
 import type { Plans } from './modules/plans/plans.ts'
@@ -147,6 +147,11 @@ export interface AppDeps {
    * ranges; docs/notifications.md#outbound-safety). Default: none.
    */
   webhookAllowNetworks?: readonly string[]
+  /**
+   * The VAPID `sub` claim push services see (docs/notifications.md#browser-push). Default:
+   * the public https URL, else a mailto: placeholder.
+   */
+  vapidSubject?: string
   /**
    * The delivery worker (docs/notifications.md#delivery). It starts when the app listens,
    * unless `autoStart` is false (tests then run its passes themselves: `app.deliveryWorker`).
@@ -358,11 +363,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...outboundOptions,
     allowNetworks: parseNetworks((deps.webhookAllowNetworks ?? []).join(',')),
   })
+  // browser push (docs/notifications.md#browser-push): the VAPID key pair, made at first start
+  const vapidKeys = new VapidKeys(database.db, clock)
+  app.addHook('onReady', async () => {
+    await vapidKeys
+      .get()
+      .catch((err: unknown) =>
+        app.log.warn({ err }, 'browser push: the VAPID key pair could not be read or made yet'),
+      )
+  })
   const channelTypes = makeChannelTypes({
     db: database.db,
     clock,
     mailer: deps.mailer ?? null,
     outbound,
+    vapid: vapidKeys,
+    vapidSubject: deps.vapidSubject ?? vapidSubject(publicUrl, null),
   })
   const deliveryWorker = new DeliveryWorker({
     ...workerOptions,
@@ -417,15 +433,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // messages under way are sent before storage closes (onClose hooks run last-added first)
   app.addHook('onClose', () => mail.idle())
 
-  // browser push (docs/notifications.md#browser-push): the VAPID key pair, made at first start
-  const vapidKeys = new VapidKeys(database.db, clock)
-  app.addHook('onReady', async () => {
-    await vapidKeys
-      .get()
-      .catch((err: unknown) =>
-        app.log.warn({ err }, 'browser push: the VAPID key pair could not be read or made yet'),
-      )
-  })
   // e-mail channels' confirmation links (docs/notifications.md#e-mail)
   const channelConfirmations = {
     state: (token: string) => channelConfirmationState(database.db, clock, token),

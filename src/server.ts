@@ -6,6 +6,7 @@ import { migrateToLatest } from './db/migrate.ts'
 import { createMailer, describeSmtpUrl } from './lib/mailer.ts'
 import { redactHeaderValue, redactRequestUrl } from './lib/redact.ts'
 import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.service.ts'
+import { vapidSubject } from './modules/notifications/vapid-keys.ts'
 import { pruneEndedShareLinks } from './modules/statuses/share-links.service.ts'
 import { ensureFirstUser } from './modules/users/first-user.ts'
 
@@ -74,6 +75,10 @@ export async function serve(
       mailer: config.smtpUrl === null ? null : createMailer(config.smtpUrl, config.mailFrom),
       signup: config.signup,
       webhookAllowNetworks: config.webhookAllowNetworks,
+      vapidSubject: vapidSubject(
+        config.publicUrl,
+        config.smtpUrl === null ? null : config.mailFrom,
+      ),
       logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
     })
   } catch (err) {

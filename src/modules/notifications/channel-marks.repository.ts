@@ -36,3 +36,8 @@ export async function disableChannelFor(
     .where('id', '=', id)
     .execute()
 }
+
+/** Deletes a channel (one whose making could not be finished). */
+export async function deleteChannelById(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('channels').where('id', '=', id).execute()
+}

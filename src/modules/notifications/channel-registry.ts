@@ -4,7 +4,10 @@ import type { Clock } from '../../lib/clock.ts'
 import type { Mailer } from '../../lib/mailer.ts'
 import type { OutboundClient } from '../../lib/outbound.ts'
 import type { ChannelType, ChannelTypeDefinition } from './channel-types.ts'
+import { emailChannelType } from './email-channel.ts'
+import type { VapidKeys } from './vapid-keys.ts'
 import { webhookChannel } from './webhook-channel.ts'
+import { outboundPushTransport, webpushChannelType } from './webpush-channel.ts'
 
 // Every channel type the service offers (docs/notifications.md#channels), by type: the routes
 // build the body schema of `POST /v1/user/channels` from it and the worker sends through it.
@@ -24,12 +27,24 @@ export interface ChannelTypeDeps {
   mailer: Mailer | null
   /** The guarded HTTP client (docs/notifications.md#outbound-safety). */
   outbound: OutboundClient
+  /** The service's VAPID key pair (docs/notifications.md#browser-push). */
+  vapid: VapidKeys
+  /** The VAPID `sub` claim push services see (vapidSubject). */
+  vapidSubject: string
 }
 
 /** Every channel type the service offers, made with what they need. */
 export function makeChannelTypes(deps: ChannelTypeDeps): ChannelTypes {
   return {
     webhook: webhookChannel(deps.outbound),
+    email: emailChannelType({ db: deps.db, mailer: deps.mailer, clock: deps.clock }),
+    webpush: webpushChannelType({
+      db: deps.db,
+      keys: deps.vapid,
+      subject: deps.vapidSubject,
+      transport: outboundPushTransport(deps.outbound),
+      clock: deps.clock,
+    }),
   }
 }
 

@@ -145,7 +145,10 @@ export async function createChannel(
     await insertChannel(tx, row)
   })
   await definition.afterCreate?.(row, input.config, deps.sendContext())
-  return { ...toChannelView(row), secret: row.secret }
+  // note: read again, for what afterCreate did (an e-mail channel to the account's own
+  // confirmed address is confirmed at once)
+  const stored = (await findUserChannel(deps.db, userId, row.id)) ?? row
+  return { ...toChannelView(stored), secret: row.secret }
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import { type Static, Type } from 'typebox'
 import type { DB, Db } from '../../db/database.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
-import { ApiError, rateLimited, validationError } from '../../lib/errors.ts'
+import { ApiError, rateLimited, unavailable, validationError } from '../../lib/errors.ts'
 import { MailError, type Mailer } from '../../lib/mailer.ts'
 import {
   type AuthTokenState,
@@ -14,7 +14,11 @@ import {
 } from '../users/auth-tokens.service.ts'
 import { emailKeyOf, emailProblem, MAX_EMAIL_LENGTH } from '../users/email-address.ts'
 import { userById } from '../users/users.service.ts'
-import { findChannelById, markChannelVerified } from './channel-marks.repository.ts'
+import {
+  deleteChannelById,
+  findChannelById,
+  markChannelVerified,
+} from './channel-marks.repository.ts'
 import {
   type ChannelRow,
   type ChannelTypeDefinition,
@@ -128,6 +132,7 @@ export function emailChannelType(
     type: 'email',
     configSchema: EmailChannelConfigSchema,
     verifiedOnCreate: false,
+    defaultName: (config) => config.address,
 
     async beforeCreate({ userId, config }) {
       if (!deps.mailer) throw channelEmailUnavailable()
@@ -163,12 +168,21 @@ export function emailChannelType(
       const link = `${context.publicUrl.replace(/\/+$/, '')}${CHANNEL_CONFIRMATION_PATH}${issued.token}`
       const intro = `Someone (hopefully you) asked statusd to send notifications to ${config.address}. To confirm, open this link and press the button on its page; it works for 24 hours.`
       const ignore = 'If this was not you, ignore this message: nothing will be sent.'
-      await deps.mailer.send({
-        to: config.address,
-        subject: 'Confirm this address for statusd notifications',
-        text: `${intro}\n\n${link}\n\n${ignore}\n`,
-        html: htmlMessage([intro], { href: link, text: 'Confirm this address' }, ignore),
-      })
+      try {
+        await deps.mailer.send({
+          to: config.address,
+          subject: 'Confirm this address for statusd notifications',
+          text: `${intro}\n\n${link}\n\n${ignore}\n`,
+          html: htmlMessage([intro], { href: link, text: 'Confirm this address' }, ignore),
+        })
+      } catch {
+        // a channel whose link never went out could never be confirmed: it goes, and the
+        // request fails as a whole (503), so asking again later starts afresh
+        await deleteChannelById(deps.db, channel.id)
+        throw unavailable(
+          'The confirmation mail could not be sent (the mail server did not take it); try again later',
+        )
+      }
     },
 
     async send(channel, config, event, context) {

@@ -6,6 +6,7 @@ import webpush from 'web-push'
 import type { DB } from '../../db/database.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 import { validationError } from '../../lib/errors.ts'
+import { type OutboundClient, OutboundError } from '../../lib/outbound.ts'
 import { disableChannelFor } from './channel-marks.repository.ts'
 import {
   type ChannelTypeDefinition,
@@ -73,6 +74,25 @@ export interface PushRequest {
 
 /** Sends a push request; resolves with the push service's HTTP status (any). */
 export type PushTransport = (request: PushRequest) => Promise<{ statusCode: number }>
+
+/**
+ * Push requests through the guarded client (docs/notifications.md#outbound-safety): an
+ * endpoint is an address a browser named, so it obeys the rules every webhook does. Any
+ * answer resolves with its status; a refused address or a failed connection rejects.
+ */
+export const outboundPushTransport =
+  (outbound: OutboundClient): PushTransport =>
+  async ({ endpoint, headers, body }) => {
+    try {
+      return { statusCode: (await outbound.post(endpoint, { headers, body })).statusCode }
+    } catch (err) {
+      if (err instanceof OutboundError && err.statusCode !== undefined)
+        return { statusCode: err.statusCode }
+      // a refused address stays refused; a failed connection may pass
+      if (err instanceof OutboundError) throw new DeliveryError(err.message, !err.refused)
+      throw err
+    }
+  }
 
 export interface WebpushChannelDeps {
   db: Kysely<DB>
@@ -174,6 +194,8 @@ export function webpushChannelType(
     type: 'webpush',
     configSchema: WebpushChannelConfigSchema,
     verifiedOnCreate: true,
+    defaultName: (config) =>
+      `Browser (${URL.parse(config.subscription.endpoint)?.hostname ?? 'push'})`,
 
     async beforeCreate({ config }) {
       const problems = subscriptionProblems(config.subscription)

@@ -357,3 +357,121 @@ describe('e-mail channel', () => {
     )
   })
 })
+
+describe('e-mail channels through the API (POST /v1/user/channels)', () => {
+  it('made unconfirmed, confirmed by the link, then a test arrives by mail through the worker', async (ctx) => {
+    const smtp = await startSmtpServer(ctx)
+    const t = await makeApp(ctx, {
+      deps: {
+        mailer: createMailer(smtp.url, 'statusd <statusd@status.example.com>'),
+        notifications: { autoStart: false },
+      },
+    })
+    await t.app.listen({ host: '127.0.0.1', port: 0 })
+    const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+    const user = await t.user()
+    const made = await t.request(user, 'POST', '/v1/user/channels', {
+      type: 'email',
+      config: { address: 'ops@example.org' },
+    })
+    assert.equal(made.statusCode, 201, made.body)
+    const channel = made.json()
+    assert.equal(channel.verified, false)
+    assert.equal(channel.name, 'ops@example.org', 'named after its address by default')
+    assert.equal(channel.secret, null)
+    const test = await t.request(user, 'POST', `/v1/user/channels/${channel.id}/test`)
+    assert.equal(test.statusCode, 409, 'no test before the address is confirmed')
+
+    const link = linkIn(await smtp.next(), `${base}/auth/channel/`)
+    assert.equal((await fetch(link, { method: 'POST', headers: { origin: base } })).status, 200)
+    const read = await t.request(user, 'GET', `/v1/user/channels/${channel.id}`)
+    assert.equal(read.json().verified, true)
+
+    assert.equal(
+      (await t.request(user, 'POST', `/v1/user/channels/${channel.id}/test`)).statusCode,
+      202,
+    )
+    await t.app.deliveryWorker.runOnce()
+    const mail = await smtp.next()
+    assert.equal(mail.subject, 'Test notification from statusd')
+    assert.match(mail.text ?? '', /A test of your channel "ops@example\.org"/)
+  })
+
+  it("the account's own confirmed address: 201 verified at once", async (ctx) => {
+    const smtp = await startSmtpServer(ctx)
+    const t = await makeApp(ctx, {
+      deps: {
+        mailer: createMailer(smtp.url, 's <s@example.com>'),
+        notifications: { autoStart: false },
+      },
+    })
+    const user = await t.user()
+    await t.database.db
+      .updateTable('users')
+      .set({
+        email: 'ada@example.org',
+        email_key: 'ada@example.org',
+        email_verified_at: new Date().toISOString(),
+      })
+      .where('id', '=', user.id)
+      .execute()
+    const made = await t.request(user, 'POST', '/v1/user/channels', {
+      type: 'email',
+      config: { address: 'Ada@example.org' },
+    })
+    assert.equal(made.statusCode, 201, made.body)
+    assert.equal(made.json().verified, true)
+    assert.equal(smtp.messages().length, 0)
+  })
+
+  it('without SMTP: 501 emailUnavailable, and no channel is made', async (ctx) => {
+    const t = await makeApp(ctx, { deps: { notifications: { autoStart: false } } })
+    const user = await t.user()
+    const res = await t.request(user, 'POST', '/v1/user/channels', {
+      type: 'email',
+      config: { address: 'ops@example.org' },
+    })
+    assert.equal(res.statusCode, 501)
+    assert.equal(res.json().errorCode, 'emailUnavailable')
+    assert.deepEqual((await t.request(user, 'GET', '/v1/user/channels')).json(), [])
+  })
+
+  it('a mail server that does not take the confirmation: 503, and no channel is made', async (ctx) => {
+    const t = await makeApp(ctx, {
+      deps: {
+        mailer: createMailer('smtp://127.0.0.1:1', 's <s@example.com>'),
+        notifications: { autoStart: false },
+      },
+    })
+    const user = await t.user()
+    const res = await t.request(user, 'POST', '/v1/user/channels', {
+      type: 'email',
+      config: { address: 'ops@example.org' },
+    })
+    assert.equal(res.statusCode, 503, res.body)
+    assert.equal(res.json().errorCode, 'unavailable')
+    assert.deepEqual((await t.request(user, 'GET', '/v1/user/channels')).json(), [])
+  })
+
+  it('config is strict: no other property, an address that is one (400)', async (ctx) => {
+    const smtp = await startSmtpServer(ctx)
+    const t = await makeApp(ctx, {
+      deps: {
+        mailer: createMailer(smtp.url, 's <s@example.com>'),
+        notifications: { autoStart: false },
+      },
+    })
+    const user = await t.user()
+    for (const config of [
+      { address: 'ops@example.org', cc: 'x@example.org' },
+      { address: 'nope' },
+      {},
+      { address: 42 },
+    ]) {
+      const res = await t.request(user, 'POST', '/v1/user/channels', { type: 'email', config })
+      assert.equal(res.statusCode, 400, JSON.stringify(config))
+      assert.equal(res.json().errorCode, 'validationError')
+    }
+    assert.equal(smtp.messages().length, 0)
+  })
+})

@@ -298,3 +298,94 @@ describe('browser push channel', () => {
     assert.equal(vapidSubject('https://localhost', null), 'mailto:statusd@localhost')
   })
 })
+
+describe('browser push through the API: GET /v1/webpush/key and POST /v1/user/channels are all the app needs', () => {
+  async function apiWorld(ctx: TestContext, allowLoopback = true) {
+    const t = await makeApp(ctx, {
+      deps: {
+        ...(allowLoopback && { webhookAllowNetworks: ['127.0.0.0/8'] }),
+        vapidSubject: SUBJECT,
+        notifications: { autoStart: false },
+      },
+    })
+    const push = await startPushService(ctx)
+    const user = await t.user()
+    const { publicKey } = (await t.request(user, 'GET', '/v1/webpush/key')).json()
+    return { t, push, user, publicKey }
+  }
+
+  it('subscribe (the browser’s toJSON() as it is), test: the worker pushes, the browser decrypts', async (ctx) => {
+    const { t, push, user, publicKey } = await apiWorld(ctx)
+    const browser = makeSubscription(`${push.origin}/push/dev1`)
+    const made = await t.request(user, 'POST', '/v1/user/channels', {
+      type: 'webpush',
+      config: { subscription: { ...browser.subscription, expirationTime: null } },
+    })
+    assert.equal(made.statusCode, 201, made.body)
+    const channel = made.json()
+    assert.equal(channel.verified, true)
+    assert.equal(channel.name, 'Browser (127.0.0.1)')
+    const test = await t.request(user, 'POST', `/v1/user/channels/${channel.id}/test`)
+    assert.equal(test.statusCode, 202, test.body)
+    await t.app.deliveryWorker.runOnce()
+    const request = await push.next()
+    verifiedVapidClaims(request.headers.authorization, publicKey)
+    const payload = JSON.parse(browser.decrypt(request.body).toString())
+    assert.equal(payload.type, 'channel.test')
+    assert.equal(payload.id, test.json().eventId)
+    const log = (await t.request(user, 'GET', `/v1/user/channels/${channel.id}/deliveries`)).json()
+    assert.equal(log[0]?.statusCode, 201)
+  })
+
+  it('a subscription gone (410): the channel is turned off, saying why', async (ctx) => {
+    const { t, push, user } = await apiWorld(ctx)
+    const browser = makeSubscription(`${push.origin}/push/gone`)
+    const channel = (
+      await t.request(user, 'POST', '/v1/user/channels', {
+        type: 'webpush',
+        config: { subscription: browser.subscription },
+      })
+    ).json()
+    push.answer(410)
+    await t.request(user, 'POST', `/v1/user/channels/${channel.id}/test`)
+    await t.app.deliveryWorker.runOnce()
+    const read = (await t.request(user, 'GET', `/v1/user/channels/${channel.id}`)).json()
+    assert.equal(read.enabled, false)
+    assert.match(read.disabledReason ?? '', /subscription/)
+  })
+
+  it('the endpoint goes through the outbound rules: loopback not allowed, nothing is sent', async (ctx) => {
+    const { t, push, user } = await apiWorld(ctx, false)
+    const browser = makeSubscription(`${push.origin}/push/inside`)
+    const channel = (
+      await t.request(user, 'POST', '/v1/user/channels', {
+        type: 'webpush',
+        config: { subscription: browser.subscription },
+      })
+    ).json()
+    await t.request(user, 'POST', `/v1/user/channels/${channel.id}/test`)
+    await t.app.deliveryWorker.runOnce()
+    assert.equal(push.requests().length, 0)
+    const log = (await t.request(user, 'GET', `/v1/user/channels/${channel.id}/deliveries`)).json()
+    assert.match(log[0]?.error ?? '', /refused/)
+  })
+
+  it('a subscription that is not one: 400 naming the field; unknown properties refused', async (ctx) => {
+    const { t, user } = await apiWorld(ctx)
+    const good = makeSubscription('https://push.example.com/x').subscription
+    for (const [subscription, field] of [
+      [{ ...good, keys: { ...good.keys, auth: 'AAAA' } }, 'config.subscription.keys.auth'],
+      [{ ...good, endpoint: 'http://push.example.com/x' }, 'config.subscription.endpoint'],
+      [{ ...good, extra: 1 }, undefined],
+      [{ endpoint: good.endpoint }, undefined],
+    ] as const) {
+      const res = await t.request(user, 'POST', '/v1/user/channels', {
+        type: 'webpush',
+        config: { subscription },
+      })
+      assert.equal(res.statusCode, 400, JSON.stringify(subscription))
+      if (field) assert.equal(res.json().errors?.[0]?.field, field)
+    }
+    assert.deepEqual((await t.request(user, 'GET', '/v1/user/channels')).json(), [])
+  })
+})
