@@ -90,3 +90,24 @@ export const apiPath = (strings: TemplateStringsArray, ...values: (string | numb
     (out, s, i) => out + s + (i < values.length ? encodeURIComponent(String(values[i])) : ''),
     '',
   )
+
+/** One page of a paged list (docs/api.md#list-your-statuses): its items and the next page's path. */
+export async function apiPage<T>(path: string): Promise<{ items: T[]; next: string | null }> {
+  const response = await fetch(path, {
+    headers: { accept: 'application/json' },
+    credentials: 'same-origin',
+  }).catch(() => {
+    throw new ApiError(0, {
+      message: 'The server cannot be reached. Check the connection and try again.',
+      errorCode: 'offline',
+    })
+  })
+  const body = await response.json().catch(() => undefined)
+  if (!response.ok) {
+    if (response.status === 401) onSignedOut()
+    throw new ApiError(response.status, body ?? {})
+  }
+  const link = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')
+  const next = link?.[1] ? new URL(link[1], location.href) : null
+  return { items: body as T[], next: next ? next.pathname + next.search : null }
+}

@@ -24,6 +24,9 @@ const SIGNED_IN: Partial<Record<AppPath, ComponentType<{ params: Record<string, 
   '/keys': lazy(() => import('./screens/keys.tsx')),
   '/account': lazy(() => import('./screens/account.tsx')),
   '/notifications': lazy(() => import('./screens/notifications.tsx')),
+  '/statuses/new': lazy(() => import('./screens/new-status.tsx')),
+  '/statuses/:id': lazy(() => import('./screens/status.tsx')),
+  '/statuses/:id/:tab': lazy(() => import('./screens/status.tsx')),
 }
 
 function App() {

@@ -23,7 +23,10 @@ import type {
 } from '../../src/modules/notifications/channels.schemas.ts'
 import type { WEBHOOK_FORMATS } from '../../src/modules/notifications/webhook-channel.ts'
 import type { PushPayload } from '../../src/modules/notifications/webpush-channel.ts'
+import type { HistoryEntrySchema } from '../../src/modules/statuses/history.schemas.ts'
+import type { SubscriptionSchema } from '../../src/modules/statuses/sharing.schemas.ts'
 import type {
+  PaletteEntrySchema,
   StatusInputSchema,
   StatusListEntrySchema,
   StatusSchema,
@@ -50,3 +53,8 @@ export type NewChannel = Static<typeof NewChannelSchema>
 export type DeliveryAttempt = Static<typeof DeliveryAttemptSchema>
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number]
 export type { PushPayload }
+export type Subscription = Static<typeof SubscriptionSchema>
+export type HistoryEntry = Static<typeof HistoryEntrySchema>
+export type PaletteEntry = Static<typeof PaletteEntrySchema>
+/** Staleness (docs/notifications.md#staleness): optional, so the app works with or without it. */
+export type Staleness = { staleAfter?: number | null; stale?: boolean; staleSince?: string | null }

@@ -1,32 +1,169 @@
-import { useEffect, useState } from 'preact/hooks'
-import { api } from '../api.ts'
+import { useEffect, useMemo, useState } from 'preact/hooks'
+import { Announcer, announce } from '../components/announcer.tsx'
 import { FormError } from '../components/form.tsx'
+import { LastChange, StaleMark, ValueButtons, ValueChip } from '../components/status-bits.tsx'
+import { subscribe } from '../live.ts'
+import { loadMyStatuses, type MyStatus, maySetValue, type Relation } from '../my-statuses.ts'
 import { Link } from '../router.tsx'
-import type { StatusListEntry } from '../types.ts'
+import type { Staleness, Status } from '../types.ts'
 
-// The board (docs/app.md#the-board): my statuses as tiles. A first version that lists what
-// I own; the live board with one-tap values replaces it.
+// The board (docs/app.md#the-board): every status I own, was given a role on, or follow, as
+// tiles that stay live over one event stream per 100 statuses (live.ts). The stream's first
+// event of each status is its current state, so the tiles need no read of their own.
+
+type Show = 'all' | Relation | 'stale'
+
+const RELATION_LABEL: Record<Relation, string> = {
+  owned: 'Yours',
+  shared: 'Shared with you',
+  followed: 'Following',
+}
 
 export default function Board() {
-  const [items, setItems] = useState<StatusListEntry[] | null>(null)
+  const [mine, setMine] = useState<MyStatus[] | null>(null)
   const [error, setError] = useState<unknown>(null)
+  const [statuses, setStatuses] = useState<Record<string, Status | 'gone'>>({})
+  const [query, setQuery] = useState('')
+  const [show, setShow] = useState<Show>('all')
+
   useEffect(() => {
-    api<StatusListEntry[]>('GET', '/v1/user/status').then(setItems, setError)
+    const controller = new AbortController()
+    loadMyStatuses(controller.signal).then(setMine, (err) => {
+      if ((err as Error).name !== 'AbortError') setError(err)
+    })
+    return () => controller.abort()
   }, [])
+
+  useEffect(() => {
+    if (!mine) return
+    const seen = new Set<string>()
+    const stops = mine.map((entry) =>
+      subscribe(entry.statusId, (event) => {
+        if (event.kind === 'status') {
+          const status = event.status
+          setStatuses((all) => {
+            const before = all[entry.statusId]
+            // the first state of each tile is not news; later value changes are
+            if (seen.has(entry.statusId) && before !== 'gone' && before?.value !== status.value)
+              announce(`${status.name}: ${status.value ?? 'no value'}.`)
+            return { ...all, [entry.statusId]: status }
+          })
+          seen.add(entry.statusId)
+        } else setStatuses((all) => ({ ...all, [entry.statusId]: 'gone' }))
+      }),
+    )
+    return () => {
+      for (const stop of stops) stop()
+    }
+  }, [mine])
+
+  const visible = useMemo(() => {
+    if (!mine) return []
+    const words = query.trim().toLocaleLowerCase()
+    return mine.filter((entry) => {
+      const status = statuses[entry.statusId]
+      if (status === 'gone') return false
+      const name = status?.name ?? entry.name
+      if (words && !name.toLocaleLowerCase().includes(words)) return false
+      if (show === 'all') return true
+      if (show === 'stale') return Boolean(status && (status as Status & Staleness).stale)
+      return entry.relation === show
+    })
+  }, [mine, statuses, query, show])
+
   return (
     <>
       <h1>Board</h1>
+      <Announcer />
       <FormError error={error} />
-      {items && items.length === 0 && <p>No statuses yet.</p>}
-      {items && (
-        <ul class="tiles">
-          {items.map((s) => (
-            <li key={s.statusId} class="tile">
-              <Link href={`/statuses/${encodeURIComponent(s.statusId)}`}>{s.name}</Link>
-            </li>
-          ))}
-        </ul>
+      {mine && mine.length === 0 && (
+        <div class="board-empty">
+          <p>
+            No statuses yet. A status is a short value (FREE, BUSY, 42) that you and others see
+            change live.
+          </p>
+          <Link href="/statuses/new" class="button primary">
+            Create a status
+          </Link>
+        </div>
+      )}
+      {mine && mine.length > 0 && (
+        <>
+          <div class="board-tools">
+            <div class="field">
+              <label for="board-search">Search by name</label>
+              <input
+                id="board-search"
+                type="search"
+                value={query}
+                onInput={(event) => setQuery(event.currentTarget.value)}
+              />
+            </div>
+            <div class="field">
+              <label for="board-show">Show</label>
+              <select
+                id="board-show"
+                value={show}
+                onChange={(event) => setShow(event.currentTarget.value as Show)}
+              >
+                <option value="all">All</option>
+                <option value="owned">Yours</option>
+                <option value="shared">Shared with you</option>
+                <option value="followed">Following</option>
+                <option value="stale">Stale</option>
+              </select>
+            </div>
+            <Link href="/statuses/new" class="button primary">
+              Create a status
+            </Link>
+          </div>
+          <p class="muted" aria-live="polite">
+            {visible.length === mine.length
+              ? `${mine.length} ${mine.length === 1 ? 'status' : 'statuses'}`
+              : `${visible.length} of ${mine.length} statuses`}
+          </p>
+          <ul class="tiles board-tiles">
+            {visible.map((entry) => (
+              <Tile
+                key={entry.statusId}
+                entry={entry}
+                status={statuses[entry.statusId] as Status | undefined}
+              />
+            ))}
+          </ul>
+        </>
+      )}
+      {!mine && !error && (
+        <p class="loading" aria-live="polite">
+          Loading…
+        </p>
       )}
     </>
+  )
+}
+
+function Tile(props: { entry: MyStatus; status: Status | undefined }) {
+  const { entry, status } = props
+  const name = status?.name ?? entry.name
+  return (
+    <li class="tile board-tile" data-status-id={entry.statusId}>
+      <h2 class="tile-name">
+        <Link href={`/statuses/${encodeURIComponent(entry.statusId)}`}>{name}</Link>
+      </h2>
+      {status ? (
+        <>
+          <p class="tile-value">
+            <ValueChip value={status.value} colorNo={status.colorNo} />
+            <StaleMark status={status} />
+          </p>
+          <p class="tile-meta muted">
+            <LastChange at={status.valueUpdatedAt} /> · {RELATION_LABEL[entry.relation]}
+          </p>
+          {maySetValue(entry.role) && <ValueButtons status={status} label={`Set ${name}`} />}
+        </>
+      ) : (
+        <p class="tile-meta muted">{RELATION_LABEL[entry.relation]}</p>
+      )}
+    </li>
   )
 }

@@ -1,0 +1,470 @@
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { PALETTE } from '../../../../src/web/palette.ts'
+import { ApiError, api, apiPath } from '../../api.ts'
+import { Field, FormError, fieldError } from '../../components/form.tsx'
+import { LastChange, StaleMark, ValueButtons, ValueChip } from '../../components/status-bits.tsx'
+import {
+  ACCESS_OPTIONS,
+  Choice,
+  ColourPicker,
+  LEVEL_OPTIONS,
+  TextAreaField,
+} from '../../components/status-fields.tsx'
+import { maySetValue } from '../../my-statuses.ts'
+import { navigate } from '../../router.tsx'
+import type { PaletteEntry, Staleness, Status } from '../../types.ts'
+import type { StatusTabProps } from './tabs.ts'
+
+// A status's first tab (docs/app.md#a-status): the value (one tap on the palette sets it),
+// and for the owner every setting, the palette editor and deletion. An updater may set the
+// value only, so that is all the form offers them; a follower reads.
+
+const MAX_PALETTE = 12
+
+export default function Overview({ status, role, onChange }: StatusTabProps) {
+  return (
+    <>
+      <div class="status-now">
+        <p class="status-value">
+          <ValueChip value={status.value} colorNo={status.colorNo} class="big" />
+          <StaleMark status={status} />
+        </p>
+        <p class="muted">
+          Value set <LastChange at={status.valueUpdatedAt} />
+          {status.changeCount > 0 &&
+            ` · ${status.changeCount} ${status.changeCount === 1 ? 'change' : 'changes'}`}
+        </p>
+        {status.description && <p class="status-description">{status.description}</p>}
+        {maySetValue(role) && <ValueButtons status={status} label={`Set ${status.name}`} />}
+      </div>
+      {role === 'owner' && <EditForm status={status} onChange={onChange} />}
+      {role === 'updater' && <ValueForm status={status} onChange={onChange} />}
+      {role === 'owner' && <DeleteStatus status={status} />}
+    </>
+  )
+}
+
+/** An updater's form: the value, nothing else (the API would refuse the rest). */
+function ValueForm({ status, onChange }: Pick<StatusTabProps, 'status' | 'onChange'>) {
+  const [value, setValue] = useState(status.value ?? '')
+  const [error, setError] = useState<unknown>(null)
+  const [saved, setSaved] = useState(false)
+  return (
+    <form
+      class="status-form"
+      noValidate
+      onSubmit={async (event) => {
+        event.preventDefault()
+        setError(null)
+        setSaved(false)
+        try {
+          onChange(
+            await api<Status>('PATCH', apiPath`/v1/status/${status.id}`, { body: { value } }),
+          )
+          setSaved(true)
+        } catch (err) {
+          setError(err)
+        }
+      }}
+    >
+      <h2>Set the value</h2>
+      {error && !fieldError(error, 'value') && <FormError error={error} />}
+      <Field
+        label="Value"
+        value={value}
+        onInput={(event) => setValue(event.currentTarget.value)}
+        error={fieldError(error, 'value')}
+      />
+      <div class="actions">
+        <button type="submit" class="button primary">
+          Set value
+        </button>
+        <span aria-live="polite">{saved ? 'Saved.' : ''}</span>
+      </div>
+    </form>
+  )
+}
+
+type Draft = {
+  name: string
+  value: string
+  colorNo: number
+  description: string
+  accessType: Status['accessType']
+  accessTypeUserList: Status['accessTypeUserList']
+  accessTypeHistory: Status['accessTypeHistory']
+  listed: boolean
+  palette: PaletteEntry[]
+  staleAfter?: string
+}
+
+const draftOf = (status: Status): Draft => {
+  const draft: Draft = {
+    name: status.name,
+    value: status.value ?? '',
+    colorNo: status.colorNo,
+    description: status.description,
+    accessType: status.accessType,
+    accessTypeUserList: status.accessTypeUserList,
+    accessTypeHistory: status.accessTypeHistory,
+    listed: status.listed,
+    palette: status.palette.map((e) => ({ ...e })),
+  }
+  const { staleAfter } = status as Status & Staleness
+  // staleness is offered where the API has it (docs/notifications.md#staleness)
+  if (staleAfter !== undefined)
+    draft.staleAfter = staleAfter === null ? '' : String(Math.round(staleAfter / 60))
+  return draft
+}
+
+/** The request body: the fields that differ from the status (a PATCH changes only those). */
+function changes(status: Status, draft: Draft): Record<string, unknown> {
+  const before = draftOf(status)
+  const body: Record<string, unknown> = {}
+  for (const key of [
+    'name',
+    'colorNo',
+    'description',
+    'accessType',
+    'accessTypeUserList',
+    'accessTypeHistory',
+    'listed',
+  ] as const)
+    if (draft[key] !== before[key]) body[key] = draft[key]
+  if (draft.value !== before.value) body.value = draft.value
+  if (JSON.stringify(draft.palette) !== JSON.stringify(before.palette)) body.palette = draft.palette
+  if (draft.staleAfter !== undefined && draft.staleAfter !== before.staleAfter) {
+    const minutes = draft.staleAfter.trim()
+    // minutes on screen, seconds in the API; a value that is no number goes as it is, so
+    // the API's own message says what is wrong with it
+    body.staleAfter = minutes === '' ? null : /^\d+$/.test(minutes) ? Number(minutes) * 60 : minutes
+  }
+  return body
+}
+
+function EditForm({ status, onChange }: Pick<StatusTabProps, 'status' | 'onChange'>) {
+  const [draft, setDraft] = useState<Draft>(() => draftOf(status))
+  const [error, setError] = useState<unknown>(null)
+  const [saved, setSaved] = useState('')
+  const [busy, setBusy] = useState(false)
+  // a change made elsewhere reaches the fields nobody is editing here
+  const last = useRef(status)
+  useEffect(() => {
+    const before = draftOf(last.current)
+    const after = draftOf(status)
+    last.current = status
+    setDraft((d) => {
+      const next = { ...d }
+      for (const key of Object.keys(after) as (keyof Draft)[])
+        if (JSON.stringify(d[key]) === JSON.stringify(before[key]))
+          (next as Record<string, unknown>)[key] = after[key]
+      return next
+    })
+  }, [status])
+  const set = <K extends keyof Draft>(key: K, value: Draft[K]) =>
+    setDraft((d) => ({ ...d, [key]: value }))
+  const at = (field: string) => fieldError(error, field)
+  const known = [
+    'name',
+    'value',
+    'colorNo',
+    'description',
+    'accessType',
+    'accessTypeUserList',
+    'accessTypeHistory',
+    'listed',
+    'staleAfter',
+  ]
+  const paletteErrors =
+    error instanceof ApiError ? error.errors.filter((e) => e.field.startsWith('palette')) : []
+  const formLevel =
+    error &&
+    !(
+      error instanceof ApiError &&
+      error.errors.length > 0 &&
+      error.errors.every((e) => known.includes(e.field) || e.field.startsWith('palette'))
+    )
+
+  return (
+    <form
+      class="status-form"
+      noValidate
+      onSubmit={async (event) => {
+        event.preventDefault()
+        setError(null)
+        setSaved('')
+        const body = changes(status, draft)
+        if (Object.keys(body).length === 0) {
+          setSaved('Nothing to save.')
+          return
+        }
+        setBusy(true)
+        try {
+          const answer = await api<Status>('PATCH', apiPath`/v1/status/${status.id}`, { body })
+          last.current = answer
+          setDraft(draftOf(answer))
+          onChange(answer)
+          setSaved('Saved.')
+        } catch (err) {
+          setError(err)
+        } finally {
+          setBusy(false)
+        }
+      }}
+    >
+      <h2>Settings</h2>
+      {formLevel && <FormError error={error} />}
+      {error instanceof ApiError && !formLevel && (
+        <p class="form-error" role="alert">
+          {error.message}: see the fields marked below.
+        </p>
+      )}
+      <Field
+        label="Name"
+        value={draft.name}
+        onInput={(e) => set('name', e.currentTarget.value)}
+        error={at('name')}
+      />
+      <Field
+        label="Value"
+        value={draft.value}
+        onInput={(e) => set('value', e.currentTarget.value)}
+        error={at('value')}
+      />
+      <ColourPicker
+        legend="Colour"
+        name="colorNo"
+        value={draft.colorNo}
+        onChange={(n) => set('colorNo', n)}
+        error={at('colorNo')}
+      />
+      <TextAreaField
+        label="Description"
+        value={draft.description}
+        onInput={(e) => set('description', e.currentTarget.value)}
+        error={at('description')}
+      />
+      <PaletteEditor
+        palette={draft.palette}
+        onChange={(p) => set('palette', p)}
+        errors={paletteErrors}
+      />
+      <Choice
+        legend="Who may see it"
+        name="accessType"
+        value={draft.accessType}
+        options={ACCESS_OPTIONS}
+        onChange={(v) => set('accessType', v)}
+        error={at('accessType')}
+      />
+      <Choice
+        legend="Who may see its history"
+        name="accessTypeHistory"
+        value={draft.accessTypeHistory}
+        options={LEVEL_OPTIONS}
+        onChange={(v) => set('accessTypeHistory', v)}
+        error={at('accessTypeHistory')}
+      />
+      <Choice
+        legend="Who may see who has a role on it"
+        name="accessTypeUserList"
+        value={draft.accessTypeUserList}
+        options={LEVEL_OPTIONS}
+        onChange={(v) => set('accessTypeUserList', v)}
+        error={at('accessTypeUserList')}
+      />
+      <div class="field">
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={draft.listed}
+            onChange={(e) => set('listed', e.currentTarget.checked)}
+          />
+          Let search find it (while it is public)
+        </label>
+        {at('listed') && <p class="field-error">{at('listed')}</p>}
+      </div>
+      {draft.staleAfter !== undefined && (
+        <Field
+          label="Stale after (minutes)"
+          hint="Marked stale when no value arrives for this long. Empty: never."
+          inputMode="numeric"
+          value={draft.staleAfter}
+          onInput={(e) => set('staleAfter', e.currentTarget.value)}
+          error={at('staleAfter')}
+        />
+      )}
+      <div class="actions">
+        <button type="submit" class="button primary" disabled={busy}>
+          Save changes
+        </button>
+        <span aria-live="polite">{saved}</span>
+      </div>
+    </form>
+  )
+}
+
+/** Up to 12 values with their colours, in the order the buttons show them. */
+function PaletteEditor(props: {
+  palette: PaletteEntry[]
+  onChange: (palette: PaletteEntry[]) => void
+  errors: { field: string; message: string }[]
+}) {
+  const { palette, onChange } = props
+  const move = (from: number, to: number) => {
+    const next = [...palette]
+    const [entry] = next.splice(from, 1)
+    if (entry) next.splice(to, 0, entry)
+    onChange(next)
+  }
+  const errorAt = (i: number, part: string) =>
+    props.errors.find((e) => e.field === `palette.${i}.${part}`)?.message
+  const whole = props.errors.find((e) => e.field === 'palette')?.message
+  return (
+    <fieldset class="field palette-editor">
+      <legend class="label">Palette</legend>
+      <p class="hint">
+        The values offered as one-tap buttons, each with its colour (at most {MAX_PALETTE}).
+      </p>
+      {whole && <p class="field-error">{whole}</p>}
+      {palette.length > 0 && (
+        <ol class="palette-rows">
+          {palette.map((entry, i) => {
+            const n = i + 1
+            const valueError = errorAt(i, 'value')
+            const colourError = errorAt(i, 'colorNo')
+            return (
+              <li key={i} class="palette-row">
+                <div class="palette-cells">
+                  <label>
+                    <span class="sr-only">Palette value {n}</span>
+                    <input
+                      value={entry.value}
+                      aria-invalid={valueError ? 'true' : undefined}
+                      onInput={(e) => {
+                        const next = [...palette]
+                        next[i] = { ...entry, value: e.currentTarget.value }
+                        onChange(next)
+                      }}
+                    />
+                  </label>
+                  <label>
+                    <span class="sr-only">Colour of palette value {n}</span>
+                    <select
+                      value={entry.colorNo}
+                      onChange={(e) => {
+                        const next = [...palette]
+                        next[i] = { ...entry, colorNo: Number(e.currentTarget.value) }
+                        onChange(next)
+                      }}
+                    >
+                      {PALETTE.map((c) => (
+                        <option key={c.colorNo} value={c.colorNo}>
+                          {c.name}
+                        </option>
+                      ))}
+                    </select>
+                  </label>
+                  <ValueChip value={entry.value || '…'} colorNo={entry.colorNo} />
+                </div>
+                <div class="palette-moves">
+                  <button
+                    type="button"
+                    class="button quiet"
+                    disabled={i === 0}
+                    aria-label={`Move palette value ${n} up`}
+                    onClick={() => move(i, i - 1)}
+                  >
+                    ↑
+                  </button>
+                  <button
+                    type="button"
+                    class="button quiet"
+                    disabled={i === palette.length - 1}
+                    aria-label={`Move palette value ${n} down`}
+                    onClick={() => move(i, i + 1)}
+                  >
+                    ↓
+                  </button>
+                  <button
+                    type="button"
+                    class="button quiet"
+                    aria-label={`Remove palette value ${n}`}
+                    onClick={() => onChange(palette.filter((_, j) => j !== i))}
+                  >
+                    Remove
+                  </button>
+                </div>
+                {valueError && (
+                  <p class="field-error">
+                    Value {n}: {valueError}
+                  </p>
+                )}
+                {colourError && (
+                  <p class="field-error">
+                    Colour {n}: {colourError}
+                  </p>
+                )}
+              </li>
+            )
+          })}
+        </ol>
+      )}
+      <div class="actions">
+        <button
+          type="button"
+          class="button"
+          disabled={palette.length >= MAX_PALETTE}
+          onClick={() => onChange([...palette, { value: '', colorNo: 1 }])}
+        >
+          Add a value
+        </button>
+      </div>
+    </fieldset>
+  )
+}
+
+/** Deleting asks first, in a native dialog (keyboard and screen readers handle it). */
+function DeleteStatus({ status }: { status: Status }) {
+  const dialog = useRef<HTMLDialogElement>(null)
+  const [error, setError] = useState<unknown>(null)
+  return (
+    <section class="danger-zone" aria-labelledby="delete-heading">
+      <h2 id="delete-heading">Delete this status</h2>
+      <p>Its value, history and everyone's roles on it are deleted for good.</p>
+      <button type="button" class="button danger" onClick={() => dialog.current?.showModal()}>
+        Delete status…
+      </button>
+      <dialog ref={dialog} aria-labelledby="delete-title" class="confirm">
+        <form
+          method="dialog"
+          onSubmit={async (event) => {
+            const submitter = (event as SubmitEvent).submitter as HTMLButtonElement | null
+            if (submitter?.value !== 'delete') return
+            event.preventDefault()
+            setError(null)
+            try {
+              await api('DELETE', apiPath`/v1/status/${status.id}`)
+              dialog.current?.close()
+              navigate('/', { replace: true })
+            } catch (err) {
+              setError(err)
+            }
+          }}
+        >
+          <h2 id="delete-title">Delete “{status.name}”?</h2>
+          <p>This cannot be undone.</p>
+          <FormError error={error} />
+          <div class="actions">
+            <button type="submit" value="cancel" class="button" autofocus>
+              Cancel
+            </button>
+            <button type="submit" value="delete" class="button danger">
+              Delete
+            </button>
+          </div>
+        </form>
+      </dialog>
+    </section>
+  )
+}
