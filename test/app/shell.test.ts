@@ -7,7 +7,7 @@ import { chromiumMissing } from '../helpers/browser.ts'
 // The app's shell (docs/app.md): the page every screen loads, signing in, the frame, the
 // offline shell, and what the page promises (nothing from elsewhere, a small first load).
 
-describe('the app shell', { skip: chromiumMissing(), timeout: 120_000 }, () => {
+describe('the app shell', { skip: chromiumMissing(), timeout: 300_000 }, () => {
   it('signed out, / shows sign-in; signing in with the form shows the board', async (ctx) => {
     const server = await appServer(ctx)
     const person = await signUpPerson(server, { name: 'Grace' })
