@@ -298,6 +298,30 @@ describe('e-mail channel', () => {
     assert.match(stale.text ?? '', /last value is “GREEN”/)
   })
 
+  it('the notice that another channel was turned off: says so, and leads to the notification settings', async (ctx) => {
+    const w = await emailWorld(ctx)
+    const user = await w.t.user()
+    const channel = { ...(await storeChannel(w, user.id, 'ops@example.org')), verified_at: 'x' }
+    await w.type.send(
+      channel,
+      { address: 'ops@example.org' },
+      {
+        type: 'channel.disabled',
+        id: 'evt_d',
+        at: '2026-11-29T10:00:00.000Z',
+        message: 'Your channel "team chat" failed for 24 hours and was turned off.',
+      },
+      { publicUrl: PUBLIC_URL },
+    )
+    const mail = await w.smtp.next()
+    assert.equal(mail.subject, 'A notification channel was turned off')
+    assert.match(mail.text ?? '', /"team chat" failed for 24 hours/)
+    assert.match(
+      mail.text ?? '',
+      /Open your notification settings: https:\/\/status\.example\.com\/notifications/,
+    )
+  })
+
   it('hostile names and values inject no header and no HTML', async (ctx) => {
     const w = await emailWorld(ctx)
     const user = await w.t.user()

@@ -38,6 +38,7 @@ import {
   trimAttempts,
   usableChannelsOf,
 } from './deliveries.repository.ts'
+import { settingsUrl } from './notification-message.ts'
 import { parseChannelIds, parseCondition, ruleMatches } from './rule-matching.ts'
 
 // The delivery worker (docs/notifications.md#delivery). Two steps, each safe to run on several
@@ -467,7 +468,7 @@ export class DeliveryWorker {
           `Deliveries to your notification channel "${channelName}" have failed for 24 hours, so it was disabled.`,
           `The last error: ${lastError}`,
           '',
-          `Once it works again, enable it in your channels: ${this.#publicUrl()}`,
+          `Once it works again, turn it on in your notification settings: ${settingsUrl(this.#publicUrl())}`,
         ].join('\n'),
       })
     })()
