@@ -171,8 +171,6 @@ function PasswordForm(props: { profile: Profile; onChanged: () => void }) {
           type="password"
           autocomplete="new-password"
           required
-          minLength={12}
-          maxLength={256}
           hint="12 to 256 characters, not one of the most common passwords. A few words you will remember make a good one."
           error={fieldError(error, 'password')}
         />

@@ -115,8 +115,14 @@ function ChannelItem(props: { channel: Channel; onChanged: (notice: string) => v
   const [tested, setTested] = useState('')
   const loadLog = () =>
     api<DeliveryAttempt[]>('GET', apiPath`/v1/user/channels/${channel.id}/deliveries`).then(
-      setLog,
-      setError,
+      (attempts) => {
+        setLog(attempts)
+        return attempts
+      },
+      (e: unknown) => {
+        setError(e)
+        return null
+      },
     )
   const name = channel.name
   return (
@@ -144,10 +150,18 @@ function ChannelItem(props: { channel: Channel; onChanged: (notice: string) => v
           onClick={async () => {
             setError(null)
             try {
-              await api('POST', apiPath`/v1/user/channels/${channel.id}/test`)
+              const { eventId } = await api<{ eventId: string }>(
+                'POST',
+                apiPath`/v1/user/channels/${channel.id}/test`,
+              )
               setTested('A test notification is on its way; it shows in the delivery log.')
               setShowLog(true)
-              await loadLog()
+              // the worker sends it within seconds: the log follows until its attempt is there
+              for (let i = 0; i < 30; i++) {
+                const attempts = await loadLog()
+                if (attempts?.some((a) => a.eventId === eventId)) break
+                await new Promise((resolve) => setTimeout(resolve, 1000))
+              }
             } catch (e) {
               setError(e)
             }

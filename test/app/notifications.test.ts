@@ -1,0 +1,237 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { Page } from 'playwright-core'
+import { Webhook } from 'standardwebhooks'
+import { createMailer } from '../../src/lib/mailer.ts'
+import { asSession } from '../helpers/accounts.ts'
+import {
+  type AppServer,
+  appServer,
+  expectScreen,
+  openApp,
+  type Person,
+  signUpPerson,
+} from '../helpers/app-browser.ts'
+import { chromiumMissing } from '../helpers/browser.ts'
+import { makeSubscription, startPushService } from '../helpers/push-service.ts'
+import { linkIn, startSmtpServer } from '../helpers/smtp.ts'
+import { startReceiver } from '../helpers/webhook-receiver.ts'
+
+// The notifications screen (docs/app.md#notifications-in-the-app) in real Chromium, against
+// real receivers on loopback (WEBHOOK_ALLOW_NETWORKS=127.0.0.0/8): a webhook's signed test
+// delivery, the delivery log, on/off, delete; an e-mail channel waiting for its link; this
+// browser's push subscription, encrypted by the server and shown by the service worker.
+
+/** The app's own channels, as the API lists them. */
+const channelsOf = async (server: AppServer, person: Person) =>
+  (await asSession(server.t, person.cookie, 'GET', '/v1/user/channels')).json() as {
+    id: string
+    name: string
+    type: string
+    enabled: boolean
+  }[]
+
+async function confirm(page: Page, name: string): Promise<void> {
+  const dialog = page.getByRole('dialog')
+  await dialog.getByRole('button', { name }).click()
+  await dialog.waitFor({ state: 'hidden' })
+}
+
+describe('the notifications screen', { skip: chromiumMissing(), timeout: 180_000 }, () => {
+  it('adds a standard webhook (its secret shown once), tests it: the receiver verifies the signature, the log shows the delivery', async (ctx) => {
+    const server = await appServer(ctx, { webhookAllowNetworks: ['127.0.0.0/8'] })
+    const person = await signUpPerson(server)
+    const receiver = await startReceiver(ctx)
+    const { page } = await openApp(ctx, server, { person, path: '/notifications' })
+    await expectScreen(page, 'Notifications')
+
+    const form = page.locator('form', { has: page.getByRole('heading', { name: 'A webhook' }) })
+    await form.getByLabel('Name').fill('Ops')
+    await form.getByLabel('URL').fill(`${receiver.origin}/hook`)
+    await form.getByLabel('Format').selectOption('standard')
+    await form.getByRole('button', { name: 'Add the webhook' }).click()
+    const panel = page.locator('.secret-once')
+    await panel.waitFor()
+    assert.match((await panel.textContent()) ?? '', /you will not see it again/i)
+    const secret = await panel.getByLabel('Secret').inputValue()
+    assert.match(secret, /^whsec_/)
+
+    await page.getByRole('button', { name: 'Test Ops' }).click()
+    const [request] = await receiver.received(1)
+    assert.ok(request)
+    // verified with the Standard Webhooks library and the secret the page showed
+    const event = new Webhook(secret).verify(request.body, {
+      'webhook-id': String(request.headers['webhook-id']),
+      'webhook-timestamp': String(request.headers['webhook-timestamp']),
+      'webhook-signature': String(request.headers['webhook-signature']),
+    }) as { type: string }
+    assert.equal(event.type, 'channel.test')
+    const row = page.locator('.delivery-log tbody tr').filter({ hasText: 'channel.test' })
+    await row.waitFor()
+    assert.match((await row.textContent()) ?? '', /delivered \(HTTP 200\)/)
+  })
+
+  it('turns a channel off and on, and deletes it after a confirmation', async (ctx) => {
+    const server = await appServer(ctx, { webhookAllowNetworks: ['127.0.0.0/8'] })
+    const person = await signUpPerson(server)
+    const receiver = await startReceiver(ctx)
+    await asSession(server.t, person.cookie, 'POST', '/v1/user/channels', {
+      type: 'webhook',
+      name: 'Chat',
+      config: { url: `${receiver.origin}/slack`, format: 'slack' },
+    })
+    const { page } = await openApp(ctx, server, { person, path: '/notifications' })
+    await expectScreen(page, 'Notifications')
+    await page.getByRole('button', { name: 'Turn off Chat' }).click()
+    await page.getByText('Chat was turned off.').waitFor()
+    assert.equal((await channelsOf(server, person))[0]?.enabled, false)
+    await page.getByRole('button', { name: 'Turn on Chat' }).click()
+    await page.getByText('Chat was turned on.').waitFor()
+    assert.equal((await channelsOf(server, person))[0]?.enabled, true)
+
+    await page.getByRole('button', { name: 'Delete Chat' }).click()
+    await confirm(page, 'Delete the channel')
+    await page.getByText('Chat was deleted.').waitFor()
+    assert.deepEqual(await channelsOf(server, person), [])
+  })
+
+  it('a webhook URL the API refuses shows its message at the field', async (ctx) => {
+    const server = await appServer(ctx)
+    const person = await signUpPerson(server)
+    const { page } = await openApp(ctx, server, { person, path: '/notifications' })
+    await expectScreen(page, 'Notifications')
+    const form = page.locator('form', { has: page.getByRole('heading', { name: 'A webhook' }) })
+    // not http(s): the API's own message, at the URL field
+    await form.getByLabel('URL').fill('ftp://example.com/hook')
+    await form.getByRole('button', { name: 'Add the webhook' }).click()
+    await form.getByRole('alert').waitFor()
+    const url = form.getByLabel('URL')
+    assert.equal(await url.getAttribute('aria-invalid'), 'true')
+    await form.locator('.field-error').waitFor()
+    assert.deepEqual(await channelsOf(server, person), [])
+  })
+
+  it('an e-mail channel says a confirmation link was sent, and waits for it', async (ctx) => {
+    const smtp = await startSmtpServer(ctx)
+    const server = await appServer(ctx, {
+      mailer: createMailer(smtp.url, 'statusd <statusd@example.com>'),
+    })
+    const person = await signUpPerson(server)
+    // the sign-up's own verification mail: followed, so the account may have channels
+    const link = linkIn(await smtp.next(), `${server.origin}/auth/verify/`)
+    const verified = await server.t.request(null, 'POST', '/v1/auth/verify-email', {
+      token: link.split('/').pop(),
+    })
+    assert.ok(verified.statusCode < 300, verified.body)
+    const { page } = await openApp(ctx, server, { person, path: '/notifications' })
+    await expectScreen(page, 'Notifications')
+    const form = page.locator('form', {
+      has: page.getByRole('heading', { name: 'An e-mail address' }),
+    })
+    await form.getByLabel('Name').fill('Pager')
+    await form.getByLabel('Address').fill('ops@example.org')
+    await form.getByRole('button', { name: 'Add the address' }).click()
+    await page.getByText('A confirmation link was sent to the address').waitFor()
+    const mail = await smtp.next()
+    assert.equal((mail.to as { text: string }).text, 'ops@example.org')
+    const item = page.locator('.channel').filter({ hasText: 'Pager' })
+    await item.getByText('waiting for confirmation').waitFor()
+    assert.ok(await item.getByRole('button', { name: 'Test Pager' }).isDisabled())
+  })
+
+  it('adds this browser for push: the subscription is stored, a test arrives encrypted for it, and the service worker shows it', async (ctx) => {
+    const server = await appServer(ctx, { webhookAllowNetworks: ['127.0.0.0/8'] })
+    const person = await signUpPerson(server)
+    const push = await startPushService(ctx)
+    const browser = makeSubscription(`${push.origin}/push/abc`)
+    const { page, context } = await openApp(ctx, server, { person, path: '/notifications' })
+    await context.grantPermissions(['notifications'], { origin: server.origin })
+    await expectScreen(page, 'Notifications')
+    await page.evaluate('navigator.serviceWorker.ready')
+
+    // Headless Chromium cannot make a push subscription here: pushManager.subscribe needs
+    // Google's push service (FCM), which a machine without that network never answers (the
+    // call neither resolves nor fails). So only that one browser call is replaced, by one
+    // answering a subscription whose keys this test made (node:crypto ECDH, makeSubscription)
+    // with an endpoint on the local push service; everything around it is the app's and the
+    // server's own: the key fetched, the channel stored, the payload encrypted (RFC 8291),
+    // the service worker showing it.
+    await page.evaluate(`(() => {
+      const subscription = ${JSON.stringify(browser.subscription)}
+      PushManager.prototype.subscribe = async function (options) {
+        window.subscribeOptions = { userVisibleOnly: options.userVisibleOnly, key: options.applicationServerKey }
+        return { endpoint: subscription.endpoint, toJSON: () => ({ ...subscription, expirationTime: null }) }
+      }
+    })()`)
+    await page.getByRole('button', { name: 'Add this browser' }).click()
+    await page.getByText(/This browser \(.+\) was added/).waitFor()
+    const key = (await asSession(server.t, person.cookie, 'GET', '/v1/webpush/key')).json()
+    assert.deepEqual(await page.evaluate('window.subscribeOptions'), {
+      userVisibleOnly: true,
+      key: key.publicKey,
+    })
+    const [channel] = await channelsOf(server, person)
+    assert.equal(channel?.type, 'webpush')
+
+    await page.getByRole('button', { name: `Test ${channel.name}` }).click()
+    const sent = await push.next()
+    const payload = JSON.parse(browser.decrypt(sent.body).toString('utf8'))
+    assert.equal(payload.type, 'channel.test')
+
+    // the push service's part done by hand: the decrypted payload goes to the app's service
+    // worker (the DevTools protocol's ServiceWorker.deliverPushMessage), which shows it
+    const cdp = await context.newCDPSession(page)
+    const registrationId = new Promise<string>((resolve) =>
+      cdp.on('ServiceWorker.workerRegistrationUpdated', ({ registrations }) => {
+        const live = registrations.find((r) => !r.isDeleted)
+        if (live) resolve(live.registrationId)
+      }),
+    )
+    await cdp.send('ServiceWorker.enable')
+    await cdp.send('ServiceWorker.deliverPushMessage', {
+      origin: server.origin,
+      registrationId: await registrationId,
+      data: JSON.stringify(payload),
+    })
+    const shown = (await page.evaluate(`(async () => {
+      const registration = await navigator.serviceWorker.ready
+      for (;;) {
+        const list = await registration.getNotifications()
+        if (list.length) return list.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }))
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    })()`)) as { title: string; body: string; tag: string; data: { target: string } }[]
+    assert.equal(shown.length, 1)
+    assert.equal(shown[0]?.title, payload.title)
+    assert.equal(shown[0]?.body, payload.body)
+    assert.equal(shown[0]?.tag, payload.tag)
+    assert.equal(shown[0]?.data.target, `${server.origin}/notifications`)
+  })
+
+  it('hostile channel names are shown as text, and nothing overflows at 375 px', async (ctx) => {
+    const server = await appServer(ctx, { webhookAllowNetworks: ['127.0.0.0/8'] })
+    const person = await signUpPerson(server)
+    const receiver = await startReceiver(ctx)
+    const hostile = '<img src=x onerror=alert(1)>\u202E\u200D'
+    await asSession(server.t, person.cookie, 'POST', '/v1/user/channels', {
+      type: 'webhook',
+      name: hostile,
+      config: { url: `${receiver.origin}/${'x'.repeat(300)}`, format: 'ntfy' },
+    })
+    const { page } = await openApp(ctx, server, {
+      person,
+      path: '/notifications',
+      viewport: { width: 375, height: 800 },
+    })
+    const dialogs: string[] = []
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message())
+      dialog.dismiss().catch(() => {})
+    })
+    await expectScreen(page, 'Notifications')
+    await page.locator('.channel strong').filter({ hasText: hostile }).waitFor()
+    assert.equal(await page.locator('main img').count(), 0)
+    assert.deepEqual(dialogs, [])
+    assert.ok(await page.evaluate('document.documentElement.scrollWidth <= innerWidth'))
+  })
+})
