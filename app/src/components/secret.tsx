@@ -21,7 +21,7 @@ export function SecretOnce(props: {
     <section class="secret-once" ref={panel} tabIndex={-1} aria-label={props.title}>
       <h2>{props.title}</h2>
       <p class="secret-warning">
-        Copy it now: <strong>you will not see it again.</strong> statusd keeps only a hash of it.
+        Copy it now: <strong>you will not see it again.</strong>
       </p>
       {props.children}
       <label class="label" for={id}>

@@ -4,6 +4,7 @@ import { FormError, fieldError } from '../../components/form.tsx'
 import { isMissingRoute } from '../../notifications/channels.ts'
 import { Link } from '../../router.tsx'
 import type { Channel } from '../../types.ts'
+import type { StatusTabProps } from './tabs.ts'
 
 // A status's Notifications tab (docs/app.md#notifications-in-the-app): my rule for this
 // status — when I am told (any change, changes to values, leaves values, stale, or off) and
@@ -39,8 +40,9 @@ const kindOf = (when: When | null): Kind =>
 const valuesOf = (when: When | null): string[] =>
   when && typeof when === 'object' ? ('changesTo' in when ? when.changesTo : when.leaves) : []
 
-export default function NotificationsTab(props: { statusId: string }) {
-  const { statusId } = props
+export default function NotificationsTab(props: StatusTabProps) {
+  const statusId = props.status.id
+  const palette = props.status.palette ?? []
   const [rule, setRule] = useState<Rule | null>(null)
   const [channels, setChannels] = useState<Channel[]>([])
   const [loadError, setLoadError] = useState<unknown>(null)
@@ -136,7 +138,13 @@ export default function NotificationsTab(props: { statusId: string }) {
             value={values}
             onInput={(event) => setValues(event.currentTarget.value)}
             aria-invalid={fieldError(error, 'when') ? 'true' : undefined}
+            aria-describedby={palette.length > 0 ? 'rule-values-hint' : undefined}
           />
+          {palette.length > 0 && (
+            <p class="hint" id="rule-values-hint">
+              This status’s palette: {palette.map((p) => p.value).join(', ')}
+            </p>
+          )}
         </div>
       )}
       {kind !== 'off' && (

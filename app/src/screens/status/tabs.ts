@@ -34,5 +34,10 @@ export const STATUS_TABS: StatusTab[] = [
     label: 'History',
     component: lazy(() => import('./history.tsx')),
   },
+  {
+    tab: 'notifications',
+    label: 'Notifications',
+    component: lazy(() => import('./notifications-tab.tsx')),
+  },
   // Share, People and Notifications add their tabs here
 ]
