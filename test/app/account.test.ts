@@ -36,7 +36,7 @@ async function confirm(page: Page, name: string): Promise<void> {
   await dialog.waitFor({ state: 'hidden' })
 }
 
-describe('the account screen', { skip: chromiumMissing(), timeout: 180_000 }, () => {
+describe('the account screen', { skip: chromiumMissing(), timeout: 360_000 }, () => {
   it('changes the name; a new e-mail address is mailed a link and the screen says so', async (ctx) => {
     const smtp = await startSmtpServer(ctx)
     const server = await appServer(ctx, {

@@ -52,7 +52,7 @@ async function confirm(page: Page, name: string): Promise<void> {
   await dialog.waitFor({ state: 'hidden' })
 }
 
-describe('the API keys screen', { skip: chromiumMissing(), timeout: 180_000 }, () => {
+describe('the API keys screen', { skip: chromiumMissing(), timeout: 360_000 }, () => {
   it('creates a scoped key confined to one status; the secret shown once works with exactly those rights', async (ctx) => {
     const server = await appServer(ctx)
     const person = await signUpPerson(server)

@@ -37,7 +37,7 @@ async function confirm(page: Page, name: string): Promise<void> {
   await dialog.waitFor({ state: 'hidden' })
 }
 
-describe('the notifications screen', { skip: chromiumMissing(), timeout: 180_000 }, () => {
+describe('the notifications screen', { skip: chromiumMissing(), timeout: 360_000 }, () => {
   it('adds a standard webhook (its secret shown once), tests it: the receiver verifies the signature, the log shows the delivery', async (ctx) => {
     const server = await appServer(ctx, { webhookAllowNetworks: ['127.0.0.0/8'] })
     const person = await signUpPerson(server)
