@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import Fastify from 'fastify'
 import fp from 'fastify-plugin'
@@ -21,6 +23,42 @@ export const DOCS_CSP = [
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ')
+const theme = (path: string) => readFileSync(new URL(path, import.meta.url))
+
+/**
+ * Swagger UI as statusd's API reference (docs/api.md#api-reference-page): our name and logo, no
+ * top bar (its "Explore" box loaded any URL), no deep-link anchors inside the operations'
+ * buttons (a control inside a control), no validator badge (an image from another site), and
+ * our stylesheet and script for contrast, landmarks and labels. Everything from this origin.
+ */
+const SWAGGER_UI_OPTIONS = {
+  routePrefix: PREFIX,
+  // note: false is how the plugin spells null (its default, said out loud)
+  validatorUrl: false,
+  uiConfig: {
+    layout: 'BaseLayout',
+    deepLinking: false,
+    // the top bar's "Explore" box is gone with the layout, and so is its plugin
+    plugins: [],
+    defaultModelsExpandDepth: 0,
+    syntaxHighlight: false,
+  },
+  theme: {
+    title: 'statusd API reference',
+    css: [{ filename: 'statusd.css', content: theme('./docs-theme/docs.css').toString() }],
+    js: [{ filename: 'statusd.js', content: theme('./docs-theme/docs.js').toString() }],
+    favicon: [
+      {
+        filename: 'logo.svg',
+        rel: 'icon',
+        sizes: 'any',
+        type: 'image/svg+xml',
+        content: theme('../web/assets/favicon.svg'),
+      },
+    ],
+  },
+} satisfies FastifySwaggerUiOptions
+
 // hop-by-hop or recomputed headers: never copied from the inner answer
 const SKIPPED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length'])
 
@@ -48,7 +86,7 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
       name: '@fastify/swagger',
     })
     await docs.register(outerDocument)
-    await docs.register(swaggerUi, { routePrefix: PREFIX })
+    await docs.register(swaggerUi, SWAGGER_UI_OPTIONS)
     await docs.ready()
     return docs
   }

@@ -32,13 +32,15 @@ export async function launchChromium(
     viewport?: { width: number; height: number }
     deviceScaleFactor?: number
     colorScheme?: 'light' | 'dark'
+    /** More command-line switches (e.g. `--host-resolver-rules` for a hostname of a test's own). */
+    args?: string[]
   } = {},
 ): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
   const profile = mkdtempSync(join(tmpdir(), 'statusd-chromium-'))
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ARGS,
+    args: [...ARGS, ...(options.args ?? [])],
     viewport: options.viewport ?? { width: 1000, height: 800 },
     deviceScaleFactor: options.deviceScaleFactor ?? 1,
     colorScheme: options.colorScheme ?? 'light',
