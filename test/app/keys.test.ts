@@ -58,7 +58,7 @@ describe('the API keys screen', { skip: chromiumMissing(), timeout: 360_000 }, (
     const person = await signUpPerson(server)
     const door = await statusOf(server, person, 'front-door', 'Front door')
     const other = await statusOf(server, person, 'back-door', 'Back door')
-    const { page } = await openApp(ctx, server, { person, path: '/keys' })
+    const { page, context } = await openApp(ctx, server, { person, path: '/keys' })
     await expectScreen(page, 'API keys')
 
     await page.getByText('Create a key').click()
@@ -69,6 +69,13 @@ describe('the API keys screen', { skip: chromiumMissing(), timeout: 360_000 }, (
     await page.getByRole('checkbox', { name: 'Front door' }).check()
     await page.getByRole('button', { name: 'Create the key' }).click()
     const secret = await shownSecret(page)
+    // the copy button puts exactly the secret on the clipboard
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], {
+      origin: server.origin,
+    })
+    await page.locator('.secret-once').getByRole('button', { name: 'Copy' }).click()
+    await page.getByText('Copied to the clipboard.').waitFor()
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret)
 
     const auth = (await withKey(server, secret, 'GET', '/v1/checkAuth')).json()
     assert.deepEqual(auth.credential.scopes, ['status:read', 'status:value'])

@@ -5,7 +5,8 @@ import { ConfirmButton } from '../components/confirm.tsx'
 import { Field, FormError, fieldError } from '../components/form.tsx'
 import { SecretOnce } from '../components/secret.tsx'
 import { When } from '../components/when.tsx'
-import type { ApiKey, NewApiKey, RotatedApiKey, Scope, StatusListEntry } from '../types.ts'
+import { loadMyStatuses, type MyStatus } from '../my-statuses.ts'
+import type { ApiKey, NewApiKey, RotatedApiKey, Scope } from '../types.ts'
 
 // API keys (docs/app.md#api-keys): my keys, a new one with scopes and statuses it is
 // confined to, its secret shown once; rotate, revoke, revoke all (docs/accounts.md#scoped-keys).
@@ -41,7 +42,7 @@ function stateOf(key: ApiKey, now: number): State {
 
 export default function Keys() {
   const [keys, setKeys] = useState<ApiKey[] | null>(null)
-  const [statuses, setStatuses] = useState<StatusListEntry[]>([])
+  const [statuses, setStatuses] = useState<MyStatus[]>([])
   const [error, setError] = useState<unknown>(null)
   const [secret, setSecret] = useState<{ title: string; key: string; label: string } | null>(null)
   const [notice, setNotice] = useState('')
@@ -53,7 +54,7 @@ export default function Keys() {
     }, setError)
   useEffect(() => {
     load()
-    api<StatusListEntry[]>('GET', '/v1/user/status').then(setStatuses, () => setStatuses([]))
+    loadMyStatuses().then(setStatuses, () => setStatuses([]))
   }, [])
 
   const now = Date.now()
@@ -187,6 +188,8 @@ export default function Keys() {
   )
 }
 
+const RELATION_TEXT = { shared: 'shared with me', followed: 'followed' } as const
+
 const STATE_TEXT: Record<State, string> = {
   working: 'working',
   revoked: 'revoked',
@@ -194,7 +197,7 @@ const STATE_TEXT: Record<State, string> = {
   grace: 'replaced, still working',
 }
 
-function CreateKey(props: { statuses: StatusListEntry[]; onCreated: (key: NewApiKey) => void }) {
+function CreateKey(props: { statuses: MyStatus[]; onCreated: (key: NewApiKey) => void }) {
   const [scopes, setScopes] = useState<Scope[]>(DEFAULT_SCOPES)
   const [confined, setConfined] = useState(false)
   const [statusIds, setStatusIds] = useState<string[]>([])
@@ -284,7 +287,7 @@ function CreateKey(props: { statuses: StatusListEntry[]; onCreated: (key: NewApi
           </label>
           {confined && (
             <div class="status-picks">
-              {props.statuses.length === 0 && <p class="hint">You own no statuses yet.</p>}
+              {props.statuses.length === 0 && <p class="hint">You have no statuses yet.</p>}
               {props.statuses.map((s) => (
                 <label key={s.statusId} class="check">
                   <input
@@ -296,7 +299,12 @@ function CreateKey(props: { statuses: StatusListEntry[]; onCreated: (key: NewApi
                       setStatusIds(toggle(statusIds, s.statusId, event.currentTarget.checked))
                     }
                   />
-                  <span>{s.name}</span>
+                  <span>
+                    {s.name}
+                    {s.relation !== 'owned' && (
+                      <span class="muted"> ({RELATION_TEXT[s.relation]})</span>
+                    )}
+                  </span>
                 </label>
               ))}
             </div>
