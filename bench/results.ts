@@ -231,7 +231,28 @@ export interface NotifyResult extends ResultBase {
   } | null
 }
 
+/** `npm run bench:app`: the board in Chromium, live, and the app's first load. */
+export interface AppResult extends ResultBase {
+  kind: 'app'
+  params: { statuses: number; patches: number }
+  /** From a PATCH's answer (in the page) to its tile showing the new value. */
+  liveP50Ms: number
+  liveP99Ms: number
+  liveMaxMs: number
+  /** From sending the PATCH to the tile showing its value: the whole trip, on the page's clock. */
+  roundTripP50Ms: number
+  roundTripP99Ms: number
+  /** PATCHes whose value no tile showed within 5 s (must be 0). */
+  missed: number
+  /** The page's first load, gzipped: the entry's JS with its preloaded chunks, and its CSS. */
+  firstLoadJsKb: number
+  firstLoadCssKb: number
+  /** The bytes Chromium fetched for / until the board showed every value (compressed as sent). */
+  transferredKb: number
+}
+
 export type Result =
+  | AppResult
   | NotifyResult
   | RigResult
   | FanoutResult
