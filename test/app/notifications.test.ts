@@ -172,6 +172,14 @@ describe('the notifications screen', { skip: chromiumMissing(), timeout: 360_000
     })
     const [channel] = await channelsOf(server, person)
     assert.equal(channel?.type, 'webpush')
+    // marked as this browser's, and not offered twice
+    await page
+      .locator('.channel')
+      .filter({ hasText: channel.name })
+      .getByText('this browser')
+      .waitFor()
+    await page.getByText('This browser already receives notifications').waitFor()
+    assert.equal(await page.getByRole('button', { name: 'Add this browser' }).count(), 0)
 
     await page.getByRole('button', { name: `Test ${channel.name}` }).click()
     const sent = await push.next()

@@ -64,3 +64,18 @@ export async function addThisBrowser(name: string): Promise<NewChannel> {
     },
   })
 }
+
+/** The push endpoint this browser is subscribed with, if any (to mark its channel). */
+export async function thisBrowserEndpoint(): Promise<string | null> {
+  if (!pushSupported()) return null
+  const registration = await navigator.serviceWorker.getRegistration()
+  const subscription = await registration?.pushManager.getSubscription()
+  return subscription?.endpoint ?? null
+}
+
+/** The push endpoint a `webpush` channel delivers to. */
+export const endpointOf = (channel: Channel): string | null =>
+  channel.type === 'webpush'
+    ? (((channel.config as { subscription?: { endpoint?: unknown } } | null)?.subscription
+        ?.endpoint as string | undefined) ?? null)
+    : null

@@ -7,8 +7,10 @@ import { When } from '../components/when.tsx'
 import {
   addThisBrowser,
   channelTarget,
+  endpointOf,
   isMissingRoute,
   pushSupported,
+  thisBrowserEndpoint,
   WEBHOOK_FORMAT_TEXT,
 } from '../notifications/channels.ts'
 import type { Channel, DeliveryAttempt, NewChannel, WebhookFormat } from '../types.ts'
@@ -23,6 +25,7 @@ export default function Notifications() {
   const [error, setError] = useState<unknown>(null)
   const [secret, setSecret] = useState<{ name: string; secret: string } | null>(null)
   const [notice, setNotice] = useState('')
+  const [endpoint, setEndpoint] = useState<string | null>(null)
   const load = () =>
     api<Channel[]>('GET', '/v1/user/channels').then((list) => {
       setChannels(list)
@@ -30,8 +33,12 @@ export default function Notifications() {
     }, setError)
   useEffect(() => {
     load()
+    thisBrowserEndpoint().then(setEndpoint, () => setEndpoint(null))
   }, [])
+  const thisBrowser = channels?.find((c) => endpoint !== null && endpointOf(c) === endpoint)
   const created = (channel: NewChannel, text: string) => {
+    const added = endpointOf(channel)
+    if (added) setEndpoint(added)
     if (channel.secret) setSecret({ name: channel.name, secret: channel.secret })
     setNotice(text)
     load()
@@ -81,6 +88,7 @@ export default function Notifications() {
             <ChannelItem
               key={channel.id}
               channel={channel}
+              isThisBrowser={channel.id === thisBrowser?.id}
               onChanged={(text) => {
                 setNotice(text)
                 load()
@@ -92,7 +100,7 @@ export default function Notifications() {
 
       <h2>Add a channel</h2>
       <div class="panels">
-        <AddThisBrowser onCreated={created} />
+        <AddThisBrowser onCreated={created} added={thisBrowser} />
         <AddWebhook onCreated={created} />
         <AddEmail onCreated={created} />
       </div>
@@ -107,7 +115,11 @@ function channelState(channel: Channel): string {
   return 'on'
 }
 
-function ChannelItem(props: { channel: Channel; onChanged: (notice: string) => void }) {
+function ChannelItem(props: {
+  channel: Channel
+  isThisBrowser: boolean
+  onChanged: (notice: string) => void
+}) {
   const { channel } = props
   const [error, setError] = useState<unknown>(null)
   const [log, setLog] = useState<DeliveryAttempt[] | null>(null)
@@ -130,6 +142,7 @@ function ChannelItem(props: { channel: Channel; onChanged: (notice: string) => v
       <div class="key-head">
         <strong>{name}</strong> <span class="badge">{channel.type}</span>{' '}
         <span class="badge">{channelState(channel)}</span>
+        {props.isThisBrowser && <span class="badge">this browser</span>}
       </div>
       <div class="muted channel-target">{channelTarget(channel)}</div>
       {!channel.verified && (
@@ -383,14 +396,19 @@ function AddEmail(props: { onCreated: OnCreated }) {
   )
 }
 
-function AddThisBrowser(props: { onCreated: OnCreated }) {
+function AddThisBrowser(props: { onCreated: OnCreated; added: Channel | undefined }) {
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
   const supported = pushSupported()
   return (
     <section class="panel" aria-labelledby="add-browser">
       <h3 id="add-browser">This browser</h3>
-      {supported ? (
+      {supported && props.added?.enabled ? (
+        <p>
+          This browser already receives notifications: the channel{' '}
+          <strong>{props.added.name}</strong>.
+        </p>
+      ) : supported ? (
         <>
           <p>The browser shows a notification, even while the app is closed.</p>
           <button
