@@ -147,6 +147,31 @@ describe('the board', { skip: chromiumMissing(), timeout: 360_000 }, () => {
     await second.page.locator('[aria-live="polite"]', { hasText: 'Shop: AWAY.' }).waitFor()
   })
 
+  it('a status deleted elsewhere leaves the board; the others stay live on a stream without it', async (ctx) => {
+    const server = await appServer(ctx)
+    const person = await signUpPerson(server)
+    const gone = await createAs(server, person, 'gone', { name: 'Going', value: 'BYE' })
+    const stays = await createAs(server, person, 'stays', { name: 'Staying', value: 'HI' })
+    const streams: string[] = []
+    const { page } = await openApp(ctx, server, { person, path: '/sign-in' })
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/v1/events') streams.push(request.url())
+    })
+    await page.goto(`${server.origin}/`)
+    await expectTileValue(page, 'Going', 'BYE')
+    await expectTileValue(page, 'Staying', 'HI')
+    const res = await asSession(server.t, person.cookie, 'DELETE', `/v1/status/${gone.id}`)
+    assert.equal(res.statusCode, 204)
+    await tile(page, 'Going').waitFor({ state: 'detached' })
+    await asSession(server.t, person.cookie, 'PATCH', `/v1/status/${stays.id}`, { value: 'AGAIN' })
+    await expectTileValue(page, 'Staying', 'AGAIN')
+    assert.deepEqual(
+      streams.map((url) => new URL(url).searchParams.getAll('status')),
+      [[gone.id, stays.id], [stays.id]],
+      'the stream was opened again with the status that is left',
+    )
+  })
+
   it('one event stream carries up to 100 tiles; 101 statuses take two', async (ctx) => {
     const server = await appServer(ctx)
     const person = await signUpPerson(server)
