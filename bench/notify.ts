@@ -152,6 +152,20 @@ function pendingEvents(file: string): number {
   }
 }
 
+/** Deliveries not settled yet (delivered or given up). */
+function pendingDeliveries(file: string): number {
+  const db = new SQLite(file, { readonly: true })
+  try {
+    return (
+      db.prepare(`select count(*) as n from deliveries where state = 'pending'`).get() as {
+        n: number
+      }
+    ).n
+  } finally {
+    db.close()
+  }
+}
+
 /** Starts statusd on the world's database, with loopback receivers allowed. */
 async function serve(w: World, port: number): Promise<ChildProcess> {
   const command = statusdCommand(port, w.databaseUrl)
@@ -295,13 +309,15 @@ async function startReceivers(channels: number, servers = 4): Promise<Receivers>
   }
 }
 
-const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
-  Promise.race([
-    promise,
-    sleep(ms).then(() => {
-      throw new Error(`${what}: not done within ${ms / 1000} s`)
-    }),
-  ])
+/** `promise`, or a failure after `ms`; the timer never keeps the process alive. */
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not done within ${ms / 1000} s`)), ms)
+    timer.unref()
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
 
 // ---------------------------------------------------------------------------------------
 // (b) fan-out
@@ -368,12 +384,11 @@ async function crash(): Promise<NotifyResult['crash']> {
     server = await serve(w, port)
     await withTimeout(receivers.until(CHANNELS), 900_000, 'delivery after the restart')
     const lastS = (receivers.lastFirstAt() - restarted) / 1000
-    // late copies of what the killed server had under way come once its leases run out
-    let total = -1
-    while (total !== receivers.ids.reduce((n, seen) => n + seen.length, 0)) {
-      total = receivers.ids.reduce((n, seen) => n + seen.length, 0)
-      await sleep(3000)
-    }
+    // late copies of what the killed server had under way come once its leases run out: wait
+    // until no delivery is pending any more, then a moment for the last answers
+    const settled = performance.now()
+    while (pendingDeliveries(w.file) > 0 && performance.now() - settled < 300_000) await sleep(500)
+    await sleep(1000)
     const distinct = receivers.ids.map((seen) => new Set(seen).size)
     const result = {
       channels: CHANNELS,
