@@ -38,7 +38,15 @@ import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import SQLite from 'better-sqlite3'
 import { type NotifyResult, runInfo, writeResult } from './results.ts'
-import { ROOT, runWrk, startServer, statusdCommand, stopServer, takePort } from './rig.ts'
+import {
+  cpuMicros,
+  ROOT,
+  runWrk,
+  startServer,
+  statusdCommand,
+  stopServer,
+  takePort,
+} from './rig.ts'
 import { seed } from './seed.ts'
 
 const { values } = parseArgs({
@@ -332,13 +340,21 @@ async function fanout(): Promise<NotifyResult['fanout']> {
   const server = await serve(w, port)
   try {
     await sleep(2000) // the worker's first look at an empty outbox, the JIT warm
-    const before = rssMb(server.pid as number)
+    const pid = server.pid as number
+    const before = rssMb(pid)
+    const cpuBefore = { all: cpuMicros(pid), loop: cpuMicros(pid, pid) }
+    const elu = performance.eventLoopUtilization()
     const started = performance.now()
     await patch(port, w, statusId, 'CHANGED')
     const answered = performance.now()
     await withTimeout(receivers.until(CHANNELS), 600_000, 'fan-out')
     const seconds = (receivers.lastFirstAt() - answered) / 1000
-    const after = rssMb(server.pid as number)
+    const after = rssMb(pid)
+    const cpu = {
+      all: (cpuMicros(pid) - cpuBefore.all) / 1e6,
+      loop: (cpuMicros(pid, pid) - cpuBefore.loop) / 1e6,
+    }
+    const receiversBusy = performance.eventLoopUtilization(elu).utilization
     const duplicates = receivers.ids.reduce((n, seen) => n + seen.length - 1, 0)
     const result = {
       channels: CHANNELS,
@@ -349,9 +365,12 @@ async function fanout(): Promise<NotifyResult['fanout']> {
       rssAfterMb: round(after.now),
       peakRssMb: round(after.peak),
       duplicates,
+      serverCpuS: round(cpu.all, 2),
+      serverMainThreadCpuS: round(cpu.loop, 2),
+      receiversEventLoopUse: round(receiversBusy, 2),
     }
     console.log(
-      `fanout: ${CHANNELS} webhooks, last delivery ${result.lastDeliveryS} s after the PATCH answered (${result.deliveriesPerS}/s); RSS ${result.rssBeforeMb} → ${result.rssAfterMb} MB (peak ${result.peakRssMb})`,
+      `fanout: ${CHANNELS} webhooks, last delivery ${result.lastDeliveryS} s after the PATCH answered (${result.deliveriesPerS}/s); RSS ${result.rssBeforeMb} → ${result.rssAfterMb} MB (peak ${result.peakRssMb}); server CPU ${result.serverCpuS} s (main thread ${result.serverMainThreadCpuS} s), receivers' event loop ${Math.round(result.receiversEventLoopUse * 100)} % busy`,
     )
     return result
   } finally {

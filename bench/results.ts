@@ -216,6 +216,11 @@ export interface NotifyResult extends ResultBase {
     peakRssMb: number
     /** Deliveries a channel got more than once (at least once allows them). */
     duplicates: number
+    /** The server's CPU time during the fan-out: all threads, and its main thread. */
+    serverCpuS: number
+    serverMainThreadCpuS: number
+    /** How busy this process's receivers were (0–1): near 1, they were the bottleneck. */
+    receiversEventLoopUse: number
   } | null
   /** (c) SIGKILL during the fan-out, then a restart on the same database. */
   crash: {
