@@ -24,6 +24,8 @@ import { AccountMail } from './modules/accounts/account-mail.service.ts'
 import { authRoutes } from './modules/accounts/auth.routes.ts'
 import { passkeyRoutes, passkeySignInRoutes } from './modules/accounts/passkeys.routes.ts'
 import { profileRoutes } from './modules/accounts/profile.routes.ts'
+import { BoardStreams } from './modules/boards/board-streams.ts'
+import { boardRoutes, publicBoardRoutes } from './modules/boards/boards.routes.ts'
 import {
   shareEventsRoutes,
   shareLinkEventsRoutes,
@@ -295,6 +297,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }))
   const sse: SseOptions = { ...DEFAULT_SSE_OPTIONS, ...deps.sse }
   const feeds = new StatusFeeds({ db: database.db, plans, events, log: app.log, clock })
+  const boardStreams = new BoardStreams()
   events.onResync?.(() => feeds.refreshAll())
   const streamCredentials = new StreamCredentials({
     // straight in the database: a key revoked or a session ended where this instance cannot
@@ -513,6 +516,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       quota: streamQuota,
       streamCredentials,
     })
+    await v1.register(boardRoutes, { deps: services, publicUrl, boardStreams })
   })
 
   // Signing up, in and out: anyone may call them (they declare `auth: 'none'`)
@@ -539,6 +543,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // signing in with a passkey: anyone may try (docs/api.md#passkeys)
   await app.register(passkeySignInRoutes, { db: database.db, clock, publicUrl })
   await app.register(shareEventsRoutes, { db: database.db, feeds, sse, quota: streamQuota })
+  // a public board's JSON and its one stream (docs/app.md#boards-and-the-wall)
+  await app.register(publicBoardRoutes, {
+    deps: services,
+    feeds,
+    sse,
+    quota: streamQuota,
+    boardStreams,
+  })
   // a private share link's views: its token is the credential (docs/accounts.md#private-share-links)
   await app.register(shareLinkViewRoutes, { deps: services, publicUrl })
   await app.register(shareLinkEventsRoutes, {

@@ -93,8 +93,8 @@ export const planFeatureUnavailable = (feature: string, field: string) =>
   new ApiError(402, 'planFeatureUnavailable', `Your plan does not include ${feature}`, [
     { field, message: `requires a plan with ${feature}` },
   ])
-export const planLimitReached = (limit: number) =>
-  new ApiError(402, 'planLimitReached', `Your plan allows at most ${limit} statuses`)
+export const planLimitReached = (limit: number, what = 'statuses') =>
+  new ApiError(402, 'planLimitReached', `Your plan allows at most ${limit} ${what}`)
 export const notVerified = () =>
   new ApiError(403, 'notVerified', 'This operation requires a verified user')
 /**

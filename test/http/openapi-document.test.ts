@@ -211,6 +211,9 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       'GET /auth/link/{token}',
       'GET /auth/reset/{token}',
       'GET /auth/verify/{token}',
+      // a public board's JSON and stream (docs/app.md#boards-and-the-wall)
+      'GET /b/{shareId}/events',
+      'GET /b/{shareId}/json',
       'GET /invite/{token}',
       'GET /l/{token}',
       'GET /l/{token}/badge.svg',
@@ -241,6 +244,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       .filter(({ op }) => op.responses['201']?.headers?.Location)
       .map(({ name }) => name)
     assert.deepEqual(located.sort(), [
+      'POST /v1/boards',
       `POST ${byKey}`,
       'POST /v1/user/api-keys',
       'POST /v1/user/api-keys/{keyId}/rotate',
@@ -253,7 +257,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
     for (const { name, path, op } of operations())
       assert.equal(
         Boolean(op.responses['200']?.headers?.['Access-Control-Allow-Origin']),
-        path.startsWith('/v1/share/'),
+        path.startsWith('/v1/share/') || path.startsWith('/b/'),
         name,
       )
   })

@@ -111,6 +111,8 @@ export const ownerParams = (w: World): Record<string, string> => ({
   token: FORGED_TOKEN,
   // a private share link id no link has (the token above fails as a share link's too)
   linkId: 'zzzzzzzzzzzzzzzzzzzzz',
+  // a board id no board has (docs/api.md#boards)
+  boardId: 'zzzzzzzzzzzzzzzzzzzzz',
 })
 
 /** An invitation link token of the right shape that no link has. */

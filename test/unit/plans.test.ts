@@ -170,7 +170,7 @@ describe('assertPlanAllows (the plan feature gates)', () => {
 })
 
 describe('DEFAULT_PLANS (the built-in plans)', () => {
-  it('free: no links, no access settings, 25 statuses, 60 req/min, 7 days, links for 7 days', () =>
+  it('free: no links, no access settings, 25 statuses, 60 req/min, 7 days, links for 7 days, 3 boards', () =>
     assert.deepEqual(DEFAULT_PLANS.free, {
       descriptionLinks: false,
       accessSettings: false,
@@ -178,8 +178,9 @@ describe('DEFAULT_PLANS (the built-in plans)', () => {
       requestsPerMinute: 60,
       historyDays: 7,
       shareLinkDays: 7,
+      maxBoards: 3,
     }))
-  it('pro: all features, 10 000 statuses, 1 200 req/min, 365 days, links for 30 days', () =>
+  it('pro: all features, 10 000 statuses, 1 200 req/min, 365 days, links for 30 days, 50 boards', () =>
     assert.deepEqual(DEFAULT_PLANS.pro, {
       descriptionLinks: true,
       accessSettings: true,
@@ -187,6 +188,7 @@ describe('DEFAULT_PLANS (the built-in plans)', () => {
       requestsPerMinute: 1_200,
       historyDays: 365,
       shareLinkDays: 30,
+      maxBoards: 50,
     }))
 })
 

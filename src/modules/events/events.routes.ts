@@ -30,8 +30,6 @@ export interface EventsRouteOptions {
   deps?: ServiceDeps
 }
 
-const StatusIdQueryItem = Type.String({ minLength: 1, maxLength: 64 })
-
 /** `?status=<id>&status=<id>…`: one to MAX_STREAM_STATUSES different status ids. */
 const ManyStatusesQuerySchema = Type.Object({
   status: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {

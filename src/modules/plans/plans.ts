@@ -8,6 +8,8 @@ const Limit = (maximum: number) => Type.Union([Type.Integer({ minimum: 0, maximu
 export const MAX_HISTORY_DAYS = 1_000_000
 /** The longest a private share link may last on any plan: about ten years. */
 export const MAX_SHARE_LINK_DAYS = 3_650
+/** Boards a user may have on a plan that does not say (the free plan's; docs/app.md#boards). */
+export const DEFAULT_MAX_BOARDS = 3
 /** How long a private share link may last on a plan that does not say (the free plan's). */
 export const DEFAULT_SHARE_LINK_DAYS = 7
 
@@ -24,6 +26,8 @@ export const PlanSchema = Type.Object(
     // loads; a plan without it caps links at DEFAULT_SHARE_LINK_DAYS (shareLinkDaysOf). Never
     // null: a private link always ends (docs/accounts.md#private-share-links)
     shareLinkDays: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SHARE_LINK_DAYS })),
+    // note: optional too (plans files from before boards); absent: DEFAULT_MAX_BOARDS
+    maxBoards: Type.Optional(Limit(Number.MAX_SAFE_INTEGER)),
   },
   { additionalProperties: false },
 )
@@ -65,6 +69,7 @@ export const DEFAULT_PLANS: Plans = {
     requestsPerMinute: 60,
     historyDays: 7,
     shareLinkDays: 7,
+    maxBoards: 3,
   },
   pro: {
     descriptionLinks: true,
@@ -73,8 +78,13 @@ export const DEFAULT_PLANS: Plans = {
     requestsPerMinute: 1_200,
     historyDays: 365,
     shareLinkDays: 30,
+    maxBoards: 50,
   },
 }
+
+/** The most boards a user may have on this plan, null: no limit (docs/app.md#boards). */
+export const maxBoardsOf = (plan: Plan): number | null =>
+  plan.maxBoards === undefined ? DEFAULT_MAX_BOARDS : plan.maxBoards
 
 /** The most days a private share link may last on this plan (docs/api.md#plans). */
 export const shareLinkDaysOf = (plan: Plan): number => plan.shareLinkDays ?? DEFAULT_SHARE_LINK_DAYS
