@@ -37,6 +37,7 @@ const foreign = (w: World) => ({
   token: FORGED_TOKEN,
   passkeyId: w.ownerIds.passkeyId,
   linkId: 'Xdoesnotexist00000000',
+  boardId: w.ownerIds.boardId,
 })
 const missing = {
   statusId: 'Xdoesnotexist00000000',
@@ -49,6 +50,7 @@ const missing = {
   token: FORGED_TOKEN,
   passkeyId: 'Xdoesnotexist00000000',
   linkId: 'Xdoesnotexist00000000',
+  boardId: 'Xdoesnotexist00000000',
 }
 
 describe("a stranger and someone else's private objects", () => {

@@ -53,6 +53,7 @@ const params = (w: World) => ({
   token: FORGED_TOKEN,
   passkeyId: w.ownerIds.passkeyId,
   linkId: 'Xdoesnotexist00000000',
+  boardId: w.ownerIds.boardId,
 })
 
 async function assertEveryRoute401(w: World, headers: Record<string, string>, what: string) {

@@ -111,6 +111,7 @@ describe('CORS: none', () => {
           linkId: 'x',
           token: 'x',
           passkeyId: 'x',
+          boardId: 'x',
         }),
         headers: {
           origin: 'https://evil.example',

@@ -99,7 +99,7 @@ describe('versions', () => {
         // e-mailed and printed links open (docs/accounts.md#e-mail, docs/notifications.md#e-mail) and the pages of private
         // share links (/l/:token, its badge; docs/accounts.md#private-share-links) are the
         // other public surfaces
-        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+|invite\/.+|auth\/(verify|reset|link|channel)\/:token|l\/.+)$/,
+        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+|invite\/.+|auth\/(verify|reset|link|channel)\/:token|l\/.+|b\/.+)$/,
         `${r.method} ${r.url} is outside /v1`,
       )
     }

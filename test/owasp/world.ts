@@ -22,6 +22,8 @@ export interface World {
     keyId: string
     sessionId: string
     passkeyId: string
+    /** A public board of the public status (docs/api.md#boards). */
+    boardId: string
   }
   strangerIds: { status: string; keyId: string }
 }
@@ -66,12 +68,19 @@ export async function makeWorld(ctx: Lifetime): Promise<World> {
       last_used_at: null,
     })
     .execute()
+  const boardId = (
+    await t.request(owner, 'POST', '/v1/boards', {
+      name: 'Rooms',
+      statusIds: [publicStatus],
+      accessType: 'public',
+    })
+  ).json().id
   return {
     t,
     owner,
     stranger,
     unverified,
-    ownerIds: { privateStatus, publicStatus, keyId, sessionId: session.id, passkeyId },
+    ownerIds: { privateStatus, publicStatus, keyId, sessionId: session.id, passkeyId, boardId },
     strangerIds: { status: strangerStatus, keyId: strangerKeyId },
   }
 }
@@ -111,8 +120,7 @@ export const ownerParams = (w: World): Record<string, string> => ({
   token: FORGED_TOKEN,
   // a private share link id no link has (the token above fails as a share link's too)
   linkId: 'zzzzzzzzzzzzzzzzzzzzz',
-  // a board id no board has (docs/api.md#boards)
-  boardId: 'zzzzzzzzzzzzzzzzzzzzz',
+  boardId: w.ownerIds.boardId,
 })
 
 /** An invitation link token of the right shape that no link has. */
