@@ -24,7 +24,20 @@ import type {
 import type { WEBHOOK_FORMATS } from '../../src/modules/notifications/webhook-channel.ts'
 import type { PushPayload } from '../../src/modules/notifications/webpush-channel.ts'
 import type { HistoryEntrySchema } from '../../src/modules/statuses/history.schemas.ts'
-import type { SubscriptionSchema } from '../../src/modules/statuses/sharing.schemas.ts'
+import type {
+  CreatedInvitationLinkSchema,
+  InvitationLinkPreviewSchema,
+  InvitationLinkSchema,
+  RoleInvitationSchema,
+} from '../../src/modules/statuses/invitations.schemas.ts'
+import type {
+  NewShareLinkSchema,
+  ShareLinkSchema,
+} from '../../src/modules/statuses/share-links.service.ts'
+import type {
+  StatusUserSchema,
+  SubscriptionSchema,
+} from '../../src/modules/statuses/sharing.schemas.ts'
 import type {
   PaletteEntrySchema,
   StatusInputSchema,
@@ -53,6 +66,16 @@ export type NewChannel = Static<typeof NewChannelSchema>
 export type DeliveryAttempt = Static<typeof DeliveryAttemptSchema>
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number]
 export type { PushPayload }
+
+// Sharing and people (docs/app.md#sharing-a-status, docs/app.md#people-and-invitations)
+
+export type ShareLink = Static<typeof ShareLinkSchema>
+export type NewShareLink = Static<typeof NewShareLinkSchema>
+export type StatusUser = Static<typeof StatusUserSchema>
+export type RoleInvitation = Static<typeof RoleInvitationSchema>
+export type InvitationLink = Static<typeof InvitationLinkSchema>
+export type CreatedInvitationLink = Static<typeof CreatedInvitationLinkSchema>
+export type InvitationLinkPreview = Static<typeof InvitationLinkPreviewSchema>
 export type Subscription = Static<typeof SubscriptionSchema>
 export type HistoryEntry = Static<typeof HistoryEntrySchema>
 export type PaletteEntry = Static<typeof PaletteEntrySchema>

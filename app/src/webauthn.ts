@@ -1,3 +1,4 @@
+import { api } from './api.ts'
 import type { PasskeyRegistrationOptions } from './types.ts'
 
 // WebAuthn between the API's JSON and the browser's bytes (docs/accounts.md#passkeys): the
@@ -63,4 +64,54 @@ export function webauthnProblem(error: unknown): string {
     return 'The passkey was not made: the request was cancelled or timed out. Try again.'
   if (name === 'InvalidStateError') return 'This device already holds a passkey for your account.'
   return `The browser could not make a passkey: ${(error as Error)?.message ?? String(error)}`
+}
+
+interface RequestOptionsJson {
+  challenge: string
+  allowCredentials?: { id: string; type: 'public-key'; transports?: string[] }[]
+  [key: string]: unknown
+}
+
+/**
+ * Signs in with a passkey the device holds (docs/accounts.md#passkeys): the server's options,
+ * navigator.credentials.get(), and the answer posted; resolves once the session cookie is set.
+ */
+export async function signInWithPasskey(): Promise<void> {
+  const { challengeId, options } = await api<{ challengeId: string; options: RequestOptionsJson }>(
+    'POST',
+    '/v1/auth/passkey/options',
+  )
+  const credential = (await navigator.credentials.get({
+    publicKey: {
+      ...options,
+      challenge: toBytes(options.challenge),
+      allowCredentials: options.allowCredentials?.map((c) => ({
+        ...c,
+        id: toBytes(c.id),
+        transports: c.transports as AuthenticatorTransport[] | undefined,
+      })),
+    } as PublicKeyCredentialRequestOptions,
+  })) as PublicKeyCredential | null
+  if (!credential) throw new Error('No passkey was chosen.')
+  const response = credential.response as AuthenticatorAssertionResponse
+  await api('POST', '/v1/auth/passkey/login', {
+    body: {
+      challengeId,
+      response: {
+        id: credential.id,
+        rawId: fromBytes(credential.rawId),
+        type: credential.type,
+        ...(credential.authenticatorAttachment && {
+          authenticatorAttachment: credential.authenticatorAttachment,
+        }),
+        clientExtensionResults: credential.getClientExtensionResults(),
+        response: {
+          clientDataJSON: fromBytes(response.clientDataJSON),
+          authenticatorData: fromBytes(response.authenticatorData),
+          signature: fromBytes(response.signature),
+          ...(response.userHandle && { userHandle: fromBytes(response.userHandle) }),
+        },
+      },
+    },
+  })
 }

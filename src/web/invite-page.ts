@@ -29,6 +29,7 @@ export function renderInvitePage(
 <p>${invitation.inviterName} invites you to follow this status as ${ROLE_TEXT[invitation.role]}.</p>
 <p class="meta">The invitation is open until <time datetime="${invitation.expiresAt}">${formatUtc(invitation.expiresAt)}</time>.</p>
 <p>Sign in to statusd and accept it, or sign up with it if you have no account yet.</p>
+<p><a class="invite-accept" href="/sign-up?invitation=${encodeURIComponent(token)}">Accept the invitation</a></p>
 <p class="meta">With the API (<a href="${origin}/docs">docs</a>): accept it signed in with
 <code>POST ${origin}/v1/invitations/${token}/accept</code>, or sign up with
 <code>POST ${origin}/v1/auth/signup</code> and <code>"invitation": "${token}"</code> in the body.</p>

@@ -66,3 +66,17 @@ export async function makeUnlimited(server: AppServer, person: Person): Promise<
     .where('id', '=', person.id)
     .execute()
 }
+
+/** A status of `person`'s, made through the API with their session (its id, share id, name). */
+export async function makeStatus(
+  server: AppServer,
+  person: Person,
+  key: string,
+  body: Record<string, unknown>,
+): Promise<{ id: string; shareId: string; name: string }> {
+  return (await createAs(server, person, key, body)) as {
+    id: string
+    shareId: string
+    name: string
+  }
+}

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact'
 import { Link, navigate, route } from '../router.tsx'
 import { me, signOut } from '../session.ts'
+import { InvitationsBanner } from './invitations-banner.tsx'
 
 // The frame of every signed-in screen: a skip link, the header with the app's places, and
 // the main landmark (docs/app.md#accessibility).
@@ -57,7 +58,10 @@ export function Layout(props: { children: ComponentChildren }) {
           </button>
         </div>
       </header>
-      <main id="main">{props.children}</main>
+      <main id="main">
+        <InvitationsBanner />
+        {props.children}
+      </main>
     </>
   )
 }

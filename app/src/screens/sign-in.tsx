@@ -4,6 +4,7 @@ import { Field, FormError, fieldError } from '../components/form.tsx'
 import { Plain } from '../components/layout.tsx'
 import { Link, navigate } from '../router.tsx'
 import { loadMe } from '../session.ts'
+import { passkeysSupported, signInWithPasskey } from '../webauthn.ts'
 
 // Sign in with e-mail and password (docs/accounts.md#signing-in).
 
@@ -11,6 +12,9 @@ export default function SignIn() {
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
   const next = new URLSearchParams(location.search).get('next')
+  // only a path of this app: never an open redirect
+  const goOn = () =>
+    navigate(next?.startsWith('/') && !next.startsWith('//') ? next : '/', { replace: true })
   return (
     <Plain>
       <h1>Sign in</h1>
@@ -25,10 +29,7 @@ export default function SignIn() {
               body: { email: form.get('email'), password: form.get('password') },
             })
             await loadMe()
-            // only a path of this app: never an open redirect
-            navigate(next?.startsWith('/') && !next.startsWith('//') ? next : '/', {
-              replace: true,
-            })
+            goOn()
           } catch (e) {
             setError(e)
           } finally {
@@ -57,6 +58,34 @@ export default function SignIn() {
           Sign in
         </button>
       </form>
+      {passkeysSupported() && (
+        <div class="passkey-sign-in">
+          <p class="or">or</p>
+          <button
+            type="button"
+            class="button"
+            disabled={busy}
+            onClick={async () => {
+              setBusy(true)
+              setError(null)
+              try {
+                await signInWithPasskey()
+                await loadMe()
+                goOn()
+              } catch (e) {
+                // the person closed the browser's prompt: nothing to report as an error
+                if ((e as Error).name === 'NotAllowedError')
+                  setError(new Error('Passkey sign-in was cancelled or timed out.'))
+                else setError(e)
+              } finally {
+                setBusy(false)
+              }
+            }}
+          >
+            Sign in with a passkey
+          </button>
+        </div>
+      )}
       <p>
         New here? <Link href="/sign-up">Create an account</Link>
       </p>

@@ -1,15 +1,184 @@
+import { useEffect, useState } from 'preact/hooks'
+import { ApiError, api, apiPath } from '../api.ts'
+import { Field, FormError, fieldError } from '../components/form.tsx'
 import { Plain } from '../components/layout.tsx'
-import { Link } from '../router.tsx'
+import { Link, navigate } from '../router.tsx'
+import { loadMe, me } from '../session.ts'
+import type { InvitationLinkPreview } from '../types.ts'
 
-// Sign-up (docs/accounts.md#signing-up): the account screens replace this placeholder.
+// Signing up (docs/app.md#signing-up, docs/accounts.md#signing-up), on its own or through an
+// invitation link (`/sign-up?invitation=<token>`, where the link's page leads): the account
+// and the role come in one request. Someone signed in already accepts the invitation instead.
+// Whether this service lets anyone sign up is the server's to say: its 403 is shown as is.
+
+const ROLE_TEXT = {
+  subscriber: 'a subscriber: you will see it and its updates',
+  updater: 'an updater: you will see it and may set its value',
+} as const
+
+const goHome = () => navigate('/', { replace: true })
+
 export default function SignUp() {
+  const token = new URLSearchParams(location.search).get('invitation')
+  const [preview, setPreview] = useState<InvitationLinkPreview | null>(null)
+  const [previewError, setPreviewError] = useState<unknown>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  useEffect(() => {
+    if (!token) return
+    api<InvitationLinkPreview>('GET', apiPath`/v1/invitations/${token}`).then(
+      setPreview,
+      setPreviewError,
+    )
+  }, [token])
+
+  const user = me.value
+  if (token && user) return <AcceptAsMe token={token} preview={preview} error={previewError} />
+
+  const inviteOnly = error instanceof ApiError && error.status === 403 && !token
   return (
     <Plain>
       <h1>Create an account</h1>
+      {token && <InvitationSummary preview={preview} error={previewError} />}
+      {inviteOnly ? (
+        <div role="alert" class="callout">
+          <p>
+            <strong>This service is open by invitation only.</strong> Ask someone who uses it to
+            invite you: their invitation link brings you back here to sign up.
+          </p>
+        </div>
+      ) : null}
+      <form
+        onSubmit={async (event) => {
+          event.preventDefault()
+          const form = new FormData(event.currentTarget)
+          setBusy(true)
+          setError(null)
+          try {
+            await api('POST', '/v1/auth/signup', {
+              body: {
+                name: form.get('name'),
+                email: form.get('email'),
+                password: form.get('password'),
+                ...(token && { invitation: token }),
+              },
+            })
+            await loadMe()
+            goHome()
+          } catch (e) {
+            setError(e)
+          } finally {
+            setBusy(false)
+          }
+        }}
+      >
+        <Field
+          label="Name"
+          name="name"
+          autocomplete="name"
+          required
+          maxLength={60}
+          hint="Shown to people you share statuses with."
+          error={fieldError(error, 'name')}
+        />
+        <Field
+          label="E-mail"
+          name="email"
+          type="email"
+          autocomplete="email"
+          required
+          error={fieldError(error, 'email')}
+        />
+        <Field
+          label="Password"
+          name="password"
+          type="password"
+          autocomplete="new-password"
+          required
+          minLength={12}
+          hint="At least 12 characters; a few words you remember make a good one."
+          error={fieldError(error, 'password')}
+        />
+        {!inviteOnly && <FormError error={error} />}
+        <button type="submit" class="button primary" disabled={busy}>
+          {token ? 'Sign up and accept' : 'Create account'}
+        </button>
+      </form>
       <p>
-        Ask the person who runs this statusd for an invitation link.{' '}
-        <Link href="/sign-in">Sign in</Link>
+        Have an account?{' '}
+        <Link href={`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`}>
+          Sign in
+        </Link>
       </p>
+    </Plain>
+  )
+}
+
+function InvitationSummary(props: { preview: InvitationLinkPreview | null; error: unknown }) {
+  if (props.error) {
+    const gone = props.error instanceof ApiError && props.error.status === 410
+    return (
+      <p role="alert" class="form-error">
+        {gone
+          ? 'This invitation has expired, was used up or was revoked: ask for a new one.'
+          : props.error instanceof ApiError && props.error.status === 404
+            ? 'This invitation link is not valid: check that it was copied whole.'
+            : (props.error as Error).message}
+      </p>
+    )
+  }
+  if (!props.preview) return null
+  const { statusName, inviterName, role } = props.preview
+  return (
+    <div class="callout invitation-summary">
+      <p>
+        <strong class="user-text">{inviterName}</strong> invites you to follow{' '}
+        <strong class="user-text">{statusName}</strong> as {ROLE_TEXT[role]}.
+      </p>
+    </div>
+  )
+}
+
+/** Signed in already: the invitation is one button away. */
+function AcceptAsMe(props: {
+  token: string
+  preview: InvitationLinkPreview | null
+  error: unknown
+}) {
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  return (
+    <Plain>
+      <h1>Accept the invitation</h1>
+      <InvitationSummary preview={props.preview} error={props.error} />
+      <p>
+        You are signed in as <strong class="user-text">{me.value?.name}</strong>.
+      </p>
+      <FormError error={error} />
+      <div class="actions">
+        <button
+          type="button"
+          class="button primary"
+          disabled={busy || !props.preview}
+          onClick={async () => {
+            setBusy(true)
+            setError(null)
+            try {
+              await api('POST', apiPath`/v1/invitations/${props.token}/accept`)
+              goHome()
+            } catch (e) {
+              setError(e)
+            } finally {
+              setBusy(false)
+            }
+          }}
+        >
+          Accept
+        </button>
+        <Link href="/" class="button quiet">
+          Not now
+        </Link>
+      </div>
     </Plain>
   )
 }

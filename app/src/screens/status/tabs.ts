@@ -34,10 +34,11 @@ export const STATUS_TABS: StatusTab[] = [
     label: 'History',
     component: lazy(() => import('./history.tsx')),
   },
+  { tab: 'share', label: 'Share', component: lazy(() => import('./share.tsx')) },
+  { tab: 'people', label: 'People', component: lazy(() => import('./people.tsx')) },
   {
     tab: 'notifications',
     label: 'Notifications',
     component: lazy(() => import('./notifications-tab.tsx')),
   },
-  // Share, People and Notifications add their tabs here
 ]

@@ -1,0 +1,306 @@
+import { useEffect, useState } from 'preact/hooks'
+import { api, apiPath } from '../../api.ts'
+import { ConfirmButton } from '../../components/confirm.tsx'
+import { CopyField } from '../../components/copy.tsx'
+import { FormError } from '../../components/form.tsx'
+import { lazy } from '../../lazy.tsx'
+import type { NewShareLink, ShareLink, Status } from '../../types.ts'
+import type { StatusTabProps } from './tabs.ts'
+
+// The share tab (docs/app.md#sharing-a-status): who may see the status, its link, QR code
+// and badge, private links for people without an account, and the walls it is on.
+
+const QrCode = lazy(() => import('../../components/qr-code.tsx'))
+
+const LEVEL_TEXT = {
+  public: 'Anyone who can see the status',
+  private: 'People with a role on it',
+  owner: 'Only me',
+} as const
+
+/** How long a new private link lasts; '' is the plan's longest (the API's default). */
+const LINK_DURATIONS = [
+  { value: '', label: 'As long as my plan allows' },
+  { value: String(60 * 60_000), label: '1 hour' },
+  { value: String(24 * 60 * 60_000), label: '1 day' },
+  { value: String(3 * 24 * 60 * 60_000), label: '3 days' },
+] as const
+
+const when = (iso: string): string =>
+  new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+
+/** Text for an HTML attribute or element: the status's name may hold markup. */
+const escapeHtml = (text: string): string =>
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  )
+/** Text for Markdown's image alt: brackets and backslashes would end or bend it. */
+const escapeMarkdown = (text: string): string => text.replace(/[\\[\]]/g, (c) => `\\${c}`)
+
+export default function ShareTab(props: StatusTabProps) {
+  const { status, role } = props
+  const owner = role === 'owner'
+  return (
+    <div class="share-tab">
+      {owner && <Visibility status={status} onChange={props.onChange} />}
+      <ShareLinkSection status={status} />
+      <Badge status={status} />
+      {owner && <PrivateLinks statusId={status.id} />}
+    </div>
+  )
+}
+
+function Visibility(props: { status: Status; onChange: (status: Status) => void }) {
+  const { status } = props
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  async function patch(body: Partial<Status>) {
+    setBusy(true)
+    setError(null)
+    try {
+      props.onChange(await api<Status>('PATCH', apiPath`/v1/status/${status.id}`, { body }))
+    } catch (e) {
+      setError(e)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <section aria-labelledby="share-visibility">
+      <h2 id="share-visibility">Who can see it</h2>
+      <fieldset class="choice" disabled={busy}>
+        <legend>Status page</legend>
+        <label>
+          <input
+            type="radio"
+            name="accessType"
+            checked={status.accessType === 'public'}
+            onChange={() => patch({ accessType: 'public' })}
+          />{' '}
+          Public: anyone with the link sees it
+        </label>
+        <label>
+          <input
+            type="radio"
+            name="accessType"
+            checked={status.accessType === 'private'}
+            onChange={() => patch({ accessType: 'private' })}
+          />{' '}
+          Private: only people with a role, and private links
+        </label>
+      </fieldset>
+      <div class="share-levels">
+        {(
+          [
+            ['accessTypeHistory', 'Who sees its history'],
+            ['accessTypeUserList', 'Who sees its people'],
+          ] as const
+        ).map(([field, label]) => (
+          <div class="field" key={field}>
+            <label for={`share-${field}`}>{label}</label>
+            <select
+              id={`share-${field}`}
+              value={status[field]}
+              disabled={busy}
+              onChange={(event) =>
+                patch({ [field]: event.currentTarget.value as Status[typeof field] })
+              }
+            >
+              {(['public', 'private', 'owner'] as const).map((level) => (
+                <option key={level} value={level}>
+                  {LEVEL_TEXT[level]}
+                </option>
+              ))}
+            </select>
+          </div>
+        ))}
+      </div>
+      <FormError error={error} />
+      <p class="sr-only" aria-live="polite">
+        {busy ? 'Saving…' : `The status is ${status.accessType}.`}
+      </p>
+    </section>
+  )
+}
+
+function ShareLinkSection(props: { status: Status }) {
+  const { status } = props
+  const url = `${location.origin}/s/${status.shareId}`
+  const [showQr, setShowQr] = useState(false)
+  return (
+    <section aria-labelledby="share-link">
+      <h2 id="share-link">Share link</h2>
+      {status.accessType === 'private' && (
+        <p class="hint">
+          The status is private: this link shows “not available” until it is public again. Use a
+          private link below to show it to someone without a role.
+        </p>
+      )}
+      <CopyField label="Share link" text={url} buttonLabel="Copy link" />
+      <div class="actions">
+        <a class="button quiet" href={url} target="_blank" rel="noopener">
+          Open the share page
+        </a>
+        <button
+          type="button"
+          class="button"
+          aria-expanded={showQr}
+          onClick={() => setShowQr(!showQr)}
+        >
+          {showQr ? 'Hide QR code' : 'Show QR code'}
+        </button>
+      </div>
+      {showQr && (
+        <div class="qr">
+          <QrCode text={url} alt={`QR code for ${url}`} />
+        </div>
+      )}
+    </section>
+  )
+}
+
+function Badge(props: { status: Status }) {
+  const { status } = props
+  const page = `${location.origin}/s/${status.shareId}`
+  const badge = `${page}/badge.svg`
+  const markdown = `[![${escapeMarkdown(status.name)}](${badge})](${page})`
+  const html = `<a href="${page}"><img src="${badge}" alt="${escapeHtml(status.name)}"></a>`
+  return (
+    <section aria-labelledby="share-badge">
+      <h2 id="share-badge">Badge</h2>
+      <p class="hint">An image of the current value for a README or a web page.</p>
+      <p class="badge-preview">
+        {/* the badge of a private status is the grey "not found" one: what others would see */}
+        <img src={`/s/${status.shareId}/badge.svg`} alt={`Badge preview: ${status.name}`} />
+      </p>
+      <CopyField label="Markdown" text={markdown} buttonLabel="Copy Markdown" />
+      <CopyField label="HTML" text={html} buttonLabel="Copy HTML" />
+    </section>
+  )
+}
+
+function PrivateLinks(props: { statusId: string }) {
+  const { statusId } = props
+  const [links, setLinks] = useState<ShareLink[] | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [made, setMade] = useState<NewShareLink | null>(null)
+  const [busy, setBusy] = useState(false)
+  const [duration, setDuration] = useState('')
+  const [announce, setAnnounce] = useState('')
+  const load = () =>
+    api<ShareLink[]>('GET', apiPath`/v1/status/${statusId}/share-links`).then(setLinks, setError)
+  useEffect(() => {
+    load()
+  }, [statusId])
+  return (
+    <section aria-labelledby="share-private">
+      <h2 id="share-private">Private links</h2>
+      <p class="hint">
+        A private link shows this status read-only to whoever holds it, public or private, until it
+        expires or you revoke it. No account needed.
+      </p>
+      <form
+        class="inline-form"
+        onSubmit={async (event) => {
+          event.preventDefault()
+          setBusy(true)
+          setError(null)
+          try {
+            const body = duration
+              ? { expiresAt: new Date(Date.now() + Number(duration)).toISOString() }
+              : {}
+            const link = await api<NewShareLink>(
+              'POST',
+              apiPath`/v1/status/${statusId}/share-links`,
+              { body },
+            )
+            setMade(link)
+            setAnnounce('Private link made. Copy it now: it is shown only once.')
+            await load()
+          } catch (e) {
+            setError(e)
+          } finally {
+            setBusy(false)
+          }
+        }}
+      >
+        <div class="field">
+          <label for="share-duration">Lasts</label>
+          <select
+            id="share-duration"
+            value={duration}
+            onChange={(event) => setDuration(event.currentTarget.value)}
+          >
+            {LINK_DURATIONS.map((d) => (
+              <option key={d.value} value={d.value}>
+                {d.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <button type="submit" class="button primary" disabled={busy}>
+          Make a private link
+        </button>
+      </form>
+      <FormError error={error} />
+      <p class="sr-only" aria-live="polite">
+        {announce}
+      </p>
+      {made && (
+        <div class="once">
+          <p>
+            <strong>Copy this link now:</strong> it is shown only once. It works until{' '}
+            {when(made.expiresAt)}.
+          </p>
+          <CopyField label="Private link" text={made.url} buttonLabel="Copy private link" />
+          <button type="button" class="button quiet" onClick={() => setMade(null)}>
+            Done
+          </button>
+        </div>
+      )}
+      {links && links.length === 0 && <p class="muted">No private links.</p>}
+      {links && links.length > 0 && (
+        <table class="links-table">
+          <caption class="sr-only">Private links</caption>
+          <thead>
+            <tr>
+              <th scope="col">Made</th>
+              <th scope="col">Ends</th>
+              <th scope="col">State</th>
+              <th scope="col">
+                <span class="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {links.map((link) => (
+              <tr key={link.id}>
+                <td>{when(link.createdAt)}</td>
+                <td>{when(link.revokedAt ?? link.expiresAt)}</td>
+                <td>{link.active ? 'Works' : link.revokedAt ? 'Revoked' : 'Expired'}</td>
+                <td>
+                  {link.active && (
+                    <ConfirmButton
+                      label="Revoke"
+                      ariaLabel={`Revoke the link made ${when(link.createdAt)}`}
+                      title="Revoke this private link?"
+                      confirmLabel="Revoke link"
+                      onConfirm={async () => {
+                        await api('DELETE', apiPath`/v1/status/${statusId}/share-links/${link.id}`)
+                        setAnnounce('Link revoked. Pages open through it end now.')
+                        await load()
+                      }}
+                    >
+                      <p>Whoever holds it loses sight of the status at once, open pages too.</p>
+                    </ConfirmButton>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  )
+}
