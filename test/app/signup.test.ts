@@ -166,7 +166,7 @@ describe('signing up and in', { skip: chromiumMissing(), timeout: 600_000 }, () 
     await p.page.reload()
     await expectScreen(p.page, 'Sign in')
     await p.page.bringToFront()
-    await p.page.getByRole('button', { name: 'Sign in with a passkey' }).click()
+    await p.page.getByRole('button', { name: 'Use a passkey' }).click()
     await expectScreen(p.page, 'Board')
     assert.equal((await p.call('GET', '/v1/user')).body.email, 'ada@example.com')
   })
@@ -194,7 +194,7 @@ describe('signing up and in', { skip: chromiumMissing(), timeout: 600_000 }, () 
         await page.getByRole('button', { name: 'Sign up and accept' }).click() // empty: the browser says what is missing
         await expectNoAxeViolations(page, `sign-up with an invitation, ${colorScheme}, ${width} px`)
         await page.goto(`${server.origin}/sign-in`)
-        await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor()
+        await page.getByRole('button', { name: 'Use a passkey' }).waitFor()
         await expectNoAxeViolations(
           page,
           `sign-in with the passkey button, ${colorScheme}, ${width} px`,

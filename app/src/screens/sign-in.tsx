@@ -82,7 +82,7 @@ export default function SignIn() {
               }
             }}
           >
-            Sign in with a passkey
+            Use a passkey
           </button>
         </div>
       )}
