@@ -61,6 +61,19 @@ export async function insertDeliveries(
       .execute()
 }
 
+/** True when a delivery is due and free to claim (a read: no lock taken). */
+export async function anyDueDelivery(db: Db, now: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('state', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .limit(1)
+    .executeTakeFirst()
+  return row !== undefined
+}
+
 /**
  * Claims up to `limit` due deliveries for `leaseUntil`: pending, due, and not held by a live
  * lease. On PostgreSQL rows another instance is claiming are passed over (skip locked).

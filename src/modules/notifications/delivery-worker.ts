@@ -7,6 +7,7 @@ import { newId } from '../../lib/ids.ts'
 import type { Mailer } from '../../lib/mailer.ts'
 import {
   claimPendingEvents,
+  hasPendingEvents,
   markOutboxEventsFannedOut,
   type OutboxEventRow,
   pruneOutboxEvents,
@@ -23,6 +24,7 @@ import {
 } from './channel-types.ts'
 import { DELIVERY_LOG_LENGTH } from './channels.service.ts'
 import {
+  anyDueDelivery,
   channelById,
   claimDueDeliveries,
   clearChannelFailing,
@@ -261,6 +263,8 @@ export class DeliveryWorker {
 
   /** Fans out one batch of pending events; returns how many events it took. */
   async fanOut(): Promise<number> {
+    // note: looked for with a plain read first: an idle worker takes no write lock
+    if (!(await hasPendingEvents(this.#db, NOTIFICATION_EVENT_TYPES))) return 0
     return this.#writer.run(async (tx) => {
       const events = await claimPendingEvents(tx, NOTIFICATION_EVENT_TYPES, this.#fanOutBatch)
       if (events.length === 0) return 0
@@ -341,6 +345,7 @@ export class DeliveryWorker {
     if (room <= 0) return 0
     const now = this.#iso()
     const lease = this.#iso(this.#leaseMs)
+    if (!(await anyDueDelivery(this.#db, now))) return 0
     const ids = await this.#writer.run((tx) => claimDueDeliveries(tx, now, lease, room))
     if (ids.length === 0) return 0
     for (const work of await loadDeliveries(this.#db, ids)) {

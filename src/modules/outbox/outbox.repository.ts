@@ -58,3 +58,15 @@ export async function deleteDoneOutboxEvents(db: Db, before: string): Promise<nu
     .executeTakeFirst()
   return Number(result.numDeletedRows)
 }
+
+/** True when an event of these types waits to be fanned out (a read: no lock taken). */
+export async function anyPendingOutboxEvent(db: Db, types: readonly string[]): Promise<boolean> {
+  const row = await db
+    .selectFrom('outbox_events')
+    .select('id')
+    .where('done_at', 'is', null)
+    .where('type', 'in', [...types])
+    .limit(1)
+    .executeTakeFirst()
+  return row !== undefined
+}

@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely'
 import type { DB, Db } from '../../db/database.ts'
 import { newId } from '../../lib/ids.ts'
 import {
+  anyPendingOutboxEvent,
   claimPendingOutboxEvents,
   deleteDoneOutboxEvents,
   insertOutboxEvent,
@@ -74,3 +75,10 @@ export const claimPendingEvents = (
 /** Deletes events fanned out before `before` (docs/notifications.md#delivery: retention). */
 export const pruneOutboxEvents = (db: Db, before: string): Promise<number> =>
   deleteDoneOutboxEvents(db, before)
+
+/**
+ * True when an event of these types waits to be fanned out: a plain read, so a worker with
+ * nothing to do takes no write lock (on SQLite, the whole database's).
+ */
+export const hasPendingEvents = (db: Db, types: readonly string[]): Promise<boolean> =>
+  anyPendingOutboxEvent(db, types)
