@@ -95,6 +95,7 @@ import { openApiRoutes } from './plugins/openapi.ts'
 import { publicViews } from './plugins/public-views.ts'
 import { appRoutes } from './web/app.routes.ts'
 import { authPageRoutes } from './web/auth-pages.routes.ts'
+import { wallRoutes } from './web/wall.routes.ts'
 import {
   invitePageRoutes,
   isWebUrl,
@@ -565,6 +566,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(appRoutes)
   await app.register(invitePageRoutes, { prefix: '/invite', deps: services, linkBase, clock })
   await app.register(linkWebRoutes, { prefix: '/l', deps: services })
+  // a public board's wall page (docs/app.md#boards-and-the-wall)
+  await app.register(wallRoutes, { prefix: '/b', deps: services })
 
   return app
 }

@@ -211,7 +211,8 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       'GET /auth/link/{token}',
       'GET /auth/reset/{token}',
       'GET /auth/verify/{token}',
-      // a public board's JSON and stream (docs/app.md#boards-and-the-wall)
+      // a public board's wall page, JSON and stream (docs/app.md#boards-and-the-wall)
+      'GET /b/{shareId}',
       'GET /b/{shareId}/events',
       'GET /b/{shareId}/json',
       'GET /invite/{token}',
@@ -257,7 +258,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
     for (const { name, path, op } of operations())
       assert.equal(
         Boolean(op.responses['200']?.headers?.['Access-Control-Allow-Origin']),
-        path.startsWith('/v1/share/') || path.startsWith('/b/'),
+        path.startsWith('/v1/share/') || /^\/b\/\{shareId\}\/(json|events)$/.test(path),
         name,
       )
   })

@@ -55,7 +55,7 @@ describe('the OpenAPI document and the router agree', () => {
     for (const r of t.app.routeInventory().filter((r) => r.hidden))
       assert.match(
         r.url,
-        /^\/docs(\/|$)|^\/openapi\.json$|^\/s\/assets\//,
+        /^\/docs(\/|$)|^\/openapi\.json$|^\/s\/assets\/|^\/b\/assets\//,
         `${r.method} ${r.url} is hidden`,
       )
   })

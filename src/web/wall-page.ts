@@ -1,0 +1,59 @@
+import type { PublicBoard } from '../modules/boards/boards.schemas.ts'
+import { html } from './html.ts'
+
+// The wall page of a public board (docs/app.md#boards-and-the-wall), server-rendered: the
+// tiles are on the page before the script runs; wall.js then fits them to the screen and
+// keeps them live over one event stream.
+
+export interface WallAssets {
+  css: string
+  js: string
+}
+
+/** "2026-11-22 04:26 UTC": the time as text until the script says "5 minutes ago". */
+const utc = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`
+
+const tile = ({ statusId, status }: PublicBoard['tiles'][number]) =>
+  status === null
+    ? html`<li class="tile off" data-status-id="${statusId}"><span class="value">—</span><span class="name">Not available</span><span class="meta"><time></time><span class="stale" hidden>stale</span></span></li>`
+    : html`<li class="tile c${status.colorNo}" data-status-id="${statusId}"><span class="value" dir="auto">${status.value ?? '—'}</span><span class="name" dir="auto">${status.name}</span><span class="meta">${
+        status.valueUpdatedAt === null
+          ? html`<time></time>`
+          : html`<time datetime="${status.valueUpdatedAt}">${utc(status.valueUpdatedAt)}</time>`
+      }<span class="stale"${(status as { stale?: boolean }).stale === true ? '' : html` hidden`}>stale</span></span></li>`
+
+const head = (title: string, assets: WallAssets) => html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<meta name="color-scheme" content="dark">
+<title>${title}</title>
+<link rel="icon" href="/s/assets/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="${assets.css}">
+<script src="${assets.js}" defer></script>
+</head>`
+
+/** The wall: the board's name, a discreet connection line, and a tile per status. */
+export function renderWallPage(board: PublicBoard, assets: WallAssets): string {
+  return html`${head(board.name, assets)}
+<body>
+<main class="wall" data-share-id="${board.shareId}">
+<header><h1 dir="auto">${board.name}</h1><p class="connection" role="status" aria-live="polite"></p></header>
+<ul class="tiles" aria-label="Statuses">${board.tiles.map(tile)}</ul>
+</main>
+</body>
+</html>
+`.value
+}
+
+/** A page that says why there is no wall here (unknown, private or deleted board). */
+export function renderWallMessage(title: string, message: string, assets: WallAssets): string {
+  return html`${head(title, assets)}
+<body>
+<main class="wall message"><h1>${title}</h1><p>${message}</p></main>
+</body>
+</html>
+`.value
+}
