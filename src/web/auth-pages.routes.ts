@@ -293,7 +293,10 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
           ...signedIn,
           400: htmlPage('The password breaks a rule: the form again, saying which'),
         }),
-        body: Type.Object({ password: Type.String() }, { additionalProperties: false }),
+        body: Type.Object(
+          { password: Type.String() },
+          { additionalProperties: false, examples: [{ password: 'a new and longer passphrase' }] },
+        ),
       },
     },
     async (request, reply) => {

@@ -48,6 +48,20 @@ describe('/docs in real Chromium', { skip: chromiumMissing(), timeout: 600_000 }
       ),
       /200/,
     )
+    // the body's example is the schema's own (docs/api.md#api-reference-page), not text made
+    // up from the name's pattern
+    const signUp = '#operations-accounts-signUp'
+    await page.click(`${signUp} .opblock-summary-control`)
+    await page.waitForSelector(`${signUp} .opblock-section-request-body .highlight-code`, WAIT)
+    assert.deepEqual(
+      JSON.parse(
+        await page.$eval(
+          `${signUp} .opblock-section-request-body .highlight-code`,
+          (el) => el.textContent ?? '',
+        ),
+      ),
+      { email: 'ada@example.com', name: 'Ada Lovelace', password: 'analytical engine notes' },
+    )
     assert.deepEqual(problems, [])
   })
 

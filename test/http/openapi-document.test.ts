@@ -140,6 +140,36 @@ describe('the OpenAPI document names what a client generator needs', () => {
         assert.ok(validate(example), `${name} example: ${ajv.errorsText(validate.errors)}`)
     }
   })
+
+  // docs/api.md#api-reference-page: /docs shows each body's example to start from, never
+  // text made up from a pattern
+  it('every request body carries an example, valid against its schema', () => {
+    const ajv = new Ajv({ strict: false, allErrors: true })
+    addFormats.default(ajv)
+    ajv.addSchema({ $id: 'openapi.json', components: doc.components })
+    const missing: string[] = []
+    for (const { name, op } of operations())
+      for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) {
+        const m = media as {
+          schema: { $ref?: string; examples?: unknown[] }
+          example?: unknown
+          examples?: Record<string, { value: unknown }>
+        }
+        const ref = m.schema.$ref?.replace('#/components/schemas/', '')
+        const examples = [
+          ...(m.example === undefined ? [] : [m.example]),
+          ...Object.values(m.examples ?? {}).map((e) => e.value),
+          ...((ref ? doc.components.schemas[ref].examples : m.schema.examples) ?? []),
+        ]
+        if (examples.length === 0) missing.push(`${name} (${type})`)
+        const validate = ajv.compile(
+          ref ? { $ref: `openapi.json#/components/schemas/${ref}` } : m.schema,
+        )
+        for (const example of examples)
+          assert.ok(validate(example), `${name} example: ${ajv.errorsText(validate.errors)}`)
+      }
+    assert.deepEqual(missing, [], 'request bodies without an example')
+  })
 })
 
 describe('the document shows the facts each route declares (src/plugins/route-facts.ts)', () => {

@@ -25,13 +25,30 @@ export const LinkTokenSchema = Type.String({
   examples: ['sdl_3kVd0Zp8QmXn4LwR7tYb2CsE9uHa6JgF1oKi5NcMxPq'],
 })
 
-const TokenBodySchema = Type.Object({ token: LinkTokenSchema }, { additionalProperties: false })
+const TokenBodySchema = Type.Object(
+  { token: LinkTokenSchema },
+  {
+    additionalProperties: false,
+    examples: [{ token: 'sdl_3kVd0Zp8QmXn4LwR7tYb2CsE9uHa6JgF1oKi5NcMxPq' }],
+  },
+)
 
-const ResetRequestBodySchema = Type.Object({ email: EmailSchema }, { additionalProperties: false })
+const ResetRequestBodySchema = Type.Object(
+  { email: EmailSchema },
+  { additionalProperties: false, examples: [{ email: 'ada@example.com' }] },
+)
 
 const ResetConfirmBodySchema = Type.Object(
   { token: LinkTokenSchema, password: NewPasswordSchema },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        token: 'sdl_3kVd0Zp8QmXn4LwR7tYb2CsE9uHa6JgF1oKi5NcMxPq',
+        password: 'a new and longer passphrase',
+      },
+    ],
+  },
 )
 
 const AcceptedSchema = Type.Object(

@@ -50,12 +50,20 @@ const SignUpBodySchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      { email: 'ada@example.com', name: 'Ada Lovelace', password: 'analytical engine notes' },
+    ],
+  },
 )
 
 const SignInBodySchema = Type.Object(
   { email: EmailSchema, password: PasswordSchema },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ email: 'ada@example.com', password: 'analytical engine notes' }],
+  },
 )
 
 const tags = ['accounts']

@@ -160,7 +160,27 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
         tags,
         body: Type.Object(
           { name: Type.Optional(PasskeyName), response: RegistrationResponseSchema },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            // shortened: a real answer's byte fields are a few hundred characters each
+            examples: [
+              {
+                name: 'Laptop',
+                response: {
+                  id: 'k3Vd0Zp8QmXn4LwR7tYb2A',
+                  rawId: 'k3Vd0Zp8QmXn4LwR7tYb2A',
+                  type: 'public-key',
+                  authenticatorAttachment: 'platform',
+                  clientExtensionResults: {},
+                  response: {
+                    clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0',
+                    attestationObject: 'o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjF',
+                    transports: ['internal', 'hybrid'],
+                  },
+                },
+              },
+            ],
+          },
         ),
         response: { 201: PasskeySchema, ...ERROR_RESPONSES },
       },
@@ -204,7 +224,10 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
         summary: 'Rename one of your passkeys',
         tags,
         params: PasskeyIdParams,
-        body: Type.Object({ name: PasskeyName }, { additionalProperties: false }),
+        body: Type.Object(
+          { name: PasskeyName },
+          { additionalProperties: false, examples: [{ name: 'Work phone' }] },
+        ),
         response: { 200: PasskeySchema, ...ERROR_RESPONSES },
       },
     },
@@ -279,7 +302,26 @@ export const passkeySignInRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions>
             challengeId: Type.String({ minLength: 1, maxLength: 64 }),
             response: AuthenticationResponseSchema,
           },
-          { additionalProperties: false },
+          {
+            additionalProperties: false,
+            // shortened: a real answer's byte fields are a few hundred characters each
+            examples: [
+              {
+                challengeId: 'Vq2xN8cLr4TzK1pW',
+                response: {
+                  id: 'k3Vd0Zp8QmXn4LwR7tYb2A',
+                  rawId: 'k3Vd0Zp8QmXn4LwR7tYb2A',
+                  type: 'public-key',
+                  clientExtensionResults: {},
+                  response: {
+                    clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0',
+                    authenticatorData: 'SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFAAAAAQ',
+                    signature: 'MEUCIQDx2v7Kp9yq5wZ3',
+                  },
+                },
+              },
+            ],
+          },
         ),
         response: { 200: ProfileSchema, ...ERROR_RESPONSES },
       },

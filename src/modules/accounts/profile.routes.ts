@@ -40,7 +40,14 @@ const ChangeProfileBodySchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, minProperties: 1 },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    examples: [
+      { name: 'Ada King' },
+      { password: 'a new and longer passphrase', currentPassword: 'analytical engine notes' },
+    ],
+  },
 )
 
 const SessionIdParamsSchema = Type.Object({ sessionId: Type.String() })

@@ -26,7 +26,7 @@ const RotateApiKeyBodySchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ graceSeconds: 300 }] },
 )
 
 const KeyIdParamsSchema = Type.Object({ keyId: Type.String() })

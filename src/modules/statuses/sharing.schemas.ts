@@ -8,7 +8,7 @@ export const ROLES = ['owner', ...GRANTABLE_ROLES] as const
 /** Body of `PUT /v1/status/:statusId/users/:userId`. */
 export const GrantBodySchema = Type.Object(
   { role: StringEnum(GRANTABLE_ROLES, { description: 'The role to grant (replaces any other)' }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ role: 'updater' }] },
 )
 export type GrantBody = Static<typeof GrantBodySchema>
 
