@@ -562,7 +562,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     deps: services,
   })
   // the share page and badge: HTML/SVG, with their own not-found and error pages
-  await app.register(webRoutes, { prefix: '/s', deps: services })
+  await app.register(webRoutes, { prefix: '/s', deps: services, linkBase })
   await app.register(appRoutes)
   await app.register(invitePageRoutes, { prefix: '/invite', deps: services, linkBase, clock })
   await app.register(linkWebRoutes, { prefix: '/l', deps: services })

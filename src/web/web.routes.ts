@@ -5,7 +5,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Clock } from '../lib/clock.ts'
 import { viewEtag } from '../lib/etag.ts'
-import { listeningOrigin } from '../lib/origin.ts'
 import { PRIVATE_LINK_HEADERS, PUBLIC_VIEW_CACHE_CONTROL } from '../lib/response-headers.ts'
 import type { ServiceDeps } from '../modules/service-deps.ts'
 import { InvitationTokenParamsSchema } from '../modules/statuses/invitations.schemas.ts'
@@ -181,11 +180,9 @@ export function sendWebError(err: Error, request: FastifyRequest, reply: Fastify
  */
 export const webRoutes: FastifyPluginAsyncTypebox<{
   deps: ServiceDeps
-  /**
-   * Where links point (og:url): PUBLIC_URL, or by default the address the server listens on.
-   */
-  linkBase?: () => string
-}> = async (app, { deps, linkBase = () => listeningOrigin(app.server.address()) }) => {
+  /** Where links point (og:url): PUBLIC_URL, or the address the server listens on. */
+  linkBase: () => string
+}> = async (app, { deps, linkBase }) => {
   app.setNotFoundHandler((_request, reply) => sendHtml(reply, 404, notFoundPage()))
   app.setErrorHandler(sendWebError)
 

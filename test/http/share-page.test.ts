@@ -205,7 +205,7 @@ const metaTags = (page: string): Record<string, string> =>
 
 describe('link previews (docs/sharing.md#link-previews)', () => {
   it('a share page carries Open Graph and Twitter card tags: name, value and its last change, its URL', async (ctx) => {
-    const t = await makeApp(ctx)
+    const t = await makeApp(ctx, { deps: { publicUrl: 'https://status.example.com' } })
     const { owner } = await makeCast(t)
     const s = await createStatus(t, owner, 'room-4', {
       name: 'Meeting room 4',
@@ -232,7 +232,7 @@ describe('link previews (docs/sharing.md#link-previews)', () => {
         site: 'statusd',
         title: 'Meeting room 4',
         description: updated,
-        url: `http://localhost/s/${s.shareId}`, // the app does not listen: no address
+        url: `https://status.example.com/s/${s.shareId}`, // under PUBLIC_URL
         card: 'summary',
         twitterTitle: 'Meeting room 4',
         twitterDescription: updated,
