@@ -27,6 +27,8 @@ const SIGNED_IN: Partial<Record<AppPath, ComponentType<{ params: Record<string, 
   '/statuses/new': lazy(() => import('./screens/new-status.tsx')),
   '/statuses/:id': lazy(() => import('./screens/status.tsx')),
   '/statuses/:id/:tab': lazy(() => import('./screens/status.tsx')),
+  '/boards': lazy(() => import('./screens/boards.tsx')),
+  '/boards/:id': lazy(() => import('./screens/board-edit.tsx')),
 }
 
 function App() {

@@ -10,6 +10,7 @@ import type {
   PasskeySchema,
   RegistrationOptionsSchema,
 } from '../../src/modules/accounts/passkeys.schemas.ts'
+import type { BoardSchema } from '../../src/modules/boards/boards.schemas.ts'
 import type {
   ApiKeySchema,
   NewApiKeySchema,
@@ -81,3 +82,6 @@ export type HistoryEntry = Static<typeof HistoryEntrySchema>
 export type PaletteEntry = Static<typeof PaletteEntrySchema>
 /** Staleness (docs/notifications.md#staleness): optional, so the app works with or without it. */
 export type Staleness = { staleAfter?: number | null; stale?: boolean; staleSince?: string | null }
+
+// boards (docs/app.md#boards-screens)
+export type Board = Static<typeof BoardSchema>

@@ -4,7 +4,8 @@ import { ConfirmButton } from '../../components/confirm.tsx'
 import { CopyField } from '../../components/copy.tsx'
 import { FormError } from '../../components/form.tsx'
 import { lazy } from '../../lazy.tsx'
-import type { NewShareLink, ShareLink, Status } from '../../types.ts'
+import { Link } from '../../router.tsx'
+import type { Board, NewShareLink, ShareLink, Status } from '../../types.ts'
 import type { StatusTabProps } from './tabs.ts'
 
 // The share tab (docs/app.md#sharing-a-status): who may see the status, its link, QR code
@@ -47,6 +48,7 @@ export default function ShareTab(props: StatusTabProps) {
       <ShareLinkSection status={status} />
       <Badge status={status} />
       {owner && <PrivateLinks statusId={status.id} />}
+      <BoardMembership statusId={status.id} />
     </div>
   )
 }
@@ -300,6 +302,61 @@ function PrivateLinks(props: { statusId: string }) {
             ))}
           </tbody>
         </table>
+      )}
+    </section>
+  )
+}
+
+/** Which of my boards show this status; a checkbox adds it to a board or takes it off. */
+function BoardMembership(props: { statusId: string }) {
+  const { statusId } = props
+  const [boards, setBoards] = useState<Board[] | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [announce, setAnnounce] = useState('')
+  useEffect(() => {
+    api<Board[]>('GET', '/v1/boards').then(setBoards, setError)
+  }, [statusId])
+  async function toggle(board: Board, on: boolean) {
+    setError(null)
+    try {
+      const statusIds = on
+        ? [...board.statusIds, statusId]
+        : board.statusIds.filter((id) => id !== statusId)
+      const changed = await api<Board>('PATCH', apiPath`/v1/boards/${board.id}`, {
+        body: { statusIds },
+      })
+      setBoards((list) => list?.map((b) => (b.id === changed.id ? changed : b)) ?? null)
+      setAnnounce(on ? `Added to ${board.name}.` : `Taken off ${board.name}.`)
+    } catch (e) {
+      setError(e)
+    }
+  }
+  return (
+    <section aria-labelledby="share-boards">
+      <h2 id="share-boards">Walls</h2>
+      <FormError error={error} />
+      <p class="sr-only" aria-live="polite">
+        {announce}
+      </p>
+      {boards && boards.length === 0 && (
+        <p class="muted">
+          No boards yet: <Link href="/boards">make one</Link> to show statuses on a wall screen.
+        </p>
+      )}
+      {boards && boards.length > 0 && (
+        <fieldset class="choice">
+          <legend>On my boards</legend>
+          {boards.map((board) => (
+            <label key={board.id}>
+              <input
+                type="checkbox"
+                checked={board.statusIds.includes(statusId)}
+                onChange={(event) => toggle(board, event.currentTarget.checked)}
+              />{' '}
+              <span class="user-text">{board.name}</span>
+            </label>
+          ))}
+        </fieldset>
       )}
     </section>
   )
