@@ -56,6 +56,7 @@ import {
 } from './modules/notifications/email-channel.ts'
 import { VapidKeys, vapidSubject } from './modules/notifications/vapid-keys.ts'
 import { webpushRoutes } from './modules/notifications/webpush.routes.ts'
+import { ruleRoutes } from './modules/notifications/rules.routes.ts'
 import { planOf } from './modules/plans/plan-of.ts'
 import type { Plans } from './modules/plans/plans.ts'
 import type { ServiceDeps } from './modules/service-deps.ts'
@@ -510,6 +511,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await v1.register(searchRoutes, { deps: services, publicUrl })
     await v1.register(shareLinkRoutes, { deps: services, publicUrl })
     await v1.register(channelRoutes, { deps: channels })
+    await v1.register(ruleRoutes, { deps: services })
     await v1.register(statusEventsRoutes, {
       db: database.db,
       feeds,

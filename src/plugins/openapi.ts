@@ -17,6 +17,10 @@ declare module 'fastify' {
 const TAGS = [
   { name: 'statuses', description: 'Your statuses: set, update, read, list, delete' },
   { name: 'sharing', description: 'Roles on a status, subscriptions and history' },
+  {
+    name: 'notifications',
+    description: 'What you are told about statuses, and where: rules and channels',
+  },
   { name: 'live updates', description: 'Server-Sent Events of a status you may see' },
   { name: 'public', description: 'Anonymous views of public statuses: no API key' },
   { name: 'api keys', description: 'Your own API keys: list, create, rotate, revoke' },

@@ -10,6 +10,8 @@ export const MAX_HISTORY_DAYS = 1_000_000
 export const MAX_SHARE_LINK_DAYS = 3_650
 /** Boards a user may have on a plan that does not say (the free plan's; docs/app.md#boards). */
 export const DEFAULT_MAX_BOARDS = 3
+/** How many notification rules a user may have on a plan that does not say (the free plan's). */
+export const DEFAULT_NOTIFICATION_RULES = 25
 /** How long a private share link may last on a plan that does not say (the free plan's). */
 export const DEFAULT_SHARE_LINK_DAYS = 7
 
@@ -28,6 +30,9 @@ export const PlanSchema = Type.Object(
     shareLinkDays: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SHARE_LINK_DAYS })),
     // note: optional too (plans files from before boards); absent: DEFAULT_MAX_BOARDS
     maxBoards: Type.Optional(Limit(Number.MAX_SAFE_INTEGER)),
+    // note: optional, as shareLinkDays: a plan without it allows DEFAULT_NOTIFICATION_RULES
+    // (notificationRulesOf); null: unlimited (docs/notifications.md#rules)
+    maxNotificationRules: Type.Optional(Limit(Number.MAX_SAFE_INTEGER)),
   },
   { additionalProperties: false },
 )
@@ -70,6 +75,7 @@ export const DEFAULT_PLANS: Plans = {
     historyDays: 7,
     shareLinkDays: 7,
     maxBoards: 3,
+    maxNotificationRules: 25,
   },
   pro: {
     descriptionLinks: true,
@@ -79,6 +85,7 @@ export const DEFAULT_PLANS: Plans = {
     historyDays: 365,
     shareLinkDays: 30,
     maxBoards: 50,
+    maxNotificationRules: 10_000,
   },
 }
 
@@ -88,6 +95,10 @@ export const maxBoardsOf = (plan: Plan): number | null =>
 
 /** The most days a private share link may last on this plan (docs/api.md#plans). */
 export const shareLinkDaysOf = (plan: Plan): number => plan.shareLinkDays ?? DEFAULT_SHARE_LINK_DAYS
+
+/** How many notification rules a user on this plan may have (null: unlimited). */
+export const notificationRulesOf = (plan: Plan): number | null =>
+  plan.maxNotificationRules === undefined ? DEFAULT_NOTIFICATION_RULES : plan.maxNotificationRules
 
 /** Reads and validates an operator's plans file; it replaces the built-in table. */
 export function loadPlansFile(path: string): Plans {

@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/database.ts'
 import { type Writer, writerOf } from '../../db/writer.ts'
+import { removeRulesOfDeletedStatus } from '../outbox/default-rules.service.ts'
 import {
   claimDeletion,
   deleteHistoryBatch,
@@ -10,9 +11,9 @@ import {
   pendingDeletions,
 } from './history.repository.ts'
 
-// A deleted status is gone for readers in its delete's transaction; its history goes after,
-// here, in batches of at most HISTORY_BATCH rows, one transaction each, with a turn of the
-// event loop between them, so requests keep being answered however large the history
+// A deleted status is gone for readers in its delete's transaction; its history (and its
+// notification rules) go after, here, in batches of at most HISTORY_BATCH rows, one
+// transaction each, with a turn of the event loop between them, so requests keep being answered however large the history
 // (docs/api.md#delete-a-status, docs/operations.md#history-sweep).
 
 export interface SweepDeps {
@@ -44,6 +45,9 @@ export async function sweepBatch(
   return writerOf(deps).run(async (tx) => {
     // another sweep finished it meanwhile
     if (!(await claimDeletion(tx, statusId))) return { deleted: 0, done: true }
+    // its notification rules go first, in batches of the same size (docs/notifications.md#rules)
+    if ((await removeRulesOfDeletedStatus(tx, statusId, batchSize)) === batchSize)
+      return { deleted: 0, done: false }
     const deleted = await deleteHistoryBatch(tx, statusId, batchSize)
     const done = deleted < batchSize
     if (done) await finishDeletion(tx, statusId)

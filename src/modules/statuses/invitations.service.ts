@@ -5,6 +5,7 @@ import { ApiError, forbidden, notFound, validationError } from '../../lib/errors
 import { hashApiKey, newId, newToken } from '../../lib/ids.ts'
 import type { MailMessage } from '../../lib/mailer.ts'
 import { creationIso, parseIsoInstant } from '../../lib/time.ts'
+import { turnOnDefaultRule } from '../outbox/default-rules.service.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { emailKeyOf, emailProblem } from '../users/email-address.ts'
 import { userById } from '../users/users.service.ts'
@@ -214,6 +215,15 @@ const roleGained = (subscription: Subscription): StatusChange => ({
   kind: 'access',
 })
 
+/**
+ * A user who accepted the subscriber role is notified of every change by default
+ * (docs/notifications.md#rules). note: the rule row is made here, in the acceptance's
+ * transaction, through the outbox module below statuses (statuses may not call
+ * notifications, which sits above it).
+ */
+const notifyNewSubscriber = (tx: Db, statusId: string, userId: string): Promise<boolean> =>
+  turnOnDefaultRule(tx, statusId, userId, creationIso())
+
 /** POST /v1/user/invitations/:id/decline — the invitation goes; no role is given. */
 export async function declineInvitation(
   deps: ServiceDeps,
@@ -242,6 +252,7 @@ async function raiseRole(
   const held = await findRole(tx, status.id, userId)
   if (held && atLeast(held.role, role)) return held.role as GrantedRole
   await upsertRole(tx, { status_id: status.id, user_id: userId, role, created_at: creationIso() })
+  if (role === 'subscriber') await notifyNewSubscriber(tx, status.id, userId)
   return role
 }
 
@@ -442,6 +453,7 @@ export async function acceptLinkIn(
   // the last use may have gone to a concurrent accept since the link was read
   if ((await spendInvitationLinkUse(tx, link.id, nowIso)) === undefined) throw gone('usedUp')
   await upsertRole(tx, { status_id: status.id, user_id: user.id, role, created_at: creationIso() })
+  if (role === 'subscriber') await notifyNewSubscriber(tx, status.id, user.id)
   // a pending invitation that offers no more than this is answered by it
   const pending = await findRoleInvitationFor(tx, status.id, user.id)
   if (pending && atLeast(role, pending.role as GrantedRole))

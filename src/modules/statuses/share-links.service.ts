@@ -7,6 +7,7 @@ import { ApiError, forbidden, notFound, validationError } from '../../lib/errors
 import { hashApiKey, newId, newToken } from '../../lib/ids.ts'
 import { Timestamp } from '../../lib/schema.ts'
 import { creationIso, parseIsoInstant } from '../../lib/time.ts'
+import { turnOnDefaultRule } from '../outbox/default-rules.service.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { shareLinkDaysOf } from '../plans/plans.ts'
 import type { ServiceDeps } from '../service-deps.ts'
@@ -377,6 +378,8 @@ export async function followLink(
           role: 'subscriber',
           created_at: creationIso(),
         }))
+      // a new subscriber is notified of every change by default (docs/notifications.md#rules)
+      if (created) await turnOnDefaultRule(tx, status.id, caller.userId, creationIso())
       return { status: toStatus(status, caller.userId), created }
     },
     (followed) => ({ statusId: followed.status.id, version: 0, kind: 'access' }),

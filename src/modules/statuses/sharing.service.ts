@@ -3,6 +3,7 @@ import { writerOf } from '../../db/writer.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
 import { creationIso } from '../../lib/time.ts'
+import { removeRule, turnOnDefaultRule } from '../outbox/default-rules.service.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { userById } from '../users/users.service.ts'
 import { deleteRoleInvitationFor } from './invitations.repository.ts'
@@ -104,8 +105,11 @@ export async function revokeRole(
       const status = await ownedStatus(tx, caller, statusId)
       if (userId === status.owner_id) throw ownerConflict('The owner cannot be removed')
       const withdrawn = await deleteRoleInvitationFor(tx, status.id, userId)
-      if (!(await deleteRole(tx, status.id, userId)) && !withdrawn)
+      const removed = await deleteRole(tx, status.id, userId)
+      if (!removed && !withdrawn)
         throw notFound('That user has no role or invitation on this status')
+      // whoever is removed from a status is no longer told about it (docs/notifications.md#rules)
+      if (removed) await removeRule(tx, status.id, userId)
       return status
     },
     accessChanged,
@@ -138,7 +142,11 @@ export async function subscribe(
       role: 'subscriber',
       created_at: creationIso(),
     })
-    if (inserted) return { subscription: subscriptionOf(status, 'subscriber'), created: true }
+    if (inserted) {
+      // a new subscriber is notified of every change by default (docs/notifications.md#rules)
+      await turnOnDefaultRule(tx, status.id, caller.userId, creationIso())
+      return { subscription: subscriptionOf(status, 'subscriber'), created: true }
+    }
     // a concurrent request of the same user subscribed first
     const now = await findRole(tx, status.id, caller.userId)
     return {
@@ -164,6 +172,8 @@ export async function unsubscribe(
       if (role === 'owner') throw ownerConflict('You own this status')
       if (role === null || !(await deleteRole(tx, status.id, caller.userId)))
         throw notFound('You do not follow this status')
+      // leaving a status ends its notifications too (docs/notifications.md#rules)
+      await removeRule(tx, status.id, caller.userId)
       return status
     },
     accessChanged,

@@ -1,0 +1,47 @@
+import type { Db } from '../../db/database.ts'
+import {
+  deleteRuleOf,
+  deleteRulesOfStatusBatch,
+  insertRuleUnlessPresent,
+} from './default-rules.repository.ts'
+
+// Subscribers are notified by default (docs/notifications.md#rules). Becoming a subscriber
+// happens in statuses (accepting an invitation or a link, signing up through one, following
+// a status), which sits below notifications and may not call it; so the rows those writes
+// must make or remove in their own transaction go through here, below statuses, as the
+// events a write records do (outbox.service.ts). Everything else about rules —
+// the API, validation, plan limits, matching — is notifications' (notifications/rules.*).
+
+/** The rule a new subscriber gets: told of every change (`{"when": "any"}`). */
+export const DEFAULT_RULE_CONDITION = '"any"'
+
+/**
+ * Turns the default rule on for a user who just became a subscriber of the status, unless
+ * they have a rule for it already (theirs stays as they set it). True when it was made.
+ */
+export const turnOnDefaultRule = (
+  db: Db,
+  statusId: string,
+  userId: string,
+  at: string,
+): Promise<boolean> =>
+  insertRuleUnlessPresent(db, {
+    status_id: statusId,
+    user_id: userId,
+    condition: DEFAULT_RULE_CONDITION,
+    at,
+  })
+
+/** Removes a user's rule for a status they gave up (left, or were removed from). */
+export const removeRule = (db: Db, statusId: string, userId: string): Promise<void> =>
+  deleteRuleOf(db, statusId, userId)
+
+/**
+ * Removes at most `limit` rules of a deleted status (the history sweep calls it batch by
+ * batch, so a status with many followers is no bigger a transaction than one with few).
+ */
+export const removeRulesOfDeletedStatus = (
+  db: Db,
+  statusId: string,
+  limit: number,
+): Promise<number> => deleteRulesOfStatusBatch(db, statusId, limit)
