@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { type RuleEvent, ruleMatches } from '../../src/modules/notifications/rules.service.ts'
 import type { RuleCondition } from '../../src/modules/notifications/rules.schemas.ts'
+import { type RuleEvent, ruleMatches } from '../../src/modules/notifications/rules.service.ts'
 
 // docs/notifications.md#rules: what each rule asks to be told of.
 
