@@ -170,7 +170,7 @@ describe('assertPlanAllows (the plan feature gates)', () => {
 })
 
 describe('DEFAULT_PLANS (the built-in plans)', () => {
-  it('free: no links, no access settings, 25 statuses, 60 req/min, 7 days, links for 7 days, 3 boards', () =>
+  it('free: no links, no access settings, 25 statuses, 60 req/min, 7 days, links for 7 days, 3 boards, 25 notification rules', () =>
     assert.deepEqual(DEFAULT_PLANS.free, {
       descriptionLinks: false,
       accessSettings: false,
@@ -179,8 +179,9 @@ describe('DEFAULT_PLANS (the built-in plans)', () => {
       historyDays: 7,
       shareLinkDays: 7,
       maxBoards: 3,
+      maxNotificationRules: 25,
     }))
-  it('pro: all features, 10 000 statuses, 1 200 req/min, 365 days, links for 30 days, 50 boards', () =>
+  it('pro: all features, 10 000 statuses, 1 200 req/min, 365 days, links for 30 days, 50 boards, 10 000 notification rules', () =>
     assert.deepEqual(DEFAULT_PLANS.pro, {
       descriptionLinks: true,
       accessSettings: true,
@@ -189,6 +190,7 @@ describe('DEFAULT_PLANS (the built-in plans)', () => {
       historyDays: 365,
       shareLinkDays: 30,
       maxBoards: 50,
+      maxNotificationRules: 10_000,
     }))
 })
 
