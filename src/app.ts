@@ -360,6 +360,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     writer,
     historySweep,
     clock,
+    linkBase,
   }
   // notifications (docs/notifications.md): every request to an address a user gave goes
   // through the guarded client; the worker delivers what writes recorded in the outbox

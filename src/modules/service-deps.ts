@@ -18,6 +18,11 @@ export interface ServiceDeps {
   writer?: Writer
   /** Told when a status is deleted, to sweep its history (statuses/history-sweep.ts). */
   historySweep?: { kick(): void }
+  /**
+   * The service's external origin (PUBLIC_URL, or where it listens), for the links that
+   * notifications carry; absent in the CLI (links are then paths).
+   */
+  linkBase?: () => string
   /** Where expiries are judged (private share links); the system clock when absent. */
   clock?: Clock
 }

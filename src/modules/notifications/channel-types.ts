@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely'
 import type { TSchema } from 'typebox'
 import type { ChannelsTable } from '../../db/database.ts'
 import type { FieldError } from '../../lib/errors.ts'
+import type { NotifiedStatus } from '../outbox/outbox.service.ts'
 
 // The contract every channel type fulfils (docs/notifications.md#channels): the worker hands
 // an event to the type of the channel it is for, and learns whether to retry.
@@ -9,18 +10,9 @@ import type { FieldError } from '../../lib/errors.ts'
 export type ChannelRow = Selectable<ChannelsTable>
 export type ChannelType = 'webhook' | 'email' | 'webpush'
 
-/** The Status as a notification carries it (docs/notifications.md#payloads). */
-export interface NotifiedStatus {
-  id: string
-  shareId: string
-  name: string
-  value: string | null
-  previousValue: string | null
-  colorNo: number
-  changeCount: number
-  /** The status's share page. */
-  url: string
-}
+// note: the Status as a notification carries it is defined below statuses, where the write
+// that records it lives (outbox.service.ts)
+export type { NotifiedStatus }
 
 /** One event on its way to one channel: the same `id` on every attempt. */
 export interface NotificationEvent {

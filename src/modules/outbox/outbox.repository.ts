@@ -1,11 +1,27 @@
 import type { Insertable, Selectable, Transaction } from 'kysely'
 import type { DB, Db, OutboxEventsTable } from '../../db/database.ts'
 import { claimRowsForUpdate } from '../../db/locks.ts'
+import { prepareQuery } from '../../db/prepared.ts'
 
 export type OutboxEventRow = Selectable<OutboxEventsTable>
 
+// note: prepared (built and compiled once), as the history insert beside it: every value
+// write records an event, on the write hot path (docs/performance.md)
+const eventInsert = prepareQuery<Insertable<OutboxEventsTable>, never>((db, p) =>
+  db.insertInto('outbox_events').values({
+    id: p('id'),
+    type: p('type'),
+    status_id: p('status_id'),
+    user_id: p('user_id'),
+    channel_id: p('channel_id'),
+    payload: p('payload'),
+    created_at: p('created_at'),
+    done_at: p('done_at'),
+  }),
+)
+
 export async function insertOutboxEvent(db: Db, row: Insertable<OutboxEventsTable>): Promise<void> {
-  await db.insertInto('outbox_events').values(row).execute()
+  await eventInsert(db, row)
 }
 
 /** Events not fanned out yet, oldest first, at most `limit`. */

@@ -53,6 +53,48 @@ export async function recordOutboxEvent(db: Db, event: NewOutboxEvent): Promise<
   return id
 }
 
+/** The Status as a notification carries it (docs/notifications.md#payloads). */
+export interface NotifiedStatus {
+  id: string
+  shareId: string
+  name: string
+  value: string | null
+  previousValue: string | null
+  colorNo: number
+  changeCount: number
+  /** The status's share page. */
+  url: string
+}
+
+/** What a status event (`status.changed`, `status.stale`) records as its payload. */
+export interface StatusEventPayload {
+  status: NotifiedStatus
+  /** When it happened (RFC 3339): the value update, or the moment the status turned stale. */
+  at: string
+}
+
+/** A value was set (every value update, the same value again included). */
+export const STATUS_CHANGED = 'status.changed'
+/** A status went quiet for its staleAfter (once per silence). */
+export const STATUS_STALE = 'status.stale'
+
+/**
+ * Records a status event in `db` (the write's transaction): what the notifications worker
+ * matches against the status's rules (docs/notifications.md#rules). Returns its id.
+ */
+export const recordStatusEvent = (
+  db: Db,
+  type: typeof STATUS_CHANGED | typeof STATUS_STALE,
+  status: NotifiedStatus,
+  at: string,
+): Promise<string> =>
+  recordOutboxEvent(db, {
+    type,
+    statusId: status.id,
+    payload: { status, at } satisfies StatusEventPayload,
+    at,
+  })
+
 /** Recorded events not fanned out yet, oldest first. */
 export const pendingOutboxEvents = (db: Db, limit = 100): Promise<OutboxEventRow[]> =>
   listPendingOutboxEvents(db, limit)

@@ -12,9 +12,9 @@ import { etagMatches, versionEtag } from '../../lib/etag.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
 import { creationIso, nowIso } from '../../lib/time.ts'
 import type { CredentialLimits } from '../keys/scopes.ts'
+import { type NotifiedStatus, recordStatusEvent, STATUS_CHANGED } from '../outbox/outbox.service.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
-import type { Plans } from '../plans/plans.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { pruneExpiredHistory } from './history.service.ts'
 import { assertUniquePalette, paletteColor, parsePalette, storedPalette } from './palette.ts'
@@ -194,7 +194,7 @@ function normaliseInput(input: StatusInput): StatusInput {
  */
 async function applyUpdate(
   tx: Db,
-  plans: Plans,
+  deps: ServiceDeps,
   caller: Caller,
   status: StatusRow,
   input: StatusInput,
@@ -205,7 +205,7 @@ async function applyUpdate(
   assertWriteScopes(caller.limits, { kind: 'update', fields: Object.keys(input) })
   assertMayChange(role, input)
   assertPreconditions(status, options)
-  assertPlanAllows(planOf(plans, caller.plan), input, {
+  assertPlanAllows(planOf(deps.plans, caller.plan), input, {
     accessTypeUserList: status.access_type_user_list,
     accessTypeHistory: status.access_type_history,
   })
@@ -230,12 +230,45 @@ async function applyUpdate(
       by_user_id: caller.userId,
     })
     // retention follows the owner's plan; an updater's plan does not matter
-    await pruneExpiredHistory(tx, plans, updated, role === 'owner' ? caller.plan : undefined)
+    await pruneExpiredHistory(tx, deps.plans, updated, role === 'owner' ? caller.plan : undefined)
+    await recordChange(tx, deps, updated, status.value, now)
   }
   const written: Written = { row: updated, ...tagged(updated, caller.userId), created: false }
   await options.onWrite?.(tx, written)
   return written
 }
+
+/** The status as its notifications carry it (docs/notifications.md#payloads). */
+const notifiedStatus = (
+  deps: ServiceDeps,
+  row: StatusRow,
+  previousValue: string | null,
+): NotifiedStatus => ({
+  id: row.id,
+  shareId: row.share_id,
+  name: row.name,
+  value: row.value,
+  previousValue,
+  colorNo: row.color_no,
+  changeCount: Number(row.change_count),
+  url: `${deps.linkBase?.() ?? ''}/s/${row.share_id}`,
+})
+
+/**
+ * Records the value write's `status.changed` event in its transaction
+ * (docs/notifications.md#rules): committed with the write, so an acknowledged update's
+ * notification survives a crash. note: every value write records one, the same value
+ * written again included (it is an update: docs/api.md#the-status-object), whether or not
+ * anyone has a rule; knowing that nobody does would cost the write a query of its own.
+ */
+const recordChange = (
+  tx: Db,
+  deps: ServiceDeps,
+  row: StatusRow,
+  previousValue: string | null,
+  at: string,
+): Promise<string> =>
+  recordStatusEvent(tx, STATUS_CHANGED, notifiedStatus(deps, row, previousValue), at)
 
 /** A write's result, with the row it left for the live-update event. */
 interface Written extends WriteResult {
@@ -256,7 +289,7 @@ export async function updateStatusById(
     async (tx) => {
       const current = await findStatusByIdForWrite(tx, statusId)
       if (!current) throw notFound('Status not found')
-      return applyUpdate(tx, deps.plans, caller, current, input, options)
+      return applyUpdate(tx, deps, caller, current, input, options)
     },
     (result) => changed(result.row),
   )
@@ -315,7 +348,7 @@ export async function setStatusByKey(
     async (tx): Promise<Written> => {
       for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
         const existing = await findStatusByKeyForWrite(tx, caller.userId, key)
-        if (existing) return applyUpdate(tx, deps.plans, caller, existing, input, options)
+        if (existing) return applyUpdate(tx, deps, caller, existing, input, options)
         assertMayCreate(caller, input)
         assertPreconditions(null, options)
         const plan = planOf(deps.plans, caller.plan)
@@ -332,7 +365,7 @@ export async function setStatusByKey(
           newStatusRow(caller, key, name, input),
         )
         if (!inserted) continue // the key was taken meanwhile, or the share id clashed: look again
-        if (inserted.value !== null)
+        if (inserted.value !== null) {
           await insertHistory(tx, {
             status_id: inserted.id,
             change_no: 1,
@@ -340,6 +373,8 @@ export async function setStatusByKey(
             at: inserted.created_at,
             by_user_id: caller.userId,
           })
+          await recordChange(tx, deps, inserted, null, inserted.created_at)
+        }
         const written: Written = {
           row: inserted,
           ...tagged(inserted, caller.userId),
