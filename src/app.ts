@@ -68,6 +68,8 @@ import { shareRoutes } from './modules/statuses/share.routes.ts'
 import { shareLinkRoutes, shareLinkViewRoutes } from './modules/statuses/share-links.routes.ts'
 import { sharingRoutes } from './modules/statuses/sharing.routes.ts'
 import { reachableStatuses } from './modules/statuses/sharing.service.ts'
+import { StaleDetector } from './modules/statuses/stale-detector.ts'
+import { STALE_CHECK_INTERVAL_MS } from './modules/statuses/staleness.ts'
 import { STATUS_CHANGES, type StatusEventBus } from './modules/statuses/status-events.ts'
 import { statusRoutes } from './modules/statuses/statuses.routes.ts'
 import type { AccountDeps } from './modules/users/accounts.service.ts'
@@ -136,6 +138,8 @@ export interface AppDeps {
   trustProxy?: false | number | string | string[]
   /** How often the history sweep looks for deletions left unswept (HISTORY_SWEEP_INTERVAL_MS). */
   historySweepIntervalMs?: number
+  /** How often this instance looks for statuses that went stale (STALE_CHECK_INTERVAL_MS). */
+  staleCheckIntervalMs?: number
   /**
    * Sends e-mail (SMTP_URL; docs/accounts.md#e-mail): verification, password reset and
    * invitation links. Null or absent: no e-mail; accounts start verified, and `statusd user
@@ -353,6 +357,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   historySweep.start()
   app.addHook('preClose', () => historySweep.close())
+  // silences that turned stale are announced once each, whichever instance sees them first
+  // (docs/notifications.md#staleness)
+  const staleDetector = new StaleDetector({
+    deps: { db: database.db, writer, events, clock, linkBase },
+    intervalMs: deps.staleCheckIntervalMs ?? STALE_CHECK_INTERVAL_MS,
+    onError: (err) => app.log.warn({ err }, 'looking for stale statuses failed'),
+  })
+  app.decorate('staleDetector', staleDetector)
+  app.addHook('onReady', async () => staleDetector.start())
+  app.addHook('preClose', () => staleDetector.close())
   const services: ServiceDeps = {
     db: database.db,
     plans,

@@ -4,6 +4,7 @@ import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './db/engine.ts'
 import { DEFAULT_CLIENT_LIMITS } from './lib/client-limits.ts'
 import { parseNetworks } from './lib/outbound.ts'
 import { DEFAULT_PLANS, loadPlansFile, type Plans } from './modules/plans/plans.ts'
+import { STALE_CHECK_INTERVAL_MS } from './modules/statuses/staleness.ts'
 
 /**
  * Which proxies' `X-Forwarded-For` names the client (`TRUST_PROXY`): none (false), the
@@ -41,6 +42,8 @@ export interface Config {
    * docs/notifications.md#outbound-safety); empty: none.
    */
   webhookAllowNetworks: string[]
+  /** How often this instance looks for statuses that went stale (`STALE_CHECK_INTERVAL_MS`). */
+  staleCheckIntervalMs: number
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -138,6 +141,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `WEBHOOK_ALLOW_NETWORKS must be a comma-separated list of CIDR ranges (10.0.0.0/8, fd00::/8): ${(err as Error).message}`,
     )
   }
+  const staleCheckIntervalMs = wholeNumber(
+    env,
+    'STALE_CHECK_INTERVAL_MS',
+    STALE_CHECK_INTERVAL_MS,
+    [10, 3_600_000],
+  )
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/statusd.db'
   checkDatabaseUrl(databaseUrl)
   let plans = DEFAULT_PLANS
@@ -165,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl,
     mailFrom,
     webhookAllowNetworks,
+    staleCheckIntervalMs,
   }
 }
 

@@ -79,6 +79,7 @@ export async function serve(
         config.publicUrl,
         config.smtpUrl === null ? null : config.mailFrom,
       ),
+      staleCheckIntervalMs: config.staleCheckIntervalMs,
       logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
     })
   } catch (err) {

@@ -46,3 +46,20 @@ export function renderBadge(label: string, value: string, colorNo: number): stri
   return html`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${HEIGHT}" role="img" aria-label="${`${label}: ${value}`}"><title>${`${label}: ${value}`}</title><linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/><stop offset="1" stop-opacity=".1"/></linearGradient><clipPath id="r"><rect width="${width}" height="${HEIGHT}" rx="3" fill="#fff"/></clipPath><g clip-path="url(#r)"><rect width="${left}" height="${HEIGHT}" fill="${LABEL_COLOR}"/><rect x="${left}" width="${right}" height="${HEIGHT}" fill="${color}"/><rect width="${width}" height="${HEIGHT}" fill="url(#s)"/></g><g fill="#fff" text-anchor="middle" font-family="Verdana,Geneva,DejaVu Sans,sans-serif" font-size="11">${segment(label, 0, left)}${segment(value, left, right)}</g></svg>`
     .value
 }
+
+/** The colour of a stale status's badge: slate, the service's grey (docs/notifications.md#staleness). */
+export const STALE_COLOR_NO = 11
+
+/**
+ * The badge of a status: its value in its colour; a stale one grey, its value marked
+ * "stale" (colour is never the only signal).
+ */
+export const badgeSvg = (badge: {
+  name: string
+  value: string | null
+  colorNo: number
+  stale: boolean
+}): string =>
+  badge.stale
+    ? renderBadge(badge.name, `${badge.value ?? '—'} · stale`, STALE_COLOR_NO)
+    : renderBadge(badge.name, badge.value ?? '—', badge.colorNo)

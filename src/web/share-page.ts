@@ -2,6 +2,7 @@ import { isSafeHref } from '../lib/links.ts'
 import type { HistoryEntry } from '../modules/statuses/history.schemas.ts'
 import type { DescriptionPart, ShareView } from '../modules/statuses/share-view.ts'
 import type { StatusUser } from '../modules/statuses/sharing.schemas.ts'
+import { STALE_COLOR_NO } from './badge.ts'
 import { html, type SafeHtml } from './html.ts'
 
 /** URLs of the page's stylesheet and script (content-hashed, so they cache for good). */
@@ -122,8 +123,9 @@ export function renderSharePage(input: SharePageInput): string {
   const main = html`<main>
 <div class="top"><span>Status</span><span class="live" id="live" data-state="connecting">Connecting…</span></div>
 <h1 id="name" dir="auto">${view.name}</h1>
-<p id="value" class="value c${view.colorNo}${view.value === null ? ' empty' : ''}" data-length="${valueLength(view.value)}" aria-live="polite" dir="auto"><span id="value-text">${view.value ?? '—'}</span></p>
+<p id="value" class="value c${view.stale ? STALE_COLOR_NO : view.colorNo}${view.value === null ? ' empty' : ''}${view.stale ? ' stale' : ''}" data-length="${valueLength(view.value)}" aria-live="polite" dir="auto"><span id="value-text">${view.value ?? '—'}</span></p>
 <p class="meta" id="changed">${view.valueUpdatedAt === null ? 'No value yet' : html`Changed ${time(view.valueUpdatedAt)}`}</p>
+<p class="meta stale-note" id="stale"${view.staleSince === null ? html` hidden` : ''}>${view.staleSince === null ? '' : html`Stale since ${time(view.staleSince)}`}</p>
 <p class="gone-note" id="gone" role="status" hidden>This status is not available right now.</p>
 <p class="description" id="description" dir="auto"${view.descriptionParts.length === 0 ? html` hidden` : ''}>${descriptionHtml(view.descriptionParts)}</p>
 ${

@@ -17,7 +17,7 @@ import {
 } from '../modules/statuses/share-links.service.ts'
 import { ShareIdParamsSchema } from '../modules/statuses/sharing.schemas.ts'
 import { prepareError } from '../plugins/error-handler.ts'
-import { renderBadge } from './badge.ts'
+import { badgeSvg, renderBadge } from './badge.ts'
 import { renderInvitePage } from './invite-page.ts'
 import { paletteCss } from './palette.ts'
 import { type AssetUrls, renderMessagePage, renderSharePage } from './share-page.ts'
@@ -276,8 +276,8 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       // an unknown or private share id throws 404: the error handler answers the grey badge
       const { shareId } = request.params
-      const badge = await shareBadge(deps.db, shareId)
-      const svg = renderBadge(badge.name, badge.value ?? '—', badge.colorNo)
+      const badge = await shareBadge(deps, shareId)
+      const svg = badgeSvg(badge)
       return sendBadge(reply, 200, svg, cacheable(shareId, badge.version, svg))
     },
   )
@@ -424,7 +424,7 @@ export const linkWebRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
     },
     async (request, reply) => {
       const badge = await linkBadge(deps, request.params.token)
-      const svg = renderBadge(badge.name, badge.value ?? '—', badge.colorNo)
+      const svg = badgeSvg(badge)
       return sendBadge(reply, 200, svg, PRIVATE_LINK_HEADERS)
     },
   )

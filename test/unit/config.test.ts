@@ -43,6 +43,7 @@ describe('loadConfig', () => {
       smtpUrl: null,
       mailFrom: 'statusd <statusd@localhost>',
       webhookAllowNetworks: [],
+      staleCheckIntervalMs: 10_000,
     }))
 
   it('WEBHOOK_ALLOW_NETWORKS: none by default; CIDR ranges and addresses (docs/notifications.md#outbound-safety)', () => {

@@ -141,7 +141,8 @@ class Snapshot {
   }
 
   #statusEvent(readerId: string): Rendered {
-    return this.#rendered(JSON.stringify(toStatus(this.row, readerId)))
+    const now = (this.#deps.clock ?? systemClock).now()
+    return this.#rendered(JSON.stringify(toStatus(this.row, readerId, now)))
   }
 
   #rendered(json: string): Rendered {

@@ -2,6 +2,7 @@ import type { Static } from 'typebox'
 import { Type } from 'typebox'
 import type { Db, StatusRow } from '../../db/database.ts'
 import { writerOf } from '../../db/writer.ts'
+import { systemClock } from '../../lib/clock.ts'
 import type { Page } from '../../lib/cursor.ts'
 import { ApiError, forbidden, notFound, validationError } from '../../lib/errors.ts'
 import { hashApiKey, newId, newToken } from '../../lib/ids.ts'
@@ -14,7 +15,7 @@ import type { ServiceDeps } from '../service-deps.ts'
 import type { HistoryEntry } from './history.schemas.ts'
 import { listStatusHistory } from './history.service.ts'
 import type { ShareBadge, SharePage } from './share.service.ts'
-import { shareViewOf } from './share.service.ts'
+import { badgeOf, shareViewOf } from './share.service.ts'
 import {
   countValidShareLinks,
   deleteShareLinksEndedBefore,
@@ -342,12 +343,7 @@ export async function linkPage(
 /** The badge a link shows (`/l/:token/badge.svg`). */
 export async function linkBadge(deps: ServiceDeps, token: string): Promise<ShareBadge> {
   const { status } = await linkedStatus(deps, token)
-  return {
-    name: status.name,
-    value: status.value,
-    colorNo: status.color_no,
-    version: Number(status.version),
-  }
+  return badgeOf(status, (deps.clock ?? systemClock).now())
 }
 
 /**

@@ -5,6 +5,7 @@ import { findLinks, isSafeHref } from '../../lib/links.ts'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
 import type { Plan } from '../plans/plans.ts'
 import { parsePalette } from './palette.ts'
+import { staleFieldsOf } from './staleness.ts'
 import { PaletteEntrySchema } from './statuses.schemas.ts'
 
 export const DescriptionPartSchema = Type.Object(
@@ -56,6 +57,12 @@ export const ShareViewSchema = Type.Object(
     palette: Type.Array(PaletteEntrySchema, {
       description: 'The value palette (docs/app.md#value-palette); [] when none',
     }),
+    stale: Type.Boolean({
+      description: 'No value update for its staleAfter (docs/notifications.md#staleness)',
+    }),
+    staleSince: Type.Union([Timestamp(), Type.Null()], {
+      description: 'When it turned stale; null while it is not',
+    }),
     changeCount: Type.Integer({ minimum: 0 }),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
@@ -65,8 +72,13 @@ export const ShareViewSchema = Type.Object(
 )
 export type ShareView = Static<typeof ShareViewSchema>
 
-/** Maps a (public) status row to its share view; links follow the owner's plan. */
-export function toShareView(row: StatusRow, ownerPlan: Plan): ShareView {
+/**
+ * Maps a (public) status row to its share view at `nowMs`; links follow the owner's plan.
+ * note: `staleAfter` itself is the owner's setting, left out as the access settings are;
+ * whether the status is stale is what a viewer needs.
+ */
+export function toShareView(row: StatusRow, ownerPlan: Plan, nowMs: number): ShareView {
+  const { stale, staleSince } = staleFieldsOf(row, nowMs)
   return {
     shareId: row.share_id,
     name: row.name,
@@ -76,6 +88,8 @@ export function toShareView(row: StatusRow, ownerPlan: Plan): ShareView {
     descriptionParts: descriptionParts(row.description, ownerPlan.descriptionLinks),
     colorNo: row.color_no,
     palette: parsePalette(row.palette),
+    stale,
+    staleSince,
     changeCount: Number(row.change_count),
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -1,4 +1,5 @@
 import type { Db, StatusRow } from '../../db/database.ts'
+import { systemClock } from '../../lib/clock.ts'
 import type { Page } from '../../lib/cursor.ts'
 import { notFound } from '../../lib/errors.ts'
 import type { ServiceDeps } from '../service-deps.ts'
@@ -7,6 +8,7 @@ import { listStatusHistory, ownerPlanOf } from './history.service.ts'
 import { type ShareView, toShareView } from './share-view.ts'
 import type { StatusUser } from './sharing.schemas.ts'
 import { listStatusUsers, type PageRequest } from './sharing.service.ts'
+import { staleFieldsOf } from './staleness.ts'
 import { mayReadDetail } from './statuses.access.ts'
 import { findStatusByShareId } from './statuses.repository.ts'
 import type { AccessLevel } from './statuses.schemas.ts'
@@ -24,7 +26,8 @@ export async function publicStatus(db: Db, shareId: string): Promise<StatusRow> 
 
 /** The share view of a status: description links follow its owner's plan. */
 export async function shareViewOf(deps: ServiceDeps, status: StatusRow): Promise<ShareView> {
-  return toShareView(status, await ownerPlanOf(deps.db, deps.plans, status))
+  const plan = await ownerPlanOf(deps.db, deps.plans, status)
+  return toShareView(status, plan, (deps.clock ?? systemClock).now())
 }
 
 /** A share view, with the stored version of the status it shows (for its ETag). */
@@ -99,17 +102,22 @@ export interface ShareBadge {
   name: string
   value: string | null
   colorNo: number
+  /** Stale (docs/notifications.md#staleness): the badge is grey and says so. */
+  stale: boolean
   /** The stored version of the status (for the badge's ETag). */
   version: number
 }
 
+/** The badge of a status, at `nowMs` (staleness). */
+export const badgeOf = (status: StatusRow, nowMs: number): ShareBadge => ({
+  name: status.name,
+  value: status.value,
+  colorNo: status.color_no,
+  stale: staleFieldsOf(status, nowMs).stale,
+  version: Number(status.version),
+})
+
 /** The badge of a public status (404 as the share view). */
-export async function shareBadge(db: Db, shareId: string): Promise<ShareBadge> {
-  const status = await publicStatus(db, shareId)
-  return {
-    name: status.name,
-    value: status.value,
-    colorNo: status.color_no,
-    version: Number(status.version),
-  }
+export async function shareBadge(deps: ServiceDeps, shareId: string): Promise<ShareBadge> {
+  return badgeOf(await publicStatus(deps.db, shareId), (deps.clock ?? systemClock).now())
 }

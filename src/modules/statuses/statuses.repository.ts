@@ -270,3 +270,44 @@ export async function reachableStatusIds(
     .execute()
   return rows.map((row) => row.id)
 }
+
+/**
+ * Ids of statuses whose silence turned stale by `now` and was not announced yet, the
+ * longest-stale first, at most `limit` (the stale detector's candidates; statuses_stale_at).
+ */
+export async function dueStaleStatusIds(db: Db, now: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('statuses')
+    .select('id')
+    .where('stale_at', '<=', now)
+    .where('stale_notified_at', 'is', null)
+    .orderBy('stale_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute()
+  return rows.map((r) => r.id)
+}
+
+/**
+ * Marks the silences of these statuses announced at `now`, each only if it is still due and
+ * unannounced, and returns the rows it marked (as they now stand). The conditions are checked
+ * again by the UPDATE itself: on PostgreSQL a row another instance claimed, or a value update
+ * started a new silence of, meanwhile (its lock waited for) no longer matches, so each silence
+ * is claimed once, whichever instances look. The version moves: the status reads differently
+ * now (stale), and live streams number their events by it.
+ */
+export async function claimStaleStatuses(
+  db: Db,
+  ids: readonly string[],
+  now: string,
+): Promise<StatusRow[]> {
+  if (ids.length === 0) return []
+  return db
+    .updateTable('statuses')
+    .set((eb) => ({ stale_notified_at: now, version: eb('version', '+', 1) }))
+    .where('id', 'in', [...ids])
+    .where('stale_at', '<=', now)
+    .where('stale_notified_at', 'is', null)
+    .returningAll()
+    .execute()
+}

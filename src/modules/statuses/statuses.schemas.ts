@@ -18,7 +18,13 @@ export const READ_ONLY_FIELDS = new Set([
   'createdAt',
   'updatedAt',
   'valueUpdatedAt',
+  'stale',
+  'staleSince',
 ])
+
+/** The shortest and longest silence `staleAfter` may name, in seconds (docs/notifications.md#staleness). */
+export const STALE_AFTER_MIN = 60
+export const STALE_AFTER_MAX = 31_536_000
 
 /** At most this many entries in a status's value palette (docs/app.md#value-palette). */
 export const MAX_PALETTE_ENTRIES = 12
@@ -63,6 +69,15 @@ export const StatusInputSchema = withReadOnlyProperties(
           },
         ),
       ),
+      staleAfter: Type.Optional(
+        Type.Union(
+          [Type.Integer({ minimum: STALE_AFTER_MIN, maximum: STALE_AFTER_MAX }), Type.Null()],
+          {
+            description:
+              'Seconds without a value update after which the status reads stale (docs/notifications.md#staleness); null: never.',
+          },
+        ),
+      ),
     },
     {
       $id: 'StatusInput',
@@ -97,6 +112,19 @@ export const StatusSchema = Type.Object(
     palette: Type.Array(PaletteEntrySchema, {
       description: `${PALETTE_DESCRIPTION} [] when none.`,
     }),
+    staleAfter: Type.Union(
+      [Type.Integer({ minimum: STALE_AFTER_MIN, maximum: STALE_AFTER_MAX }), Type.Null()],
+      {
+        description: 'Seconds of silence after which the status reads stale; null: never',
+      },
+    ),
+    stale: Type.Boolean({
+      description:
+        'True once staleAfter seconds passed since the last value update (or the creation), until the next one',
+    }),
+    staleSince: Type.Union([Timestamp(), Type.Null()], {
+      description: 'When it turned stale; null while it is not',
+    }),
     changeCount: Type.Integer({ minimum: 0 }),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
@@ -124,6 +152,9 @@ export const StatusSchema = Type.Object(
           { value: 'FREE', colorNo: 3 },
           { value: 'OCCUPIED', colorNo: 2 },
         ],
+        staleAfter: 3600,
+        stale: false,
+        staleSince: null,
         changeCount: 1,
         createdAt: '2026-11-22T04:26:43.754Z',
         updatedAt: '2026-11-22T04:26:43.754Z',

@@ -1,5 +1,6 @@
 import type { Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
+import { systemClock } from '../../lib/clock.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import {
   insufficientScope,
@@ -18,6 +19,7 @@ import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts
 import type { ServiceDeps } from '../service-deps.ts'
 import { pruneExpiredHistory } from './history.service.ts'
 import { assertUniquePalette, paletteColor, parsePalette, storedPalette } from './palette.ts'
+import { staleAtOf, staleChanges, staleFieldsOf } from './staleness.ts'
 import { announcedWrite, type StatusChange } from './status-events.ts'
 import { assertMayChange, assertVisible, roleOn } from './statuses.access.ts'
 import {
@@ -84,11 +86,14 @@ export interface WriteOptions {
 export const statusEtag = (row: Pick<StatusRow, 'id' | 'version'>): string =>
   versionEtag(row.id, Number(row.version))
 
-/** The API's view of a stored status for one reader, and its tag, mapped once. */
-const tagged = (row: StatusRow, readerId: string): TaggedStatus => ({
-  status: toStatus(row, readerId),
+/** The API's view of a stored status for one reader at a time, and its tag, mapped once. */
+const tagged = (row: StatusRow, readerId: string, nowMs: number): TaggedStatus => ({
+  status: toStatus(row, readerId, nowMs),
   etag: statusEtag(row),
 })
+
+/** The time by the service's clock (staleness is judged by it). */
+const nowOf = (deps: ServiceDeps): number => (deps.clock ?? systemClock).now()
 
 /** Throws 412 unless the preconditions hold for the current state (null: no status yet). */
 function assertPreconditions(current: StatusRow | null, options: WriteOptions): void {
@@ -115,7 +120,7 @@ export const STATUS_DEFAULTS = {
  * change case. The status key is the owner's own name for the status: null for everyone else
  * (docs/api.md#the-status-object).
  */
-export function toStatus(row: StatusRow, readerId: string): Status {
+export function toStatus(row: StatusRow, readerId: string, nowMs: number = Date.now()): Status {
   return {
     id: row.id,
     shareId: row.share_id,
@@ -130,6 +135,8 @@ export function toStatus(row: StatusRow, readerId: string): Status {
     accessTypeHistory: row.access_type_history as AccessLevel,
     listed: Number(row.listed) === 1,
     palette: parsePalette(row.palette),
+    // computed from the clock at read time, so a read is right before the detector runs
+    ...staleFieldsOf(row, nowMs),
     changeCount: Number(row.change_count),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -214,6 +221,7 @@ async function applyUpdate(
   const changes = toRowChanges(input, now)
   const color = impliedColor(input, status.palette)
   if (color !== undefined) changes.color_no = color
+  Object.assign(changes, staleChanges(status, input.staleAfter, valueChanged, now))
   // note: a value write (the hot path) leaves the search name alone; a status stored before
   // search came gets one when it is renamed or listed
   if (input.name !== undefined || input.listed !== undefined)
@@ -233,14 +241,18 @@ async function applyUpdate(
     await pruneExpiredHistory(tx, deps.plans, updated, role === 'owner' ? caller.plan : undefined)
     await recordChange(tx, deps, updated, status.value, now)
   }
-  const written: Written = { row: updated, ...tagged(updated, caller.userId), created: false }
+  const written: Written = {
+    row: updated,
+    ...tagged(updated, caller.userId, nowOf(deps)),
+    created: false,
+  }
   await options.onWrite?.(tx, written)
   return written
 }
 
 /** The status as its notifications carry it (docs/notifications.md#payloads). */
-const notifiedStatus = (
-  deps: ServiceDeps,
+export const notifiedStatus = (
+  deps: Pick<ServiceDeps, 'linkBase'>,
   row: StatusRow,
   previousValue: string | null,
 ): NotifiedStatus => ({
@@ -377,7 +389,7 @@ export async function setStatusByKey(
         }
         const written: Written = {
           row: inserted,
-          ...tagged(inserted, caller.userId),
+          ...tagged(inserted, caller.userId, nowOf(deps)),
           created: true,
         }
         await options.onWrite?.(tx, written)
@@ -429,9 +441,9 @@ function newStatusRow(caller: Caller, key: string, name: string, input: StatusIn
     listed: input.listed ? 1 : 0,
     name_search: searchableName(name),
     palette: input.palette === undefined ? null : storedPalette(input.palette),
-    // staleness is set by its own feature (docs/notifications.md#staleness)
-    stale_after: null,
-    stale_at: null,
+    stale_after: input.staleAfter ?? null,
+    // a silence starts at creation, value or not (docs/notifications.md#staleness)
+    stale_at: staleAtOf(now, input.staleAfter ?? null),
     stale_notified_at: null,
   }
 }
@@ -444,7 +456,7 @@ export async function getStatusById(
 ): Promise<TaggedStatus> {
   const status = await findStatusById(deps.db, statusId)
   const role = status ? await roleOn(deps.db, status, caller.userId) : null
-  return tagged(assertVisible(status, role, caller.limits), caller.userId)
+  return tagged(assertVisible(status, role, caller.limits), caller.userId, nowOf(deps))
 }
 
 /** GET /v1/status-keys/:statusKey — the caller's own status with this key. */
@@ -455,7 +467,7 @@ export async function getStatusByKey(
 ): Promise<TaggedStatus> {
   assertStatusKey(key)
   const status = await findStatusByKey(deps.db, caller.userId, key)
-  return tagged(assertVisible(status, 'owner', caller.limits), caller.userId)
+  return tagged(assertVisible(status, 'owner', caller.limits), caller.userId, nowOf(deps))
 }
 
 /**

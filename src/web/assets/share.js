@@ -141,7 +141,17 @@
     const value = byId('value')
     byId('value-text').textContent = status.value ?? '—'
     value.classList.toggle('empty', status.value === null)
-    value.className = value.className.replace(/\bc\d+\b/, `c${status.colorNo}`)
+    // a stale status is grey (slate, colour 11) and says since when (docs/notifications.md#staleness)
+    value.className = value.className.replace(/\bc\d+\b/, `c${status.stale ? 11 : status.colorNo}`)
+    value.classList.toggle('stale', status.stale === true)
+    const stale = byId('stale')
+    if (stale && status.stale && status.staleSince) {
+      stale.replaceChildren('Stale since ', timeElement(status.staleSince))
+      stale.hidden = false
+    } else if (stale) {
+      stale.hidden = true
+      stale.replaceChildren()
+    }
     value.dataset.length = String(Math.min([...(status.value ?? '—')].length, 10))
     fitValue()
     document.title = status.value === null ? status.name : `${status.name}: ${status.value}`
