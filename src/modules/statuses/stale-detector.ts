@@ -46,9 +46,9 @@ async function claimBatch(
   deps: StaleDetectorDeps,
   now: string,
   batchSize: number,
-): Promise<{ claimed: number; changes: StatusChange[] }> {
+): Promise<{ due: number; claimed: number; changes: StatusChange[] }> {
   const within = deps.events?.publishWithin?.bind(deps.events)
-  const { claimed, changes } = await writerOf(deps).run(async (tx) => {
+  return writerOf(deps).run(async (tx) => {
     const due = await dueStaleStatusIds(tx, now, batchSize)
     const rows = await claimStaleStatuses(tx, due, now)
     const changes: StatusChange[] = []
@@ -69,9 +69,8 @@ async function claimBatch(
       if (within) await within(tx, change)
       else changes.push(change)
     }
-    return { claimed: due.length, changes }
+    return { due: due.length, claimed: rows.length, changes }
   })
-  return { claimed, changes }
 }
 
 /**
@@ -85,11 +84,11 @@ export async function detectStale(
   const now = new Date((deps.clock ?? systemClock).now()).toISOString()
   let total = 0
   for (;;) {
-    const { claimed, changes } = await claimBatch(deps, now, batchSize)
-    total += changes.length
+    const { due, claimed, changes } = await claimBatch(deps, now, batchSize)
+    total += claimed
     for (const change of changes) await deps.events?.publish(change)
     // fewer due than a batch: none is left (a candidate another instance took is not counted)
-    if (claimed < batchSize) return total
+    if (due < batchSize) return total
   }
 }
 

@@ -94,6 +94,7 @@ const tagged = (row: StatusRow, readerId: string, nowMs: number): TaggedStatus =
 
 /** The time by the service's clock (staleness is judged by it). */
 const nowOf = (deps: ServiceDeps): number => (deps.clock ?? systemClock).now()
+const clockIso = (deps: ServiceDeps): string => new Date(nowOf(deps)).toISOString()
 
 /** Throws 412 unless the preconditions hold for the current state (null: no status yet). */
 function assertPreconditions(current: StatusRow | null, options: WriteOptions): void {
@@ -221,7 +222,9 @@ async function applyUpdate(
   const changes = toRowChanges(input, now)
   const color = impliedColor(input, status.palette)
   if (color !== undefined) changes.color_no = color
-  Object.assign(changes, staleChanges(status, input.staleAfter, valueChanged, now))
+  // note: silences are timed by the service's clock, as reads and the stale detector judge
+  // them (the same clock as `now` but in tests, which move it by hand)
+  Object.assign(changes, staleChanges(status, input.staleAfter, valueChanged, clockIso(deps)))
   // note: a value write (the hot path) leaves the search name alone; a status stored before
   // search came gets one when it is renamed or listed
   if (input.name !== undefined || input.listed !== undefined)
@@ -374,7 +377,7 @@ export async function setStatusByKey(
         assertUnderStatusLimit(plan, await countOwnedStatuses(tx, caller.userId))
         const inserted = await insertStatusUnlessKeyTaken(
           tx,
-          newStatusRow(caller, key, name, input),
+          newStatusRow(caller, key, name, input, clockIso(deps)),
         )
         if (!inserted) continue // the key was taken meanwhile, or the share id clashed: look again
         if (inserted.value !== null) {
@@ -417,7 +420,14 @@ function assertMayCreate(caller: Caller, input: StatusInput): void {
   assertWriteScopes(caller.limits, { kind: 'create', fields: Object.keys(input) })
 }
 
-function newStatusRow(caller: Caller, key: string, name: string, input: StatusInput): StatusRow {
+/** A new status's row; `clockNow` starts its first silence (docs/notifications.md#staleness). */
+function newStatusRow(
+  caller: Caller,
+  key: string,
+  name: string,
+  input: StatusInput,
+  clockNow: string,
+): StatusRow {
   const now = creationIso()
   const hasValue = input.value !== undefined
   return {
@@ -443,7 +453,7 @@ function newStatusRow(caller: Caller, key: string, name: string, input: StatusIn
     palette: input.palette === undefined ? null : storedPalette(input.palette),
     stale_after: input.staleAfter ?? null,
     // a silence starts at creation, value or not (docs/notifications.md#staleness)
-    stale_at: staleAtOf(now, input.staleAfter ?? null),
+    stale_at: staleAtOf(clockNow, input.staleAfter ?? null),
     stale_notified_at: null,
   }
 }
