@@ -54,9 +54,9 @@ import {
   channelConfirmationState,
   confirmEmailChannel,
 } from './modules/notifications/email-channel.ts'
+import { ruleRoutes } from './modules/notifications/rules.routes.ts'
 import { VapidKeys, vapidSubject } from './modules/notifications/vapid-keys.ts'
 import { webpushRoutes } from './modules/notifications/webpush.routes.ts'
-import { ruleRoutes } from './modules/notifications/rules.routes.ts'
 import { planOf } from './modules/plans/plan-of.ts'
 import type { Plans } from './modules/plans/plans.ts'
 import type { ServiceDeps } from './modules/service-deps.ts'

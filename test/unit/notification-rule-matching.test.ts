@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { RuleCondition } from '../../src/modules/notifications/rules.schemas.ts'
-import { type RuleEvent, ruleMatches } from '../../src/modules/notifications/rules.service.ts'
+import { type RuleCondition, ruleMatches } from '../../src/modules/notifications/rule-matching.ts'
+
+interface RuleEvent {
+  type: string
+  value: string | null
+  previousValue: string | null
+}
 
 // docs/notifications.md#rules: what each rule asks to be told of.
 
@@ -23,7 +28,12 @@ const TABLE: [string, RuleCondition, RuleEvent, boolean][] = [
   ['changesTo: between listed values', { changesTo: ['B', 'C'] }, changed('C', 'B'), true],
   ['changesTo: the first value, listed', { changesTo: ['A'] }, changed(null, 'A'), true],
   ['changesTo: to another value', { changesTo: ['B'] }, changed('A', 'C'), false],
-  ['changesTo: the listed value again (no change)', { changesTo: ['B'] }, changed('B', 'B'), false],
+  [
+    'changesTo: the listed value written again (an update)',
+    { changesTo: ['B'] },
+    changed('B', 'B'),
+    true,
+  ],
   ['changesTo: not staleness', { changesTo: ['ON'] }, stale, false],
   [
     'changesTo: values compare exactly (case)',
@@ -33,12 +43,29 @@ const TABLE: [string, RuleCondition, RuleEvent, boolean][] = [
   ],
   ['leaves: from a listed value', { leaves: ['A'] }, changed('A', 'B'), true],
   ['leaves: from an unlisted value', { leaves: ['A'] }, changed('C', 'B'), false],
-  ['leaves: the listed value again (no change)', { leaves: ['A'] }, changed('A', 'A'), false],
+  [
+    'leaves: the listed value written again (it stays)',
+    { leaves: ['A'] },
+    changed('A', 'A'),
+    false,
+  ],
+  [
+    'leaves: to another listed value (still among them)',
+    { leaves: ['A', 'B'] },
+    changed('A', 'B'),
+    false,
+  ],
+  [
+    'leaves: from a listed value to an unlisted one',
+    { leaves: ['A', 'B'] },
+    changed('B', 'C'),
+    true,
+  ],
   ['leaves: the first value (nothing left)', { leaves: ['A'] }, changed(null, 'B'), false],
   ['leaves: not staleness', { leaves: ['ON'] }, stale, false],
 ]
 
 describe('notification rules: which events each condition matches', () => {
   for (const [name, condition, event, expected] of TABLE)
-    it(name, () => assert.equal(ruleMatches(condition, event), expected))
+    it(name, () => assert.equal(ruleMatches(condition, event.type, event), expected))
 })

@@ -25,14 +25,14 @@ export const RuleConditionSchema = Type.Union(
       { changesTo: RuleValues },
       {
         additionalProperties: false,
-        description: 'An update that sets one of these values, coming from another value',
+        description: 'An update that sets one of these values (the same value again included)',
       },
     ),
     Type.Object(
       { leaves: RuleValues },
       {
         additionalProperties: false,
-        description: 'An update that replaces one of these values by another value',
+        description: 'An update from one of these values to a value not among them',
       },
     ),
   ],

@@ -97,31 +97,3 @@ export async function deleteRuleOf(
     await deleteRule(tx, status.id, caller.userId)
   })
 }
-
-/** What a recorded event is, as a rule judges it (docs/notifications.md#rules). */
-export interface RuleEvent {
-  type: string
-  value: string | null
-  previousValue: string | null
-}
-
-/**
- * Whether a rule's condition asks to be told of this event: the one statement of the rules'
- * meaning, for the notifications worker that fans events out.
- * - `any`: every value update (`status.changed`), the same value written again included;
- * - `{changesTo}`: an update to one of the values from a different value;
- * - `{leaves}`: an update from one of the values to a different value;
- * - `stale`: the status went quiet (`status.stale`), once per silence.
- */
-export function ruleMatches(condition: RuleCondition, event: RuleEvent): boolean {
-  if (condition === 'stale') return event.type === 'status.stale'
-  if (event.type !== 'status.changed') return false
-  if (condition === 'any') return true
-  if (event.value === event.previousValue) return false
-  if ('changesTo' in condition)
-    return event.value !== null && condition.changesTo.includes(event.value)
-  return event.previousValue !== null && condition.leaves.includes(event.previousValue)
-}
-
-/** A stored condition back from its JSON (the worker reads rules rows). */
-export const parseRuleCondition = (json: string): RuleCondition => JSON.parse(json) as RuleCondition
