@@ -67,9 +67,10 @@ const runOnce = (w: World) => w.t.app.deliveryWorker.runOnce()
 const deliveriesOf = async (w: World, user: TestUser, channelId: string) =>
   (await w.t.request(user, 'GET', `/v1/user/channels/${channelId}/deliveries`)).json()
 
+// note: made without a value, so that its creation records no status.changed of its own
+// (docs/notifications.md#rules); the tests record the changes they deliver themselves
 async function statusOf(w: World, user: TestUser, key: string, access = 'private') {
   const res = await w.t.request(user, 'POST', `/v1/status-keys/${key}`, {
-    value: 'OK',
     name: `Status ${key}`,
     accessType: access,
   })
@@ -122,6 +123,14 @@ async function setRule(
       created_at: at,
       updated_at: at,
     })
+    // a subscriber has {"when": "any"} from accepting (docs/notifications.md#rules): replaced
+    .onConflict((oc) =>
+      oc.columns(['status_id', 'user_id']).doUpdateSet({
+        condition: JSON.stringify(condition),
+        channel_ids: channelIds === null ? null : JSON.stringify(channelIds),
+        updated_at: at,
+      }),
+    )
     .execute()
 }
 
