@@ -4,7 +4,9 @@
  * point: TEST_SEED=…), starts it again on the same storage, and checks that every acknowledged
  * write is there — its value, its change number, its history row — and that storage is
  * intact. Unacknowledged writes sent with an Idempotency-Key are retried after the restart
- * and must land exactly once.
+ * and must land exactly once. Every acknowledged write has its notification recorded (its
+ * `status.changed` outbox event, committed in the write's transaction), and after the last
+ * restart a webhook receiver gets every recorded event, each change under one event id.
  *
  *   npm run test:crash                  50 rounds on SQLite (CRASH_ROUNDS to change)
  *   TEST_DATABASE_URL=postgres://… npm run test:crash    PostgreSQL too, when this tree has it
@@ -25,6 +27,8 @@ import { type Lifetime, scriptLifetime } from '../helpers/cleanup.ts'
 import { testDatabase } from '../helpers/engine.ts'
 import { type Server, startServer } from '../helpers/processes.ts'
 import { type Random, random, runSeed } from '../helpers/seed.ts'
+import { waitUntil } from '../helpers/sse.ts'
+import { startReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts'
 
 /** Where a crash run keeps its data: an engine and a DATABASE_URL. */
 export interface CrashTarget {
@@ -45,6 +49,11 @@ export interface CrashOptions {
   log?: (line: string) => void
   /** JSON lines of every acknowledged write, for the record. */
   ackLogFile?: string
+  /**
+   * Also notify: a webhook channel and an `any` rule on every status, and after the last
+   * restart every recorded event must reach the receiver (default true).
+   */
+  notify?: boolean
 }
 
 export interface CrashReport {
@@ -54,6 +63,8 @@ export interface CrashReport {
   retriedAfterRestart: number
   statuses: number
   historyRows: number
+  /** Events the webhook receiver got after the last restart (0 without `notify`). */
+  delivered: number
 }
 
 /** One write the server acknowledged (2xx): what must survive the crash. */
@@ -114,6 +125,9 @@ async function integrity(database: Database): Promise<void> {
  * Checks storage against everything acknowledged so far: each ack's history row (same change
  * number, same value), change counters never behind an ack, history numbered 1..changeCount
  * without gaps or duplicates, the current value the last history row's, no value applied twice.
+ * And what notifications need (docs/notifications.md#rules): each value update its
+ * `status.changed` outbox event, committed with it — one per change number, with the value
+ * of that change — so an acknowledged write's notification survives the kill.
  */
 async function verify(
   target: CrashTarget,
@@ -157,7 +171,32 @@ async function verify(
           `status ${s.status_key}: its value is its last history row's`,
         )
     }
+    const events = await database.db
+      .selectFrom('outbox_events')
+      .select(['id', 'status_id', 'payload'])
+      .where('type', '=', 'status.changed')
+      .where('status_id', 'in', statuses.length > 0 ? statuses.map((s) => s.id) : ['-none-'])
+      .execute()
+    const eventOf = new Map<string, string>()
+    for (const e of events) {
+      const { status } = JSON.parse(e.payload) as {
+        status: { id: string; value: string; changeCount: number }
+      }
+      const id = `${e.status_id}#${status.changeCount}`
+      check(status.id === e.status_id, `event ${e.id} is about its status`)
+      check(!eventOf.has(id), `one status.changed event per change number (${id})`)
+      eventOf.set(id, status.value)
+      check(rows.get(id) === status.value, `event ${e.id} carries change ${id}'s value`)
+    }
+    check(
+      events.length === history.length,
+      `one status.changed event per history row (${events.length} events, ${history.length} rows)`,
+    )
     for (const ack of acks) {
+      check(
+        eventOf.get(`${ack.statusId}#${ack.changeCount}`) === ack.value,
+        `status ${ack.statusKey}: change ${ack.changeCount} ("${ack.value}") has its status.changed event`,
+      )
       const status = byId.get(ack.statusId)
       check(status !== undefined, `acknowledged status ${ack.statusKey} (${ack.statusId}) exists`)
       check(
@@ -170,6 +209,64 @@ async function verify(
       )
     }
     return { statuses: statuses.length, historyRows: history.length }
+  } finally {
+    await database.close()
+  }
+}
+
+/** How long the last server may take to deliver what the crashes left (a bound, not a timing). */
+const DELIVERY_WAIT_MS = 180_000
+
+/**
+ * After the last restart, every `status.changed` event storage holds reaches the webhook
+ * receiver (docs/notifications.md#delivery): delivery is at least once, so an event may
+ * arrive more than once after a kill, but always under its one id, and no change arrives
+ * under two ids.
+ */
+async function verifyDelivered(
+  target: CrashTarget,
+  userId: string,
+  receiver: WebhookReceiver,
+): Promise<number> {
+  const database = createDatabase(target.databaseUrl)
+  try {
+    const events = await database.db
+      .selectFrom('outbox_events as e')
+      .innerJoin('statuses as s', 's.id', 'e.status_id')
+      .select(['e.id', 'e.payload'])
+      .where('e.type', '=', 'status.changed')
+      .where('s.owner_id', '=', userId)
+      .execute()
+    const expected = new Map(events.map((e) => [e.id, JSON.parse(e.payload)]))
+    const received = () => new Set(receiver.requests.map((r) => String(r.headers['webhook-id'])))
+    await waitUntil(
+      () => [...expected.keys()].every((id) => received().has(id)),
+      `the receiver has all ${expected.size} events`,
+      DELIVERY_WAIT_MS,
+    )
+    const idOfChange = new Map<string, string>()
+    for (const request of receiver.requests) {
+      const id = String(request.headers['webhook-id'])
+      const body = JSON.parse(request.body) as {
+        id: string
+        type: string
+        status: { id: string; value: string; changeCount: number }
+      }
+      const recorded = expected.get(id)
+      check(recorded !== undefined, `delivered ${id} is an event storage holds`)
+      check(body.id === id, `the body's id is the webhook-id (${id})`)
+      check(
+        body.type === 'status.changed' && body.status.value === recorded.status.value,
+        `${id} carries its change's value`,
+      )
+      const change = `${body.status.id}#${body.status.changeCount}`
+      check(
+        (idOfChange.get(change) ?? id) === id,
+        `change ${change} arrives under one id (${idOfChange.get(change)}, ${id})`,
+      )
+      idOfChange.set(change, id)
+    }
+    return expected.size
   } finally {
     await database.close()
   }
@@ -209,11 +306,18 @@ async function makeUser(target: CrashTarget): Promise<{ userId: string; key: str
 
 /** Runs `rounds` rounds of load → SIGKILL → verify → restart. Throws on the first broken promise. */
 export async function runCrash(options: CrashOptions): Promise<CrashReport> {
-  const { t, rounds, target, random, workers = 6, log = () => {} } = options
+  const { t, rounds, target, random, workers = 6, log = () => {}, notify = true } = options
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'statusd-crash-'))
   const plansFile = path.join(dir, 'plans.json')
   fs.writeFileSync(plansFile, JSON.stringify(PLANS))
   const { userId, key } = await makeUser(target)
+  const receiver = notify ? await startReceiver(t) : null
+  // webhooks to the loopback receiver (docs/notifications.md#outbound-safety)
+  const serverEnv = {
+    PLANS_FILE: plansFile,
+    LOG_LEVEL: 'info',
+    WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8',
+  }
   // values are unique across the run
   const run = random.int(0, 36 ** 3).toString(36)
   let counter = 0
@@ -249,12 +353,39 @@ export async function runCrash(options: CrashOptions): Promise<CrashReport> {
   }
 
   let report: { statuses: number; historyRows: number } = { statuses: 0, historyRows: 0 }
+  let delivered = 0
+
+  /**
+   * The statuses made up front (no value yet), each with an `any` rule, and a webhook channel
+   * to the receiver: every value write of the load is then to be delivered.
+   */
+  const subscribeAll = async (server: Server, to: WebhookReceiver) => {
+    const call = async (method: string, url: string, body: unknown) => {
+      const res = await fetch(`${server.url}${url}`, {
+        method,
+        headers: { 'service-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      })
+      const text = await res.text()
+      check(res.ok, `${method} ${url}: ${res.status} ${text}`)
+      return JSON.parse(text)
+    }
+    await call('POST', '/v1/user/channels', {
+      type: 'webhook',
+      name: 'crash receiver',
+      config: { url: `${to.origin}/hook`, format: 'standard' },
+    })
+    for (const statusKey of STATUS_KEYS) {
+      const status = await call('POST', `/v1/status-keys/${statusKey}`, { name: statusKey })
+      ids.set(statusKey, status.id)
+      await call('PUT', `/v1/status/${status.id}/notifications`, { when: 'any' })
+    }
+  }
   try {
     for (let round = 1; round <= rounds; round++) {
-      const server = await startServer(t, target.databaseUrl, {
-        PLANS_FILE: plansFile,
-        LOG_LEVEL: 'info',
-      })
+      const server = await startServer(t, target.databaseUrl, serverEnv)
+      if (round === 1 && receiver) await subscribeAll(server, receiver)
       // retry what the last crash left unanswered: each must land exactly once
       for (const p of pending) {
         const res = await send(server, p)
@@ -343,10 +474,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashReport> {
       )
     }
     // a last start: the server comes up on what the crashes left, and answers as storage says
-    const server = await startServer(t, target.databaseUrl, {
-      PLANS_FILE: plansFile,
-      LOG_LEVEL: 'info',
-    })
+    const server = await startServer(t, target.databaseUrl, serverEnv)
     for (const p of pending) {
       const res = await send(server, p)
       check(res.status === 200 || res.status === 201, `final retry: ${res.status} ${res.text}`)
@@ -379,6 +507,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashReport> {
         `GET ${row.id} after the crashes answers what storage holds`,
       )
     }
+    if (receiver) delivered = await verifyDelivered(target, userId, receiver)
     const exit = await server.stop('SIGTERM')
     check(exit.code === 0, 'the last server stops cleanly')
     report = await verify(target, userId, acks)
@@ -392,6 +521,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashReport> {
     unacknowledged,
     retriedAfterRestart: retried,
     ...report,
+    delivered,
   }
 }
 
