@@ -3,12 +3,14 @@ import { buildApp } from './app.ts'
 import type { Config } from './config.ts'
 import { createDatabase } from './db/create-database.ts'
 import { migrateToLatest } from './db/migrate.ts'
+import { systemClock } from './lib/clock.ts'
 import { createMailer, describeSmtpUrl } from './lib/mailer.ts'
 import { redactHeaderValue, redactRequestUrl } from './lib/redact.ts'
 import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.service.ts'
 import { vapidSubject } from './modules/notifications/vapid-keys.ts'
 import { pruneEndedShareLinks } from './modules/statuses/share-links.service.ts'
 import { ensureFirstUser } from './modules/users/first-user.ts'
+import { createSignInLink } from './modules/users/sign-in-links.service.ts'
 
 const HOUSEKEEPING_INTERVAL_MS = 60 * 60 * 1000
 /** The first housekeeping, after the start's own work (schemas compile in idle turns). */
@@ -156,8 +158,13 @@ export async function serve(
       { address },
       'SMTP_URL is set without PUBLIC_URL: mailed links point at the listening address; set PUBLIC_URL to the URL people reach the service at',
     )
-  if (first)
-    printFirstKey(first.user.id, first.user.plan, first.key, config.publicUrl ?? address, json)
+  if (first) {
+    const base = config.publicUrl ?? address
+    // the way into the app for the person who started it (docs/app.md#the-first-start):
+    // the first user has no password yet; the link signs them in once, within the hour
+    const link = await createSignInLink(database.db, systemClock, first.user.id, base)
+    printFirstKey(first.user.id, first.user.plan, first.key, base, link.url, json)
+  }
   return app
 }
 
@@ -167,10 +174,13 @@ function printFirstKey(
   plan: string,
   key: string,
   base: string,
+  signInUrl: string,
   json: boolean,
 ): void {
   if (json) {
-    process.stdout.write(`${JSON.stringify({ firstStart: { userId, plan, key, url: base } })}\n`)
+    process.stdout.write(
+      `${JSON.stringify({ firstStart: { userId, plan, key, url: base, signInUrl } })}\n`,
+    )
     return
   }
   process.stdout.write(
@@ -182,6 +192,11 @@ function printFirstKey(
       `      ${key}`,
       '',
       `  Try:  curl -H 'service-api-key: ${key}' ${base}/v1/checkAuth`,
+      '',
+      '  Open the app with this one-time sign-in link (valid one hour), then set a password',
+      '  under Account:',
+      '',
+      `      ${signInUrl}`,
       '',
       '',
     ].join('\n'),
