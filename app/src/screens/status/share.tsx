@@ -57,7 +57,12 @@ function Visibility(props: { status: Status; onChange: (status: Status) => void 
   const { status } = props
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
+  // the choice just made shows while it is saved (a controlled input would otherwise flip back
+  // to the old value until the answer comes); a refusal puts the old value back
+  const [pending, setPending] = useState<Partial<Status>>({})
+  const shown = { ...status, ...pending }
   async function patch(body: Partial<Status>) {
+    setPending(body)
     setBusy(true)
     setError(null)
     try {
@@ -65,6 +70,7 @@ function Visibility(props: { status: Status; onChange: (status: Status) => void 
     } catch (e) {
       setError(e)
     } finally {
+      setPending({})
       setBusy(false)
     }
   }
@@ -77,7 +83,7 @@ function Visibility(props: { status: Status; onChange: (status: Status) => void 
           <input
             type="radio"
             name="accessType"
-            checked={status.accessType === 'public'}
+            checked={shown.accessType === 'public'}
             onChange={() => patch({ accessType: 'public' })}
           />{' '}
           Public: anyone with the link sees it
@@ -86,7 +92,7 @@ function Visibility(props: { status: Status; onChange: (status: Status) => void 
           <input
             type="radio"
             name="accessType"
-            checked={status.accessType === 'private'}
+            checked={shown.accessType === 'private'}
             onChange={() => patch({ accessType: 'private' })}
           />{' '}
           Private: only people with a role, and private links
@@ -103,7 +109,7 @@ function Visibility(props: { status: Status; onChange: (status: Status) => void 
             <label for={`share-${field}`}>{label}</label>
             <select
               id={`share-${field}`}
-              value={status[field]}
+              value={shown[field]}
               disabled={busy}
               onChange={(event) =>
                 patch({ [field]: event.currentTarget.value as Status[typeof field] })
