@@ -153,7 +153,9 @@ describe('the board', { skip: chromiumMissing(), timeout: 360_000 }, () => {
     const gone = await createAs(server, person, 'gone', { name: 'Going', value: 'BYE' })
     const stays = await createAs(server, person, 'stays', { name: 'Staying', value: 'HI' })
     const streams: string[] = []
-    const { page } = await openApp(ctx, server, { person, path: '/sign-in' })
+    // a screen that opens no stream (signed in, /sign-in would go on to the board)
+    const { page } = await openApp(ctx, server, { person, path: '/statuses/new' })
+    await expectScreen(page, 'New status')
     page.on('request', (request) => {
       if (new URL(request.url()).pathname === '/v1/events') streams.push(request.url())
     })
@@ -179,7 +181,9 @@ describe('the board', { skip: chromiumMissing(), timeout: 360_000 }, () => {
     for (let i = 1; i <= 101; i++)
       await createAs(server, person, `s${i}`, { name: `Status ${i}`, value: `V${i}` })
     const streams: string[] = []
-    const { page } = await openApp(ctx, server, { person, path: '/sign-in' })
+    // a screen that opens no stream (signed in, /sign-in would go on to the board)
+    const { page } = await openApp(ctx, server, { person, path: '/statuses/new' })
+    await expectScreen(page, 'New status')
     page.on('request', (request) => {
       if (new URL(request.url()).pathname === '/v1/events') streams.push(request.url())
     })
