@@ -10,7 +10,7 @@ import {
   openStream,
   takePlace,
 } from '../events/event-streams.ts'
-import { attachMany } from '../events/many-statuses.ts'
+import { attachMany, manyStreamOptions } from '../events/many-statuses.ts'
 import type { StatusFeeds } from '../events/status-feeds.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import type { BoardStreams } from './board-streams.ts'
@@ -195,7 +195,7 @@ export const publicBoardRoutes: FastifyPluginAsyncTypebox<{
         const row = await publicBoardRow(deps, request.params.shareId)
         boardId = row.id
         statusIds = boardStatusIds(row)
-        const stream = openStream(request, reply, sse, {
+        const stream = openStream(request, reply, manyStreamOptions(sse, statusIds.length), {
           'access-control-allow-origin': '*',
           'x-content-type-options': 'nosniff',
         })

@@ -14,7 +14,7 @@ import { ShareIdParamsSchema } from '../statuses/sharing.schemas.ts'
 import { accessById } from '../statuses/sharing.service.ts'
 import { StatusIdParamsSchema } from '../statuses/statuses.schemas.ts'
 import { EVENT_STREAM_RESPONSE, openInPlace, openStream, takePlace } from './event-streams.ts'
-import { attachMany, MAX_STREAM_STATUSES } from './many-statuses.ts'
+import { attachMany, MAX_STREAM_STATUSES, manyStreamOptions } from './many-statuses.ts'
 import type { StatusFeeds, Viewer } from './status-feeds.ts'
 import type { StreamCredentials } from './stream-credentials.ts'
 
@@ -127,7 +127,7 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
           }
         }
         if (missing.length > 0) throw new ApiError(404, 'notFound', 'Status not found', missing)
-        const stream = openStream(request, reply, sse, {
+        const stream = openStream(request, reply, manyStreamOptions(sse, statusIds.length), {
           ...API_RESPONSE_HEADERS,
           'cache-control': `${API_RESPONSE_HEADERS['cache-control']}, no-transform`,
         })

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { SseFrame, type SseStream } from '../../lib/sse.ts'
+import { SseFrame, type SseOptions, type SseStream } from '../../lib/sse.ts'
 import type { FeedSink, GoneReason, Rendered, StatusFeeds, Viewer } from './status-feeds.ts'
 
 // One stream for many statuses (docs/api.md#one-stream-for-many-statuses): `GET /v1/events`
@@ -49,6 +49,21 @@ export function parseCursor(
   })
   return versions.includes(undefined) ? none : (versions as (number | null)[])
 }
+
+/** Room in the client's buffer for one status's first event (a Status with a long description and a full palette, and the cursor). */
+const FIRST_EVENT_BYTES = 4096
+
+/**
+ * The SSE tuning of a stream of `count` statuses: its buffer bound (SseOptions.maxBufferedBytes,
+ * what a client may leave unread before it is dropped) grows by room for every status's first
+ * event, which all leave at once when it opens: 100 statuses' current states are more than a
+ * single status's bound, and a client on a slow link or a busy machine was dropped and
+ * reconnected before it had read them.
+ */
+export const manyStreamOptions = (sse: SseOptions, count: number): SseOptions => ({
+  ...sse,
+  maxBufferedBytes: sse.maxBufferedBytes + count * FIRST_EVENT_BYTES,
+})
 
 /** A frame of this stream: one data line (JSON has no line breaks), the cursor as its id. */
 const frameOf = (event: string, cursor: string, data: string): SseFrame =>
