@@ -9,7 +9,7 @@ const WAIT = { timeout: 30_000 }
 
 // The API explorer at /docs (Swagger UI) renders under its Content-Security-Policy (hardening
 // finding 12: /docs sent none): the reference shows every operation, nothing is refused.
-describe('/docs in real Chromium', { skip: chromiumMissing(), timeout: 600_000 }, () => {
+describe('/docs in real Chromium', { skip: chromiumMissing(), timeout: 1_200_000 }, () => {
   let browser: Awaited<ReturnType<typeof launchChromium>>
   before(async () => {
     browser = await launchChromium()
