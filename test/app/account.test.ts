@@ -14,7 +14,6 @@ import {
 import { expectNoAxeViolations } from '../helpers/axe.ts'
 import { chromiumMissing } from '../helpers/browser.ts'
 import { startSmtpServer } from '../helpers/smtp.ts'
-import { openPasskeyPage } from '../helpers/webauthn.ts'
 import { startReceiver } from '../helpers/webhook-receiver.ts'
 
 // The account screen (docs/app.md#account) in real Chromium: profile, password, passkeys
@@ -128,31 +127,33 @@ describe('the account screen', { skip: chromiumMissing(), timeout: 360_000 }, ()
       ['Old laptop'],
     )
 
-    // sign out, then in with the passkey alone: the device's credential, in a page that
-    // signs in the way the sign-in screen does (options, navigator.credentials.get, login)
+    const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId })
+    assert.equal(credentials.length, 1, 'the device holds the passkey')
+
+    // sign out, then in with the passkey alone, with the sign-in screen's button
     await page.getByRole('button', { name: 'Sign out', exact: true }).click()
     await expectScreen(page, 'Sign in')
-    const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId })
-    assert.equal(credentials.length, 1)
-    const device = await openPasskeyPage(context, server.origin)
-    for (const credential of credentials)
-      await device.cdp.send('WebAuthn.addCredential', {
-        authenticatorId: device.authenticatorId,
-        credential,
-      })
-    const signedIn = await device.signIn()
-    assert.equal(signedIn.status, 200, JSON.stringify(signedIn))
-    assert.equal((signedIn.body as { id: string }).id, person.id)
+    await page.getByRole('button', { name: 'Use a passkey' }).click()
+    await expectScreen(page, 'Board')
+    // the browser's new session (the one it signed out of is gone) began with the passkey
+    const sessions = (await page.evaluate("fetch('/v1/user/sessions').then((r) => r.json())")) as {
+      method: string
+      current: boolean
+    }[]
+    assert.equal(sessions.find((s) => s.current)?.method, 'passkey')
 
-    // the session the passkey started is this browser's: the account screen deletes it
-    await page.bringToFront()
-    await page.goto(`${server.origin}/account`)
+    // deleted, it signs no one in
+    await page.getByRole('link', { name: 'Account' }).click()
     await expectScreen(page, 'Account')
     await page.getByRole('button', { name: 'Delete Old laptop' }).click()
     await confirm(page, 'Delete the passkey')
     await page.getByText('Passkey “Old laptop” deleted.').waitFor()
-    const again = await device.signIn()
-    assert.equal(again.status, 401, 'a deleted passkey signs no one in')
+    assert.deepEqual(await page.evaluate("fetch('/v1/user/passkeys').then((r) => r.json())"), [])
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click()
+    await expectScreen(page, 'Sign in')
+    await page.getByRole('button', { name: 'Use a passkey' }).click()
+    await page.getByRole('alert').waitFor()
+    await expectScreen(page, 'Sign in')
   })
 
   it('lists the signed-in browsers with this one marked; signs out one, then every other', async (ctx) => {
