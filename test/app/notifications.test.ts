@@ -216,6 +216,62 @@ describe('the notifications screen', { skip: chromiumMissing(), timeout: 360_000
     assert.equal(shown[0]?.data.target, `${server.origin}/notifications`)
   })
 
+  it('the status’s Notifications tab sets my rule (values to change to, some channels), and turns it off', async (ctx) => {
+    const server = await appServer(ctx, { webhookAllowNetworks: ['127.0.0.0/8'] })
+    const person = await signUpPerson(server)
+    const receiver = await startReceiver(ctx)
+    const made = await asSession(server.t, person.cookie, 'POST', '/v1/status-keys/room-4', {
+      name: 'Meeting room 4',
+      value: 'FREE',
+      palette: [
+        { value: 'FREE', colorNo: 3 },
+        { value: 'BUSY', colorNo: 2 },
+      ],
+    })
+    const statusId = made.json().id as string
+    const channel = async (name: string) =>
+      (
+        await asSession(server.t, person.cookie, 'POST', '/v1/user/channels', {
+          type: 'webhook',
+          name,
+          config: { url: `${receiver.origin}/${name}`, format: 'standard' },
+        })
+      ).json().id as string
+    await channel('Ops')
+    const pager = await channel('Pager')
+    const { page } = await openApp(ctx, server, {
+      person,
+      path: `/statuses/${statusId}/notifications`,
+    })
+    await page.getByRole('radio', { name: 'When it changes to one of these values' }).check()
+    await page.getByText('This status’s palette: FREE, BUSY').waitFor()
+    await page.getByLabel('Values, one per line').fill('BUSY\nOUT')
+    await page.getByRole('radio', { name: 'Only these' }).check()
+    await page.getByRole('checkbox', { name: 'Pager (webhook)' }).check()
+    await page.getByRole('button', { name: 'Save', exact: true }).click()
+    await page.getByText('Saved: you will be notified as chosen.').waitFor()
+    const rule = (
+      await asSession(server.t, person.cookie, 'GET', `/v1/status/${statusId}/notifications`)
+    ).json()
+    assert.deepEqual(rule.when, { changesTo: ['BUSY', 'OUT'] })
+    assert.deepEqual(rule.channels, [pager])
+
+    // a reload shows the rule as stored
+    await page.reload()
+    assert.ok(
+      await page.getByRole('radio', { name: 'When it changes to one of these values' }).isChecked(),
+    )
+    assert.equal(await page.getByLabel('Values, one per line').inputValue(), 'BUSY\nOUT')
+
+    await page.getByRole('radio', { name: 'Off: never' }).check()
+    await page.getByRole('button', { name: 'Save', exact: true }).click()
+    await page.getByText('Notifications for this status are off.').waitFor()
+    const off = (
+      await asSession(server.t, person.cookie, 'GET', `/v1/status/${statusId}/notifications`)
+    ).json()
+    assert.equal(off.when, null)
+  })
+
   it('hostile channel names are shown as text, and nothing overflows at 375 px', async (ctx) => {
     const server = await appServer(ctx, { webhookAllowNetworks: ['127.0.0.0/8'] })
     const person = await signUpPerson(server)
