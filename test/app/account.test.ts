@@ -214,7 +214,7 @@ describe('the account screen', { skip: chromiumMissing(), timeout: 360_000 }, ()
   })
 })
 
-describe('keys, account and notifications pass axe', {
+describe('keys, account, notifications and a status’s notifications tab pass axe', {
   skip: chromiumMissing(),
   timeout: 240_000,
 }, () => {
@@ -224,8 +224,9 @@ describe('keys, account and notifications pass axe', {
         const server = await appServer(ctx, { webhookAllowNetworks: ['127.0.0.0/8'] })
         const person = await signUpPerson(server, { name: 'Grace' })
         await anotherSession(server, person)
-        await asSession(server.t, person.cookie, 'POST', '/v1/status-keys/door', {
+        const door = await asSession(server.t, person.cookie, 'POST', '/v1/status-keys/door', {
           name: 'Front door',
+          palette: [{ value: 'OPEN', colorNo: 3 }],
         })
         await asSession(server.t, person.cookie, 'POST', '/v1/user/api-keys', {
           label: 'door sensor',
@@ -267,6 +268,13 @@ describe('keys, account and notifications pass axe', {
         await page.getByRole('button', { name: 'Delivery log of Ops' }).click()
         await page.getByText('No deliveries yet.').waitFor()
         await expectNoAxeViolations(page, label('notifications'))
+        assert.ok(await page.evaluate('document.documentElement.scrollWidth <= innerWidth'))
+
+        await page.goto(`${server.origin}/statuses/${door.json().id}/notifications`)
+        await page.getByRole('button', { name: 'Save', exact: true }).waitFor()
+        await page.getByRole('radio', { name: 'When it changes to one of these values' }).check()
+        await page.getByRole('radio', { name: 'Only these' }).check()
+        await expectNoAxeViolations(page, label('a status’s notifications tab'))
         assert.ok(await page.evaluate('document.documentElement.scrollWidth <= innerWidth'))
       })
 })
