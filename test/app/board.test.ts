@@ -15,7 +15,7 @@ import { chromiumMissing } from '../helpers/browser.ts'
 // The board (docs/app.md#the-board): my statuses as live tiles, one tap on a palette value,
 // search and filter, and a new status made through the form (docs/app.md#a-new-status).
 
-describe('the board', { skip: chromiumMissing(), timeout: 180_000 }, () => {
+describe('the board', { skip: chromiumMissing(), timeout: 360_000 }, () => {
   it('an empty board offers "Create a status"; the form creates one with the API and shows it', async (ctx) => {
     const server = await appServer(ctx)
     const person = await signUpPerson(server)
