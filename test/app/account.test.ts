@@ -216,7 +216,8 @@ describe('the account screen', { skip: chromiumMissing(), timeout: 360_000 }, ()
 
 describe('keys, account, notifications and a status’s notifications tab pass axe', {
   skip: chromiumMissing(),
-  timeout: 240_000,
+  // four browsers in turn, each a minute or more on a busy 2-core host
+  timeout: 600_000,
 }, () => {
   for (const colorScheme of ['light', 'dark'] as const)
     for (const width of [375, 1280])
