@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { before, describe, it } from 'node:test'
+import { APP_PATHS } from '../../src/web/app-paths.ts'
 import { makeApp, type TestApp } from '../helpers/app.ts'
 import { suiteLifetime } from '../helpers/cleanup.ts'
 
@@ -50,12 +51,14 @@ describe('the OpenAPI document and the router agree', () => {
     for (const op of documented()) assert.ok(routes.has(op), `${op} is documented but not served`)
   })
 
-  it('only the docs UI, the document itself and the share page assets are hidden', () => {
-    // note: /s/assets/ serves the share page's stylesheet, script and icon: not API
-    for (const r of t.app.routeInventory().filter((r) => r.hidden))
+  it('only the docs UI, the document itself, page assets and the app are hidden', () => {
+    // note: /s/assets/ and /b/assets/ serve the share and wall pages' stylesheets, scripts and
+    // icons; the app's screens, files, manifest and service worker (docs/app.md) are not API
+    const app = new Set<string>(APP_PATHS)
+    for (const r of t.app.routeInventory().filter((r) => r.hidden && !app.has(r.url)))
       assert.match(
         r.url,
-        /^\/docs(\/|$)|^\/openapi\.json$|^\/s\/assets\/|^\/b\/assets\//,
+        /^\/docs(\/|$)|^\/openapi\.json$|^\/s\/assets\/|^\/b\/assets\/|^\/app\/\*$|^\/manifest\.webmanifest$|^\/sw\.js$/,
         `${r.method} ${r.url} is hidden`,
       )
   })
@@ -89,9 +92,10 @@ describe('the OpenAPI document and the router agree', () => {
 })
 
 describe('versions', () => {
-  it('every API route is under /v1; outside it only operations and docs', () => {
+  it('every API route is under /v1; outside it only operations, docs, pages and the app', () => {
+    const app = new Set<string>(APP_PATHS)
     for (const r of t.app.routeInventory()) {
-      if (r.url.startsWith('/v1/')) continue
+      if (r.url.startsWith('/v1/') || app.has(r.url)) continue
       assert.match(
         r.url,
         // the share pages (/s/:shareId, its badge; docs/sharing.md#share-page-and-badge), the
@@ -99,7 +103,7 @@ describe('versions', () => {
         // e-mailed and printed links open (docs/accounts.md#e-mail, docs/notifications.md#e-mail) and the pages of private
         // share links (/l/:token, its badge; docs/accounts.md#private-share-links) are the
         // other public surfaces
-        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+|invite\/.+|auth\/(verify|reset|link|channel)\/:token|l\/.+|b\/.+)$/,
+        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+|invite\/.+|auth\/(verify|reset|link|channel)\/:token|l\/.+|b\/.+|app\/\*|manifest\.webmanifest|sw\.js)$/,
         `${r.method} ${r.url} is outside /v1`,
       )
     }
