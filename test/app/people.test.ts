@@ -10,38 +10,13 @@ import {
   type Person,
   signUpPerson,
 } from '../helpers/app-browser.ts'
-import { makeStatus } from '../helpers/app-statuses.ts'
+import { giveRole, makeStatus } from '../helpers/app-statuses.ts'
 import { chromiumMissing } from '../helpers/browser.ts'
 import { linkIn, startSmtpServer } from '../helpers/smtp.ts'
 
 // The people tab (docs/app.md#people-and-invitations): who has which role, inviting by link
 // or by e-mail (through a real SMTP server), changing a role (an invitation to accept) and
 // removing someone, in real Chromium.
-
-/** The owner offers `person` a role through the API and they accept it. */
-async function giveRole(
-  server: AppServer,
-  owner: Person,
-  statusId: string,
-  person: Person,
-  role: 'updater' | 'subscriber',
-): Promise<void> {
-  const offered = await asSession(
-    server.t,
-    owner.cookie,
-    'PUT',
-    `/v1/status/${statusId}/users/${person.id}`,
-    { role },
-  )
-  assert.equal(offered.statusCode, 202, offered.body)
-  const accepted = await asSession(
-    server.t,
-    person.cookie,
-    'POST',
-    `/v1/user/invitations/${offered.json().id}/accept`,
-  )
-  assert.equal(accepted.statusCode, 200, accepted.body)
-}
 
 const usersOf = async (server: AppServer, owner: Person, statusId: string) =>
   (await asSession(server.t, owner.cookie, 'GET', `/v1/status/${statusId}/users`)).json() as {
