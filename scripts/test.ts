@@ -8,22 +8,30 @@
 // seed drives every test's randomness in a run: TEST_SEED=<the printed seed> replays it.
 import { spawnSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
+import { globSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { buildApp } from './build-app.ts'
 
 const files = process.argv.slice(2)
 const concurrency = Number(process.env.TEST_CONCURRENCY) || availableParallelism()
 const seed = process.env.TEST_SEED || process.env.FUZZ_SEED || String(randomInt(2 ** 31))
-const args = [
-  '--test',
-  '--test-reporter=spec',
-  `--test-concurrency=${concurrency}`,
-  ...(files.length > 0 ? files : ['test/**/*.test.ts']),
-]
+const options = ['--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`]
+
+// The browser suites (test/app, test/browser) test pages and screens; the API they call is
+// tested on both engines by the other suites, so the PostgreSQL run leaves them out
+// (docs/architecture.md#tests): they are the slowest files of the suite.
+const BROWSER_SUITES = /^test\/(app|browser)\//
+const everyFile = () => globSync('test/**/*.test.ts').sort()
 
 function run(engine: 'sqlite' | 'postgres'): boolean {
   process.stdout.write(`\n=== test suite on ${engine} (TEST_SEED=${seed}) ===\n\n`)
-  const result = spawnSync(process.execPath, args, {
+  const chosen =
+    files.length > 0
+      ? files
+      : engine === 'postgres'
+        ? everyFile().filter((f) => !BROWSER_SUITES.test(f))
+        : ['test/**/*.test.ts']
+  const result = spawnSync(process.execPath, [...options, ...chosen], {
     stdio: 'inherit',
     env: { ...process.env, TEST_ENGINE: engine, TEST_SEED: seed },
   })
