@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -7,6 +6,7 @@ import { BoardShareIdParamsSchema } from '../modules/boards/boards.schemas.ts'
 import { publicBoard } from '../modules/boards/boards.service.ts'
 import type { ServiceDeps } from '../modules/service-deps.ts'
 import { prepareError } from '../plugins/error-handler.ts'
+import { type PageAsset, pageAsset, sendPageAsset } from './page-assets.ts'
 import { paletteCss } from './palette.ts'
 import { renderWallMessage, renderWallPage, type WallAssets } from './wall-page.ts'
 
@@ -21,33 +21,23 @@ export const WALL_CSP =
 // The wall page of a public board, `GET /b/:shareId` (docs/app.md#boards-and-the-wall), and
 // its two files. Its JSON and its stream are API routes (modules/boards/boards.routes.ts).
 
-interface Asset {
-  body: string
-  type: string
-  hash: string
-  url: string
-}
-
-function asset(name: string, type: string, body: string): Asset {
-  const hash = createHash('sha256').update(body).digest('hex').slice(0, 12)
-  return { body, type, hash, url: `/b/assets/${name}?v=${hash}` }
-}
-
-const ASSETS: Record<string, Asset> = {
-  'wall.css': asset(
+const ASSETS: Record<string, PageAsset> = {
+  'wall.css': pageAsset(
+    '/b/assets',
     'wall.css',
     'text/css; charset=utf-8',
     `${readFileSync(new URL('./assets/wall.css', import.meta.url), 'utf8')}\n${paletteCss()}\n`,
   ),
-  'wall.js': asset(
+  'wall.js': pageAsset(
+    '/b/assets',
     'wall.js',
     'text/javascript; charset=utf-8',
     readFileSync(new URL('./assets/wall.js', import.meta.url), 'utf8'),
   ),
 }
 const WALL_ASSETS: WallAssets = {
-  css: (ASSETS['wall.css'] as Asset).url,
-  js: (ASSETS['wall.js'] as Asset).url,
+  css: (ASSETS['wall.css'] as PageAsset).url,
+  js: (ASSETS['wall.js'] as PageAsset).url,
 }
 
 function sendHtml(reply: FastifyReply, status: number, body: string): FastifyReply {
@@ -99,16 +89,7 @@ export const wallRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = asyn
         ? ASSETS[request.params.name]
         : undefined
       if (!found) return sendHtml(reply, 404, notFound())
-      // the pages link to the content's hash: that URL may be kept for ever
-      const { v } = request.query as { v?: unknown }
-      return reply
-        .headers({
-          'content-type': found.type,
-          'x-content-type-options': 'nosniff',
-          'cache-control':
-            v === found.hash ? 'public, max-age=31536000, immutable' : 'public, no-cache',
-        })
-        .send(found.body)
+      return sendPageAsset(request, reply, found)
     },
   )
 

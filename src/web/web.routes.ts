@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -19,6 +18,7 @@ import { ShareIdParamsSchema } from '../modules/statuses/sharing.schemas.ts'
 import { prepareError } from '../plugins/error-handler.ts'
 import { badgeSvg, renderBadge } from './badge.ts'
 import { renderInvitePage } from './invite-page.ts'
+import { type PageAsset, pageAsset, sendPageAsset } from './page-assets.ts'
 import { paletteCss } from './palette.ts'
 import { type AssetUrls, renderMessagePage, renderSharePage } from './share-page.ts'
 
@@ -34,40 +34,30 @@ export const PAGE_CSP =
 // an SVG opened on its own must not run anything either
 const BADGE_CSP = "default-src 'none'; style-src 'unsafe-inline'"
 
-interface Asset {
-  body: string
-  type: string
-  /** The first 12 hex digits of the content's SHA-256: the version in `url`. */
-  hash: string
-  url: string
-}
-
-function asset(name: string, type: string, body: string): Asset {
-  const hash = createHash('sha256').update(body).digest('hex').slice(0, 12)
-  return { body, type, hash, url: `/s/assets/${name}?v=${hash}` }
-}
-
-const ASSETS: Record<string, Asset> = {
-  'share.css': asset(
+const ASSETS: Record<string, PageAsset> = {
+  'share.css': pageAsset(
+    '/s/assets',
     'share.css',
     'text/css; charset=utf-8',
     `${readFileSync(new URL('./assets/share.css', import.meta.url), 'utf8')}\n${paletteCss()}\n`,
   ),
-  'share.js': asset(
+  'share.js': pageAsset(
+    '/s/assets',
     'share.js',
     'text/javascript; charset=utf-8',
     readFileSync(new URL('./assets/share.js', import.meta.url), 'utf8'),
   ),
-  'favicon.svg': asset(
+  'favicon.svg': pageAsset(
+    '/s/assets',
     'favicon.svg',
     'image/svg+xml; charset=utf-8',
     readFileSync(new URL('./assets/favicon.svg', import.meta.url), 'utf8'),
   ),
 }
 const ASSET_URLS: AssetUrls = {
-  css: (ASSETS['share.css'] as Asset).url,
-  js: (ASSETS['share.js'] as Asset).url,
-  icon: (ASSETS['favicon.svg'] as Asset).url,
+  css: (ASSETS['share.css'] as PageAsset).url,
+  js: (ASSETS['share.js'] as PageAsset).url,
+  icon: (ASSETS['favicon.svg'] as PageAsset).url,
 }
 
 /** A documented response that is not JSON (for the OpenAPI document only: nothing serializes it). */
@@ -194,18 +184,7 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
         ? ASSETS[request.params.name]
         : undefined
       if (!found) return sendHtml(reply, 404, notFoundPage())
-      // the URL the pages link to carries the content's hash: a new version is a new URL, so
-      // that one may be kept for ever. note: any other `v` (or none) is answered too, but
-      // revalidated: kept as immutable, `?v=<anything>` would pin whatever it got first
-      const { v } = request.query as { v?: unknown }
-      return reply
-        .headers({
-          'content-type': found.type,
-          'x-content-type-options': 'nosniff',
-          'cache-control':
-            v === found.hash ? 'public, max-age=31536000, immutable' : 'public, no-cache',
-        })
-        .send(found.body)
+      return sendPageAsset(request, reply, found)
     },
   )
 
