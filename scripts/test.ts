@@ -8,14 +8,19 @@
 // seed drives every test's randomness in a run: TEST_SEED=<the printed seed> replays it.
 import { spawnSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
-import { globSync } from 'node:fs'
-import { availableParallelism } from 'node:os'
+import { globSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { buildApp } from './build-app.ts'
 
 const files = process.argv.slice(2)
 const concurrency = Number(process.env.TEST_CONCURRENCY) || availableParallelism()
 const seed = process.env.TEST_SEED || process.env.FUZZ_SEED || String(randomInt(2 ** 31))
-const options = ['--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`]
+const options = ['--test', `--test-concurrency=${concurrency}`]
+// the failures, each with its error, are also written to a file per engine and repeated at
+// the very end of the output, where a long run's log is read (scripts/failures-reporter.ts)
+const failuresDir = mkdtempSync(join(tmpdir(), 'statusd-test-failures-'))
+const failures: string[] = []
 
 // The browser suites (test/app, test/browser) test pages and screens; the API they call is
 // tested on both engines by the other suites, so the PostgreSQL run leaves them out
@@ -31,10 +36,24 @@ function run(engine: 'sqlite' | 'postgres'): boolean {
       : engine === 'postgres'
         ? everyFile().filter((f) => !BROWSER_SUITES.test(f))
         : ['test/**/*.test.ts']
-  const result = spawnSync(process.execPath, [...options, ...chosen], {
+  const failuresFile = join(failuresDir, engine)
+  const reporters = [
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${import.meta.dirname}/failures-reporter.ts`,
+    `--test-reporter-destination=${failuresFile}`,
+  ]
+  const result = spawnSync(process.execPath, [...options, ...reporters, ...chosen], {
     stdio: 'inherit',
     env: { ...process.env, TEST_ENGINE: engine, TEST_SEED: seed },
   })
+  let failed = ''
+  try {
+    failed = readFileSync(failuresFile, 'utf8')
+  } catch {
+    // no file: the run ended before its reporters wrote anything (the exit status says so)
+  }
+  if (failed) failures.push(`--- failed on ${engine} ---\n${failed}`)
   return result.status === 0
 }
 
@@ -53,6 +72,8 @@ if (pgUrl) {
   results.push('postgres: skipped')
 }
 
+rmSync(failuresDir, { recursive: true, force: true })
+if (failures.length > 0) process.stdout.write(`\n=== what failed ===\n\n${failures.join('\n')}`)
 process.stdout.write(
   `\n=== ${results.join(' · ')} · ${concurrency} files at a time · TEST_SEED=${seed} ===\n`,
 )

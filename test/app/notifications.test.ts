@@ -189,26 +189,36 @@ describe('the notifications screen', { skip: chromiumMissing(), timeout: 360_000
     // the push service's part done by hand: the decrypted payload goes to the app's service
     // worker (the DevTools protocol's ServiceWorker.deliverPushMessage), which shows it
     const cdp = await context.newCDPSession(page)
-    const registrationId = new Promise<string>((resolve) =>
+    const registrationId = new Promise<string>((resolve, reject) => {
+      const late = setTimeout(
+        () => reject(new Error('the DevTools protocol named no live service worker registration')),
+        30_000,
+      )
       cdp.on('ServiceWorker.workerRegistrationUpdated', ({ registrations }) => {
         const live = registrations.find((r) => !r.isDeleted)
-        if (live) resolve(live.registrationId)
-      }),
-    )
+        if (live) {
+          clearTimeout(late)
+          resolve(live.registrationId)
+        }
+      })
+    })
     await cdp.send('ServiceWorker.enable')
     await cdp.send('ServiceWorker.deliverPushMessage', {
       origin: server.origin,
       registrationId: await registrationId,
       data: JSON.stringify(payload),
     })
+    // waits (30 s at most, so a failure says what it saw) for the worker's notification
     const shown = (await page.evaluate(`(async () => {
       const registration = await navigator.serviceWorker.ready
-      for (;;) {
+      for (let tries = 0; tries < 600; tries++) {
         const list = await registration.getNotifications()
         if (list.length) return list.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }))
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
-    })()`)) as { title: string; body: string; tag: string; data: { target: string } }[]
+      return 'no notification after 30 s; permission: ' + Notification.permission
+    })()`)) as { title: string; body: string; tag: string; data: { target: string } }[] | string
+    assert.ok(Array.isArray(shown), String(shown))
     assert.equal(shown.length, 1)
     assert.equal(shown[0]?.title, payload.title)
     assert.equal(shown[0]?.body, payload.body)

@@ -92,7 +92,14 @@ export async function startPushService(t: Lifetime): Promise<TestPushService> {
     origin: `http://127.0.0.1:${port}`,
     next() {
       if (taken < seen.length) return Promise.resolve(seen[taken++] as PushRequestSeen)
-      return new Promise((resolve) => waiting.push(resolve))
+      // bounded, so a push that never comes fails with a message instead of the suite's timeout
+      return new Promise((resolve, reject) => {
+        const late = setTimeout(() => reject(new Error('no push request within 30 s')), 30_000)
+        waiting.push((request) => {
+          clearTimeout(late)
+          resolve(request)
+        })
+      })
     },
     requests: () => [...seen],
     answer(code) {
