@@ -19,25 +19,22 @@ const TAGS = [
   { name: 'sharing', description: 'Roles on a status, subscriptions and history' },
   {
     name: 'notifications',
-    description: 'What you are told about statuses, and where: rules and channels',
+    description:
+      'What you are told about statuses, and where: channels, rules per status, deliveries, browser push',
   },
   { name: 'live updates', description: 'Server-Sent Events of a status you may see' },
   { name: 'public', description: 'Anonymous views of public statuses: no API key' },
   { name: 'api keys', description: 'Your own API keys: list, create, rotate, revoke' },
   { name: 'users', description: 'Who an API key belongs to' },
   { name: 'accounts', description: 'Sign-up, sign-in and sign-out; your profile and sessions' },
-  {
-    name: 'notifications',
-    description: 'Channels you are told on, rules per status, deliveries, browser push',
-  },
   { name: 'operations', description: 'Health probes and metrics' },
 ]
 
 /**
- * The OpenAPI document's top: the package's name and version, the two ways to send a key and
- * the session cookie.
+ * The OpenAPI document's top: the package's name, version and licence, where the API is, the
+ * two ways to send a key and the session cookie.
  */
-const swaggerOptions = (version: string) => ({
+const swaggerOptions = ({ version, license }: PackageFacts) => ({
   openapi: {
     openapi: '3.1.0',
     info: {
@@ -45,7 +42,11 @@ const swaggerOptions = (version: string) => ({
       version,
       description:
         'Short status entries, set over HTTP+JSON and seen live. The reference, with every rule and example, is docs/api.md.',
+      license: { name: license, identifier: license },
     },
+    // note: relative, so the document is right wherever it is served from (behind a proxy,
+    // under PUBLIC_URL or not): a client resolves it against the document's own URL
+    servers: [{ url: '/', description: 'The statusd that serves this document' }],
     tags: TAGS,
     components: {
       securitySchemes: {
@@ -162,9 +163,16 @@ function documentedSchema(
   } as FastifySchema
 }
 
-async function packageVersion(): Promise<string> {
+/** What the document's `info` says of the package: its version and SPDX licence. */
+interface PackageFacts {
+  version: string
+  license: string
+}
+
+async function packageFacts(): Promise<PackageFacts> {
   const text = await readFile(new URL('../../package.json', import.meta.url), 'utf8')
-  return (JSON.parse(text) as { version: string }).version
+  const { version, license } = JSON.parse(text) as PackageFacts
+  return { version, license }
 }
 
 /**
@@ -185,16 +193,16 @@ export function openApiRoutes(app: FastifyInstance): void {
   type Render = (options?: { yaml?: boolean }) => unknown
   let document: Promise<Render> | undefined
   async function build(): Promise<Render> {
-    const [{ default: swagger }, version] = await Promise.all([
+    const [{ default: swagger }, facts] = await Promise.all([
       import('@fastify/swagger'),
-      packageVersion(),
+      packageFacts(),
     ])
     const inner = Fastify({ routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 } })
     // the document reads the schemas; nothing here validates or serializes with them
     inner.setValidatorCompiler(() => () => true)
     inner.setSerializerCompiler(() => JSON.stringify)
     await inner.register(swagger, {
-      ...swaggerOptions(version),
+      ...swaggerOptions(facts),
       transformObject: (generated) =>
         describeBodies(
           documentHeaders(
