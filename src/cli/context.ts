@@ -5,38 +5,9 @@ import type { DB } from '../db/database.ts'
 import type { Database } from '../db/engine.ts'
 import { migrateToLatest } from '../db/migrate.ts'
 
-/** Thrown for a wrong invocation: printed with the usage line, exit code 2. */
-export class UsageError extends Error {
-  override name = 'UsageError'
-}
+import type { Output } from './output.ts'
 
-/**
- * Refuses what a command does not take, an option or an argument more, rather than ignoring
- * it (exit 2): `user list --plan pro` would otherwise list every user without a word.
- */
-export function takesOnly(
-  command: string,
-  parsed: { values: Record<string, unknown>; positionals: string[] },
-  options: readonly string[],
-  positionals = 0,
-): void {
-  const option = Object.keys(parsed.values).find(
-    (name) => name !== 'json' && !options.includes(name),
-  )
-  if (option !== undefined) throw new UsageError(`${command} does not take --${option}`)
-  const extra = parsed.positionals[positionals]
-  if (extra !== undefined) throw new UsageError(`${command} does not take "${extra}"`)
-}
-
-export interface Output {
-  json: boolean
-  out: (text: string) => void
-}
-
-/** Prints a result: JSON with --json, else the human-readable lines. */
-export function print(output: Output, value: unknown, human: () => string): void {
-  output.out(output.json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`)
-}
+export { type Output, print, UsageError } from './output.ts'
 
 /**
  * Opens the configured database for one admin command, then closes it. It is migrated
@@ -57,4 +28,10 @@ export async function withDb<T>(
   } finally {
     await database.close()
   }
+}
+
+/** What the admin commands get: where to print, and the configuration (read when used). */
+export interface AdminContext {
+  output: Output
+  config: () => Config
 }

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util'
+import { Command } from 'commander'
 import {
   type CopyProgress,
   CopyRefused,
@@ -12,9 +12,6 @@ import { redactDatabaseUrl } from '../db/database-url.ts'
 import { isStorageUnavailable } from '../db/storage-error.ts'
 import { UserInputError } from '../lib/errors.ts'
 import { type Output, print, UsageError } from './context.ts'
-
-export const COPY_USAGE = `statusd copy --from URL --to URL [--force] [--batch-size N] [--json]
-                                   copy a whole database, e.g. sqlite:./data/statusd.db to postgres://…`
 
 /** Where progress goes: a bar when it is a terminal, plain lines otherwise. */
 export interface ProgressStream {
@@ -34,27 +31,49 @@ export function renderBar(p: CopyProgress): string {
 }
 
 /** `statusd copy --from URL --to URL`: moves a whole statusd database to another engine or place. */
+export function copyCommands(
+  program: Command,
+  output: Output,
+  progress: ProgressStream = process.stderr,
+): void {
+  program
+    .command('copy')
+    .description('copy a whole database, e.g. from SQLite to PostgreSQL')
+    .option('--from <url>', 'the database to copy (required), e.g. sqlite:./data/statusd.db')
+    .option('--to <url>', 'the database to copy into (required), e.g. postgres://…')
+    .option('--force', 'replace what the target holds')
+    .option('--batch-size <n>', `rows per batch (default ${DEFAULT_BATCH_SIZE})`)
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ statusd copy --from sqlite:./data/statusd.db --to postgres://statusd@db/statusd',
+    )
+    .action((o: { from?: string; to?: string; force?: boolean; batchSize?: string }) =>
+      copy(o, output, progress),
+    )
+}
+
+/** `statusd copy …` alone, with its own progress stream (the copy test draws the bar this way). */
 export async function copyCommand(
   args: string[],
   output: Output,
   progress: ProgressStream = process.stderr,
 ): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      from: { type: 'string' },
-      to: { type: 'string' },
-      force: { type: 'boolean' },
-      'batch-size': { type: 'string' },
-      json: { type: 'boolean' },
-    },
-  })
+  const program = new Command().exitOverride()
+  copyCommands(program, output, progress)
+  await program.parseAsync(['copy', ...args.filter((a) => a !== '--json')], { from: 'user' })
+}
+
+async function copy(
+  values: { from?: string; to?: string; force?: boolean; batchSize?: string },
+  output: Output,
+  progress: ProgressStream,
+): Promise<void> {
   const { from, to } = values
   if (!from || !to) throw new UsageError('copy needs --from URL and --to URL')
   if (from === to) throw new UsageError('copy needs two different databases')
-  const batchSize = Number(values['batch-size'] ?? DEFAULT_BATCH_SIZE)
+  const batchSize = Number(values.batchSize ?? DEFAULT_BATCH_SIZE)
   if (!Number.isInteger(batchSize) || batchSize < 1)
-    throw new UsageError(`--batch-size must be a positive integer, got "${values['batch-size']}"`)
+    throw new UsageError(`--batch-size must be a positive integer, got "${values.batchSize}"`)
   // note: the source is only read, and opened as its engine says (a missing file is not
   // created, a backup not switched to another journal mode); the target is opened as usual
   const source = open(() => openCopySource(from, { poolSize: 2 }))

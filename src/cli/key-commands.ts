@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util'
+import { Command } from 'commander'
 import type { Config } from '../config.ts'
 import type { Database } from '../db/engine.ts'
 import type { BusLog } from '../lib/event-bus.ts'
@@ -7,13 +7,7 @@ import { apiKeysOf, createApiKey, revokeKey, rotateKey } from '../modules/keys/k
 import { expandScopes, SCOPE_NAMES } from '../modules/keys/scopes.ts'
 import { reachableStatuses } from '../modules/statuses/sharing.service.ts'
 import { resolveUser } from '../modules/users/users.service.ts'
-import { type Output, print, takesOnly, UsageError, withDb } from './context.ts'
-
-export const KEY_USAGE = `statusd key create --user <id|email> [--label LABEL] [--expires ISO-8601]
-                  [--scope SCOPE[,SCOPE…]]… [--status STATUS_ID[,STATUS_ID…]]… [--json]
-statusd key list --user <id|email> [--json]
-statusd key revoke <keyId> [--json]
-statusd key rotate <keyId> [--grace SECONDS] [--json]`
+import { type AdminContext, type Output, print, UsageError, withDb } from './context.ts'
 
 /**
  * Runs a command that may end a key with the database's key-revocation bus: on PostgreSQL the
@@ -64,57 +58,84 @@ function scopeOption(values: string[]) {
   return expandScopes(names)
 }
 
+/** Collects a repeatable option's values. */
+const collect = (value: string, previous: string[] = []) => [...previous, value]
+
 /** `statusd key …` */
-export async function keyCommand(args: string[], config: Config, output: Output): Promise<void> {
-  const [sub, ...rest] = args
-  const parsed = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      user: { type: 'string' },
-      label: { type: 'string' },
-      expires: { type: 'string' },
-      grace: { type: 'string' },
-      scope: { type: 'string', multiple: true },
-      status: { type: 'string', multiple: true },
-      json: { type: 'boolean' },
-    },
-  })
-  const { values, positionals } = parsed
-  switch (sub) {
-    case 'create': {
-      takesOnly('key create', parsed, ['user', 'label', 'expires', 'scope', 'status'])
-      const who = values.user
-      if (!who) throw new UsageError('key create needs --user')
-      const scopes = values.scope === undefined ? undefined : scopeOption(values.scope)
-      const statusIds = values.status === undefined ? undefined : listOption(values.status)
-      const key = await withDb(config, async (db) =>
-        createApiKey(db, (await resolveUser(db, who)).id, {
-          ...(values.label !== undefined && { label: values.label }),
-          ...(values.expires !== undefined && { expiresAt: values.expires }),
-          ...(scopes !== undefined && { scopes }),
-          ...(statusIds !== undefined && { statusIds, statusReach: reachableStatuses }),
-        }),
-      )
-      return print(output, key, () =>
-        [
-          `created key ${key.id} for user ${key.userId}${key.expiresAt ? `, expires ${key.expiresAt}` : ''}`,
-          `scopes: ${key.scopes.join(' ')}${key.statusIds ? `; only statuses ${key.statusIds.join(' ')}` : ''}`,
-          'The key is shown only now; store it safely:',
-          '',
-          `    ${key.key}`,
-        ].join('\n'),
-      )
-    }
-    case 'list': {
-      takesOnly('key list', parsed, ['user'])
-      const who = values.user
+export function keyCommands(program: Command, ctx: AdminContext): void {
+  const key = program
+    .command('key')
+    .description("create, list, revoke and rotate users' API keys")
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ statusd key create --user ada@example.com --label ci
+  $ statusd key create --user ada@example.com --scope status:read,status:value --status <statusId>
+  $ statusd key rotate <keyId> --grace 3600`,
+    )
+
+  key
+    .command('create')
+    .description('create an API key for a user; the key is shown only once')
+    .option('--user <id|email>', 'whose key (required)')
+    .option('--label <label>', 'a name for the key')
+    .option('--expires <iso-8601>', 'when it stops working, e.g. 2030-12-31')
+    .option(
+      '--scope <scope,…>',
+      `what it may do (repeatable): ${SCOPE_NAMES.join(', ')}, status:*; default every scope`,
+      collect,
+    )
+    .option('--status <statusId,…>', 'confine it to these statuses (repeatable)', collect)
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ statusd key create --user ada@example.com --label door --scope status:value --json',
+    )
+    .action(
+      async (o: {
+        user?: string
+        label?: string
+        expires?: string
+        scope?: string[]
+        status?: string[]
+      }) => {
+        const who = o.user
+        if (!who) throw new UsageError('key create needs --user')
+        const scopes = o.scope === undefined ? undefined : scopeOption(o.scope)
+        const statusIds = o.status === undefined ? undefined : listOption(o.status)
+        const created = await withDb(ctx.config(), async (db) =>
+          createApiKey(db, (await resolveUser(db, who)).id, {
+            ...(o.label !== undefined && { label: o.label }),
+            ...(o.expires !== undefined && { expiresAt: o.expires }),
+            ...(scopes !== undefined && { scopes }),
+            ...(statusIds !== undefined && { statusIds, statusReach: reachableStatuses }),
+          }),
+        )
+        print(ctx.output, created, () =>
+          [
+            `created key ${created.id} for user ${created.userId}${created.expiresAt ? `, expires ${created.expiresAt}` : ''}`,
+            `scopes: ${created.scopes.join(' ')}${created.statusIds ? `; only statuses ${created.statusIds.join(' ')}` : ''}`,
+            'The key is shown only now; store it safely:',
+            '',
+            `    ${created.key}`,
+          ].join('\n'),
+        )
+      },
+    )
+
+  key
+    .command('list')
+    .description("list a user's keys (never the secrets)")
+    .option('--user <id|email>', 'whose keys (required)')
+    .addHelpText('after', '\nExample:\n  $ statusd key list --user ada@example.com')
+    .action(async (o: { user?: string }) => {
+      const who = o.user
       if (!who) throw new UsageError('key list needs --user')
-      const keys = await withDb(config, async (db) =>
+      const keys = await withDb(ctx.config(), async (db) =>
         apiKeysOf(db, (await resolveUser(db, who)).id),
       )
-      return print(
-        output,
+      print(
+        ctx.output,
         keys,
         () =>
           keys
@@ -124,42 +145,56 @@ export async function keyCommand(args: string[], config: Config, output: Output)
             )
             .join('\n') || '(no keys)',
       )
-    }
-    case 'revoke': {
-      takesOnly('key revoke', parsed, [], 1)
-      const keyId = positionals[0]
-      if (!keyId) throw new UsageError('key revoke needs a key id')
-      const key = await withDb(config, (db, database) =>
+    })
+
+  key
+    .command('revoke')
+    .description('revoke a key: it stops working')
+    .argument('<keyId>', 'a key id')
+    .addHelpText('after', '\nExample:\n  $ statusd key revoke <keyId>')
+    .action(async (keyId: string) => {
+      const revoked = await withDb(ctx.config(), (db, database) =>
         announcing(database, (revocations) => revokeKey({ db, revocations }, keyId)),
       )
-      return print(output, key, () => `revoked key ${key.id} (${key.prefix}…)`)
-    }
-    case 'rotate': {
-      takesOnly('key rotate', parsed, ['grace'], 1)
-      const keyId = positionals[0]
-      if (!keyId) throw new UsageError('key rotate needs a key id')
-      const grace = values.grace === undefined ? 0 : Number(values.grace)
-      if (values.grace !== undefined && (values.grace.trim() === '' || !Number.isInteger(grace)))
-        throw new UsageError(`--grace must be a whole number of seconds, got "${values.grace}"`)
-      const key = await withDb(config, (db, database) =>
+      print(ctx.output, revoked, () => `revoked key ${revoked.id} (${revoked.prefix}…)`)
+    })
+
+  key
+    .command('rotate')
+    .description('replace a key by a new one; the old one works --grace seconds more')
+    .argument('<keyId>', 'a key id')
+    .option('--grace <seconds>', 'how long the old key keeps working, 0 to 86400 (default 0)')
+    .addHelpText('after', '\nExample:\n  $ statusd key rotate <keyId> --grace 3600')
+    .action(async (keyId: string, o: { grace?: string }) => {
+      const grace = o.grace === undefined ? 0 : Number(o.grace)
+      if (o.grace !== undefined && (o.grace.trim() === '' || !Number.isInteger(grace)))
+        throw new UsageError(`--grace must be a whole number of seconds, got "${o.grace}"`)
+      const rotated = await withDb(ctx.config(), (db, database) =>
         announcing(database, (revocations) =>
           rotateKey({ db, revocations }, keyId, { graceSeconds: grace }),
         ),
       )
-      const old = key.replaced
-      return print(output, key, () =>
+      const old = rotated.replaced
+      print(ctx.output, rotated, () =>
         [
-          `rotated key ${old.id} (${old.prefix}…) into ${key.id} for user ${key.userId}`,
+          `rotated key ${old.id} (${old.prefix}…) into ${rotated.id} for user ${rotated.userId}`,
           old.revokedAt
             ? `The old key is revoked.`
             : `The old key keeps working until ${old.expiresAt}.`,
           'The new key is shown only now; store it safely:',
           '',
-          `    ${key.key}`,
+          `    ${rotated.key}`,
         ].join('\n'),
       )
-    }
-    default:
-      throw new UsageError(`unknown command: key ${sub ?? ''}`.trim())
-  }
+    })
+}
+
+/**
+ * One `statusd key …` command alone, as main() would run it, for code that needs no more (the
+ * stream revocation test runs the CLI's own revoke this way).
+ */
+export async function keyCommand(args: string[], config: Config, output: Output): Promise<void> {
+  const program = new Command().exitOverride()
+  keyCommands(program, { output, config: () => config })
+  await program.parseAsync(['key', ...args.filter((a) => a !== '--json')], { from: 'user' })
 }

@@ -1,68 +1,204 @@
-import { parseArgs } from 'node:util'
+import { Command, type CommanderError } from 'commander'
 import { ConfigError, loadConfig } from '../config.ts'
-import { DatabaseTooNewError, migrateToLatest } from '../db/migrate.ts'
+import { DatabaseTooNewError } from '../db/migrate.ts'
 import { storageErrorKind } from '../db/storage-error.ts'
 import { UserInputError } from '../lib/errors.ts'
-import { serve } from '../server.ts'
-import { type Output, print, UsageError, withDb } from './context.ts'
-import { COPY_USAGE, copyCommand } from './copy-command.ts'
-import { KEY_USAGE, keyCommand } from './key-commands.ts'
-import { USER_USAGE, userCommand } from './user-commands.ts'
+import { VERSION } from '../lib/version.ts'
+import { ClientError, type ClientIo, clientCommands } from './client-commands.ts'
+import { completionCommand } from './completion.ts'
+import type { AdminContext } from './context.ts'
+import { copyCommands } from './copy-command.ts'
+import { keyCommands } from './key-commands.ts'
+import { type Output, print, UsageError } from './output.ts'
+import { userCommands } from './user-commands.ts'
 
-const USAGE = `Usage:
-statusd serve [--json]             run the service (PORT, HOST, DATABASE_URL, … from the environment)
-statusd migrate [--json]           apply pending schema migrations and exit
-${USER_USAGE}
-${KEY_USAGE}
-${COPY_USAGE}`
+/** Where a run of `statusd` reads and writes; tests give their own, bin/statusd.js none. */
+export interface Io extends Partial<ClientIo> {}
 
-/** Runs one `statusd` command; returns the process exit code. `out`/`err` default to stdout/stderr. */
+/**
+ * Runs one `statusd` command; returns the process exit code: 0 done, 1 refused (by the
+ * server, the store, or the machine), 2 usage (docs/cli.md#exit-codes). `out`/`err` default to
+ * stdout/stderr.
+ */
 export async function main(
   argv: string[],
   out: (text: string) => void = (t) => process.stdout.write(t),
   err: (text: string) => void = (t) => process.stderr.write(t),
+  io: Io = {},
 ): Promise<number> {
-  // `--json` may come before the command too (`statusd --json user list`)
-  let rest = argv
-  while (rest[0] === '--json') rest = rest.slice(1)
-  const [command, ...tail] = rest
-  const args = rest === argv ? tail : [...tail, '--json']
-  const output: Output = { json: args.includes('--json'), out }
+  // note: read before parsing, so that a parse error is reported as JSON too
+  const end = argv.indexOf('--')
+  const json = (end === -1 ? argv : argv.slice(0, end)).includes('--json')
+  // help and version go through here, collected, so that --json can wrap them
+  let written = ''
+  const output: Output = { json, out }
+  const program = buildProgram(
+    output,
+    (t) => {
+      written += t
+    },
+    {
+      env: io.env ?? process.env,
+      stdin: io.stdin ?? process.stdin,
+      ...(io.signal !== undefined && { signal: io.signal }),
+      ...(io.sleep !== undefined && { sleep: io.sleep }),
+      err,
+    },
+  )
+  if (argv.length === 0 || (json && argv.length === 1)) {
+    // nothing to do: the overview, as a usage error
+    err(program.helpInformation())
+    return 2
+  }
+  // `statusd help user add` is `statusd user add --help` (commander's help command takes one word)
+  const words = argv.filter((a) => a !== '--json')
+  const args = words[0] === 'help' && words.length > 1 ? [...words.slice(1), '--help'] : argv
   try {
-    if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
-      out(output.json ? `${JSON.stringify({ usage: USAGE })}\n` : `${USAGE}\n`)
-      return command === undefined ? 2 : 0
-    }
-    const config = loadConfig()
-    switch (command) {
-      case 'serve': {
-        const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } })
-        await serve(config, { json: values.json === true })
-        return 0
-      }
-      case 'migrate': {
-        parseArgs({ args, options: { json: { type: 'boolean' } } })
-        // note: not migrated on opening, or there would be nothing left to report
-        const applied = await withDb(config, (db) => migrateToLatest(db), { migrate: false })
-        print(output, { applied }, () =>
-          applied.length ? `applied ${applied.join(', ')}` : 'schema is up to date',
+    await program.parseAsync(args, { from: 'user' })
+    return 0
+  } catch (error) {
+    if (error instanceof ParseFailure) {
+      const { code } = error.commanderError
+      if (code === 'commander.helpDisplayed' || code === 'commander.version') {
+        out(
+          json
+            ? `${JSON.stringify(code === 'commander.version' ? { version: VERSION } : { usage: written })}\n`
+            : written,
         )
         return 0
       }
-      case 'user':
-        await userCommand(args, config, output)
-        return 0
-      case 'key':
-        await keyCommand(args, config, output)
-        return 0
-      case 'copy':
-        await copyCommand(args, output)
-        return 0
-      default:
-        throw new UsageError(`unknown command: ${command}`)
+      if (code === 'commander.help') {
+        // `statusd help …` (0), or a command given without its subcommand (`statusd user`: 2)
+        const ok = error.commanderError.exitCode === 0
+        if (ok) out(json ? `${JSON.stringify({ usage: written })}\n` : written)
+        else err(written)
+        return ok ? 0 : 2
+      }
+      // the help that explains it: the command's own (its parent's, for a mistyped command)
+      return report(new UsageError(inOurWords(error), pathOf(error.command)), json, err)
     }
-  } catch (error) {
-    return report(error, output.json, err)
+    return report(error, json, err)
+  }
+}
+
+/** A parse error of commander, with the command it happened in. */
+class ParseFailure extends Error {
+  readonly commanderError: CommanderError
+  readonly command: Command
+
+  constructor(commanderError: CommanderError, command: Command) {
+    super(commanderError.message)
+    this.commanderError = commanderError
+    this.command = command
+  }
+}
+
+/** The command tree: the admin commands, then the client ones. */
+function buildProgram(output: Output, write: (text: string) => void, io: ClientIo): Command {
+  const program = new Command('statusd')
+    .description(
+      'statusd: a self-hosted status service (the server, its admin commands, and a client)',
+    )
+    .version(VERSION, '-v, --version', 'print the version')
+    .option(
+      '--json',
+      'machine output: JSON (watch: one JSON object a line); errors as one JSON line',
+    )
+    .configureOutput({ writeOut: write, writeErr: write, outputError: () => {} })
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .helpCommand('help [command]', 'show the help of a command')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ statusd serve                         run the service
+  $ statusd login --url https://status.example.com < key.txt
+  $ statusd set room-4 FREE --color 3     set a status by its key
+  $ statusd watch room-4 --json           follow it live, one JSON object a line
+  $ statusd help set                      the help of one command (or: statusd set --help)`,
+    )
+  const admin: AdminContext = { output, config: () => loadConfig() }
+
+  program
+    .command('serve')
+    .description('run the service (PORT, HOST, DATABASE_URL, … from the environment)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ PORT=8080 DATABASE_URL=sqlite:./data/statusd.db statusd serve --json',
+    )
+    .action(async () => {
+      // note: loaded only here, so that the client commands start without the server's code
+      const { serve } = await import('../server.ts')
+      await serve(loadConfig(), { json: output.json })
+    })
+  program
+    .command('migrate')
+    .description('apply pending schema migrations and exit')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ DATABASE_URL=postgres://statusd@db/statusd statusd migrate',
+    )
+    .action(async () => {
+      const { migrateToLatest } = await import('../db/migrate.ts')
+      const { withDb } = await import('./context.ts')
+      // note: not migrated on opening, or there would be nothing left to report
+      const applied = await withDb(admin.config(), (db) => migrateToLatest(db), { migrate: false })
+      print(output, { applied }, () =>
+        applied.length ? `applied ${applied.join(', ')}` : 'schema is up to date',
+      )
+    })
+  userCommands(program, admin)
+  keyCommands(program, admin)
+  copyCommands(program, output)
+  clientCommands(program, output, io)
+  completionCommand(program, output)
+
+  // every command reports its parse errors to main(), which words them (inOurWords)
+  const each = (command: Command) => {
+    command.exitOverride((e) => {
+      throw new ParseFailure(e, command)
+    })
+    command.commands.forEach(each)
+  }
+  each(program)
+  return program
+}
+
+/** `user add`, `key rotate`: the command's words after `statusd`. */
+const pathOf = (command: Command): string => {
+  const names: string[] = []
+  for (let c: Command | null = command; c?.parent; c = c.parent) names.unshift(c.name())
+  return names.join(' ')
+}
+
+/**
+ * A parse error in statusd's words, on one line: what is wrong and, for a typo, what was meant
+ * (commander's own text says `error: unknown option '--colour'` over two lines).
+ */
+function inOurWords({ commanderError: e, command }: ParseFailure): string {
+  const path = pathOf(command)
+  const quoted = /'([^']*)'/.exec(e.message)?.[1] ?? ''
+  const meant = /\(Did you mean (.+)\?\)/.exec(e.message)?.[1]
+  const suggestion = meant ? ` (did you mean ${meant}?)` : ''
+  switch (e.code) {
+    case 'commander.unknownCommand':
+      return `unknown command: ${path ? `${path} ` : ''}${quoted}${suggestion}`
+    case 'commander.unknownOption':
+      return `${path ? `${path} does not take` : 'unknown option'} ${quoted}${suggestion}`
+    case 'commander.excessArguments':
+      return `${path} does not take "${command.args[command.registeredArguments.length]}"`
+    case 'commander.missingArgument': {
+      const argument = command.registeredArguments.find((a) => a.name() === quoted)
+      return `${path} needs ${argument?.description || `<${quoted}>`}`
+    }
+    case 'commander.optionMissingArgument':
+      // quoted: the option's flags, `--grace <seconds>`
+      return `${quoted.split(/[ ,]+/).find((f) => f.startsWith('--')) ?? quoted} needs a value`
+    default:
+      return e.message
+        .replace(/^error: /, '')
+        .replace(/\s*\n\s*/g, ' ')
+        .replaceAll("'", '')
   }
 }
 
@@ -85,17 +221,20 @@ const isDatabaseProblem = (error: unknown): boolean => {
 
 /** Prints a failed command's error to `err` and returns its exit code (2 usage, 1 otherwise). */
 function report(error: unknown, json: boolean, err: (text: string) => void): number {
-  const usage =
-    error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+  const usage = error instanceof UsageError
+  if (error instanceof ClientError) {
+    // the server's own words, and its code for scripts
+    if (json) err(`${JSON.stringify(error.toJSON())}\n`)
+    else err(`statusd: ${error.message}${error.errorCode ? ` (${error.errorCode})` : ''}\n`)
+    return error.exitCode
+  }
   const known =
     usage ||
     error instanceof UserInputError ||
     error instanceof ConfigError ||
     error instanceof DatabaseTooNewError
   const message = known
-    ? // note: one line even where the text has several (parseArgs explains an ambiguous
-      // option argument, `--grace -1`, over three)
-      (error as Error).message.replace(/\s*\n\s*/g, ' ')
+    ? (error as Error).message.replace(/\s*\n\s*/g, ' ')
     : isSystemError(error)
       ? error.message
       : isDatabaseProblem(error)
@@ -103,6 +242,9 @@ function report(error: unknown, json: boolean, err: (text: string) => void): num
         : `unexpected error: ${(error as Error)?.stack ?? error}`
   if (json) err(`${JSON.stringify({ error: known ? message : (error as Error).message })}\n`)
   // one line: the usage is one `statusd help` away (not `--help`: `npx statusd --help` is npm's help)
-  else err(`statusd: ${message}${usage ? ' (see: statusd help)' : ''}\n`)
+  else
+    err(
+      `statusd: ${message}${usage ? ` (see: statusd help${error.command ? ` ${error.command}` : ''})` : ''}\n`,
+    )
   return usage ? 2 : 1
 }

@@ -1,15 +1,10 @@
 import { isIPv6 } from 'node:net'
-import { parseArgs } from 'node:util'
+import type { Command } from 'commander'
 import type { Config } from '../config.ts'
 import { systemClock } from '../lib/clock.ts'
 import { createSignInLink } from '../modules/users/sign-in-links.service.ts'
 import { allUsers, createUser, setUser, type UserView } from '../modules/users/users.service.ts'
-import { type Output, print, takesOnly, UsageError, withDb } from './context.ts'
-
-export const USER_USAGE = `statusd user add --name NAME [--email EMAIL] [--plan PLAN] [--unverified] [--json]
-statusd user list [--json]
-statusd user set <id|email> [--name NAME] [--email EMAIL] [--plan PLAN] [--verified | --unverified] [--json]
-statusd user link <id|email> [--json]     print a one-time sign-in link (valid one hour)`
+import { type AdminContext, print, UsageError, withDb } from './context.ts'
 
 /**
  * Where links point: PUBLIC_URL, or else the address the service listens on (HOST, PORT),
@@ -25,77 +20,109 @@ const describe = (u: UserView) =>
   `${u.id}  ${u.name}${u.email ? ` <${u.email}>` : ''}  plan=${u.plan}  ${u.authLevel}`
 
 /** `statusd user …` */
-export async function userCommand(args: string[], config: Config, output: Output): Promise<void> {
-  const [sub, ...rest] = args
-  const parsed = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      email: { type: 'string' },
-      plan: { type: 'string' },
-      user: { type: 'string' },
-      verified: { type: 'boolean' },
-      unverified: { type: 'boolean' },
-      json: { type: 'boolean' },
-    },
-  })
-  const { values, positionals } = parsed
-  switch (sub) {
-    case 'add': {
-      takesOnly('user add', parsed, ['name', 'email', 'plan', 'unverified'])
-      if (!values.name) throw new UsageError('user add needs --name')
-      const user = await withDb(config, (db) =>
+export function userCommands(program: Command, ctx: AdminContext): void {
+  const user = program
+    .command('user')
+    .description('add, list and change users; print a sign-in link')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ statusd user add --name "Ada Lovelace" --email ada@example.com
+  $ statusd user set ada@example.com --plan pro
+  $ statusd user link ada@example.com`,
+    )
+
+  user
+    .command('add')
+    .description('create a user (plan free unless --plan; verified unless --unverified)')
+    .option('--name <name>', 'display name (required)')
+    .option('--email <email>', 'e-mail address')
+    .option('--plan <plan>', 'plan name, e.g. free or pro')
+    .option('--unverified', 'the user must verify an e-mail address before writing')
+    .addHelpText('after', '\nExample:\n  $ statusd user add --name "Build bot" --plan pro --json')
+    .action(async (o: { name?: string; email?: string; plan?: string; unverified?: boolean }) => {
+      if (!o.name) throw new UsageError('user add needs --name')
+      const config = ctx.config()
+      const created = await withDb(config, (db) =>
         createUser(db, config.plans, {
-          name: values.name as string,
-          ...(values.email !== undefined && { email: values.email }),
+          name: o.name as string,
+          ...(o.email !== undefined && { email: o.email }),
           plan:
-            values.plan ??
+            o.plan ??
             (Object.hasOwn(config.plans, 'free')
               ? 'free'
               : (Object.keys(config.plans)[0] as string)),
-          verified: !values.unverified,
+          verified: !o.unverified,
         }),
       )
-      return print(output, user, () => `created user ${describe(user)}`)
-    }
-    case 'list': {
-      takesOnly('user list', parsed, [])
-      const users = await withDb(config, (db) => allUsers(db))
-      return print(output, users, () => users.map(describe).join('\n') || '(no users)')
-    }
-    case 'set': {
-      takesOnly('user set', parsed, ['user', 'plan', 'verified', 'unverified', 'name', 'email'], 1)
-      const who = values.user ?? positionals[0]
-      if (!who) throw new UsageError('user set needs a user id or e-mail')
-      if (values.verified && values.unverified)
-        throw new UsageError('give --verified or --unverified, not both')
-      const verified = values.verified ? true : values.unverified ? false : undefined
-      if (
-        values.plan === undefined &&
-        verified === undefined &&
-        values.name === undefined &&
-        values.email === undefined
-      )
-        throw new UsageError('user set needs --name, --email, --plan, --verified or --unverified')
-      const user = await withDb(config, (db) =>
-        setUser(db, config.plans, who, {
-          ...(values.plan !== undefined && { plan: values.plan }),
-          ...(verified !== undefined && { verified }),
-          ...(values.name !== undefined && { name: values.name }),
-          ...(values.email !== undefined && { email: values.email }),
-        }),
-      )
-      return print(output, user, () => `updated user ${describe(user)}`)
-    }
-    case 'link': {
-      takesOnly('user link', parsed, ['user'], 1)
-      const who = values.user ?? positionals[0]
-      if (!who) throw new UsageError('user link needs a user id or e-mail')
+      print(ctx.output, created, () => `created user ${describe(created)}`)
+    })
+
+  user
+    .command('list')
+    .description('list every user, oldest first')
+    .addHelpText('after', '\nExample:\n  $ statusd user list --json')
+    .action(async () => {
+      const users = await withDb(ctx.config(), (db) => allUsers(db))
+      print(ctx.output, users, () => users.map(describe).join('\n') || '(no users)')
+    })
+
+  user
+    .command('set')
+    .description("change a user's name, e-mail, plan or verification")
+    .argument('<id|email>', 'a user id or e-mail')
+    .option('--name <name>', 'new display name')
+    .option('--email <email>', 'new e-mail address')
+    .option('--plan <plan>', 'new plan')
+    .option('--verified', 'mark verified')
+    .option('--unverified', 'mark unverified')
+    .addHelpText('after', '\nExample:\n  $ statusd user set ada@example.com --plan pro --verified')
+    .action(
+      async (
+        who: string,
+        o: {
+          name?: string
+          email?: string
+          plan?: string
+          verified?: boolean
+          unverified?: boolean
+        },
+      ) => {
+        if (o.verified && o.unverified)
+          throw new UsageError('give --verified or --unverified, not both')
+        const verified = o.verified ? true : o.unverified ? false : undefined
+        if (
+          o.plan === undefined &&
+          verified === undefined &&
+          o.name === undefined &&
+          o.email === undefined
+        )
+          throw new UsageError('user set needs --name, --email, --plan, --verified or --unverified')
+        const config = ctx.config()
+        const updated = await withDb(config, (db) =>
+          setUser(db, config.plans, who, {
+            ...(o.plan !== undefined && { plan: o.plan }),
+            ...(verified !== undefined && { verified }),
+            ...(o.name !== undefined && { name: o.name }),
+            ...(o.email !== undefined && { email: o.email }),
+          }),
+        )
+        print(ctx.output, updated, () => `updated user ${describe(updated)}`)
+      },
+    )
+
+  user
+    .command('link')
+    .description('print a one-time sign-in link (valid one hour)')
+    .argument('<id|email>', 'a user id or e-mail')
+    .addHelpText('after', '\nExample:\n  $ statusd user link ada@example.com')
+    .action(async (who: string) => {
+      const config = ctx.config()
       const link = await withDb(config, (db) =>
         createSignInLink(db, systemClock, who, linkBase(config)),
       )
-      return print(output, link, () =>
+      print(ctx.output, link, () =>
         [
           `One-time sign-in link for user ${link.userId}, valid until ${link.expiresAt}.`,
           'Whoever opens it is signed in as this user: hand it over privately.',
@@ -103,8 +130,5 @@ export async function userCommand(args: string[], config: Config, output: Output
           `    ${link.url}`,
         ].join('\n'),
       )
-    }
-    default:
-      throw new UsageError(`unknown command: user ${sub ?? ''}`.trim())
-  }
+    })
 }

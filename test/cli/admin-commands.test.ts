@@ -205,7 +205,9 @@ describe('every command takes --json, before or after the command', () => {
     ]) {
       const res = await run(...argv)
       assert.equal(res.code, 0)
-      assert.match(JSON.parse(res.stdout).usage, /^Usage:\nstatusd serve \[--json\]/)
+      const { usage } = JSON.parse(res.stdout)
+      assert.match(usage, /^Usage: statusd \[options\] \[command\]\n/)
+      assert.match(usage, /^ {2}serve /m)
     }
   })
 })
@@ -312,7 +314,7 @@ describe('statusd errors: non-zero exit, one clear line on stderr (JSON with --j
       name: 'unknown option',
       argv: ['user', 'add', '--name', 'Zed', '--colour', 'red'],
       code: 2,
-      message: /Unknown option '--colour'/,
+      message: /user add does not take --colour/,
     },
     {
       name: 'an option the subcommand does not take',
@@ -339,10 +341,28 @@ describe('statusd errors: non-zero exit, one clear line on stderr (JSON with --j
       message: /key list does not take --grace/,
     },
     {
-      name: 'an option argument that starts with a dash (parseArgs explains it over three lines)',
-      argv: ['key', 'rotate', 'k1', '--grace', '-1'],
+      name: 'an option without its value',
+      argv: ['key', 'rotate', 'k1', '--grace'],
       code: 2,
-      message: /--grace' argument is ambiguous\. Did you forget/,
+      message: /--grace needs a value/,
+    },
+    {
+      name: 'an option value that starts with a dash is the value (the store refuses -1)',
+      argv: ['key', 'rotate', 'k1', '--grace', '-1'],
+      code: 1,
+      message: /grace period must be 0 to 86400 seconds/,
+    },
+    {
+      name: 'a mistyped command: did you mean',
+      argv: ['user', 'lst'],
+      code: 2,
+      message: /unknown command: user lst \(did you mean list\?\)/,
+    },
+    {
+      name: 'a mistyped option: did you mean',
+      argv: ['user', 'add', '--nme', 'Zed'],
+      code: 2,
+      message: /user add does not take --nme \(did you mean --name\?\)/,
     },
     {
       name: 'migrate takes no argument',

@@ -78,9 +78,12 @@ describe('user set --name / --email', () => {
     assert.match(r.stderr, /user set needs --name, --email, --plan, --verified or --unverified/)
   })
 
-  it('the usage text names user set --name/--email and user link', async () => {
-    const r = await run('help')
-    assert.match(r.stdout, /statusd user set <id\|email> \[--name NAME\] \[--email EMAIL\]/)
-    assert.match(r.stdout, /statusd user link <id\|email> \[--json\]/)
+  it('the help names user set --name/--email and user link', async () => {
+    const set = await run('user', 'set', '--help')
+    assert.equal(set.code, 0)
+    assert.match(set.stdout, /^Usage: statusd user set \[options\] <id\|email>$/m)
+    assert.match(set.stdout, /^ {2}--name <name> /m)
+    assert.match(set.stdout, /^ {2}--email <email> /m)
+    assert.match((await run('user', '--help')).stdout, /^ {2}link <id\|email> /m)
   })
 })

@@ -1,0 +1,283 @@
+import { createInterface } from 'node:readline/promises'
+import { Writable } from 'node:stream'
+import type { Command } from 'commander'
+import { baseUrl, type ClientSettings, readSettings, saveSettings } from './client-config.ts'
+import { call, realSleep, type Sleep } from './client-http.ts'
+import { type Output, print, table, UsageError } from './output.ts'
+import { watch } from './watch.ts'
+
+export { ClientError } from './client-http.ts'
+
+/** What the client commands read besides their arguments; tests give their own. */
+export interface ClientIo {
+  env: NodeJS.ProcessEnv
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean }
+  /** Ends `watch` (exit 0); without it, Ctrl-C (SIGINT) does. */
+  signal?: AbortSignal
+  sleep?: Sleep
+  err: (text: string) => void
+}
+
+/** A Status as the API answers it (docs/api.md#the-status-object); what the client prints. */
+export interface Status {
+  id: string
+  shareId: string
+  statusKey: string | null
+  name: string
+  value: string | null
+  colorNo: number
+  accessType: string
+  changeCount: number
+  updatedAt: string
+  valueUpdatedAt: string | null
+  stale?: boolean
+}
+
+interface ListEntry {
+  statusId: string
+  statusKey: string | null
+  shareId: string
+  name: string
+}
+
+interface HistoryEntry {
+  value: string
+  at: string
+  by: { userId: string; name: string } | null
+}
+
+const NOT_LOGGED_IN =
+  'no server to talk to: run statusd login --url URL (the key on stdin), or set STATUSD_URL and STATUSD_API_KEY'
+
+/** The settings a command needs: a URL, and (unless `keyOptional`) a key. */
+function settingsFor(io: ClientIo, keyOptional = false): ClientSettings {
+  const settings = readSettings(io.env)
+  if (!settings || (!keyOptional && !settings.apiKey)) throw new UsageError(NOT_LOGGED_IN)
+  return settings
+}
+
+/** Path segment of a status key: keys are URL-safe already, but a typo must not leave the path. */
+const seg = (s: string) => encodeURIComponent(s)
+
+/** A status as aligned lines of label and value. */
+export function describeStatus(s: Status): string {
+  return table([
+    ['key', s.statusKey ?? '-'],
+    ['name', s.name],
+    ['value', s.value ?? '(none)'],
+    ['colour', String(s.colorNo)],
+    ['access', s.accessType],
+    ['changes', String(s.changeCount)],
+    ['updated', s.valueUpdatedAt ?? s.updatedAt],
+    ...(s.stale ? [['stale', 'yes']] : []),
+    ['id', s.id],
+    ['share id', s.shareId],
+  ])
+}
+
+/** Reads the API key from stdin: a prompt without echo on a terminal, else the first line. */
+async function readKey(io: ClientIo, url: string): Promise<string> {
+  if (io.stdin.isTTY) {
+    io.err(`API key for ${url}: `)
+    // note: the terminal echoes nothing, as for a password
+    const silent = new Writable({ write: (_c, _e, done) => done() })
+    const rl = createInterface({ input: io.stdin, output: silent, terminal: true })
+    try {
+      return (await rl.question('')).trim()
+    } finally {
+      rl.close()
+      io.err('\n')
+    }
+  }
+  let text = ''
+  for await (const chunk of io.stdin) text += String(chunk)
+  return (text.split(/\r?\n/)[0] ?? '').trim()
+}
+
+/** `statusd login`, `set`, `get`, `ls`, `history`, `watch`: the API, over HTTP. */
+export function clientCommands(program: Command, output: Output, io: ClientIo): void {
+  const sleep = io.sleep ?? realSleep
+
+  program
+    .command('login')
+    .description('check an API key against a server and save both for the other commands')
+    .option('--url <url>', 'the server, e.g. https://status.example.com (default STATUSD_URL)')
+    .addHelpText(
+      'after',
+      `
+The key is read from stdin (never from the command line, where other users see it):
+typed at a prompt that does not echo it, or piped in.
+
+Examples:
+  $ statusd login --url https://status.example.com
+  $ statusd login --url http://127.0.0.1:8080 < key.txt
+  $ printf %s "$KEY" | statusd login --url http://127.0.0.1:8080`,
+    )
+    .action(async (o: { url?: string }) => {
+      const given = o.url ?? io.env.STATUSD_URL
+      if (!given) throw new UsageError('login needs --url URL')
+      const url = baseUrl(given, '--url')
+      const apiKey = await readKey(io, url)
+      if (!apiKey)
+        throw new UsageError(
+          'login reads the API key from stdin: statusd login --url URL < key.txt',
+        )
+      // the key is saved only once the server knows it
+      const who = await call<{ userId: string; name: string; authLevel: string }>(
+        { url },
+        { method: 'GET', path: '/v1/checkAuth', apiKey },
+        sleep,
+      )
+      const file = saveSettings(io.env, { url, apiKey })
+      const { userId, name, authLevel } = who.body
+      print(
+        output,
+        { url, userId, name, authLevel, configFile: file },
+        () => `logged in to ${url} as ${name} (${userId}); saved in ${file}`,
+      )
+    })
+
+  program
+    .command('set')
+    .description('set a status by its key; creates it if you have none with that key')
+    .argument('<key>', 'a status key')
+    .argument('<value>', 'the new value (1 to 10 characters)')
+    .option('--color <n>', 'colour number, 1 to 12')
+    .option('--name <name>', 'display name')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ statusd set room-4 FREE
+  $ statusd set room-4 OCCUPIED --color 2 --name "Meeting room 4"
+  $ statusd set build-main PASSING --json`,
+    )
+    .action(async (key: string, value: string, o: { color?: string; name?: string }) => {
+      let colorNo: number | undefined
+      if (o.color !== undefined) {
+        colorNo = Number(o.color)
+        if (o.color.trim() === '' || !Number.isInteger(colorNo))
+          throw new UsageError(`--color must be a whole number from 1 to 12, got "${o.color}"`)
+      }
+      const res = await call<Status>(
+        settingsFor(io),
+        {
+          method: 'POST',
+          path: `/v1/status-keys/${seg(key)}`,
+          body: {
+            value,
+            ...(colorNo !== undefined && { colorNo }),
+            ...(o.name !== undefined && { name: o.name }),
+          },
+        },
+        sleep,
+      )
+      const s = res.body
+      print(output, s, () => `${s.statusKey} = ${s.value}${res.status === 201 ? ' (created)' : ''}`)
+    })
+
+  program
+    .command('get')
+    .description('show one of your statuses by its key')
+    .argument('<key>', 'a status key')
+    .addHelpText('after', '\nExamples:\n  $ statusd get room-4\n  $ statusd get room-4 --json')
+    .action(async (key: string) => {
+      const res = await call<Status>(
+        settingsFor(io),
+        { method: 'GET', path: `/v1/status-keys/${seg(key)}` },
+        sleep,
+      )
+      print(output, res.body, () => describeStatus(res.body))
+    })
+
+  program
+    .command('ls')
+    .description('list the statuses you own, oldest first')
+    .addHelpText('after', '\nExamples:\n  $ statusd ls\n  $ statusd ls --json')
+    .action(async () => {
+      const res = await call<ListEntry[]>(
+        settingsFor(io),
+        { method: 'GET', path: '/v1/user/status' },
+        sleep,
+      )
+      const list = res.body
+      print(output, list, () =>
+        list.length === 0
+          ? '(no statuses)'
+          : table([
+              ['KEY', 'NAME', 'SHARE ID', 'ID'],
+              ...list.map((s) => [s.statusKey ?? '-', s.name, s.shareId, s.statusId]),
+            ]),
+      )
+    })
+
+  program
+    .command('history')
+    .description("a status's value updates, newest first")
+    .argument('<key>', 'a status key')
+    .option('--limit <n>', 'at most this many entries, 1 to 1000')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ statusd history room-4\n  $ statusd history room-4 --limit 5 --json',
+    )
+    .action(async (key: string, o: { limit?: string }) => {
+      if (o.limit !== undefined && !/^[1-9][0-9]*$/.test(o.limit))
+        throw new UsageError(`--limit must be a whole number from 1 to 1000, got "${o.limit}"`)
+      const settings = settingsFor(io)
+      const status = await call<Status>(
+        settings,
+        { method: 'GET', path: `/v1/status-keys/${seg(key)}` },
+        sleep,
+      )
+      const res = await call<HistoryEntry[]>(
+        settings,
+        {
+          method: 'GET',
+          path: `/v1/status/${seg(status.body.id)}/history${o.limit ? `?limit=${o.limit}` : ''}`,
+        },
+        sleep,
+      )
+      const entries = res.body
+      print(output, entries, () =>
+        entries.length === 0
+          ? '(no value updates)'
+          : table([
+              ['AT', 'VALUE', 'BY'],
+              ...entries.map((h) => [h.at, h.value, h.by?.name ?? '-']),
+            ]),
+      )
+    })
+
+  program
+    .command('watch')
+    .description('follow a status live: yours by key or id, anyone\u2019s public one by share id')
+    .argument('<key|id|shareId>', 'a status key, status id or share id')
+    .addHelpText(
+      'after',
+      `
+It prints the current state, then every change, until Ctrl-C (exit 0). When the
+connection drops it reconnects, backing off, and resumes where it was.
+
+Examples:
+  $ statusd watch room-4
+  $ statusd watch room-4 --json | jq -r .value
+  $ STATUSD_URL=https://status.example.com statusd watch s6hkaick`,
+    )
+    .action(async (target: string) => {
+      const settings = settingsFor(io, true)
+      let signal = io.signal
+      let stop: (() => void) | undefined
+      if (signal === undefined) {
+        // Ctrl-C ends the watch, and the command with 0
+        const controller = new AbortController()
+        stop = () => controller.abort()
+        process.once('SIGINT', stop)
+        signal = controller.signal
+      }
+      try {
+        await watch(settings, target, { output, sleep, signal, err: io.err })
+      } finally {
+        if (stop) process.off('SIGINT', stop)
+      }
+    })
+}
