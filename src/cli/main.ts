@@ -39,7 +39,10 @@ export async function main(
     },
     {
       env: io.env ?? process.env,
-      stdin: io.stdin ?? process.stdin,
+      // note: process.stdin is opened only by the command that reads it (login)
+      get stdin() {
+        return io.stdin ?? process.stdin
+      },
       ...(io.signal !== undefined && { signal: io.signal }),
       ...(io.sleep !== undefined && { sleep: io.sleep }),
       err,
@@ -186,6 +189,8 @@ function inOurWords({ commanderError: e, command }: ParseFailure): string {
     case 'commander.unknownOption':
       return `${path ? `${path} does not take` : 'unknown option'} ${quoted}${suggestion}`
     case 'commander.excessArguments':
+      // note: a key given to login is not echoed back to the terminal (or a CI log)
+      if (path === 'login') return 'login takes no argument: it reads the API key from stdin'
       return `${path} does not take "${command.args[command.registeredArguments.length]}"`
     case 'commander.missingArgument': {
       const argument = command.registeredArguments.find((a) => a.name() === quoted)
