@@ -5,7 +5,6 @@ import type {
   Db,
   DeliveriesTable,
   DeliveryAttemptsTable,
-  NotificationRulesTable,
 } from '../../db/database.ts'
 import { claimRowsForUpdate } from '../../db/locks.ts'
 
@@ -13,7 +12,6 @@ import { claimRowsForUpdate } from '../../db/locks.ts'
 // fan-out, deliveries claimed, attempted and settled, and the delivery log.
 
 type ChannelRow = Selectable<ChannelsTable>
-export type RuleRow = Selectable<NotificationRulesTable>
 
 /** Ids per `in (…)` list: well under SQLite's and PostgreSQL's bound on parameters. */
 const CHUNK = 500
@@ -23,10 +21,6 @@ function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
   return out
 }
-
-/** Every rule on a status. */
-export const rulesOfStatus = (db: Db, statusId: string): Promise<RuleRow[]> =>
-  db.selectFrom('notification_rules').selectAll().where('status_id', '=', statusId).execute()
 
 /** The channels of these users a notification may go to: enabled and confirmed. */
 export async function usableChannelsOf(db: Db, userIds: readonly string[]): Promise<ChannelRow[]> {
@@ -43,6 +37,30 @@ export async function usableChannelsOf(db: Db, userIds: readonly string[]): Prom
     )
   return rows
 }
+
+/** A rule on a status joined with one channel its user may be told on (enabled, confirmed). */
+export interface RuleChannelRow {
+  user_id: string
+  condition: string
+  channel_ids: string | null
+  channel_id: string
+}
+
+/**
+ * The rules on a status whose users have a usable channel, one row per such channel, in
+ * channel order (two instances fanning out one event insert in the same order). Rules of
+ * users with no channel cost the database an index probe each and never reach the worker.
+ */
+export const ruleChannelsOfStatus = (db: Db, statusId: string): Promise<RuleChannelRow[]> =>
+  db
+    .selectFrom('notification_rules as r')
+    .innerJoin('channels as c', 'c.user_id', 'r.user_id')
+    .select(['r.user_id', 'r.condition', 'r.channel_ids', 'c.id as channel_id'])
+    .where('r.status_id', '=', statusId)
+    .where('c.enabled', '=', 1)
+    .where('c.verified_at', 'is not', null)
+    .orderBy('c.id')
+    .execute()
 
 export const channelById = (db: Db, id: string): Promise<ChannelRow | undefined> =>
   db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirst()
@@ -172,8 +190,40 @@ export async function loadDeliveries(db: Db, ids: readonly string[]): Promise<De
   }))
 }
 
-export async function insertAttempt(db: Db, row: Insertable<DeliveryAttemptsTable>): Promise<void> {
-  await db.insertInto('delivery_attempts').values(row).execute()
+/** Inserts attempts into the delivery log, many per statement. */
+export async function insertAttempts(
+  db: Db,
+  rows: readonly Insertable<DeliveryAttemptsTable>[],
+): Promise<void> {
+  // note: 9 columns a row, as deliveries
+  for (const part of chunks(rows, 200))
+    await db.insertInto('delivery_attempts').values(part).execute()
+}
+
+/** Settles deliveries as delivered at `at`, each now with `attempts` attempts. */
+export async function markDelivered(
+  db: Db,
+  ids: readonly string[],
+  at: string,
+  attempts: number,
+): Promise<void> {
+  for (const part of chunks(ids))
+    await db
+      .updateTable('deliveries')
+      .set({ state: 'delivered', attempts, locked_until: null, delivered_at: at })
+      .where('id', 'in', part)
+      .execute()
+}
+
+/** Lets deliveries claimed but not sent go (the worker stops): free to claim at once. */
+export async function releaseDeliveries(db: Db, ids: readonly string[]): Promise<void> {
+  for (const part of chunks(ids))
+    await db
+      .updateTable('deliveries')
+      .set({ locked_until: null })
+      .where('id', 'in', part)
+      .where('state', '=', 'pending')
+      .execute()
 }
 
 /** Settles a delivery: delivered or failed (given up), or pending again at `nextAttemptAt`. */
@@ -198,14 +248,15 @@ export async function settleDelivery(
     .execute()
 }
 
-/** A delivery succeeded: the channel's failing streak, if any, is over. */
-export async function clearChannelFailing(db: Db, channelId: string): Promise<void> {
-  await db
-    .updateTable('channels')
-    .set({ failing_since: null })
-    .where('id', '=', channelId)
-    .where('failing_since', 'is not', null)
-    .execute()
+/** Deliveries succeeded: these channels' failing streaks, if any, are over. */
+export async function clearChannelsFailing(db: Db, channelIds: readonly string[]): Promise<void> {
+  for (const part of chunks([...new Set(channelIds)]))
+    await db
+      .updateTable('channels')
+      .set({ failing_since: null })
+      .where('id', 'in', part)
+      .where('failing_since', 'is not', null)
+      .execute()
 }
 
 /** A delivery failed: the channel's failing streak begins now unless it runs already. */

@@ -1,16 +1,15 @@
 import { performance } from 'node:perf_hooks'
-import type { Kysely } from 'kysely'
-import type { DB, Db } from '../../db/database.ts'
+import type { Insertable, Kysely, Transaction } from 'kysely'
+import type { DB, DeliveriesTable } from '../../db/database.ts'
 import { type Writer, writerOf } from '../../db/writer.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import type { Mailer } from '../../lib/mailer.ts'
 import {
-  claimPendingEvents,
-  hasPendingEvents,
   markOutboxEventsFannedOut,
   type OutboxEventRow,
   pruneOutboxEvents,
+  readPendingEvents,
   recordOutboxEvent,
 } from '../outbox/outbox.service.ts'
 import { viewersAmong } from '../statuses/sharing.service.ts'
@@ -27,33 +26,45 @@ import {
   anyDueDelivery,
   channelById,
   claimDueDeliveries,
-  clearChannelFailing,
+  clearChannelsFailing,
   type DeliveryWork,
   deleteSettledDeliveries,
   disableFailingChannel,
-  insertAttempt,
+  insertAttempts,
   insertDeliveries,
   loadDeliveries,
   markChannelFailing,
-  rulesOfStatus,
+  markDelivered,
+  releaseDeliveries,
+  ruleChannelsOfStatus,
   settleDelivery,
   trimAttempts,
   usableChannelsOf,
 } from './deliveries.repository.ts'
 import { settingsUrl } from './notification-message.ts'
-import { parseChannelIds, parseCondition, ruleMatches } from './rule-matching.ts'
+import {
+  parseChannelIds,
+  parseCondition,
+  type RuleCondition,
+  ruleMatches,
+} from './rule-matching.ts'
 
 // The delivery worker (docs/notifications.md#delivery). Two steps, each safe to run on several
 // instances at once:
-// 1. fan-out: recorded events (the outbox) become one delivery per channel to tell, in one
-//    transaction per batch with the events marked done; deliveries are unique per event and
-//    channel, so a batch run twice (a crash before the commit) makes nothing twice.
-// 2. delivery: due deliveries are claimed under a lease in a short transaction (on PostgreSQL
+// 1. fan-out: recorded events (the outbox) become one delivery per channel to tell. Who to
+//    tell is read outside any write (rules, viewers, channels: once per status and pass); the
+//    writes only insert, in bounded batches, the last marking the events done. Deliveries are
+//    unique per event and channel, so a fan-out run twice (a crash before the last write, or
+//    two instances reading the same events) makes nothing twice.
+// 2. delivery: due deliveries are claimed under a lease, many per write (on PostgreSQL
 //    `for update skip locked`, so each instance claims different ones), sent with no
-//    transaction open (writers never wait on a receiver), and settled: delivered, or retried
-//    with exponential backoff and full jitter until 24 h have passed, then failed.
-// Delivery is at least once: a crash between a receiver's answer and the settle sends again,
-// with the same event id, which receivers de-duplicate by.
+//    transaction open (writers never wait on a receiver) from a queue by `concurrency` slots;
+//    a slot is free again as soon as the receiver has answered, and the answers are recorded
+//    in batches, many per write: delivered, or retried with exponential backoff and full
+//    jitter until 24 h have passed, then failed.
+// Delivery is at least once: a crash between a receiver's answer and the write recording it
+// sends again once the lease has run out, with the same event id, which receivers
+// de-duplicate by.
 
 /** The retry schedule (docs/notifications.md#retry-schedule). */
 export const RETRY = {
@@ -112,8 +123,10 @@ export interface DeliveryWorkerOptions {
   concurrency?: number
   /** How often the worker looks for work when nothing woke it (default 1 s). */
   pollMs?: number
-  /** Events fanned out per transaction (default 50). */
+  /** Events fanned out per pass (default 200). */
   fanOutBatch?: number
+  /** Deliveries claimed per write at most (default 4 × concurrency; see #claim). */
+  claimBatch?: number
   /** How long a claimed delivery is held before another instance may take it (default 60 s). */
   leaseMs?: number
   /** The jitter's source (tests pin it). */
@@ -142,6 +155,29 @@ const parsePayload = (json: string | null): StoredPayload => {
   }
 }
 
+/** A send's result, waiting to be recorded with others in one write (`#settle`). */
+interface Outcome {
+  work: DeliveryWork
+  /** The channel was disabled since the fan-out: nothing was sent, the delivery is given up. */
+  skipped: boolean
+  /** When the attempt began (the delivery log's time). */
+  at: string
+  statusCode: number | null
+  failure: DeliveryError | null
+  durationMs: number
+}
+
+/** Outcomes recorded per write at most. */
+const SETTLE_BATCH = 500
+/** Deliveries inserted per write of a fan-out at most: a writer waits on no longer a unit. */
+const FAN_OUT_ROWS_PER_WRITE = 1000
+
+/** Who an event's status may tell, read once per status for a fan-out pass. */
+interface StatusAudience {
+  /** Per user with a rule and a usable channel: the rule and the channels it may use. */
+  users: Map<string, { condition: RuleCondition | null; channelIds: string[] }>
+}
+
 export class DeliveryWorker {
   readonly #db: Kysely<DB>
   readonly #writer: Writer
@@ -151,12 +187,26 @@ export class DeliveryWorker {
   readonly #log: WorkerLog
   readonly #mailer: Mailer | null
   readonly #concurrency: number
+  readonly #claimBatch: number
   readonly #pollMs: number
   readonly #fanOutBatch: number
   readonly #leaseMs: number
   readonly #random: () => number
-  readonly #inFlight = new Set<Promise<void>>()
+  /** Claimed deliveries not sent yet, in claim order. */
+  #queue: DeliveryWork[] = []
+  /** Sends in flight (a slot each), until the receiver's answer is in. */
+  readonly #sending = new Set<Promise<void>>()
+  /** Answers in, not recorded yet: the next settle write takes them. */
+  #outcomes: Outcome[] = []
+  #settling: Promise<void> | undefined
+  /** What every send of the current claim is told (the origin is read once per claim). */
+  #context: SendContext = { publicUrl: '' }
+  /** The last event's payload, parsed: a fan-out's deliveries mostly carry the same event. */
+  #lastPayload: { id: string; payload: StoredPayload } | undefined
+  /** The last claim took all it asked for: more may be due. */
+  #moreDue = false
   #running = false
+  #closing = false
   #loop: Promise<void> | undefined
   #wake: (() => void) | undefined
   /** Set by kick(): work came while a pass ran, so the next wait is skipped. */
@@ -173,8 +223,9 @@ export class DeliveryWorker {
     this.#log = options.log
     this.#mailer = options.mailer ?? null
     this.#concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
+    this.#claimBatch = Math.max(1, options.claimBatch ?? this.#concurrency * 4)
     this.#pollMs = options.pollMs ?? 1000
-    this.#fanOutBatch = options.fanOutBatch ?? 50
+    this.#fanOutBatch = options.fanOutBatch ?? 200
     this.#leaseMs = options.leaseMs ?? 60_000
     this.#random = options.random ?? Math.random
     // the first pruning a minute after the start, then hourly
@@ -198,12 +249,23 @@ export class DeliveryWorker {
     this.#wake?.()
   }
 
-  /** Stops looking for work and waits for the sends in flight (each bounded by its timeout). */
+  /**
+   * Stops looking for work, waits for the sends in flight (each bounded by its timeout) and
+   * records their outcomes; deliveries claimed but not sent are let go for the next instance.
+   */
   async close(): Promise<void> {
     this.#running = false
+    this.#closing = true
     this.#wake?.()
     await this.#loop
-    await Promise.allSettled([...this.#inFlight])
+    await Promise.allSettled([...this.#sending])
+    await this.#settled()
+    const unsent = this.#queue.map((work) => work.id)
+    this.#queue = []
+    if (unsent.length > 0)
+      await this.#writer
+        .run((tx) => releaseDeliveries(tx, unsent))
+        .catch((err) => this.#log.warn({ err }, 'notifications: letting deliveries go failed'))
     await Promise.allSettled([...this.#mails])
   }
 
@@ -212,8 +274,10 @@ export class DeliveryWorker {
       let busy = false
       this.#kicked = false
       try {
-        busy = (await this.fanOut()) > 0
-        if (this.#inFlight.size < this.#concurrency) busy = (await this.#fill()) > 0 || busy
+        // a full batch: more events may wait
+        busy = (await this.fanOut()) >= this.#fanOutBatch
+        if (this.#queue.length < this.#concurrency) busy = (await this.#claim()) > 0 || busy
+        this.#pump()
         if (this.#clock.now() >= this.#nextPruneAt) {
           this.#nextPruneAt = this.#clock.now() + 60 * 60 * 1000
           await this.prune()
@@ -223,8 +287,8 @@ export class DeliveryWorker {
         busy = false
       }
       if (!this.#running) break
-      // full: wait for a slot; idle: for the next poll or a kick; busy with room: go on
-      if (!busy || this.#inFlight.size >= this.#concurrency) await this.#idle()
+      // enough claimed: wait until the queue runs low; idle: for the next poll or a kick
+      if (!busy || this.#queue.length >= this.#concurrency) await this.#idle()
     }
   }
 
@@ -251,86 +315,116 @@ export class DeliveryWorker {
     for (let n = await this.fanOut(); n > 0; n = await this.fanOut()) fannedOut += n
     let attempted = 0
     for (;;) {
-      const claimed = this.#inFlight.size < this.#concurrency ? await this.#fill() : 0
-      attempted += claimed
-      if (claimed === 0) {
-        if (this.#inFlight.size === 0) break
-        await Promise.race(this.#inFlight)
+      if (this.#queue.length === 0) attempted += await this.#claim()
+      this.#pump()
+      if (this.#sending.size === 0) {
+        if (this.#queue.length === 0) break
+        continue
       }
+      await Promise.race(this.#sending)
     }
+    await this.#settled()
     return { fannedOut, attempted }
   }
 
-  /** Fans out one batch of pending events; returns how many events it took. */
+  /**
+   * Fans out one batch of pending events; returns how many events it took. Who to tell is
+   * read outside any write; only the inserts are writes, at most FAN_OUT_ROWS_PER_WRITE
+   * deliveries each, so a writer never waits behind a large fan-out. The events are marked
+   * done with the last insert: a crash before runs the fan-out again, and the deliveries
+   * already made stay as they are (unique per event and channel).
+   */
   async fanOut(): Promise<number> {
-    // note: looked for with a plain read first: an idle worker takes no write lock
-    if (!(await hasPendingEvents(this.#db, NOTIFICATION_EVENT_TYPES))) return 0
-    return this.#writer.run(async (tx) => {
-      const events = await claimPendingEvents(tx, NOTIFICATION_EVENT_TYPES, this.#fanOutBatch)
-      if (events.length === 0) return 0
-      const now = this.#iso()
-      const rows = []
-      for (const event of events)
-        for (const channelId of await this.#recipients(tx, event))
-          rows.push({
-            id: newId(),
-            event_id: event.id,
-            channel_id: channelId,
-            state: 'pending',
-            attempts: 0,
-            next_attempt_at: now,
-            locked_until: null,
-            created_at: now,
-            delivered_at: null,
-          })
-      await insertDeliveries(tx, rows)
-      await markOutboxEventsFannedOut(
-        tx,
-        events.map((e) => e.id),
-        now,
-      )
-      return events.length
-    })
+    const events = await readPendingEvents(this.#db, NOTIFICATION_EVENT_TYPES, this.#fanOutBatch)
+    if (events.length === 0) return 0
+    const now = this.#iso()
+    const audiences = new Map<string, Promise<StatusAudience>>()
+    let rows: Insertable<DeliveriesTable>[] = []
+    const flush = async (last: boolean) => {
+      const part = rows
+      rows = []
+      await this.#writer.run(async (tx) => {
+        await insertDeliveries(tx, part)
+        if (last)
+          await markOutboxEventsFannedOut(
+            tx,
+            events.map((e) => e.id),
+            now,
+          )
+      })
+    }
+    for (const event of events)
+      for (const channelId of await this.#recipients(event, audiences)) {
+        rows.push({
+          id: newId(),
+          event_id: event.id,
+          channel_id: channelId,
+          state: 'pending',
+          attempts: 0,
+          next_attempt_at: now,
+          locked_until: null,
+          created_at: now,
+          delivered_at: null,
+        })
+        if (rows.length >= FAN_OUT_ROWS_PER_WRITE) await flush(false)
+      }
+    await flush(true)
+    return events.length
   }
 
-  /** The channels an event goes to (docs/notifications.md#rules). */
-  async #recipients(tx: Db, event: OutboxEventRow): Promise<string[]> {
+  /**
+   * Who a status's rules may tell (docs/notifications.md#rules): users with a rule and a
+   * usable channel who may still see the status (a role revoked or a status made private
+   * since the rule was set tells no one), each with the channels their rule allows.
+   */
+  async #audienceOf(statusId: string): Promise<StatusAudience> {
+    const rows = await ruleChannelsOfStatus(this.#db, statusId)
+    const users: StatusAudience['users'] = new Map()
+    if (rows.length === 0) return { users }
+    const viewers = await viewersAmong(this.#db, statusId, [...new Set(rows.map((r) => r.user_id))])
+    const allowed = new Map<string, Set<string> | null>()
+    for (const row of rows) {
+      if (!viewers.has(row.user_id)) continue
+      let user = users.get(row.user_id)
+      if (!user) {
+        user = { condition: parseCondition(row.condition), channelIds: [] }
+        users.set(row.user_id, user)
+        allowed.set(row.user_id, parseChannelIds(row.channel_ids))
+      }
+      const only = allowed.get(row.user_id)
+      if (only === null || only?.has(row.channel_id) === true) user.channelIds.push(row.channel_id)
+    }
+    return { users }
+  }
+
+  /** The channels an event goes to (docs/notifications.md#rules), read with no write open. */
+  async #recipients(
+    event: OutboxEventRow,
+    audiences: Map<string, Promise<StatusAudience>>,
+  ): Promise<string[]> {
     switch (event.type) {
       case 'status.changed':
       case 'status.stale': {
         const status = parsePayload(event.payload).status
         if (!event.status_id || !status) return []
-        const rules = (await rulesOfStatus(tx, event.status_id)).filter((rule) =>
-          ruleMatches(parseCondition(rule.condition), event.type, status),
-        )
-        if (rules.length === 0) return []
-        // only who may still see the status: a role revoked or a status made private since
-        // the rule was set tells no one
-        const viewers = await viewersAmong(
-          tx,
-          event.status_id,
-          rules.map((rule) => rule.user_id),
-        )
-        const allowed = new Map(
-          rules
-            .filter((rule) => viewers.has(rule.user_id))
-            .map((rule) => [rule.user_id, parseChannelIds(rule.channel_ids)]),
-        )
-        const channels = await usableChannelsOf(tx, [...allowed.keys()])
-        return channels
-          .filter((c) => {
-            const only = allowed.get(c.user_id)
-            return only === null || only?.has(c.id) === true
-          })
-          .map((c) => c.id)
+        // note: once per status and pass: a batch of changes to one status reads its rules once
+        let audience = audiences.get(event.status_id)
+        if (!audience) {
+          audience = this.#audienceOf(event.status_id)
+          audiences.set(event.status_id, audience)
+        }
+        const out: string[] = []
+        for (const user of (await audience).users.values())
+          if (ruleMatches(user.condition, event.type, status)) out.push(...user.channelIds)
+        return out
       }
       case 'channel.test': {
-        const channel = event.channel_id ? await channelById(tx, event.channel_id) : undefined
+        const channel = event.channel_id ? await channelById(this.#db, event.channel_id) : undefined
         return channel && channel.verified_at !== null ? [channel.id] : []
       }
       case 'channel.disabled': {
         if (!event.user_id) return []
-        return (await usableChannelsOf(tx, [event.user_id]))
+        return (await usableChannelsOf(this.#db, [event.user_id]))
           .filter((c) => c.id !== event.channel_id)
           .map((c) => c.id)
       }
@@ -339,40 +433,60 @@ export class DeliveryWorker {
     }
   }
 
-  /** Claims due deliveries for the free slots and starts sending them; returns how many. */
-  async #fill(): Promise<number> {
-    const room = this.#concurrency - this.#inFlight.size
+  /**
+   * Claims due deliveries into the queue, enough to keep every slot busy until the next
+   * claim (one write for many deliveries); returns how many. The queue never holds more than
+   * `claimBatch`, so what it holds is sent well within its lease.
+   */
+  async #claim(): Promise<number> {
+    const room = this.#claimBatch - this.#queue.length
     if (room <= 0) return 0
     const now = this.#iso()
     const lease = this.#iso(this.#leaseMs)
-    if (!(await anyDueDelivery(this.#db, now))) return 0
-    const ids = await this.#writer.run((tx) => claimDueDeliveries(tx, now, lease, room))
-    if (ids.length === 0) return 0
-    for (const work of await loadDeliveries(this.#db, ids)) {
-      const sending: Promise<void> = this.#attempt(work)
-        .catch((err) => this.#log.error({ err }, 'notifications: settling a delivery failed'))
-        .finally(() => {
-          this.#inFlight.delete(sending)
-          // half the slots free again: time to claim more
-          if (this.#inFlight.size <= this.#concurrency / 2) this.#wake?.()
-        })
-      this.#inFlight.add(sending)
+    if (!(await anyDueDelivery(this.#db, now))) {
+      this.#moreDue = false
+      return 0
     }
+    const ids = await this.#writer.run((tx) => claimDueDeliveries(tx, now, lease, room))
+    this.#moreDue = ids.length === room
+    if (ids.length === 0) return 0
+    this.#context = { publicUrl: this.#publicUrl() }
+    this.#queue.push(...(await loadDeliveries(this.#db, ids)))
     return ids.length
   }
 
-  /** Sends one delivery (no transaction open) and settles it. */
-  async #attempt(work: DeliveryWork): Promise<void> {
+  /** Starts sends from the queue while slots are free; asks for a claim when it runs low. */
+  #pump(): void {
+    if (this.#closing) return
+    while (this.#sending.size < this.#concurrency && this.#queue.length > 0) {
+      const work = this.#queue.shift() as DeliveryWork
+      const sending: Promise<void> = this.#attempt(work)
+        .then((outcome) => this.#record(outcome))
+        .catch((err) => this.#log.error({ err }, 'notifications: a delivery attempt failed'))
+        .finally(() => {
+          this.#sending.delete(sending)
+          this.#pump()
+        })
+      this.#sending.add(sending)
+    }
+    if (this.#queue.length < this.#concurrency && this.#moreDue) this.#wake?.()
+  }
+
+  #payloadOf(work: DeliveryWork): StoredPayload {
+    if (this.#lastPayload?.id !== work.event_id)
+      this.#lastPayload = { id: work.event_id, payload: parsePayload(work.event_payload) }
+    return this.#lastPayload.payload
+  }
+
+  /** Sends one delivery (no transaction open); its outcome is recorded later, with others. */
+  async #attempt(work: DeliveryWork): Promise<Outcome> {
     const { channel } = work
     const type = work.event_type ?? 'unknown'
+    const at = this.#iso()
     // a channel disabled since the fan-out gets nothing (but a test, which checks it works)
-    if (channel.enabled !== 1 && type !== 'channel.test') {
-      await this.#writer.run((tx) =>
-        settleDelivery(tx, work.id, { state: 'failed', attempts: work.attempts }),
-      )
-      return
-    }
-    const payload = parsePayload(work.event_payload)
+    if (channel.enabled !== 1 && type !== 'channel.test')
+      return { work, skipped: true, at, statusCode: null, failure: null, durationMs: 0 }
+    const payload = this.#payloadOf(work)
     const event: NotificationEvent = {
       type,
       id: work.event_id,
@@ -380,8 +494,7 @@ export class DeliveryWorker {
       ...(payload.status && { status: payload.status }),
       ...(payload.message !== undefined && { message: payload.message }),
     }
-    const context: SendContext = { publicUrl: this.#publicUrl() }
-    const at = this.#iso()
+    const context = this.#context
     const started = performance.now()
     let statusCode: number | null = null
     let failure: DeliveryError | null = null
@@ -400,26 +513,89 @@ export class DeliveryWorker {
       statusCode = failure.statusCode ?? null
     }
     const durationMs = Math.max(0, Math.round(performance.now() - started))
-    const attempts = work.attempts + 1
-    const disabled = await this.#writer.run(async (tx) => {
-      await insertAttempt(tx, {
-        id: newId(),
-        delivery_id: work.id,
-        channel_id: channel.id,
-        event_id: work.event_id,
-        event_type: type,
-        at,
-        status_code: statusCode,
-        error: failure ? failure.message.slice(0, 500) : null,
-        duration_ms: durationMs,
-      })
-      const now = this.#clock.now()
-      const nowIso = new Date(now).toISOString()
-      if (!failure) {
-        await settleDelivery(tx, work.id, { state: 'delivered', at: nowIso, attempts })
-        await clearChannelFailing(tx, channel.id)
-        return false
+    return { work, skipped: false, at, statusCode, failure, durationMs }
+  }
+
+  /** Queues an outcome for the next settle write; starts one unless one runs. */
+  #record(outcome: Outcome): void {
+    this.#outcomes.push(outcome)
+    this.#settling ??= this.#settleAll().finally(() => {
+      this.#settling = undefined
+    })
+  }
+
+  /** Resolves once every outcome recorded so far is written (or its write failed). */
+  async #settled(): Promise<void> {
+    while (this.#settling) await this.#settling
+  }
+
+  /**
+   * Writes outcomes while any wait, up to SETTLE_BATCH per write: one write (one commit, on
+   * SQLite one fsync shared with the writes beside it) for the many answers that came in
+   * while the last was made durable. Until its outcome is written a delivery stays leased;
+   * a crash before sends it again after the lease, with the same event id (at least once).
+   */
+  async #settleAll(): Promise<void> {
+    // the answers of this turn of the event loop join the first write
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    while (this.#outcomes.length > 0) {
+      const batch = this.#outcomes.splice(0, SETTLE_BATCH)
+      let disabled: Outcome[] = []
+      try {
+        disabled = await this.#writer.run((tx) => this.#settle(tx, batch))
+      } catch (err) {
+        this.#log.error({ err }, 'notifications: settling deliveries failed')
       }
+      for (const { work, failure } of disabled) {
+        this.kick()
+        this.#mailOwner(work.channel.user_id, work.channel.name, failure?.message ?? '')
+      }
+    }
+  }
+
+  /** Records outcomes in `tx`: the log, the deliveries' states, the channels' streaks. */
+  async #settle(tx: Transaction<DB>, batch: readonly Outcome[]): Promise<Outcome[]> {
+    const now = this.#clock.now()
+    const nowIso = new Date(now).toISOString()
+    const sent = batch.filter((o) => !o.skipped)
+    await insertAttempts(
+      tx,
+      sent.map((o) => ({
+        id: newId(),
+        delivery_id: o.work.id,
+        channel_id: o.work.channel.id,
+        event_id: o.work.event_id,
+        event_type: o.work.event_type ?? 'unknown',
+        at: o.at,
+        status_code: o.statusCode,
+        error: o.failure ? o.failure.message.slice(0, 500) : null,
+        duration_ms: o.durationMs,
+      })),
+    )
+    for (const o of batch)
+      if (o.skipped)
+        await settleDelivery(tx, o.work.id, { state: 'failed', attempts: o.work.attempts })
+    // delivered, grouped by their new count of attempts (most often 1: one write for all)
+    const delivered = new Map<number, string[]>()
+    for (const o of sent)
+      if (!o.failure) {
+        const attempts = o.work.attempts + 1
+        const ids = delivered.get(attempts) ?? []
+        ids.push(o.work.id)
+        delivered.set(attempts, ids)
+      }
+    for (const [attempts, ids] of delivered) await markDelivered(tx, ids, nowIso, attempts)
+    // note: successes first: a channel that succeeded in this batch is not disabled by it
+    await clearChannelsFailing(
+      tx,
+      sent.filter((o) => !o.failure).map((o) => o.work.channel.id),
+    )
+    const disabled: Outcome[] = []
+    for (const o of sent) {
+      const { work, failure } = o
+      if (!failure) continue
+      const { channel } = work
+      const attempts = work.attempts + 1
       const retryAt = now + retryDelayMs(attempts, this.#random)
       const giveUp = !failure.retryable || retryAt > Date.parse(work.created_at) + RETRY.windowMs
       await settleDelivery(
@@ -438,7 +614,7 @@ export class DeliveryWorker {
         reason,
         nowIso,
       )
-      if (disabledNow)
+      if (disabledNow) {
         await recordOutboxEvent(tx, {
           type: 'channel.disabled',
           userId: channel.user_id,
@@ -449,12 +625,10 @@ export class DeliveryWorker {
           },
           at: nowIso,
         })
-      return disabledNow
-    })
-    if (disabled) {
-      this.kick()
-      this.#mailOwner(channel.user_id, channel.name, failure?.message ?? '')
+        disabled.push(o)
+      }
     }
+    return disabled
   }
 
   /** Tells the owner of a channel the service disabled by e-mail, in the background. */

@@ -1,6 +1,5 @@
-import type { Insertable, Selectable, Transaction } from 'kysely'
-import type { DB, Db, OutboxEventsTable } from '../../db/database.ts'
-import { claimRowsForUpdate } from '../../db/locks.ts'
+import type { Insertable, Selectable } from 'kysely'
+import type { Db, OutboxEventsTable } from '../../db/database.ts'
 import { prepareQuery } from '../../db/prepared.ts'
 
 export type OutboxEventRow = Selectable<OutboxEventsTable>
@@ -35,6 +34,25 @@ export const listPendingOutboxEvents = (db: Db, limit: number): Promise<OutboxEv
     .limit(limit)
     .execute()
 
+/**
+ * Events of these types not fanned out yet, oldest first, at most `limit`: a plain read, so
+ * the fan-out looks up who to tell outside any write (docs/notifications.md#delivery).
+ */
+export const listPendingOutboxEventsOf = (
+  db: Db,
+  types: readonly string[],
+  limit: number,
+): Promise<OutboxEventRow[]> =>
+  db
+    .selectFrom('outbox_events')
+    .selectAll()
+    .where('done_at', 'is', null)
+    .where('type', 'in', [...types])
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute()
+
 /** Marks events fanned out; returns how many were still pending (another instance may have won). */
 export async function markOutboxEventsDone(db: Db, ids: string[], at: string): Promise<number> {
   if (ids.length === 0) return 0
@@ -46,24 +64,6 @@ export async function markOutboxEventsDone(db: Db, ids: string[], at: string): P
     .executeTakeFirst()
   return Number(result.numUpdatedRows)
 }
-
-/** Events not fanned out yet, oldest first, claimed for this transaction (others pass over them). */
-export const claimPendingOutboxEvents = (
-  tx: Transaction<DB>,
-  types: readonly string[],
-  limit: number,
-): Promise<OutboxEventRow[]> =>
-  claimRowsForUpdate(
-    tx,
-    tx
-      .selectFrom('outbox_events')
-      .selectAll()
-      .where('done_at', 'is', null)
-      .where('type', 'in', [...types])
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(limit),
-  ).execute()
 
 /** Deletes events fanned out before `before`; returns how many went. */
 export async function deleteDoneOutboxEvents(db: Db, before: string): Promise<number> {

@@ -1,12 +1,11 @@
-import type { Transaction } from 'kysely'
-import type { DB, Db } from '../../db/database.ts'
+import type { Db } from '../../db/database.ts'
 import { newId } from '../../lib/ids.ts'
 import {
   anyPendingOutboxEvent,
-  claimPendingOutboxEvents,
   deleteDoneOutboxEvents,
   insertOutboxEvent,
   listPendingOutboxEvents,
+  listPendingOutboxEventsOf,
   markOutboxEventsDone,
   type OutboxEventRow,
 } from './outbox.repository.ts'
@@ -99,20 +98,20 @@ export const recordStatusEvent = (
 export const pendingOutboxEvents = (db: Db, limit = 100): Promise<OutboxEventRow[]> =>
   listPendingOutboxEvents(db, limit)
 
+/**
+ * Recorded events of these types not fanned out yet, oldest first, read with no lock: the
+ * fan-out reads outside its writes, so writers never wait on it; a second instance reading
+ * the same events makes nothing twice (deliveries are unique per event and channel).
+ */
+export const readPendingEvents = (
+  db: Db,
+  types: readonly string[],
+  limit = 100,
+): Promise<OutboxEventRow[]> => listPendingOutboxEventsOf(db, types, limit)
+
 /** Marks events as fanned out; returns how many this call marked. */
 export const markOutboxEventsFannedOut = (db: Db, ids: string[], at: string): Promise<number> =>
   markOutboxEventsDone(db, ids, at)
-
-/**
- * Recorded events of these types not fanned out yet, oldest first, claimed for `tx`: with
- * several instances (PostgreSQL) each takes different events, passing over those another is
- * fanning out.
- */
-export const claimPendingEvents = (
-  tx: Transaction<DB>,
-  types: readonly string[],
-  limit = 100,
-): Promise<OutboxEventRow[]> => claimPendingOutboxEvents(tx, types, limit)
 
 /** Deletes events fanned out before `before` (docs/notifications.md#delivery: retention). */
 export const pruneOutboxEvents = (db: Db, before: string): Promise<number> =>
