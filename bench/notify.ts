@@ -32,7 +32,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
@@ -265,6 +265,8 @@ interface Receivers {
   reached(): number
   /** When the last channel got its first delivery (performance.now()). */
   lastFirstAt(): number
+  /** Connections accepted so far (kept alive, one carries many deliveries). */
+  connections(): number
   /** Resolves once `n` channels have had a delivery. */
   until(n: number): Promise<void>
   close(): Promise<void>
@@ -274,6 +276,7 @@ async function startReceivers(channels: number, servers = 4): Promise<Receivers>
   const ids: string[][] = Array.from({ length: channels }, () => [])
   let reached = 0
   let lastFirstAt = 0
+  let connections = 0
   let waiting: { n: number; resolve: () => void }[] = []
   const list: Server[] = []
   for (let s = 0; s < servers; s++) {
@@ -297,6 +300,7 @@ async function startReceivers(channels: number, servers = 4): Promise<Receivers>
       })
     })
     server.keepAliveTimeout = 60_000
+    server.on('connection', () => connections++)
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
     list.push(server)
   }
@@ -305,6 +309,7 @@ async function startReceivers(channels: number, servers = 4): Promise<Receivers>
     origins,
     ids,
     reached: () => reached,
+    connections: () => connections,
     lastFirstAt: () => lastFirstAt,
     until: (n) =>
       reached >= n ? Promise.resolve() : new Promise((resolve) => waiting.push({ n, resolve })),
@@ -368,9 +373,10 @@ async function fanout(): Promise<NotifyResult['fanout']> {
       serverCpuS: round(cpu.all, 2),
       serverMainThreadCpuS: round(cpu.loop, 2),
       receiversEventLoopUse: round(receiversBusy, 2),
+      receiverConnections: receivers.connections(),
     }
     console.log(
-      `fanout: ${CHANNELS} webhooks, last delivery ${result.lastDeliveryS} s after the PATCH answered (${result.deliveriesPerS}/s); RSS ${result.rssBeforeMb} → ${result.rssAfterMb} MB (peak ${result.peakRssMb}); server CPU ${result.serverCpuS} s (main thread ${result.serverMainThreadCpuS} s), receivers' event loop ${Math.round(result.receiversEventLoopUse * 100)} % busy`,
+      `fanout: ${CHANNELS} webhooks, last delivery ${result.lastDeliveryS} s after the PATCH answered (${result.deliveriesPerS}/s); RSS ${result.rssBeforeMb} → ${result.rssAfterMb} MB (peak ${result.peakRssMb}); server CPU ${result.serverCpuS} s (main thread ${result.serverMainThreadCpuS} s), receivers' event loop ${Math.round(result.receiversEventLoopUse * 100)} % busy, ${result.receiverConnections} connections`,
     )
     return result
   } finally {
@@ -446,6 +452,7 @@ const result: NotifyResult = {
     'statusd serve (SQLite, WEBHOOK_ALLOW_NETWORKS=127.0.0.0/8), a database per part seeded with rows as statusd writes them. (a) wrk PATCHes (durable) a public status with `rules` rules {"when":"any"} (their users have no channel) and one with none, interleaved rounds after a 2 s warm-up each, waiting between rounds until the worker fanned out every event; medians. (b) `channels` users each with one standard webhook channel to loopback receivers in this process and a rule on one public status; one PATCH; time from its response to the last channel\'s first delivery; server RSS before/after and peak. (c) as (b), SIGKILL once a third is delivered, restart on the same database; every channel counted by webhook-id.',
   ),
   kind: 'notify',
+  loadAverage: { before: loadavg().map((x) => round(x, 2)), after: [] },
   params: {
     rules: RULES,
     channels: CHANNELS,
@@ -460,5 +467,6 @@ const result: NotifyResult = {
 if (PART === 'all' || PART === 'writers') result.writers = await writers()
 if (PART === 'all' || PART === 'fanout') result.fanout = await fanout()
 if (PART === 'all' || PART === 'crash') result.crash = await crash()
+if (result.loadAverage) result.loadAverage.after = loadavg().map((x) => round(x, 2))
 console.log(JSON.stringify(result, null, 2))
 if (!values['no-write']) writeResult(result)

@@ -186,6 +186,8 @@ export interface SigninResult extends ResultBase {
 /** `npm run bench:notify`: writers beside notification rules, fan-out to webhooks, a crash. */
 export interface NotifyResult extends ResultBase {
   kind: 'notify'
+  /** The host's load average (1, 5, 15 min) when the run began and ended: it is shared. */
+  loadAverage?: { before: number[]; after: number[] }
   params: {
     rules: number
     channels: number
@@ -221,6 +223,8 @@ export interface NotifyResult extends ResultBase {
     serverMainThreadCpuS: number
     /** How busy this process's receivers were (0–1): near 1, they were the bottleneck. */
     receiversEventLoopUse: number
+    /** Connections the receivers accepted: far fewer than deliveries when kept alive. */
+    receiverConnections?: number
   } | null
   /** (c) SIGKILL during the fan-out, then a restart on the same database. */
   crash: {

@@ -148,6 +148,34 @@ describe('the guarded client (docs/notifications.md#outbound-safety)', () => {
     assert.equal(receiver.requests[0]?.body, '{"a":1}')
   })
 
+  it('connections are kept alive: 20 posts one after another to one receiver reuse a connection or two, each name checked once per connection', async (t) => {
+    const receiver = await startReceiver(t)
+    let connections = 0
+    receiver.server.on('connection', () => connections++)
+    const lookups: string[] = []
+    const client = new OutboundClient({
+      allowNetworks: parseNetworks('127.0.0.0/8'),
+      resolve: async (name) => {
+        lookups.push(name)
+        return ['127.0.0.1']
+      },
+    })
+    defer(t, () => client.close())
+    const port = new URL(receiver.origin).port
+    for (let i = 0; i < 20; i++) {
+      const answer = await client.post(`http://hooks.statusd.invalid:${port}/in/${i}`, {
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      })
+      assert.equal(answer.statusCode, 200)
+    }
+    assert.equal(receiver.requests.length, 20)
+    // note: undici's pool may open a second connection while the first answer is being
+    // completed; from then on both are reused
+    assert.ok(connections <= 2, `${connections} connections for 20 posts`)
+    assert.equal(lookups.length, connections, 'the name is checked when a connection opens')
+  })
+
   it('a webhook to a refused address: its delivery fails at once, logged, never retried', async (t) => {
     const receiver = await startReceiver(t)
     // no WEBHOOK_ALLOW_NETWORKS
