@@ -5,6 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import SQLite from 'better-sqlite3'
+import { VERSION } from '../../src/lib/version.ts'
 import { defer, type Lifetime, suiteLifetime } from '../helpers/cleanup.ts'
 import { postgresOnly, testDatabase } from '../helpers/engine.ts'
 import {
@@ -84,7 +85,7 @@ describe('probes and API description on a running server', () => {
   it('GET /healthz → 200 (the process is up)', async () => {
     const res = await fetch(`${server.url}/healthz`)
     assert.equal(res.status, 200)
-    assert.deepEqual(await res.json(), { status: 'ok' })
+    assert.deepEqual(await res.json(), { status: 'ok', version: VERSION })
   })
 
   it('GET /readyz → 200 (storage answers)', async () => {

@@ -1,15 +1,17 @@
 import assert from 'node:assert/strict'
-import { statSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { makeApp } from '../helpers/app.ts'
 import { tempDir } from '../helpers/cleanup.ts'
 
-test('GET /healthz answers 200 while the process is up', async (ctx) => {
+test('GET /healthz answers 200 while the process is up, with the package version', async (ctx) => {
   const t = await makeApp(ctx)
   const res = await t.request(null, 'GET', '/healthz')
   assert.equal(res.statusCode, 200)
-  assert.deepEqual(res.json(), { status: 'ok' })
+  const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8'))
+  assert.match(pkg.version, /^\d+\.\d+\.\d+(-[\w.]+)?$/, 'package.json has a semver version')
+  assert.deepEqual(res.json(), { status: 'ok', version: pkg.version })
 })
 
 test('GET /readyz answers 200 when storage is reachable', async (ctx) => {

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { ErrorSchema } from '../../lib/error-schema.ts'
 import { unavailable } from '../../lib/errors.ts'
+import { VERSION } from '../../lib/version.ts'
 import type { WriteHealth } from './write-health.ts'
 
 const REFUSED = {
@@ -22,11 +23,21 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         operationId: 'checkLiveness',
         summary: 'Liveness: the process is up',
+        description:
+          'Also says which version of statusd answers (semver, from its package), e.g. to check that an upgrade is live.',
         tags: ['operations'],
-        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+        response: {
+          200: Type.Object(
+            {
+              status: Type.Literal('ok'),
+              version: Type.String({ description: "statusd's version (semver)" }),
+            },
+            { examples: [{ status: 'ok', version: '0.1.0' }] },
+          ),
+        },
       },
     },
-    async () => ({ status: 'ok' as const }),
+    async () => ({ status: 'ok' as const, version: VERSION }),
   )
   app.get(
     '/readyz',
