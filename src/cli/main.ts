@@ -53,9 +53,13 @@ export async function main(
     err(program.helpInformation())
     return 2
   }
-  // `statusd help user add` is `statusd user add --help` (commander's help command takes one word)
+  // `statusd help user add` is `statusd user add --help` (commander's help command takes one
+  // word); for a command that does not exist, its error (`did you mean`), not the overview
   const words = argv.filter((a) => a !== '--json')
-  const args = words[0] === 'help' && words.length > 1 ? [...words.slice(1), '--help'] : argv
+  const args =
+    words[0] === 'help' && words.length > 1
+      ? [...words.slice(1), ...(exists(program, words.slice(1)) ? ['--help'] : [])]
+      : argv
   try {
     await program.parseAsync(args, { from: 'user' })
     return 0
@@ -165,6 +169,13 @@ Examples:
   }
   each(program)
   return program
+}
+
+/** Whether `words` name a command of the tree (`user add`). */
+const exists = (program: Command, words: string[]): boolean => {
+  let command: Command | undefined = program
+  for (const word of words) command = command?.commands.find((c) => c.name() === word)
+  return command !== undefined
 }
 
 /** `user add`, `key rotate`: the command's words after `statusd`. */

@@ -378,6 +378,8 @@ describe('--version, --help, did you mean, completion', () => {
         /set does not take --colour \(did you mean --color\?\)/,
       ],
       [['key', 'revok', 'k1'], /unknown command: key revok \(did you mean revoke\?\)/],
+      [['help', 'sett'], /unknown command: sett \(did you mean set\?\)/],
+      [['help', 'user', 'ad'], /unknown command: user ad \(did you mean add\?\)/],
     ]
     for (const [argv, message] of cases) {
       const r = await statusd(argv)
@@ -600,11 +602,22 @@ describe('statusd watch (docs/cli.md#watch)', () => {
 })
 
 describe('writes retry with the same Idempotency-Key (docs/cli.md#safe-retries)', () => {
-  /** An HTTP proxy that forwards every request and, as told, loses answers on the way back. */
-  async function lossyProxy(lose: (n: number) => boolean) {
+  /**
+   * An HTTP proxy that forwards every request and, as told, loses answers on the way back, or
+   * answers a write itself with a 503 without passing it on.
+   */
+  async function lossyProxy(
+    lose: (n: number) => boolean,
+    busy: (n: number) => boolean = () => false,
+  ) {
+    let received = 0
     const writes: { idempotencyKey: string | undefined; replayed: string | null }[] = []
     const server = http.createServer(async (req, res) => {
       const body = Buffer.concat(await req.toArray())
+      if (req.method === 'POST' && busy(++received)) {
+        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' })
+        return res.end(JSON.stringify({ message: 'Busy', errorCode: 'unavailable' }))
+      }
       const headers: Record<string, string> = {}
       for (const name of ['authorization', 'content-type', 'idempotency-key', 'accept'])
         if (typeof req.headers[name] === 'string') headers[name] = req.headers[name]
@@ -654,6 +667,24 @@ describe('writes retry with the same Idempotency-Key (docs/cli.md#safe-retries)'
     assert.equal(JSON.parse(r.stdout).changeCount, 1)
     const history = await t.request(alice, 'GET', `/v1/status/${JSON.parse(r.stdout).id}/history`)
     assert.equal(history.json().length, 1, 'exactly one change')
+  })
+
+  it('a 503 (with Retry-After) is retried after the wait it asks for; the write is made once', async () => {
+    const proxy = await lossyProxy(
+      () => false,
+      (n) => n <= 2,
+    )
+    const waits: number[] = []
+    const r = await statusd(['set', 'bell', 'RING', '--json'], {
+      env: { STATUSD_URL: proxy.url },
+      sleep: async (ms) => {
+        waits.push(ms)
+      },
+    })
+    assert.equal(r.code, 0, r.stderr)
+    assert.deepEqual(waits, [1000, 1000], 'Retry-After: 1, twice')
+    assert.equal(proxy.writes.length, 1, 'only the third attempt reached the server')
+    assert.equal(JSON.parse(r.stdout).changeCount, 1)
   })
 
   it('a write whose answers are all lost gives up after 4 attempts, all with one key (exit 1)', async () => {
