@@ -1,0 +1,451 @@
+import { StatusdError } from './errors.ts'
+import { parseEventStream } from './sse.ts'
+import type {
+  ApiKey,
+  CheckAuth,
+  HistoryEntry,
+  ShareView,
+  Status,
+  StatusInput,
+  StatusListEntry,
+} from './types.ts'
+
+export { StatusdError } from './errors.ts'
+export type * from './types.ts'
+
+export interface StatusdClientOptions {
+  /** The service's base URL, e.g. `https://status.example.com` (a path prefix is kept). */
+  url: string
+  /** An API key (`sdk_…`); without one, only the public views work. */
+  apiKey?: string
+  /** The fetch to use; the global one by default. */
+  fetch?: typeof fetch
+  /**
+   * How many times a request is tried again after a network error, a 5XX or a 429 (default 2).
+   * Writes carry an `Idempotency-Key`, the same on every try, so a retried write never counts
+   * twice.
+   */
+  retries?: number
+  /** The first wait between tries, in ms, doubling each time (default 250); `Retry-After` wins. */
+  retryDelayMs?: number
+}
+
+/** One page of a list, and the cursor of the next one (null on the last page). */
+export interface Page<T> {
+  items: T[]
+  nextCursor: string | null
+}
+
+export interface PageOptions {
+  limit?: number
+  cursor?: string
+}
+
+export interface WriteOptions {
+  /** Write only if the status's ETag is still this one (412 preconditionFailed otherwise). */
+  ifMatch?: string
+  /** Your own `Idempotency-Key`, e.g. to make a write safe across restarts of your program. */
+  idempotencyKey?: string
+}
+
+/** What `watch` yields: the status as it is after each write, or why the stream ended. */
+export type WatchEvent =
+  | { type: 'status'; id: number; status: Status }
+  | { type: 'unavailable'; reason: 'deleted' | 'notVisible' | 'unauthorized' | 'notVerified' }
+
+export interface WatchOptions {
+  /** Ends the iteration (and the connection) when aborted. */
+  signal?: AbortSignal
+  /** Resume after this event id (a `WatchEvent`'s `id`) instead of starting with the current state. */
+  lastEventId?: number
+}
+
+/** What `watchShared` yields: the public view after each write, or why the stream ended. */
+export type SharedWatchEvent =
+  | { type: 'status'; id: number; status: ShareView }
+  | { type: 'unavailable'; reason: 'deleted' | 'notVisible' }
+
+interface Call {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'
+  path: string
+  query?: Record<string, string | number | undefined>
+  body?: unknown
+  headers?: Record<string, string>
+  /**
+   * Whether a failure whose outcome is unknown (network error, 5XX) may be tried again: reads,
+   * deletes and writes with an Idempotency-Key. Anything else is retried only on 429 (refused
+   * before it was carried out).
+   */
+  safe: boolean
+  /** A 404 on a retry means an earlier try did it (a delete whose answer was lost). */
+  goneMeansDone?: boolean
+  signal?: AbortSignal | undefined
+}
+
+const enc = encodeURIComponent
+
+/** A random Idempotency-Key (crypto.getRandomValues: also on plain-HTTP pages, unlike randomUUID). */
+function newIdempotencyKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16))
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
+}
+
+/** `Retry-After` in seconds (delta-seconds or an HTTP-date), or null. */
+function retryAfterOf(headers: Headers): number | null {
+  const value = headers.get('retry-after')
+  if (value === null) return null
+  if (/^\d+$/.test(value.trim())) return Number(value)
+  const at = Date.parse(value)
+  return Number.isNaN(at) ? null : Math.max(0, (at - Date.now()) / 1000)
+}
+
+/** The `cursor` of the `rel="next"` link of a `Link` header (RFC 8288), or null. */
+function nextCursorOf(headers: Headers): string | null {
+  for (const part of (headers.get('link') ?? '').split(/,(?=\s*<)/)) {
+    const match = /^\s*<([^>]*)>(.*)$/.exec(part)
+    if (match && /;\s*rel="?next"?/.test(match[2] ?? ''))
+      return new URL(match[1] ?? '', 'http://x').searchParams.get('cursor')
+  }
+  return null
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason)
+    const timer = setTimeout(resolve, ms)
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer)
+        reject(signal.reason)
+      },
+      { once: true },
+    )
+  })
+
+/**
+ * A client of one statusd (docs/client.md). Every method sends a request and resolves with the
+ * answer's body, typed, or rejects with a `StatusdError` (or, when the network failed on every
+ * try, the fetch's own error).
+ */
+export class StatusdClient {
+  readonly #base: string
+  readonly #apiKey: string | undefined
+  readonly #fetch: typeof fetch
+  readonly #retries: number
+  readonly #retryDelayMs: number
+
+  constructor(options: StatusdClientOptions) {
+    this.#base = options.url.replace(/\/+$/, '')
+    this.#apiKey = options.apiKey
+    // note: bound, so that a browser's fetch is not called on the client as `this`
+    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis)
+    this.#retries = options.retries ?? 2
+    this.#retryDelayMs = options.retryDelayMs ?? 250
+  }
+
+  // --- statuses (docs/api.md#endpoints) ---------------------------------------------------
+
+  /** All your statuses, in creation order. */
+  async list(): Promise<StatusListEntry[]> {
+    return (
+      await this.#json<StatusListEntry[]>({ method: 'GET', path: '/v1/user/status', safe: true })
+    ).body
+  }
+
+  /** One page of your statuses; pass `nextCursor` back as `cursor` for the next. */
+  async listPage(options: PageOptions = {}): Promise<Page<StatusListEntry>> {
+    return this.#page({ method: 'GET', path: '/v1/user/status', query: { ...options }, safe: true })
+  }
+
+  /** A status by id: yours, shared with you, or public. */
+  async get(statusId: string): Promise<Status> {
+    return (
+      await this.#json<Status>({ method: 'GET', path: `/v1/status/${enc(statusId)}`, safe: true })
+    ).body
+  }
+
+  /** Your status by its key. */
+  async getByKey(statusKey: string): Promise<Status> {
+    return (
+      await this.#json<Status>({
+        method: 'GET',
+        path: `/v1/status-keys/${enc(statusKey)}`,
+        safe: true,
+      })
+    ).body
+  }
+
+  /**
+   * Sets your status by key: creates it (named after the key unless `name` is given) or updates
+   * the properties sent. Sending the current value again is an update.
+   */
+  async set(statusKey: string, input: StatusInput, options: WriteOptions = {}): Promise<Status> {
+    return this.#write('POST', `/v1/status-keys/${enc(statusKey)}`, input, options)
+  }
+
+  /** Creates a status under a key that must be new (412 preconditionFailed if it exists). */
+  async create(
+    statusKey: string,
+    input: StatusInput,
+    options: Omit<WriteOptions, 'ifMatch'> = {},
+  ): Promise<Status> {
+    return this.#write('POST', `/v1/status-keys/${enc(statusKey)}`, input, options, {
+      'if-none-match': '*',
+    })
+  }
+
+  /** Updates a status by id: the owner any property, an updater the value. */
+  async update(statusId: string, input: StatusInput, options: WriteOptions = {}): Promise<Status> {
+    return this.#write('PATCH', `/v1/status/${enc(statusId)}`, input, options)
+  }
+
+  /**
+   * Deletes your status by id. Retried after a lost answer, a 404 means the first try did it,
+   * and counts as done.
+   */
+  async delete(statusId: string, options: Pick<WriteOptions, 'ifMatch'> = {}): Promise<void> {
+    await this.#delete(`/v1/status/${enc(statusId)}`, options)
+  }
+
+  /** Deletes your status by key (as `delete`). */
+  async deleteByKey(statusKey: string, options: Pick<WriteOptions, 'ifMatch'> = {}): Promise<void> {
+    await this.#delete(`/v1/status-keys/${enc(statusKey)}`, options)
+  }
+
+  /** Value updates of a status, newest first: one page (1 000 entries without `limit`). */
+  async history(statusId: string, options: PageOptions = {}): Promise<Page<HistoryEntry>> {
+    return this.#page({
+      method: 'GET',
+      path: `/v1/status/${enc(statusId)}/history`,
+      query: { ...options },
+      safe: true,
+    })
+  }
+
+  /** The anonymous view of a public status by its share id (no API key needed). */
+  async shared(shareId: string): Promise<ShareView> {
+    return (
+      await this.#json<ShareView>({ method: 'GET', path: `/v1/share/${enc(shareId)}`, safe: true })
+    ).body
+  }
+
+  // --- who you are, your keys (docs/api.md#check-a-key, docs/api.md#your-api-keys) -------
+
+  /** Who the API key belongs to, and what it may do. */
+  async checkAuth(): Promise<CheckAuth> {
+    return (await this.#json<CheckAuth>({ method: 'GET', path: '/v1/checkAuth', safe: true })).body
+  }
+
+  /** Your API keys (never their secrets). */
+  async listApiKeys(): Promise<ApiKey[]> {
+    return (await this.#json<ApiKey[]>({ method: 'GET', path: '/v1/user/api-keys', safe: true }))
+      .body
+  }
+
+  /** Revokes one of your API keys. */
+  async revokeApiKey(keyId: string): Promise<void> {
+    await this.#delete(`/v1/user/api-keys/${enc(keyId)}`, {})
+  }
+
+  // --- live updates (docs/sharing.md#live-updates-server-sent-events) ---------------------
+
+  /**
+   * The status as it is now, then after every write, as they happen, until `signal` aborts
+   * or the status goes (`unavailable`, the last event). A dropped connection is opened again
+   * with `Last-Event-ID`: the server sends the current state only if it changed meanwhile, so
+   * no change is missed and none comes twice. `statusIdOrKey` is tried as an id, then as one
+   * of your keys.
+   */
+  async *watch(statusIdOrKey: string, options: WatchOptions = {}): AsyncGenerator<WatchEvent> {
+    let path = `/v1/status/${enc(statusIdOrKey)}/events`
+    try {
+      await this.#json({
+        method: 'GET',
+        path: `/v1/status/${enc(statusIdOrKey)}`,
+        safe: true,
+        signal: options.signal,
+      })
+    } catch (err) {
+      if (!(err instanceof StatusdError && err.errorCode === 'notFound')) throw err
+      const status = await this.getByKey(statusIdOrKey)
+      path = `/v1/status/${enc(status.id)}/events`
+    }
+    yield* this.#stream(path, options) as AsyncGenerator<WatchEvent>
+  }
+
+  /** As `watch`, for a public status by its share id, without an API key. */
+  async *watchShared(
+    shareId: string,
+    options: WatchOptions = {},
+  ): AsyncGenerator<SharedWatchEvent> {
+    yield* this.#stream(
+      `/v1/share/${enc(shareId)}/events`,
+      options,
+    ) as AsyncGenerator<SharedWatchEvent>
+  }
+
+  async *#stream(
+    path: string,
+    options: WatchOptions,
+  ): AsyncGenerator<WatchEvent | SharedWatchEvent> {
+    const { signal } = options
+    let lastId = options.lastEventId
+    // the server's `retry:` suggestion, then doubling while reconnecting fails
+    let reconnectMs = 1000
+    let failures = 0
+    while (!signal?.aborted) {
+      let response: Response
+      try {
+        response = await this.#fetch(this.#url(path), {
+          headers: {
+            ...this.#auth(),
+            accept: 'text/event-stream',
+            ...(lastId !== undefined && { 'last-event-id': String(lastId) }),
+          },
+          ...(signal && { signal }),
+        })
+      } catch (err) {
+        if (signal?.aborted) return
+        if (failures >= this.#retries) throw err
+        failures += 1
+        await sleep(reconnectMs * 2 ** (failures - 1), signal).catch(() => {})
+        continue
+      }
+      if (!response.ok) {
+        const error = await this.#error(response)
+        const retryable = response.status >= 500 || response.status === 429
+        if (!retryable || failures >= this.#retries) throw error
+        failures += 1
+        const wait =
+          error.retryAfter === null ? reconnectMs * 2 ** (failures - 1) : error.retryAfter * 1000
+        await sleep(wait, signal).catch(() => {})
+        continue
+      }
+      if (!response.body) throw new Error('the event stream has no body')
+      try {
+        for await (const message of parseEventStream(response.body, (ms) => {
+          reconnectMs = ms
+        })) {
+          failures = 0
+          if (message.event === 'unavailable') {
+            const { reason } = JSON.parse(message.data)
+            yield { type: 'unavailable', reason } as WatchEvent | SharedWatchEvent
+            return
+          }
+          if (message.event !== 'status') continue
+          const id = Number(message.id)
+          // ids only grow: anything at or below the last one is not news
+          if (lastId !== undefined && id <= lastId) continue
+          lastId = id
+          yield { type: 'status', id, status: JSON.parse(message.data) }
+        }
+      } catch {
+        // a connection cut mid-stream: opened again below, unless it was the caller's abort
+        if (signal?.aborted) return
+      }
+      if (signal?.aborted) return
+      await sleep(reconnectMs, signal).catch(() => {})
+    }
+  }
+
+  // --- requests ---------------------------------------------------------------------------
+
+  #url(path: string, query?: Call['query']): string {
+    const url = new URL(this.#base + path)
+    for (const [name, value] of Object.entries(query ?? {}))
+      if (value !== undefined) url.searchParams.set(name, String(value))
+    return url.href
+  }
+
+  #auth(): Record<string, string> {
+    return this.#apiKey === undefined ? {} : { 'service-api-key': this.#apiKey }
+  }
+
+  async #write(
+    method: 'POST' | 'PATCH',
+    path: string,
+    body: StatusInput,
+    options: WriteOptions,
+    extra: Record<string, string> = {},
+  ): Promise<Status> {
+    const headers = {
+      'idempotency-key': options.idempotencyKey ?? newIdempotencyKey(),
+      ...(options.ifMatch !== undefined && { 'if-match': options.ifMatch }),
+      ...extra,
+    }
+    return (await this.#json<Status>({ method, path, body, headers, safe: true })).body
+  }
+
+  async #delete(path: string, options: Pick<WriteOptions, 'ifMatch'>): Promise<void> {
+    await this.#send({
+      method: 'DELETE',
+      path,
+      headers: options.ifMatch === undefined ? {} : { 'if-match': options.ifMatch },
+      safe: true,
+      goneMeansDone: true,
+    })
+  }
+
+  async #page<T>(call: Call): Promise<Page<T>> {
+    const { body, headers } = await this.#json<T[]>(call)
+    return { items: body, nextCursor: nextCursorOf(headers) }
+  }
+
+  async #json<T>(call: Call): Promise<{ body: T; headers: Headers }> {
+    const response = await this.#send(call)
+    return { body: (await response.json()) as T, headers: response.headers }
+  }
+
+  /** Sends a call, trying again as `retries` allows; resolves with a 2XX or 304 response. */
+  async #send(call: Call): Promise<Response> {
+    const init: RequestInit = {
+      method: call.method,
+      headers: {
+        accept: 'application/json',
+        ...this.#auth(),
+        ...(call.body !== undefined && { 'content-type': 'application/json' }),
+        ...call.headers,
+      },
+      ...(call.body !== undefined && { body: JSON.stringify(call.body) }),
+      ...(call.signal && { signal: call.signal }),
+    }
+    const url = this.#url(call.path, call.query)
+    for (let attempt = 0; ; attempt += 1) {
+      const backoff = this.#retryDelayMs * 2 ** attempt
+      let response: Response
+      try {
+        response = await this.#fetch(url, init)
+      } catch (err) {
+        if (!call.safe || attempt >= this.#retries || call.signal?.aborted) throw err
+        await sleep(backoff, call.signal)
+        continue
+      }
+      if (response.ok || response.status === 304) return response
+      if (attempt > 0 && call.goneMeansDone && response.status === 404) return response
+      const error = await this.#error(response)
+      const retryable = response.status === 429 || (call.safe && response.status >= 500)
+      if (!retryable || attempt >= this.#retries) throw error
+      await sleep(error.retryAfter === null ? backoff : error.retryAfter * 1000, call.signal)
+    }
+  }
+
+  async #error(response: Response): Promise<StatusdError> {
+    const text = await response.text()
+    let body: unknown = null
+    try {
+      body = JSON.parse(text)
+    } catch {
+      // not statusd's JSON (a proxy's page): the status code is all there is
+    }
+    const errorBody = body !== null && typeof body === 'object' && 'errorCode' in body ? body : null
+    return new StatusdError(
+      response.status,
+      errorBody as ConstructorParameters<typeof StatusdError>[1],
+      {
+        requestId: response.headers.get('x-request-id'),
+        retryAfter: retryAfterOf(response.headers),
+      },
+    )
+  }
+}
