@@ -3,9 +3,13 @@
 //
 // Output: hashed, immutable files (`main-<hash>.js`, chunks loaded on demand, `main-<hash>.css`),
 // the service worker at a fixed name (`sw.js`: its URL is its identity), and `build.json`,
-// which tells the server which files the page loads.
-import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+// which tells the server which files the page loads. Every text file over 1 KiB also gets its
+// Brotli (`.br`) and gzip (`.gz`) forms here, once: compressing them at the strongest levels
+// takes seconds of CPU, which a server start (and every test's app) would otherwise pay.
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { promisify } from 'node:util'
+import { brotliCompress, constants, gzip } from 'node:zlib'
 import { build } from 'esbuild'
 
 const root = path.resolve(import.meta.dirname, '..')
@@ -57,6 +61,33 @@ export async function buildApp(): Promise<void> {
   writeFileSync(
     path.join(outdir, 'build.json'),
     `${JSON.stringify({ js: rel(js), css, preload }, null, 2)}\n`,
+  )
+  await precompress(outdir)
+}
+
+/** The files worth compressing: text of more than 1 KiB (PNG is compressed already). */
+const COMPRESSIBLE = (name: string, size: number) =>
+  size > 1024 && !/\.(png|br|gz)$/.test(name) && name !== 'build.json'
+
+const brotli = promisify(brotliCompress)
+const gzipped = promisify(gzip)
+
+/** Writes `<file>.br` and `<file>.gz` next to every compressible file under dir. */
+async function precompress(dir: string): Promise<void> {
+  const files = readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name))
+  await Promise.all(
+    files.map(async (file) => {
+      const body = readFileSync(file)
+      if (!COMPRESSIBLE(path.basename(file), body.length)) return
+      const params = {
+        [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
+        [constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+      }
+      writeFileSync(`${file}.br`, await brotli(body, { params }))
+      writeFileSync(`${file}.gz`, await gzipped(body, { level: 9 }))
+    }),
   )
 }
 

@@ -1,6 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
-import { brotliCompressSync, gzipSync } from 'node:zlib'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { APP_PATHS } from './app-paths.ts'
 import { html } from './html.ts'
@@ -8,8 +7,9 @@ import { html } from './html.ts'
 // The app (docs/app.md): one HTML page for every screen, the bundle esbuild made
 // (scripts/build-app.ts → dist/app), the web app manifest and the service worker.
 //
-// Files are read once at start and kept in memory with their gzip and Brotli forms: the
-// whole app is a few hundred kilobytes, and a room of wall screens asks for it again and again.
+// Files are read once at start and kept in memory with their gzip and Brotli forms (made by
+// the build, `<file>.br` / `<file>.gz`): the whole app is a few hundred kilobytes, and a room
+// of wall screens asks for it again and again.
 
 const DIST = path.resolve(import.meta.dirname, '../../dist/app')
 
@@ -48,15 +48,19 @@ interface StaticFile {
   immutable: boolean
 }
 
-function staticFile(file: string, body: Buffer, immutable: boolean): StaticFile {
-  const type = TYPES[path.extname(file)] ?? 'application/octet-stream'
-  const compressible = !type.startsWith('image/png')
+/** A file of the build, with the compressed forms the build made of it (if any). */
+function staticFile(name: string, immutable: boolean): StaticFile {
+  const full = path.join(DIST, name)
+  const read = (suffix: string) =>
+    existsSync(`${full}${suffix}`) ? readFileSync(`${full}${suffix}`) : undefined
+  const gzip = read('.gz')
+  const br = read('.br')
   return {
-    type,
-    body,
+    type: TYPES[path.extname(name)] ?? 'application/octet-stream',
+    body: readFileSync(full),
     immutable,
-    ...(compressible &&
-      body.length > 1024 && { gzip: gzipSync(body, { level: 9 }), br: brotliCompressSync(body) }),
+    ...(gzip && { gzip }),
+    ...(br && { br }),
   }
 }
 
@@ -81,10 +85,10 @@ function loadBuild(): Build | null {
   const { js, css, preload } = JSON.parse(readFileSync(manifest, 'utf8')) as Omit<Build, 'files'>
   const files = new Map<string, StaticFile>()
   for (const name of walk(DIST)) {
-    if (name === 'build.json') continue
+    if (name === 'build.json' || /\.(br|gz)$/.test(name)) continue
     // esbuild's names carry a content hash (`main-ABCD1234.js`, `chunks/…`)
     const hashed = /-[A-Z0-9]{8}\.[a-z]+(\.map)?$/.test(name)
-    files.set(name, staticFile(name, readFileSync(path.join(DIST, name)), hashed))
+    files.set(name, staticFile(name, hashed))
   }
   return { js, css, preload, files }
 }
