@@ -1,12 +1,12 @@
 import { Command, type CommanderError } from 'commander'
 import { ConfigError, loadConfig } from '../config.ts'
-import { DatabaseTooNewError } from '../db/migrate.ts'
+import { DatabaseTooNewError, migrateToLatest } from '../db/migrate.ts'
 import { storageErrorKind } from '../db/storage-error.ts'
 import { UserInputError } from '../lib/errors.ts'
 import { VERSION } from '../lib/version.ts'
 import { ClientError, type ClientIo, clientCommands } from './client-commands.ts'
 import { completionCommand } from './completion.ts'
-import type { AdminContext } from './context.ts'
+import { type AdminContext, withDb } from './context.ts'
 import { copyCommands } from './copy-command.ts'
 import { keyCommands } from './key-commands.ts'
 import { type Output, print, UsageError } from './output.ts'
@@ -146,8 +146,6 @@ Examples:
       '\nExample:\n  $ DATABASE_URL=postgres://statusd@db/statusd statusd migrate',
     )
     .action(async () => {
-      const { migrateToLatest } = await import('../db/migrate.ts')
-      const { withDb } = await import('./context.ts')
       // note: not migrated on opening, or there would be nothing left to report
       const applied = await withDb(admin.config(), (db) => migrateToLatest(db), { migrate: false })
       print(output, { applied }, () =>

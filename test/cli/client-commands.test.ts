@@ -54,9 +54,12 @@ async function statusd(
     sleep = async () => {},
     signal,
     out,
+    tty = false,
   }: {
     env?: NodeJS.ProcessEnv
     stdin?: string
+    /** stdin is a terminal (typed, not piped) */
+    tty?: boolean
     sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
     signal?: AbortSignal
     out?: (text: string) => void
@@ -75,7 +78,7 @@ async function statusd(
     },
     {
       env: { HOME: home, ...env },
-      stdin: Readable.from(stdin ? [stdin] : []),
+      stdin: Object.assign(Readable.from(stdin ? [stdin] : []), { isTTY: tty }),
       sleep,
       ...(signal && { signal }),
     },
@@ -117,6 +120,18 @@ describe('statusd login (docs/cli.md#login)', () => {
     })
     assert.equal(fs.statSync(file).mode & 0o777, 0o600)
     assert.ok(!fs.existsSync(path.join(nobody, '.config')), 'nothing under HOME')
+  })
+
+  it('at a terminal it prompts for the key on stderr and echoes nothing of it', async () => {
+    const r = await statusd(['login', '--url', url], {
+      env: { HOME: tempDir(life) },
+      stdin: `${alice.key}\n`,
+      tty: true,
+    })
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal(r.stderr, `API key for ${url}: \n`)
+    assert.ok(!r.stdout.includes(alice.key))
+    assert.match(r.stdout, /^logged in to http:\/\/127\.0\.0\.1:\d+ as Alice /)
   })
 
   it('the key is never taken from the command line', async () => {
