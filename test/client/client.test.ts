@@ -310,6 +310,28 @@ describe('StatusdClient.watch (docs/client.md#watch)', () => {
     assert.deepEqual(await events.next(), { done: true, value: undefined }, 'abort ends the watch')
   })
 
+  it('watchShared follows a public status with no API key, until it is made private', async () => {
+    const owner = await t.user()
+    const status = await clientOf(owner).set('door', { value: 'OPEN', accessType: 'public' })
+    const events = clientOf(null).watchShared(status.shareId)
+    const first = await events.next()
+    assert.ok(!first.done && first.value.type === 'status')
+    assert.deepEqual(
+      [first.value.status.shareId, first.value.status.value],
+      [status.shareId, 'OPEN'],
+    )
+    await clientOf(owner).set('door', { value: 'SHUT' })
+    const second = await events.next()
+    assert.ok(!second.done && second.value.type === 'status')
+    assert.equal(second.value.status.value, 'SHUT')
+    await clientOf(owner).update(status.id, { accessType: 'private' })
+    assert.deepEqual(await events.next(), {
+      done: false,
+      value: { type: 'unavailable', reason: 'notVisible' },
+    })
+    assert.deepEqual(await events.next(), { done: true, value: undefined })
+  })
+
   it('by id too; a deleted status ends the watch with unavailable', async () => {
     const owner = await t.user()
     const client = clientOf(owner)
