@@ -168,7 +168,10 @@ export interface AppDeps {
     autoStart?: boolean
     /** Overrides of the outbound client (tests shorten the timeout, answer DNS). */
     outbound?: Omit<OutboundOptions, 'allowNetworks'>
-  } & Pick<DeliveryWorkerOptions, 'concurrency' | 'pollMs' | 'random' | 'leaseMs' | 'fanOutBatch'>
+  } & Pick<
+    DeliveryWorkerOptions,
+    'concurrency' | 'claimBatch' | 'pollMs' | 'random' | 'leaseMs' | 'fanOutBatch'
+  >
 }
 
 declare module 'fastify' {

@@ -29,7 +29,15 @@ interface World {
 
 async function world(
   ctx: Lifetime,
-  { timeoutMs, mailer }: { timeoutMs?: number; mailer?: Mailer } = {},
+  {
+    timeoutMs,
+    mailer,
+    worker,
+  }: {
+    timeoutMs?: number
+    mailer?: Mailer
+    worker?: { concurrency?: number; claimBatch?: number }
+  } = {},
 ): Promise<World> {
   const clock = testClock(Date.parse('2030-01-01T00:00:00Z'))
   const t = await makeApp(ctx, {
@@ -41,6 +49,7 @@ async function world(
         autoStart: false,
         // the longest wait each time: the schedule's bound, deterministic
         random: () => 0.999999,
+        ...worker,
         ...(timeoutMs !== undefined && { outbound: { timeoutMs } }),
       },
     },
@@ -432,6 +441,69 @@ describe('delivery (docs/notifications.md#delivery)', () => {
       .select(['state', 'locked_until'])
       .executeTakeFirstOrThrow()
     assert.deepEqual(row, { state: 'delivered', locked_until: null })
+  })
+
+  it('two fan-outs of the same events at once make each delivery once', async (ctx) => {
+    const w = await world(ctx)
+    const receiver = await startReceiver(ctx)
+    const channels = [
+      await addChannel(w, w.owner, `${receiver.origin}/a`),
+      await addChannel(w, w.owner, `${receiver.origin}/b`),
+    ]
+    const status = await statusOf(w, w.owner, 'twice')
+    await setRule(w, w.owner, status.id, 'any')
+    await recordChange(w, status, 'OK', 'DOWN')
+    // both read the pending event before either writes: as two instances, or a fan-out run
+    // again after a crash before its last write
+    const worker = w.t.app.deliveryWorker
+    assert.deepEqual(await Promise.all([worker.fanOut(), worker.fanOut()]), [1, 1])
+    const rows = await w.t.database.db
+      .selectFrom('deliveries')
+      .select(['channel_id', 'state'])
+      .orderBy('channel_id')
+      .execute()
+    assert.deepEqual(
+      rows,
+      channels
+        .map((c) => ({ channel_id: c.id, state: 'pending' }))
+        .sort((a, b) => (a.channel_id < b.channel_id ? -1 : 1)),
+    )
+    assert.deepEqual(await runOnce(w), { fannedOut: 0, attempted: 2 })
+    assert.equal(receiver.requests.length, 2)
+  })
+
+  it('a worker that stops lets the deliveries it claimed but did not send go, free to claim at once', async (ctx) => {
+    const w = await world(ctx, { worker: { concurrency: 1, claimBatch: 3 } })
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const receiver = await startReceiver(ctx, async (_request, res) => {
+      await held
+      res.end()
+    })
+    for (const path of ['/1', '/2', '/3']) {
+      const channel = await addChannel(w, w.owner, `${receiver.origin}${path}`)
+      await w.t.request(w.owner, 'POST', `/v1/user/channels/${channel.id}/test`)
+    }
+    const worker = w.t.app.deliveryWorker
+    worker.start()
+    // one slot: the first is sent, the other two wait in the worker's queue, claimed
+    await receiver.received(1)
+    const closing = worker.close()
+    release()
+    await closing
+    assert.equal(receiver.requests.length, 1, 'nothing new is sent once it stops')
+    const rows = await w.t.database.db
+      .selectFrom('deliveries')
+      .select(['state', 'locked_until'])
+      .orderBy('state')
+      .execute()
+    assert.deepEqual(rows, [
+      { state: 'delivered', locked_until: null },
+      { state: 'pending', locked_until: null },
+      { state: 'pending', locked_until: null },
+    ])
   })
 
   it('retention: the log keeps the last 100 attempts per channel; settled deliveries and events go after 7 days', async (ctx) => {
