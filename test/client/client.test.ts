@@ -230,6 +230,7 @@ describe('StatusdClient: retries are safe (docs/client.md#retries)', () => {
     proxy.answerNext(refusal(503, 'Service Unavailable', 'unavailable'))
     const status = await client.set('room-4', { value: 'FREE' })
     assert.equal(status.changeCount, 1)
+    assert.equal(proxy.unanswered, 0, 'the 429 and the 503 were both answered, then the write done')
     proxy.answerNext(refusal(503, 'Service Unavailable', 'unavailable'))
     proxy.answerNext(refusal(503, 'Service Unavailable', 'unavailable'))
     proxy.answerNext(refusal(503, 'Service Unavailable', 'unavailable'))

@@ -14,6 +14,8 @@ export interface TcpProxy {
   base: string
   /** Connections accepted so far. */
   readonly connections: number
+  /** Answers given to `answerNext` not used yet. */
+  readonly unanswered: number
   cut(): void
   dropNextResponse(): void
   answerNext(raw: string): void
@@ -42,9 +44,13 @@ export async function tcpProxy(
       upstream?.destroy()
     })
     // note: a request may come on a kept-alive connection: each one is looked at as it arrives
+    let answered = false
     client.on('data', (chunk: Buffer) => {
+      // the rest of a request answered here (a body after its head) is not another request
+      if (answered) return
       const answer = canned.shift()
       if (answer !== undefined) {
+        answered = true
         // answered here; the server never sees it
         upstream?.destroy()
         client.end(answer)
@@ -86,6 +92,9 @@ export async function tcpProxy(
     base: `http://127.0.0.1:${port}`,
     get connections() {
       return connections
+    },
+    get unanswered() {
+      return canned.length
     },
     cut() {
       for (const socket of open) socket.destroy()
