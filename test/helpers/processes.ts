@@ -53,15 +53,19 @@ export interface Proc {
   output(): string
 }
 
-/** Spawns a process with piped output; killed (SIGKILL, its whole group) when `t` ends. */
+/**
+ * Spawns a process with piped output, in `cwd` (the repository root unless given); killed
+ * (SIGKILL, its whole group) when `t` ends.
+ */
 export function start(
   t: Lifetime,
   command: string,
   args: string[],
   env: Record<string, string | undefined>,
+  cwd: string = ROOT,
 ): Proc {
   const child = spawn(command, args, {
-    cwd: ROOT,
+    cwd,
     env: env as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
@@ -143,19 +147,31 @@ export async function runToEnd(
   command: string,
   args: string[],
   env: Record<string, string | undefined>,
+  cwd: string = ROOT,
+  limitMs: number = WAIT_LIMIT_MS,
 ): Promise<Exit & { stdout: string; stderr: string }> {
-  const proc = start(t, command, args, env)
-  const exit = await bounded(proc.exited, `${command} ${args.join(' ')} to finish`, proc.output)
+  const proc = start(t, command, args, env, cwd)
+  const exit = await bounded(
+    proc.exited,
+    `${command} ${args.join(' ')} to finish`,
+    proc.output,
+    limitMs,
+  )
   return { ...exit, stdout: proc.stdout.join('\n'), stderr: proc.stderr.join('\n') }
 }
 
 /** Rejects (and kills nothing itself: the test's cleanup does) when `promise` takes past the limit. */
-function bounded<T>(promise: Promise<T>, what: string, output: () => string): Promise<T> {
+function bounded<T>(
+  promise: Promise<T>,
+  what: string,
+  output: () => string,
+  limitMs: number = WAIT_LIMIT_MS,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const limit = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new Error(`gave up waiting for ${what} after ${WAIT_LIMIT_MS} ms\n${output()}`)),
-      WAIT_LIMIT_MS,
+      () => reject(new Error(`gave up waiting for ${what} after ${limitMs} ms\n${output()}`)),
+      limitMs,
     )
   })
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer))
