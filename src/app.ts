@@ -31,6 +31,7 @@ import {
   shareLinkEventsRoutes,
   statusEventsRoutes,
 } from './modules/events/events.routes.ts'
+import { LIVE_RELAY_INTERVAL_MS, LiveRelay } from './modules/events/live-relay.ts'
 import { StatusFeeds } from './modules/events/status-feeds.ts'
 import { StreamCredentials, streamCheckIntervalMs } from './modules/events/stream-credentials.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
@@ -141,6 +142,11 @@ export interface AppDeps {
   /** How often this instance looks for statuses that went stale (STALE_CHECK_INTERVAL_MS). */
   staleCheckIntervalMs?: number
   /**
+   * How often this instance reads the outbox for changes other instances committed
+   * (LIVE_RELAY_INTERVAL_MS; PostgreSQL only: docs/postgres.md#live-updates-across-instances).
+   */
+  liveRelayIntervalMs?: number
+  /**
    * Sends e-mail (SMTP_URL; docs/accounts.md#e-mail): verification, password reset and
    * invitation links. Null or absent: no e-mail; accounts start verified, and `statusd user
    * link` is the way in.
@@ -178,6 +184,11 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The notification delivery worker (docs/notifications.md#delivery). */
     deliveryWorker: DeliveryWorker
+    /**
+     * The outbox relay of live updates, where several instances share the database
+     * (PostgreSQL); absent on SQLite.
+     */
+    liveRelay?: LiveRelay
   }
 }
 
@@ -308,6 +319,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const feeds = new StatusFeeds({ db: database.db, plans, events, log: app.log, clock })
   const boardStreams = new BoardStreams()
   events.onResync?.(() => feeds.refreshAll())
+  // with several instances, what every instance committed is also read back from the outbox,
+  // so a change whose NOTIFY never came still reaches this instance's streams
+  // (docs/postgres.md#live-updates-across-instances)
+  if (database.outboxTail) {
+    const relay = new LiveRelay({
+      tail: database.outboxTail,
+      feeds,
+      log: app.log,
+      intervalMs: deps.liveRelayIntervalMs ?? LIVE_RELAY_INTERVAL_MS,
+    })
+    app.decorate('liveRelay', relay)
+    app.addHook('onReady', async () => relay.start())
+    app.addHook('preClose', () => relay.close())
+  }
   const streamCredentials = new StreamCredentials({
     // straight in the database: a key revoked or a session ended where this instance cannot
     // hear of it ends its streams within AUTH_CACHE_SECONDS (streamCheckIntervalMs)

@@ -3,6 +3,7 @@ import { problemWithDatabaseUrl } from './db/database-url.ts'
 import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './db/engine.ts'
 import { DEFAULT_CLIENT_LIMITS } from './lib/client-limits.ts'
 import { parseNetworks } from './lib/outbound.ts'
+import { LIVE_RELAY_INTERVAL_MS } from './modules/events/live-relay.ts'
 import { DEFAULT_PLANS, loadPlansFile, type Plans } from './modules/plans/plans.ts'
 import { STALE_CHECK_INTERVAL_MS } from './modules/statuses/staleness.ts'
 
@@ -44,6 +45,11 @@ export interface Config {
   webhookAllowNetworks: string[]
   /** How often this instance looks for statuses that went stale (`STALE_CHECK_INTERVAL_MS`). */
   staleCheckIntervalMs: number
+  /**
+   * How often this instance reads the outbox for changes other instances committed
+   * (`LIVE_RELAY_INTERVAL_MS`; PostgreSQL only).
+   */
+  liveRelayIntervalMs: number
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -147,6 +153,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     STALE_CHECK_INTERVAL_MS,
     [10, 3_600_000],
   )
+  const liveRelayIntervalMs = wholeNumber(
+    env,
+    'LIVE_RELAY_INTERVAL_MS',
+    LIVE_RELAY_INTERVAL_MS,
+    [10, 60_000],
+  )
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/statusd.db'
   checkDatabaseUrl(databaseUrl)
   let plans = DEFAULT_PLANS
@@ -175,6 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailFrom,
     webhookAllowNetworks,
     staleCheckIntervalMs,
+    liveRelayIntervalMs,
   }
 }
 

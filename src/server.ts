@@ -82,6 +82,7 @@ export async function serve(
         config.smtpUrl === null ? null : config.mailFrom,
       ),
       staleCheckIntervalMs: config.staleCheckIntervalMs,
+      liveRelayIntervalMs: config.liveRelayIntervalMs,
       logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
     })
   } catch (err) {

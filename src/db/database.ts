@@ -255,6 +255,12 @@ export interface OutboxEventsTable {
   created_at: string
   /** When it was fanned out into deliveries (null: not yet). */
   done_at: string | null
+  /**
+   * PostgreSQL: the recording transaction's id (`xid8`, as text; set by the column's
+   * default), the commit order live updates follow between instances (Database.outboxTail).
+   * SQLite: null.
+   */
+  tx_id: Generated<string | null>
 }
 
 /** One event to one channel. */

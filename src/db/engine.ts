@@ -57,6 +57,11 @@ export interface MigrationSteps {
    * status's delete does not cascade into its whole history, or with it again (down).
    */
   historyWithoutStatusReference(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
+  /**
+   * 2026-11-30 outbox-commit-order: `outbox_events.tx_id` (up), where the engine can say in
+   * which order events committed (PostgreSQL: the recording transaction's id), or not (down).
+   */
+  outboxCommitOrder(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
 }
 
 /** How `statusd copy` (copy.ts) treats a URL of the engine, as source or as target. */
@@ -162,7 +167,37 @@ export interface Database {
    * the database where several can share it, else in process. The caller closes it.
    */
   openEventBus<M>(options: EventBusOptions<M>): Promise<EventBus<M, Transaction<DB>>>
+  /**
+   * Reads the status events (outbox rows) every instance committed, in commit order, where
+   * several instances share the database (PostgreSQL); undefined where one process is all
+   * there is (SQLite: its bus already hands every change to every stream).
+   */
+  outboxTail: OutboxTail | undefined
   close(): Promise<void>
+}
+
+/**
+ * The outbox read in the order its events committed, for live updates between instances
+ * (docs/postgres.md#live-updates-across-instances). Positions are opaque text.
+ */
+export interface OutboxTail {
+  /** A position every event that commits from now on is at or after: where a reader starts. */
+  start(): Promise<string>
+  /**
+   * What committed from `from` on. `next` is where the next read starts: everything before
+   * it has been read for good; what comes after it may be read again (read it as news only
+   * when it is: a status at a version the reader has is not).
+   */
+  read(from: string, types: readonly string[], limit: number): Promise<OutboxTailPage>
+}
+
+export interface OutboxTailPage {
+  /** The statuses events of the asked types were recorded for, with their current version (null: gone). */
+  changed: Array<{ statusId: string; version: number | null }>
+  /** False when more than `limit` statuses changed: `changed` lists only some of them. */
+  complete: boolean
+  /** Where the next read starts. */
+  next: string
 }
 
 /**

@@ -176,6 +176,7 @@ describe('keys at rest', () => {
       probeWrite: async () => {},
       gauges: [],
       openEventBus: async (options) => new InProcessEventBus(options),
+      outboxTail: undefined,
       close: () => db.destroy(),
     }
     const app = await buildApp({ database, plans: TEST_PLANS })

@@ -44,6 +44,7 @@ describe('loadConfig', () => {
       mailFrom: 'statusd <statusd@localhost>',
       webhookAllowNetworks: [],
       staleCheckIntervalMs: 10_000,
+      liveRelayIntervalMs: 1_000,
     }))
 
   it('WEBHOOK_ALLOW_NETWORKS: none by default; CIDR ranges and addresses (docs/notifications.md#outbound-safety)', () => {

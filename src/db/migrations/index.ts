@@ -12,6 +12,7 @@ import * as people from './2026-11-28T000000-people.ts'
 import * as shareLinksSearch from './2026-11-28T050000-share-links-search.ts'
 import * as appAndNotifications from './2026-11-29T000000-app-and-notifications.ts'
 import * as deliveryLog from './2026-11-29T010000-delivery-log.ts'
+import * as outboxCommitOrder from './2026-11-30T000000-outbox-commit-order.ts'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T050000-share-links-search': shareLinksSearch,
   '2026-11-29T000000-app-and-notifications': appAndNotifications,
   '2026-11-29T010000-delivery-log': deliveryLog,
+  '2026-11-30T000000-outbox-commit-order': outboxCommitOrder,
 }

@@ -4,6 +4,7 @@ import type pg from 'pg'
 import type { DB } from '../database.ts'
 import { type Database, type DatabaseOptions, DEFAULT_POOL_SIZE } from '../engine.ts'
 import { transactionPerWrite } from '../writer.ts'
+import { postgresOutboxTail } from './outbox-tail.ts'
 import { PgEventBus } from './pg-event-bus.ts'
 
 /** A PostgreSQL database: a pool, and connections outside it for long sessions. */
@@ -129,6 +130,9 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
       await bus.start()
       return bus
     },
+    // the outbox in commit order: every instance reads the status events all of them
+    // committed, so a change whose NOTIFY never came still reaches its streams
+    outboxTail: postgresOutboxTail(db),
     close: () => db.destroy(),
   }
 }

@@ -57,4 +57,14 @@ export const postgresMigrationSteps: MigrationSteps = {
       await sql`alter table status_history add constraint status_history_status_id_fkey
         foreign key (status_id) references statuses (id) on delete cascade`.execute(db)
   },
+  // note: a volatile default, so existing rows are rewritten once (the migration's own
+  // transaction id: events recorded before it are old news to every stream)
+  outboxCommitOrder: async (db, direction) => {
+    if (direction === 'up') {
+      await sql`alter table outbox_events add column tx_id xid8 default pg_current_xact_id()`.execute(
+        db,
+      )
+      await sql`create index outbox_events_tx_id on outbox_events (tx_id)`.execute(db)
+    } else await sql`alter table outbox_events drop column tx_id`.execute(db)
+  },
 }

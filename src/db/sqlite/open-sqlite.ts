@@ -57,6 +57,7 @@ export function openSqlite(path: string, options: DatabaseOptions = {}): Databas
     gauges: file === ':memory:' ? [] : sqliteFileGauges({ database: file, log: `${file}-wal` }),
     // one process uses the database: the bus never leaves it
     openEventBus: async (busOptions) => new InProcessEventBus(busOptions),
+    outboxTail: undefined,
     async ping() {
       try {
         sqlite.prepare('select 1').get()

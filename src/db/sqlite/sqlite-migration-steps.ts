@@ -135,4 +135,10 @@ export const sqliteMigrationSteps: MigrationSteps = {
   bigintCounters: async () => {},
   // SQLite cannot drop a reference in place: the table is rebuilt (clustered, as it is by then)
   historyWithoutStatusReference: (db, direction) => rebuildHistory(db, true, direction === 'down'),
+  // one process: nothing to order between instances; the column stays null (copy moves it)
+  outboxCommitOrder: async (db, direction) => {
+    if (direction === 'up')
+      await db.schema.alterTable('outbox_events').addColumn('tx_id', 'text').execute()
+    else await db.schema.alterTable('outbox_events').dropColumn('tx_id').execute()
+  },
 }

@@ -263,10 +263,11 @@ class Feed {
   constructor(statusId: string, deps: FeedDeps) {
     this.statusId = statusId
     this.#deps = deps
-    this.#unsubscribe = deps.events.subscribe(statusId, (change) => this.#onChange(change))
+    this.#unsubscribe = deps.events.subscribe(statusId, (change) => this.changed(change))
   }
 
-  #onChange(change: StatusChange): void {
+  /** A change heard on the bus, or read from the outbox (LiveRelay). */
+  changed(change: StatusChange): void {
     if (change.kind === 'deleted') {
       for (const client of this.clients) gone(client, 'deleted', change.version)
       return
@@ -481,6 +482,16 @@ export class StatusFeeds {
       sink.close()
     }
     return detach
+  }
+
+  /**
+   * A status the outbox says changed (live-relay.ts), at its `version` now (null: it is
+   * gone). Its feed re-reads it unless it delivered that version already (heard by NOTIFY).
+   */
+  relayed(statusId: string, version: number | null): void {
+    this.#feeds
+      .get(statusId)
+      ?.changed({ statusId, version: version ?? Number.MAX_SAFE_INTEGER, kind: 'status' })
   }
 
   /** Every feed re-reads its status (after the bus lost changes, e.g. on a reconnect). */

@@ -1,0 +1,118 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { OutboxTail } from '../../db/engine.ts'
+import { STATUS_CHANGED, STATUS_STALE } from '../outbox/outbox.service.ts'
+import type { StatusFeeds } from './status-feeds.ts'
+
+// The outbox relay (docs/postgres.md#live-updates-across-instances). With several instances,
+// a change reaches the other instances' streams by NOTIFY, sent in the write's transaction:
+// fast, but a notification is not stored anywhere, so one that never arrives (dropped on the
+// way, a writer that could not send it, a connection pooler that does not pass LISTEN) would
+// leave a stream behind until the status changes again. Every value write and every
+// staleness also records a status event in the outbox, in its own transaction, and the
+// outbox is stored: each instance reads what was committed since its last look, in commit
+// order (Database.outboxTail), and hands every status it has streams on to its feed. A feed
+// re-reads a status only when the stored version is newer than what it delivered, and
+// clients get a version once (their event id), so a change heard by NOTIFY and read again
+// here is sent once, and in order.
+
+/** How often each instance reads the outbox for changes it may not have heard of. */
+export const LIVE_RELAY_INTERVAL_MS = 1_000
+
+/**
+ * Most statuses one read hands on. More changed since the last read (after a long outage of
+ * the database, say): every stream re-reads its status instead, which covers them all.
+ */
+export const LIVE_RELAY_BATCH = 500
+
+/** The status events that change what a stream shows. */
+const LIVE_TYPES = [STATUS_CHANGED, STATUS_STALE] as const
+
+export interface LiveRelayOptions {
+  tail: OutboxTail
+  feeds: StatusFeeds
+  log: Pick<FastifyBaseLogger, 'info' | 'warn'>
+  intervalMs?: number
+  batch?: number
+}
+
+export class LiveRelay {
+  readonly #options: LiveRelayOptions
+  /** Where the next read starts (an opaque position); undefined until the first look. */
+  #cursor: string | undefined
+  #running: Promise<void> | undefined
+  #timer: NodeJS.Timeout | undefined
+  #failing = false
+  #closed = false
+  /** Statuses handed to feeds so far (tests). */
+  relayed = 0
+
+  constructor(options: LiveRelayOptions) {
+    this.#options = options
+  }
+
+  /** Takes its starting position now, then reads every `intervalMs`. */
+  start(): void {
+    this.#timer = setInterval(
+      () => void this.#pass(),
+      this.#options.intervalMs ?? LIVE_RELAY_INTERVAL_MS,
+    )
+    // note: never keeps the process alive on its own
+    this.#timer.unref()
+    void this.#pass()
+  }
+
+  /** One read now, after the one under way if any (tests). Rejects as the read does. */
+  async runOnce(): Promise<void> {
+    while (this.#running) await this.#running.catch(() => {})
+    return this.#track(this.#run())
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    clearInterval(this.#timer)
+    await this.#running?.catch(() => {})
+  }
+
+  #pass(): void {
+    if (this.#closed || this.#running) return
+    void this.#track(this.#run()).then(
+      () => {
+        if (!this.#failing) return
+        this.#failing = false
+        this.#options.log.info('live updates: reading the outbox again')
+      },
+      (err: unknown) => {
+        // once per failure streak: the database is likely down, and says so elsewhere
+        if (this.#failing) return
+        this.#failing = true
+        this.#options.log.warn({ err }, 'live updates: could not read the outbox; retrying')
+      },
+    )
+  }
+
+  #track(run: Promise<void>): Promise<void> {
+    const tracked = run.finally(() => {
+      if (this.#running === tracked) this.#running = undefined
+    })
+    this.#running = tracked
+    return tracked
+  }
+
+  async #run(): Promise<void> {
+    const { tail, feeds, batch = LIVE_RELAY_BATCH } = this.#options
+    if (this.#cursor === undefined) {
+      // note: what committed before this position, streams attached later read for themselves
+      this.#cursor = await tail.start()
+      return
+    }
+    const page = await tail.read(this.#cursor, LIVE_TYPES, batch)
+    if (this.#closed) return
+    if (!page.complete) feeds.refreshAll()
+    else
+      for (const { statusId, version } of page.changed) {
+        feeds.relayed(statusId, version)
+        this.relayed += 1
+      }
+    this.#cursor = page.next
+  }
+}
