@@ -324,7 +324,9 @@ describe('Server-Sent Events over a real socket', () => {
       }
     }
     const bus = new LossyBus()
-    const t = await makeApp(ctx, { deps: { events: bus } })
+    // note: on PostgreSQL the outbox would bring the lost changes within its interval
+    // (test/multi/live-relay.test.ts); this test is about the resync alone
+    const t = await makeApp(ctx, { deps: { events: bus, liveRelayIntervalMs: 3_600_000 } })
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     const { port } = t.app.server.address() as AddressInfo
     const { owner } = await makeCast(t)
