@@ -194,6 +194,21 @@ describe('live updates from the outbox (PostgreSQL)', { skip: postgresOnly }, ()
       )
     })
 
+    it('a row from another cluster (a transaction id not given out here yet) is not news', async () => {
+      const start = await tail.start()
+      await database.db.transaction().execute(async (tx) => {
+        await record(tx, 'evt_foreign', 'st_foreign')
+        await sql`update outbox_events set tx_id = '999999999999'::xid8 where id = 'evt_foreign'`.execute(
+          tx,
+        )
+      })
+      const page = await tail.read(start, [TYPE], 10)
+      assert.equal(
+        page.changed.find((c) => c.statusId === 'st_foreign'),
+        undefined,
+      )
+    })
+
     it('more statuses than the batch: says it is not complete', async () => {
       const start = await tail.start()
       await database.db.transaction().execute(async (tx) => {

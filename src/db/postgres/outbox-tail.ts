@@ -17,6 +17,10 @@ import type { OutboxTail, OutboxTailPage } from '../engine.ts'
 // cost the reader a comparison each (a status at a version it has).
 
 const horizonSql = sql<string>`pg_snapshot_xmin(pg_current_snapshot())`
+// note: no transaction of this cluster has an id at or above the snapshot's xmax yet; a row
+// that says so came from another cluster (`statusd copy` between two PostgreSQL databases
+// keeps the column) and is not news, so it is not read again at every look
+const xmaxSql = sql<string>`pg_snapshot_xmax(pg_current_snapshot())`
 
 /** The outbox tail of a PostgreSQL database. */
 export function postgresOutboxTail(db: Kysely<DB>): OutboxTail {
@@ -39,7 +43,7 @@ export function postgresOutboxTail(db: Kysely<DB>): OutboxTail {
         changed as (
           select distinct o.status_id
           from outbox_events o
-          where o.tx_id >= ${from}::xid8
+          where o.tx_id >= ${from}::xid8 and o.tx_id < ${xmaxSql}
             and o.type = any(${[...types]}::text[]) and o.status_id is not null
           limit ${limit + 1}
         )
