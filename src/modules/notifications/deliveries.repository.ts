@@ -40,6 +40,7 @@ export async function usableChannelsOf(db: Db, userIds: readonly string[]): Prom
 
 /** A rule on a status joined with one channel its user may be told on (enabled, confirmed). */
 export interface RuleChannelRow {
+  status_id: string
   user_id: string
   condition: string
   channel_ids: string | null
@@ -47,20 +48,31 @@ export interface RuleChannelRow {
 }
 
 /**
- * The rules on a status whose users have a usable channel, one row per such channel, in
- * channel order (two instances fanning out one event insert in the same order). Rules of
- * users with no channel cost the database an index probe each and never reach the worker.
+ * The rules on these statuses whose users have a usable channel, one row per such channel,
+ * by status and channel (two instances fanning out one event insert in the same order).
+ * Rules of users with no channel cost the database an index probe each and never reach the
+ * worker; statuses with no such rule return nothing.
  */
-export const ruleChannelsOfStatus = (db: Db, statusId: string): Promise<RuleChannelRow[]> =>
-  db
-    .selectFrom('notification_rules as r')
-    .innerJoin('channels as c', 'c.user_id', 'r.user_id')
-    .select(['r.user_id', 'r.condition', 'r.channel_ids', 'c.id as channel_id'])
-    .where('r.status_id', '=', statusId)
-    .where('c.enabled', '=', 1)
-    .where('c.verified_at', 'is not', null)
-    .orderBy('c.id')
-    .execute()
+export async function ruleChannelsOfStatuses(
+  db: Db,
+  statusIds: readonly string[],
+): Promise<RuleChannelRow[]> {
+  const rows: RuleChannelRow[] = []
+  for (const part of chunks([...new Set(statusIds)]))
+    rows.push(
+      ...(await db
+        .selectFrom('notification_rules as r')
+        .innerJoin('channels as c', 'c.user_id', 'r.user_id')
+        .select(['r.status_id', 'r.user_id', 'r.condition', 'r.channel_ids', 'c.id as channel_id'])
+        .where('r.status_id', 'in', part)
+        .where('c.enabled', '=', 1)
+        .where('c.verified_at', 'is not', null)
+        .orderBy('r.status_id')
+        .orderBy('c.id')
+        .execute()),
+    )
+  return rows
+}
 
 export const channelById = (db: Db, id: string): Promise<ChannelRow | undefined> =>
   db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirst()

@@ -35,8 +35,9 @@ import {
   loadDeliveries,
   markChannelFailing,
   markDelivered,
+  type RuleChannelRow,
   releaseDeliveries,
-  ruleChannelsOfStatus,
+  ruleChannelsOfStatuses,
   settleDelivery,
   trimAttempts,
   usableChannelsOf,
@@ -338,7 +339,14 @@ export class DeliveryWorker {
     const events = await readPendingEvents(this.#db, NOTIFICATION_EVENT_TYPES, this.#fanOutBatch)
     if (events.length === 0) return 0
     const now = this.#iso()
-    const audiences = new Map<string, Promise<StatusAudience>>()
+    // note: one read for the whole batch: the rules of every status it changed, with channels
+    const audiences = await this.#audiencesOf(
+      events.flatMap((e) =>
+        e.status_id && (e.type === 'status.changed' || e.type === 'status.stale')
+          ? [e.status_id]
+          : [],
+      ),
+    )
     let rows: Insertable<DeliveriesTable>[] = []
     const flush = async (last: boolean) => {
       const part = rows
@@ -373,48 +381,58 @@ export class DeliveryWorker {
   }
 
   /**
-   * Who a status's rules may tell (docs/notifications.md#rules): users with a rule and a
+   * Who each status's rules may tell (docs/notifications.md#rules): users with a rule and a
    * usable channel who may still see the status (a role revoked or a status made private
-   * since the rule was set tells no one), each with the channels their rule allows.
+   * since the rule was set tells no one), each with the channels their rule allows. A
+   * status with none is not in the map.
    */
-  async #audienceOf(statusId: string): Promise<StatusAudience> {
-    const rows = await ruleChannelsOfStatus(this.#db, statusId)
-    const users: StatusAudience['users'] = new Map()
-    if (rows.length === 0) return { users }
-    const viewers = await viewersAmong(this.#db, statusId, [...new Set(rows.map((r) => r.user_id))])
-    const allowed = new Map<string, Set<string> | null>()
-    for (const row of rows) {
-      if (!viewers.has(row.user_id)) continue
-      let user = users.get(row.user_id)
-      if (!user) {
-        user = { condition: parseCondition(row.condition), channelIds: [] }
-        users.set(row.user_id, user)
-        allowed.set(row.user_id, parseChannelIds(row.channel_ids))
-      }
-      const only = allowed.get(row.user_id)
-      if (only === null || only?.has(row.channel_id) === true) user.channelIds.push(row.channel_id)
+  async #audiencesOf(statusIds: readonly string[]): Promise<Map<string, StatusAudience>> {
+    const audiences = new Map<string, StatusAudience>()
+    if (statusIds.length === 0) return audiences
+    const byStatus = new Map<string, RuleChannelRow[]>()
+    for (const row of await ruleChannelsOfStatuses(this.#db, statusIds)) {
+      const rows = byStatus.get(row.status_id)
+      if (rows) rows.push(row)
+      else byStatus.set(row.status_id, [row])
     }
-    return { users }
+    for (const [statusId, rows] of byStatus) {
+      const viewers = await viewersAmong(this.#db, statusId, [
+        ...new Set(rows.map((r) => r.user_id)),
+      ])
+      const users: StatusAudience['users'] = new Map()
+      const allowed = new Map<string, Set<string> | null>()
+      for (const row of rows) {
+        if (!viewers.has(row.user_id)) continue
+        let user = users.get(row.user_id)
+        if (!user) {
+          user = { condition: parseCondition(row.condition), channelIds: [] }
+          users.set(row.user_id, user)
+          allowed.set(row.user_id, parseChannelIds(row.channel_ids))
+        }
+        const only = allowed.get(row.user_id)
+        if (only === null || only?.has(row.channel_id) === true)
+          user.channelIds.push(row.channel_id)
+      }
+      audiences.set(statusId, { users })
+    }
+    return audiences
   }
 
   /** The channels an event goes to (docs/notifications.md#rules), read with no write open. */
   async #recipients(
     event: OutboxEventRow,
-    audiences: Map<string, Promise<StatusAudience>>,
+    audiences: Map<string, StatusAudience>,
   ): Promise<string[]> {
     switch (event.type) {
       case 'status.changed':
       case 'status.stale': {
+        const audience = event.status_id ? audiences.get(event.status_id) : undefined
+        // note: most changes tell no one; their payload is not even parsed
+        if (!audience) return []
         const status = parsePayload(event.payload).status
-        if (!event.status_id || !status) return []
-        // note: once per status and pass: a batch of changes to one status reads its rules once
-        let audience = audiences.get(event.status_id)
-        if (!audience) {
-          audience = this.#audienceOf(event.status_id)
-          audiences.set(event.status_id, audience)
-        }
+        if (!status) return []
         const out: string[] = []
-        for (const user of (await audience).users.values())
+        for (const user of audience.users.values())
           if (ruleMatches(user.condition, event.type, status)) out.push(...user.channelIds)
         return out
       }
