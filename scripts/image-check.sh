@@ -79,7 +79,12 @@ say "base image $base: Debian bookworm minbase, Node.js $(node --version), npm $
 mkdir "$work/context"
 npm pack --silent --pack-destination "$work/context" >/dev/null
 cp Containerfile "$work/context/"
-buildah bud --quiet --isolation chroot --format docker --layers=false \
+# behind a TLS-intercepting proxy, npm in the build trusts what this machine's Node trusts
+ca=()
+if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
+  ca=(-v "$NODE_EXTRA_CA_CERTS:/run/statusd-extra-ca.pem:ro" --build-arg NODE_EXTRA_CA_CERTS=/run/statusd-extra-ca.pem)
+fi
+buildah bud --quiet --isolation chroot --format docker --layers=false "${ca[@]}" \
   --build-arg "BASE=$base" -t "$tag" -f "$work/context/Containerfile" "$work/context" >/dev/null
 say "image $tag built"
 
@@ -109,9 +114,14 @@ grep -q '"storage":"sqlite /data/statusd.db"' "$work/serve.log" || {
   exit 1
 }
 # the image's own HEALTHCHECK command, run where the runtime would run it
-health=$(buildah inspect --type image --format '{{json .Docker.Config.Healthcheck.Test}}' "$tag")
-node -e 'const t=JSON.parse(process.argv[1]); if(t[0]!=="CMD")process.exit(1); console.log(JSON.stringify(t.slice(1)))' "$health" >"$work/health.json"
-mapfile -t health_cmd < <(node -e 'for (const a of JSON.parse(require("node:fs").readFileSync(process.argv[1],"utf8"))) console.log(a)' "$work/health.json")
+buildah inspect --type image "$tag" >"$work/image.json"
+mapfile -t health_cmd < <(node -e '
+  const image = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"))
+  const test = image.Docker?.config?.Healthcheck?.Test
+  if (!Array.isArray(test) || test[0] !== "CMD") throw new Error("no HEALTHCHECK CMD in the image")
+  for (const arg of test.slice(1)) console.log(arg)
+' "$work/image.json")
+[ "${#health_cmd[@]}" -gt 0 ] || { echo "image-check: the image has no HEALTHCHECK command" >&2; exit 1; }
 buildah run --isolation chroot --env "PORT=$port" "$c" -- "${health_cmd[@]}" ||
   { echo "image-check: the HEALTHCHECK command failed" >&2; exit 1; }
 say "statusd serves from the image as uid $user on /data; its HEALTHCHECK passes"
