@@ -193,7 +193,7 @@ export interface OutboxTail {
 
 export interface OutboxTailPage {
   /** The statuses events of the asked types were recorded for, with their current version (null: gone). */
-  changed: Array<{ statusId: string; version: number | null }>
+  changed: Array<{ statusId: string; version: number | null; types: string[] }>
   /** False when more than `limit` statuses changed: `changed` lists only some of them. */
   complete: boolean
   /** Where the next read starts. */

@@ -17,10 +17,18 @@ import { SseTestClient } from '../helpers/sse.ts'
 // events committed to the outbox, in commit order.
 //
 // The writer whose NOTIFY "never arrives" is an app in this process on the same database
-// with a bus of its own process (no NOTIFY at all): its writes commit, with their outbox
-// rows, and no other instance is told. The streams are on a real `statusd serve` process.
+// with a bus that tells nobody (SilentBus): its writes commit, with their outbox rows, and no
+// other instance is told. The streams are on a real `statusd serve` process.
 
 const AT = '2026-01-01T00:00:00.000Z'
+
+/**
+ * A bus whose notifications never reach another process: it "announces" within the write's
+ * transaction, as PostgreSQL's bus does, and nothing arrives anywhere.
+ */
+class SilentBus extends InProcessEventBus<StatusChange> {
+  async publishWithin(): Promise<void> {}
+}
 
 describe('live updates from the outbox (PostgreSQL)', { skip: postgresOnly }, () => {
   const lifetime = suiteLifetime()
@@ -41,7 +49,7 @@ describe('live updates from the outbox (PostgreSQL)', { skip: postgresOnly }, ()
       startServer(lifetime, url, { LIVE_RELAY_INTERVAL_MS: '50' }),
       makeApp(lifetime, {
         databaseUrl: url,
-        deps: { events: new InProcessEventBus<StatusChange>({ topicOf: STATUS_CHANGES.topicOf }) },
+        deps: { events: new SilentBus({ topicOf: STATUS_CHANGES.topicOf }) },
       }),
     ])
     user = await silent.user()
@@ -142,6 +150,26 @@ describe('live updates from the outbox (PostgreSQL)', { skip: postgresOnly }, ()
     }
   })
 
+  it('a change of settings committed without a NOTIFY reaches the stream too', async () => {
+    const client = await stream()
+    try {
+      // attached and up to date before the write, so only the outbox can bring it
+      assert.equal((await client.nextEvent()).id, String(lastVersion))
+      const res = await silent.request(user, 'PATCH', `/v1/status/${statusId}`, {
+        name: 'Room four',
+      })
+      assert.equal(res.statusCode, 200, res.body)
+      const event = await client.nextEvent()
+      assert.deepEqual(
+        [event.id, JSON.parse(event.data).name],
+        [String(lastVersion + 1), 'Room four'],
+      )
+      lastVersion += 1
+    } finally {
+      client.close()
+    }
+  })
+
   describe('the outbox in commit order (Database.outboxTail)', () => {
     let database: Database
     let tail: OutboxTail
@@ -190,7 +218,7 @@ describe('live updates from the outbox (PostgreSQL)', { skip: postgresOnly }, ()
       const page = await tail.read(start, [TYPE], 10)
       assert.deepEqual(
         page.changed.find((c) => c.statusId === statusId),
-        { statusId, version: lastVersion },
+        { statusId, version: lastVersion, types: [TYPE] },
       )
     })
 
@@ -219,5 +247,22 @@ describe('live updates from the outbox (PostgreSQL)', { skip: postgresOnly }, ()
       assert.equal(page.changed.length, 2)
       for (const change of page.changed) assert.equal(change.version, null, 'a status that is gone')
     })
+  })
+
+  it('a deletion committed without a NOTIFY ends the stream on the other instance', async () => {
+    const client = await stream()
+    try {
+      assert.equal((await client.nextEvent()).id, String(lastVersion))
+      const res = await silent.request(user, 'DELETE', `/v1/status/${statusId}`)
+      assert.equal(res.statusCode, 204, res.body)
+      const event = await client.nextEvent()
+      assert.deepEqual(
+        [event.event, JSON.parse(event.data)],
+        ['unavailable', { reason: 'deleted' }],
+      )
+      await client.ended
+    } finally {
+      client.close()
+    }
   })
 })

@@ -37,24 +37,30 @@ export function postgresOutboxTail(db: Kysely<DB>): OutboxTail {
       const { rows } = await sql<{
         next: string
         status_id: string | null
+        types: string[] | null
         version: number | null
       }>`
         with h as materialized (select ${horizonSql} as x),
         changed as (
-          select distinct o.status_id
+          select o.status_id, array_agg(distinct o.type) as types
           from outbox_events o
           where o.tx_id >= ${from}::xid8 and o.tx_id < ${xmaxSql}
             and o.type = any(${[...types]}::text[]) and o.status_id is not null
+          group by o.status_id
           limit ${limit + 1}
         )
-        select h.x::text as next, c.status_id, s.version
+        select h.x::text as next, c.status_id, c.types, s.version
         from h
         left join changed c on true
         left join statuses s on s.id = c.status_id`.execute(db)
       const next = (rows[0] as { next: string }).next
       const changed = rows
         .filter((row) => row.status_id !== null)
-        .map((row) => ({ statusId: row.status_id as string, version: row.version }))
+        .map((row) => ({
+          statusId: row.status_id as string,
+          version: row.version,
+          types: row.types ?? [],
+        }))
       return {
         next,
         complete: changed.length <= limit,

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { OutboxTail } from '../../db/engine.ts'
-import { STATUS_CHANGED, STATUS_STALE } from '../outbox/outbox.service.ts'
+import { LIVE_CHANGE_TYPES, STATUS_CHANGED, STATUS_STALE } from '../outbox/outbox.service.ts'
 import type { StatusFeeds } from './status-feeds.ts'
 
 // The outbox relay (docs/postgres.md#live-updates-across-instances). With several instances,
@@ -8,7 +8,8 @@ import type { StatusFeeds } from './status-feeds.ts'
 // fast, but a notification is not stored anywhere, so one that never arrives (dropped on the
 // way, a writer that could not send it, a connection pooler that does not pass LISTEN) would
 // leave a stream behind until the status changes again. Every value write and every
-// staleness also records a status event in the outbox, in its own transaction, and the
+// staleness also records a status event in the outbox, in its own transaction (any other
+// change a `live.*` event: announcedWrite), and the
 // outbox is stored: each instance reads what was committed since its last look, in commit
 // order (Database.outboxTail), and hands every status it has streams on to its feed. A feed
 // re-reads a status only when the stored version is newer than what it delivered, and
@@ -24,8 +25,10 @@ export const LIVE_RELAY_INTERVAL_MS = 1_000
  */
 export const LIVE_RELAY_BATCH = 500
 
-/** The status events that change what a stream shows. */
-const LIVE_TYPES = [STATUS_CHANGED, STATUS_STALE] as const
+/** The events that change what a stream shows: status events, and the other changes. */
+const LIVE_TYPES = [STATUS_CHANGED, STATUS_STALE, ...LIVE_CHANGE_TYPES]
+/** Who may see the status changed: streams check again even at the same version. */
+const ACCESS: (typeof LIVE_CHANGE_TYPES)[number] = 'live.access'
 
 export interface LiveRelayOptions {
   tail: OutboxTail
@@ -106,7 +109,9 @@ export class LiveRelay {
     const page = await tail.read(this.#cursor, LIVE_TYPES, batch)
     if (this.#closed) return
     if (!page.complete) feeds.refreshAll()
-    else for (const { statusId, version } of page.changed) feeds.relayed(statusId, version)
+    else
+      for (const { statusId, version, types } of page.changed)
+        feeds.relayed(statusId, version, types.includes(ACCESS))
     this.#cursor = page.next
   }
 }

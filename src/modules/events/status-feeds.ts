@@ -486,12 +486,15 @@ export class StatusFeeds {
 
   /**
    * A status the outbox says changed (live-relay.ts), at its `version` now (null: it is
-   * gone). Its feed re-reads it unless it delivered that version already (heard by NOTIFY).
+   * gone). Its feed re-reads it unless it delivered that version already (heard by NOTIFY);
+   * after a change of `access` (who may see it) always, to check every stream again.
    */
-  relayed(statusId: string, version: number | null): void {
-    this.#feeds
-      .get(statusId)
-      ?.changed({ statusId, version: version ?? Number.MAX_SAFE_INTEGER, kind: 'status' })
+  relayed(statusId: string, version: number | null, access = false): void {
+    this.#feeds.get(statusId)?.changed({
+      statusId,
+      version: version ?? Number.MAX_SAFE_INTEGER,
+      kind: access ? 'access' : 'status',
+    })
   }
 
   /** Every feed re-reads its status (after the bus lost changes, e.g. on a reconnect). */

@@ -86,13 +86,49 @@ export const recordStatusEvent = (
   type: typeof STATUS_CHANGED | typeof STATUS_STALE,
   status: NotifiedStatus,
   at: string,
-): Promise<string> =>
-  recordOutboxEvent(db, {
+): Promise<string> => {
+  statusEventsIn.add(db)
+  return recordOutboxEvent(db, {
     type,
     statusId: status.id,
     payload: { status, at } satisfies StatusEventPayload,
     at,
   })
+}
+
+/** The transactions that recorded a status event (what recordLiveChange need not repeat). */
+const statusEventsIn = new WeakSet<Db>()
+
+/** True when `db` (a write's transaction) recorded a status event already. */
+export const recordedStatusEventIn = (db: Db): boolean => statusEventsIn.has(db)
+
+/**
+ * What live streams must hear of besides value writes and silences (both of which record a
+ * status event): `live.status` (settings), `live.deleted`, `live.access` (who may see it).
+ */
+export const LIVE_CHANGE_TYPES = ['live.status', 'live.deleted', 'live.access'] as const
+
+/**
+ * Records a change for the live streams of every instance (docs/postgres.md#the-outbox-changes-no-notification-can-lose)
+ * in `db` (the write's transaction). Done from the start: there is nothing to fan out, and it
+ * goes with the fanned-out events after their retention.
+ */
+export async function recordLiveChange(
+  db: Db,
+  change: { statusId: string; kind: 'status' | 'deleted' | 'access'; version: number },
+  at: string,
+): Promise<void> {
+  await insertOutboxEvent(db, {
+    id: EVENT_ID_PREFIX + newId(),
+    type: `live.${change.kind}`,
+    status_id: change.statusId,
+    user_id: null,
+    channel_id: null,
+    payload: JSON.stringify({ kind: change.kind, version: change.version }),
+    created_at: at,
+    done_at: at,
+  })
+}
 
 /** Recorded events not fanned out yet, oldest first. */
 export const pendingOutboxEvents = (db: Db, limit = 100): Promise<OutboxEventRow[]> =>

@@ -1,7 +1,9 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/database.ts'
 import { type Writer, writerOf } from '../../db/writer.ts'
+import { type Clock, systemClock } from '../../lib/clock.ts'
 import type { EventBus } from '../../lib/event-bus.ts'
+import { recordedStatusEventIn, recordLiveChange } from '../outbox/outbox.service.ts'
 
 /**
  * A committed write to a status, as the event bus carries it. Deliberately small (no status
@@ -61,7 +63,7 @@ export const STATUS_CHANGES = {
  * would read the old row).
  */
 export async function announcedWrite<T>(
-  deps: { db: Kysely<DB>; writer?: Writer; events?: StatusEventBus | undefined },
+  deps: { db: Kysely<DB>; writer?: Writer; events?: StatusEventBus | undefined; clock?: Clock },
   work: (tx: Transaction<DB>) => Promise<T>,
   changeOf: (result: T) => StatusChange,
 ): Promise<T> {
@@ -69,7 +71,19 @@ export async function announcedWrite<T>(
   const within = events?.publishWithin?.bind(events)
   const result = await writerOf(deps).run(async (tx) => {
     const done = await work(tx)
-    if (within) await within(tx, changeOf(done))
+    if (within) {
+      const change = changeOf(done)
+      await within(tx, change)
+      // the outbox backs the NOTIFY up for the other instances
+      // (docs/postgres.md#the-outbox-changes-no-notification-can-lose); a value write
+      // recorded its status event already, which serves
+      if (change.kind !== 'status' || !recordedStatusEventIn(tx))
+        await recordLiveChange(
+          tx,
+          change,
+          new Date((deps.clock ?? systemClock).now()).toISOString(),
+        )
+    }
     return done
   })
   if (!within) await announce(events, changeOf(result))
