@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import cookie from '@fastify/cookie'
-import rateLimit from '@fastify/rate-limit'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
@@ -8,7 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Database } from './db/engine.ts'
 import { type ClientLimits, DEFAULT_CLIENT_LIMITS, StreamQuota } from './lib/client-limits.ts'
 import { type Clock, systemClock } from './lib/clock.ts'
-import { rateLimited, validationError } from './lib/errors.ts'
+import { validationError } from './lib/errors.ts'
 import { LazySchemas } from './lib/lazy-schemas.ts'
 import type { Mailer } from './lib/mailer.ts'
 import { listeningOrigin } from './lib/origin.ts'
@@ -58,7 +57,6 @@ import {
 import { ruleRoutes } from './modules/notifications/rules.routes.ts'
 import { VapidKeys, vapidSubject } from './modules/notifications/vapid-keys.ts'
 import { webpushRoutes } from './modules/notifications/webpush.routes.ts'
-import { planOf } from './modules/plans/plan-of.ts'
 import type { Plans } from './modules/plans/plans.ts'
 import type { ServiceDeps } from './modules/service-deps.ts'
 import { historyRoutes } from './modules/statuses/history.routes.ts'
@@ -76,7 +74,11 @@ import { statusRoutes } from './modules/statuses/statuses.routes.ts'
 import type { AccountDeps } from './modules/users/accounts.service.ts'
 import { LoginThrottle } from './modules/users/login-throttle.ts'
 import type { PasswordHasher } from './modules/users/passwords.ts'
-import { authenticateSession, type SessionDeps } from './modules/users/sessions.service.ts'
+import {
+  authenticateSession,
+  type SessionDeps,
+  type SessionHolders,
+} from './modules/users/sessions.service.ts'
 import { userRoutes } from './modules/users/users.routes.ts'
 import { anonymousLimit } from './plugins/anonymous-limit.ts'
 import { authenticate, enforceScopes, requireApiKey } from './plugins/auth.ts'
@@ -97,6 +99,7 @@ import { optionalBodies, useStrictJsonBodies } from './plugins/json-body.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 import { openApiRoutes } from './plugins/openapi.ts'
 import { publicViews } from './plugins/public-views.ts'
+import { userRateLimit } from './plugins/rate-limit.ts'
 import { appRoutes } from './web/app.routes.ts'
 import { authPageRoutes } from './web/auth-pages.routes.ts'
 import { wallRoutes } from './web/wall.routes.ts'
@@ -351,9 +354,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     log: app.log,
     onListenerError: (err) => app.log.error({ err }, 'a key revocation listener failed'),
   })
-  revocations.subscribe(KEY_REVOCATION_TOPIC, ({ keyId }) => {
-    keyCache.forgetKey(keyId)
-    streamCredentials.endKey(keyId)
+  revocations.subscribe(KEY_REVOCATION_TOPIC, (change) => {
+    if ('keyId' in change) {
+      keyCache.forgetKey(change.keyId)
+      streamCredentials.endKey(change.keyId)
+    } else if ('userId' in change) {
+      keyCache.forgetUser(change.userId)
+      void streamCredentials.checkAll()
+    } else streamCredentials.endSessions(change.sessionIds)
   })
   revocations.onResync?.(() => {
     keyCache.clear()
@@ -458,13 +466,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     deps.streamsPerClient ?? DEFAULT_CLIENT_LIMITS.streamsPerClient,
   )
 
+  // what ends or changes through this instance ends or is forgotten on every instance
+  // (docs/api.md#authentication): here at once, elsewhere through the credentials bus
+  const holders: SessionHolders = {
+    endSessions(sessionIds) {
+      streamCredentials.endSessions(sessionIds)
+      void revocations.publish({ sessionIds: [...sessionIds] })
+    },
+    userChanged(userId) {
+      keyCache.forgetUser(userId)
+      void streamCredentials.checkAll()
+      void revocations.publish({ userId })
+    },
+  }
   // sessions (docs/accounts.md#sessions): what a browser signed in with, server-side
-  const sessions: SessionDeps = { db: database.db, holders: streamCredentials, clock }
+  const sessions: SessionDeps = { db: database.db, holders, clock }
   const accounts: AccountDeps = {
     db: database.db,
     plans,
     clock,
-    holders: streamCredentials,
+    holders,
     throttle: new LoginThrottle({ clock }),
     ...(deps.passwordHasher && { hasher: deps.passwordHasher }),
   }
@@ -475,7 +496,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     linkBase,
     log: app.log,
     clock,
-    holders: streamCredentials,
+    holders,
     ...(deps.passwordHasher && { hasher: deps.passwordHasher }),
   })
   // messages under way are sent before storage closes (onClose hooks run last-added first)
@@ -516,17 +537,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       reply.headers(API_RESPONSE_HEADERS)
       done()
     })
-    await v1.register(rateLimit, {
-      hook: 'preParsing',
-      timeWindow: 60_000,
-      // counters of this many users at once (LRU); the default 5 000 would forget the
-      // counts of the least recent users on a busy instance and under-enforce
-      cache: 100_000,
-      keyGenerator: (request) => request.caller.userId,
-      allowList: (request) => planOf(plans, request.caller.plan).requestsPerMinute === null,
-      max: (request) => planOf(plans, request.caller.plan).requestsPerMinute ?? 0,
-      errorResponseBuilder: (_request, context) => rateLimited(Math.ceil(context.ttl / 1000)),
-    })
+    await userRateLimit(v1, { plans, counter: database.requestCounter })
     await v1.register(userRoutes)
     await v1.register(profileRoutes, { accounts, sessions, mail })
     await v1.register(emailVerificationRoutes, { mail })

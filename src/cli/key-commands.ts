@@ -10,12 +10,12 @@ import { resolveUser } from '../modules/users/users.service.ts'
 import { type AdminContext, type Output, print, UsageError, withDb } from './context.ts'
 
 /**
- * Runs a command that may end a key with the database's key-revocation bus: on PostgreSQL the
- * end is announced (NOTIFY) and every server drops the key and ends its streams at once; on
- * SQLite nobody else hears it, and servers see it within AUTH_CACHE_SECONDS
- * (docs/api.md#authentication).
+ * Runs a command that may end a key or change a user with the database's credentials bus: on
+ * PostgreSQL the change is announced (NOTIFY) and every server drops what it cached and ends
+ * the streams concerned at once; on SQLite the server notices this process's commit itself
+ * within a quarter of a second (docs/api.md#authentication).
  */
-async function announcing<T>(
+export async function announcing<T>(
   database: Database,
   run: (revocations: KeyRevocationBus) => Promise<T>,
 ): Promise<T> {

@@ -5,6 +5,7 @@ import { systemClock } from '../lib/clock.ts'
 import { createSignInLink } from '../modules/users/sign-in-links.service.ts'
 import { allUsers, createUser, setUser, type UserView } from '../modules/users/users.service.ts'
 import { type AdminContext, print, UsageError, withDb } from './context.ts'
+import { announcing } from './key-commands.ts'
 
 /**
  * Where links point: PUBLIC_URL, or else the address the service listens on (HOST, PORT),
@@ -100,12 +101,18 @@ Examples:
         )
           throw new UsageError('user set needs --name, --email, --plan, --verified or --unverified')
         const config = ctx.config()
-        const updated = await withDb(config, (db) =>
-          setUser(db, config.plans, who, {
-            ...(o.plan !== undefined && { plan: o.plan }),
-            ...(verified !== undefined && { verified }),
-            ...(o.name !== undefined && { name: o.name }),
-            ...(o.email !== undefined && { email: o.email }),
+        // every server forgets the user's cached keys at once: unverified, they are refused
+        // everywhere; on another plan, limited by it (docs/api.md#authentication)
+        const updated = await withDb(config, (db, database) =>
+          announcing(database, async (changes) => {
+            const changed = await setUser(db, config.plans, who, {
+              ...(o.plan !== undefined && { plan: o.plan }),
+              ...(verified !== undefined && { verified }),
+              ...(o.name !== undefined && { name: o.name }),
+              ...(o.email !== undefined && { email: o.email }),
+            })
+            await changes.publish({ userId: changed.id })
+            return changed
           }),
         )
         print(ctx.output, updated, () => `updated user ${describe(updated)}`)

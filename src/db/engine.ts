@@ -62,6 +62,12 @@ export interface MigrationSteps {
    * which order events committed (PostgreSQL: the recording transaction's id), or not (down).
    */
   outboxCommitOrder(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
+  /**
+   * 2026-11-30 rate-limit-counters: the table where instances sharing the database count each
+   * user's requests (up), or none (down). Only an engine whose `Database.requestCounter` is
+   * not null needs one.
+   */
+  rateLimitCounters(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
 }
 
 /** How `statusd copy` (copy.ts) treats a URL of the engine, as source or as target. */
@@ -173,7 +179,23 @@ export interface Database {
    * there is (SQLite: its bus already hands every change to every stream).
    */
   outboxTail: OutboxTail | undefined
+  /**
+   * Where the per-user request limit counts when several instances share the database (one
+   * count for all of them, docs/postgres.md#scaling-out-behind-a-load-balancer); null where
+   * one process uses it (SQLite), which counts in its own memory.
+   */
+  requestCounter: RequestCounter | null
   close(): Promise<void>
+}
+
+/** Counts requests per key in windows every instance on the database shares. */
+export interface RequestCounter {
+  /**
+   * Counts one request of `key` in its current window (one that starts with the first
+   * request after the last window of `windowMs` ended): the count so far, this one included,
+   * and the milliseconds left until the window ends. One statement, one round trip.
+   */
+  hit(key: string, windowMs: number): Promise<{ count: number; ttlMs: number }>
 }
 
 /**

@@ -177,6 +177,7 @@ describe('keys at rest', () => {
       gauges: [],
       openEventBus: async (options) => new InProcessEventBus(options),
       outboxTail: undefined,
+      requestCounter: null,
       close: () => db.destroy(),
     }
     const app = await buildApp({ database, plans: TEST_PLANS })

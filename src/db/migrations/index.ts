@@ -13,6 +13,7 @@ import * as shareLinksSearch from './2026-11-28T050000-share-links-search.ts'
 import * as appAndNotifications from './2026-11-29T000000-app-and-notifications.ts'
 import * as deliveryLog from './2026-11-29T010000-delivery-log.ts'
 import * as outboxCommitOrder from './2026-11-30T000000-outbox-commit-order.ts'
+import * as rateLimitCounters from './2026-11-30T010000-rate-limit-counters.ts'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T000000-app-and-notifications': appAndNotifications,
   '2026-11-29T010000-delivery-log': deliveryLog,
   '2026-11-30T000000-outbox-commit-order': outboxCommitOrder,
+  '2026-11-30T010000-rate-limit-counters': rateLimitCounters,
 }

@@ -6,6 +6,7 @@ import { type Database, type DatabaseOptions, DEFAULT_POOL_SIZE } from '../engin
 import { transactionPerWrite } from '../writer.ts'
 import { postgresOutboxTail } from './outbox-tail.ts'
 import { PgEventBus } from './pg-event-bus.ts'
+import { pgRequestCounter } from './pg-request-counter.ts'
 
 /** A PostgreSQL database: a pool, and connections outside it for long sessions. */
 export interface PostgresDatabase extends Database {
@@ -133,6 +134,8 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
     // the outbox in commit order: every instance reads the status events all of them
     // committed, so a change whose NOTIFY never came still reaches its streams
     outboxTail: postgresOutboxTail(db),
+    // instances share the database, so they share the count of each user's requests
+    requestCounter: pgRequestCounter(pool),
     close: () => db.destroy(),
   }
 }

@@ -67,4 +67,16 @@ export const postgresMigrationSteps: MigrationSteps = {
       await sql`create index outbox_events_tx_id on outbox_events (tx_id)`.execute(db)
     } else await sql`alter table outbox_events drop column tx_id`.execute(db)
   },
+  rateLimitCounters: async (db, direction) => {
+    // UNLOGGED: no WAL record per request, so a count costs no fsync; a crash empties the
+    // table, which forgets the current minute's counts. fillfactor leaves room on each page
+    // for the updated row version (a HOT update: no index entry to write).
+    if (direction === 'up')
+      await sql`create unlogged table rate_limit_counters (
+        key text primary key,
+        window_ends timestamptz not null,
+        count bigint not null
+      ) with (fillfactor = 50)`.execute(db)
+    else await sql`drop table rate_limit_counters`.execute(db)
+  },
 }

@@ -12,6 +12,7 @@ import {
   type StorageGauge,
 } from '../engine.ts'
 import { groupCommitWriter } from '../group-commit.ts'
+import { OtherCommits, SqliteEventBus } from './other-commits.ts'
 import { SqliteDialectWithSafeRollback } from './sqlite-dialect.ts'
 import { sqliteDurability } from './sqlite-durability.ts'
 import { withStatementCache } from './statement-cache.ts'
@@ -49,15 +50,21 @@ export function openSqlite(path: string, options: DatabaseOptions = {}): Databas
   const writer = groupCommitWriter(db, {
     hooks: { ...durability, direct: sqliteDirectRunner(statements) },
   })
+  // an in-memory database is this connection's alone: nobody else can commit to it
+  const others = file === ':memory:' || readOnly ? undefined : new OtherCommits(sqlite)
   return {
     db,
     engine: 'sqlite',
     writer,
     describe: file === ':memory:' ? 'sqlite (in memory)' : `sqlite ${file}`,
     gauges: file === ':memory:' ? [] : sqliteFileGauges({ database: file, log: `${file}-wal` }),
-    // one process uses the database: the bus never leaves it
-    openEventBus: async (busOptions) => new InProcessEventBus(busOptions),
     outboxTail: undefined,
+    // one process serves the database: the bus never leaves it; what another process (the
+    // CLI) commits is noticed within OTHER_COMMITS_INTERVAL_MS and resyncs the listeners
+    openEventBus: async (busOptions) =>
+      others ? new SqliteEventBus(busOptions, others) : new InProcessEventBus(busOptions),
+    // one process serves the database: it counts requests in its own memory
+    requestCounter: null,
     async ping() {
       try {
         sqlite.prepare('select 1').get()
@@ -76,6 +83,7 @@ export function openSqlite(path: string, options: DatabaseOptions = {}): Databas
       })
     },
     async close() {
+      others?.close()
       await durability?.close()
       await db.destroy()
     },

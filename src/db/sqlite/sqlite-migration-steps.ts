@@ -141,4 +141,6 @@ export const sqliteMigrationSteps: MigrationSteps = {
       await db.schema.alterTable('outbox_events').addColumn('tx_id', 'text').execute()
     else await db.schema.alterTable('outbox_events').dropColumn('tx_id').execute()
   },
+  // one process serves a SQLite database: it counts requests in its own memory
+  rateLimitCounters: async () => {},
 }

@@ -19,8 +19,10 @@ interface Cached extends KeyCacheEntry {
 
 /**
  * Recently authenticated keys, by key hash, so the hot path skips a database lookup.
- * Revoking a key through this instance, or announcing it on the bus (any instance or the CLI
- * on PostgreSQL), forgets it at once; any other change made elsewhere is seen within `ttlMs`. Unknown keys are never cached, so guessing
+ * Revoking a key, or changing its user's standing, through this instance or announced on the
+ * credentials bus (any instance, or the CLI, on PostgreSQL; the CLI on SQLite through the
+ * engine's check for other processes' commits) forgets it at once
+ * (docs/api.md#authentication); anything else is seen within `ttlMs`. Unknown keys are never cached, so guessing
  * cannot fill it; it holds the `max` keys used last.
  *
  * note: lru-cache bounds it; the age is checked here rather than with lru-cache's own `ttl`,
@@ -66,6 +68,13 @@ export class KeyCache {
   /** Forgets every key (revocations may have been missed: the bus lost its connection). */
   clear(): void {
     this.#entries?.clear()
+  }
+
+  /** Forgets every key of a user (their verification, plan or name changed). */
+  forgetUser(userId: string): void {
+    if (!this.#entries) return
+    for (const [hash, entry] of this.#entries.entries())
+      if (entry.user.id === userId) this.#entries.delete(hash)
   }
 
   /** Forgets a key (revoked or rotated). */

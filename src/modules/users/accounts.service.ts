@@ -227,6 +227,9 @@ export async function changeProfile(
     return Object.keys(set).length > 0 ? updateUser(tx, userId, set) : findUserById(tx, userId)
   })
   if (!updated) throw notFound('User not found')
+  // a new address unverified the user: their keys cached anywhere must say so at once
+  if (user.email_verified_at !== null && updated.email_verified_at === null)
+    deps.holders?.userChanged?.(userId)
   // a changed password ends every other session: whoever knew the old one is signed out
   if (passwordHash !== undefined)
     await endSessionsOf({ db: deps.db, holders: deps.holders }, userId, currentSessionId)

@@ -135,6 +135,11 @@ export async function authenticateSession(
 export interface SessionHolders {
   /** Ends everything open with these sessions, at once. */
   endSessions(sessionIds: readonly string[]): void
+  /**
+   * A user's standing changed (no longer verified): whatever is cached or open on their
+   * authority is judged again, at once.
+   */
+  userChanged?(userId: string): void
 }
 
 /** What ending sessions acts on: the database, and what is open on them in this process. */
