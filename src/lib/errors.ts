@@ -72,8 +72,8 @@ export class ApiError extends Error {
 
 export const invalidJson = (detail = 'Request body is not valid JSON') =>
   new ApiError(400, 'invalidJson', detail)
-export const emptyBody = () =>
-  new ApiError(400, 'emptyBody', 'Request body must contain at least one updatable property')
+export const emptyBody = (detail = 'Request body must contain at least one updatable property') =>
+  new ApiError(400, 'emptyBody', detail)
 export const validationError = (errors: FieldError[], message = 'Request is invalid') =>
   new ApiError(400, 'validationError', message, errors)
 export const invalidStatusKey = () =>

@@ -13,6 +13,7 @@ export const Timestamp = (options: object = {}) => Type.String({ format: 'date-t
  */
 export const PATTERN_MESSAGE: unique symbol = Symbol('patternMessage')
 export const READ_ONLY_PROPERTIES: unique symbol = Symbol('readOnlyProperties')
+export const BODY_FIELD: unique symbol = Symbol('bodyField')
 
 /** A string schema whose `pattern` failure answers `message` instead of the raw regex. */
 export const withPatternMessage = <T extends object>(schema: T, message: string): T =>
@@ -24,3 +25,10 @@ export const withPatternMessage = <T extends object>(schema: T, message: string)
  */
 export const withReadOnlyProperties = <T extends object>(schema: T, names: Iterable<string>): T =>
   Object.assign(schema, { [READ_ONLY_PROPERTIES]: new Set(names) })
+
+/**
+ * A whole-body schema that stands for one field (a plain-text body is the value): its
+ * failures name that field, as the same mistake in a JSON body would.
+ */
+export const asBodyField = <T extends object>(schema: T, field: string): T =>
+  Object.assign(schema, { [BODY_FIELD]: field })

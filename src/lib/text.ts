@@ -1,4 +1,4 @@
-import { Type } from 'typebox'
+import { type TSchemaOptions, Type } from 'typebox'
 import { withPatternMessage } from './schema.ts'
 
 // The text rules every free-text field shares (docs/api.md#validation-rules): status names,
@@ -40,8 +40,12 @@ export function singleLineTextProblem(
 let singleLine: RegExp | undefined
 
 /** Single-line text of these lengths; a `pattern` failure answers in words, not the regex. */
-export const SingleLineText = (lengths: { minLength: number; maxLength: number }) =>
-  withPatternMessage(Type.String({ ...lengths, pattern: SINGLE_LINE }), SINGLE_LINE_MESSAGE)
+export const SingleLineText = (
+  options: { minLength: number; maxLength: number } & Pick<
+    TSchemaOptions,
+    'description' | 'examples'
+  >,
+) => withPatternMessage(Type.String({ ...options, pattern: SINGLE_LINE }), SINGLE_LINE_MESSAGE)
 
 /** Text that may span lines, at most this long. */
 export const MultiLineText = (maxLength: number) =>

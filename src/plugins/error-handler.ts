@@ -20,7 +20,7 @@ import {
   validationError,
 } from '../lib/errors.ts'
 import { redactRequestUrl } from '../lib/redact.ts'
-import { PATTERN_MESSAGE, READ_ONLY_PROPERTIES } from '../lib/schema.ts'
+import { BODY_FIELD, PATTERN_MESSAGE, READ_ONLY_PROPERTIES } from '../lib/schema.ts'
 
 export const BODY_LIMIT = 16 * 1024
 
@@ -68,7 +68,11 @@ const fieldOf = (e: AjvError): string =>
 
 /** One readable message per Ajv error, naming the property. */
 function toFieldError(e: AjvError, part: string, schema: unknown): FieldError {
-  const field = fieldOf(e)
+  // a body that is one field (plain text) names that field, not the body
+  const field =
+    fieldOf(e) ||
+    ((schema as Record<PropertyKey, unknown> | undefined)?.[BODY_FIELD] as string) ||
+    ''
   const p = e.params
   switch (e.keyword) {
     case 'additionalProperties': {
@@ -159,7 +163,7 @@ function fromValidation(err: FastifyError, schemas: RouteSchemas): ApiError {
  * Maps any thrown error to the ApiError the client sees; a validation failure is worded with
  * the messages the route's schemas carry.
  */
-export function toApiError(err: unknown, schemas?: RouteSchemas): ApiError {
+export function toApiError(err: unknown, schemas?: RouteSchemas, bodyLimit = BODY_LIMIT): ApiError {
   if (err instanceof ApiError) return err
   const e = err as FastifyError
   if (e?.validation) return fromValidation(e, schemas)
@@ -168,7 +172,7 @@ export function toApiError(err: unknown, schemas?: RouteSchemas): ApiError {
     case 'FST_ERR_CTP_INVALID_TYPE':
       return unsupportedMediaType()
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return payloadTooLarge(BODY_LIMIT)
+      return payloadTooLarge(bodyLimit)
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return emptyBody()
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -189,7 +193,7 @@ export function toApiError(err: unknown, schemas?: RouteSchemas): ApiError {
     )
   const status = typeof e?.statusCode === 'number' ? e.statusCode : 500
   if (status === 404) return notFound()
-  if (status === 413) return payloadTooLarge(BODY_LIMIT)
+  if (status === 413) return payloadTooLarge(bodyLimit)
   if (status === 415) return unsupportedMediaType()
   if (status >= 400 && status < 500)
     return new ApiError(status, 'validationError', 'Request is invalid')
@@ -206,7 +210,12 @@ export function prepareError(
   reply: FastifyReply,
   what = 'request failed',
 ): ApiError {
-  const apiError = toApiError(err, request.routeOptions?.schema as RouteSchemas)
+  // the route's own body limit, when it has a smaller one (a plain-text value)
+  const apiError = toApiError(
+    err,
+    request.routeOptions?.schema as RouteSchemas,
+    request.routeOptions?.bodyLimit,
+  )
   if (apiError.statusCode >= 500) {
     if (apiError.errorCode === 'unavailable') request.log.warn({ err }, 'storage unavailable')
     else request.log.error({ err }, what)

@@ -85,6 +85,19 @@ it('the first start prints a key once; the README curl calls work with it; a res
   assert.equal(bearer.status, 200)
   assert.equal(((await bearer.json()) as Json).value, 'FREE')
 
+  // echo FREE | curl -s -T- …/v1/status-keys/room-4/value -H "service-api-key: $KEY"
+  // (curl sends stdin chunked, without a Content-Type: so does a stream body here)
+  const plain = await fetch(`${base}/v1/status-keys/room-4/value`, {
+    method: 'PUT',
+    headers: { 'service-api-key': key },
+    body: new Blob(['FREE\n']).stream(),
+    duplex: 'half',
+  } as RequestInit)
+  assert.equal(plain.status, 200, await plain.clone().text())
+  const typed = (await plain.json()) as Json
+  assert.equal(typed.value, 'FREE')
+  assert.equal(typed.changeCount, 4, 'the one-liner set the value')
+
   const exit = await server.stop('SIGTERM')
   assert.equal(exit.code, 0, server.output())
 

@@ -31,13 +31,16 @@ export interface TestApp {
   database: Database
   /** Creates a user with a key. */
   user(options?: { plan?: string; verified?: boolean; name?: string }): Promise<TestUser>
-  /** Injects a request as a user (or anonymously), JSON body if given (a string or Buffer as is). */
+  /**
+   * Injects a request as a user (or anonymously), JSON body if given (a string or Buffer as is);
+   * a header given as `undefined` is not sent (`content-type`: a body without one).
+   */
   request(
     as: TestUser | null,
     method: InjectOptions['method'],
     url: string,
     body?: unknown,
-    headers?: Record<string, string>,
+    headers?: Record<string, string | undefined>,
   ): Promise<LightMyRequestResponse>
   /**
    * Closes the app now, for a test about what happens then; otherwise the end of the test

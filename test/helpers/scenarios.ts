@@ -22,7 +22,8 @@ export interface Scenario {
   url: string
   /** JSON-encoded unless a string (sent raw). */
   body?: unknown
-  headers?: Record<string, string>
+  /** `undefined`: the header is not sent at all (a body without `content-type`). */
+  headers?: Record<string, string | undefined>
   expectStatus: number
   expectErrorCode?: string
   /** Extra checks on the parsed body (and the context, to read state back). */
@@ -68,7 +69,12 @@ export function runScenarios(
           fill(s.url, ctx.vars),
           body,
           s.headers &&
-            Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, fill(v, ctx.vars)])),
+            Object.fromEntries(
+              Object.entries(s.headers).map(([k, v]) => [
+                k,
+                v === undefined ? v : fill(v, ctx.vars),
+              ]),
+            ),
         )
         const parsed =
           res.body.length > 0 && /json/.test(String(res.headers['content-type']))

@@ -194,11 +194,11 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
     }
   })
 
-  it('`idempotent`: Idempotency-Key on PATCH by id and POST by key, and only there', () => {
+  it('`idempotent`: Idempotency-Key on PATCH by id, POST by key and the plain-text PUT, and only there', () => {
     const honoured = operations()
       .filter(({ op }) => headerParameters(op).includes('Idempotency-Key'))
       .map(({ name }) => name)
-    assert.deepEqual(honoured.sort(), [`PATCH ${byId}`, `POST ${byKey}`])
+    assert.deepEqual(honoured.sort(), [`PATCH ${byId}`, `POST ${byKey}`, `PUT ${byKey}/value`])
     for (const name of honoured) {
       const [method, path] = name.split(' ') as [string, string]
       assert.ok(
@@ -207,7 +207,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
     }
   })
 
-  it('`conditional`: If-None-Match on the six single-status operations and the three public views with an ETag, If-Match on the writes', () => {
+  it('`conditional`: If-None-Match on the seven single-status operations and the three public views with an ETag, If-Match on the writes', () => {
     const single = operations().filter(({ op }) => headerParameters(op).includes('If-None-Match'))
     assert.deepEqual(single.map(({ name }) => name).sort(), [
       `DELETE ${byKey}`,
@@ -219,6 +219,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       `GET ${byId}`,
       `PATCH ${byId}`,
       `POST ${byKey}`,
+      `PUT ${byKey}/value`,
     ])
     for (const { name, method, op } of single) {
       assert.equal(headerParameters(op).includes('If-Match'), method !== 'get', `${name} If-Match`)
@@ -281,6 +282,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       'POST /v1/user/api-keys/{keyId}/rotate',
       'POST /v1/user/channels',
       'POST /v1/user/passkeys',
+      `PUT ${byKey}/value`,
     ])
   })
 

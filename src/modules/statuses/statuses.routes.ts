@@ -1,18 +1,21 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { emptyBody } from '../../lib/errors.ts'
+import { PLAIN_TEXT_BODY_LIMIT, usePlainTextBodies } from '../../lib/plain-text-body.ts'
 import { runIdempotent, type StoredResponse } from '../idempotency/idempotency.service.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import {
   ListQuerySchema,
   StatusIdParamsSchema,
+  type StatusInput,
   StatusInputSchema,
   StatusKeyParamsSchema,
   StatusListEntrySchema,
   StatusSchema,
+  StatusValueTextSchema,
 } from './statuses.schemas.ts'
 import {
   deleteStatusById,
@@ -39,7 +42,9 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
 }> = async (app, { deps, publicUrl }) => {
   // no body at all is the same mistake as `{}`: nothing to update
   app.addHook('preValidation', (request, _reply, done) => {
-    if (request.body === undefined && request.routeOptions.schema?.body) throw emptyBody()
+    const schema = request.routeOptions.schema?.body as { type?: string } | undefined
+    if (request.body === undefined && schema)
+      throw schema.type === 'string' ? emptyBody('Request body must hold the value') : emptyBody()
     done()
   })
 
@@ -53,6 +58,33 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
     if (response.location) reply.header('location', response.location)
     if (response.replayed) reply.header('idempotent-replayed', 'true')
     return reply.send(response.body)
+  }
+
+  /** Creates or updates the caller's status by key (201 created, 200 updated), idempotently. */
+  async function setByKey(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: string,
+    input: StatusInput,
+  ): Promise<FastifyReply> {
+    const asResponse = (result: WriteResult): StoredResponse =>
+      result.created
+        ? {
+            statusCode: 201,
+            location: `${publicUrl ?? ''}/v1/status/${result.status.id}`,
+            etag: result.etag,
+            body: result.status,
+          }
+        : { statusCode: 200, location: null, etag: result.etag, body: result.status }
+    const response = await runIdempotent(deps.db, request.idempotency, async (record) =>
+      asResponse(
+        await setStatusByKey(deps, request.caller, key, input, {
+          ...request.preconditions,
+          ...(record && { onWrite: (tx, result) => record(tx, asResponse(result)) }),
+        }),
+      ),
+    )
+    return sendStatus(reply, response)
   }
 
   const NOT_MODIFIED = Type.Null({
@@ -109,27 +141,35 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: StatusSchema, 201: StatusSchema, ...ERROR_RESPONSES },
       },
     },
-    async (request, reply) => {
-      const asResponse = (result: WriteResult): StoredResponse =>
-        result.created
-          ? {
-              statusCode: 201,
-              location: `${publicUrl ?? ''}/v1/status/${result.status.id}`,
-              etag: result.etag,
-              body: result.status,
-            }
-          : { statusCode: 200, location: null, etag: result.etag, body: result.status }
-      const response = await runIdempotent(deps.db, request.idempotency, async (record) =>
-        asResponse(
-          await setStatusByKey(deps, request.caller, request.params.statusKey, request.body, {
-            ...request.preconditions,
-            ...(record && { onWrite: (tx, result) => record(tx, asResponse(result)) }),
-          }),
-        ),
-      )
-      return sendStatus(reply, response)
-    },
+    async (request, reply) => setByKey(request, reply, request.params.statusKey, request.body),
   )
+
+  // docs/api.md#set-a-value-as-plain-text: the one-liner of devices and shell scripts, in a
+  // scope of its own, where bodies are plain text
+  await app.register(async (scope) => {
+    usePlainTextBodies(scope, 'value')
+    scope.withTypeProvider<TypeBoxTypeProvider>().put(
+      '/v1/status-keys/:statusKey/value',
+      {
+        bodyLimit: PLAIN_TEXT_BODY_LIMIT,
+        config: { scope: 'status:value', idempotent: true, conditional: true, located: true },
+        schema: {
+          operationId: 'setStatusValueByKey',
+          summary:
+            'Set the value of your status by key, as plain text: create (201) or update (200)',
+          description:
+            'The body is the value as text (`text/plain`; also taken without a Content-Type, or form-encoded as `curl -d` sends it, never decoded). As `POST /v1/status-keys/{statusKey}` with `{"value": …}`.',
+          tags,
+          params: StatusKeyParamsSchema,
+          consumes: ['text/plain'],
+          body: StatusValueTextSchema,
+          response: { 200: StatusSchema, 201: StatusSchema, ...ERROR_RESPONSES },
+        },
+      },
+      async (request, reply) =>
+        setByKey(request, reply, request.params.statusKey, { value: request.body }),
+    )
+  })
 
   app.get(
     '/v1/user/status',

@@ -1,6 +1,6 @@
 import type { Static } from 'typebox'
 import { Type } from 'typebox'
-import { StringEnum, Timestamp, withReadOnlyProperties } from '../../lib/schema.ts'
+import { asBodyField, StringEnum, Timestamp, withReadOnlyProperties } from '../../lib/schema.ts'
 import { MultiLineText, SingleLineText } from '../../lib/text.ts'
 
 export const ACCESS_TYPES = ['public', 'private'] as const
@@ -42,13 +42,30 @@ export type PaletteEntry = Static<typeof PaletteEntrySchema>
 const PALETTE_DESCRIPTION =
   'The value palette (docs/app.md#value-palette): a write that sets one of these values without `colorNo` takes its colour.'
 
+/** A status value's lengths, in code points (docs/api.md#validation-rules). */
+const VALUE_LENGTHS = { minLength: 1, maxLength: 10 }
+
+/**
+ * A value sent as a plain-text body (docs/api.md#set-a-value-as-plain-text): the rules of
+ * `value` in JSON, and its mistakes name `value` as they would there.
+ */
+export const StatusValueTextSchema = asBodyField(
+  SingleLineText({
+    ...VALUE_LENGTHS,
+    description:
+      'The value, as UTF-8 text: one trailing line break is left out; the rules of `value` apply.',
+    examples: ['OCCUPIED'],
+  }),
+  'value',
+)
+
 /** Properties a client may set, with their limits (docs/api.md#validation-rules). */
 export const StatusInputSchema = withReadOnlyProperties(
   Type.Object(
     {
       name: Type.Optional(SingleLineText({ minLength: 3, maxLength: 42 })),
       type: Type.Optional(StringEnum(['text'])),
-      value: Type.Optional(SingleLineText({ minLength: 1, maxLength: 10 })),
+      value: Type.Optional(SingleLineText(VALUE_LENGTHS)),
       accessType: Type.Optional(StringEnum(ACCESS_TYPES)),
       description: Type.Optional(MultiLineText(400)),
       colorNo: Type.Optional(Type.Integer({ minimum: 1, maximum: 12 })),
