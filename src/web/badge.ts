@@ -1,65 +1,103 @@
-import { html, type SafeHtml } from './html.ts'
+import { LRUCache } from 'lru-cache'
+import { type Static, Type } from 'typebox'
+import { StringEnum } from '../lib/schema.ts'
+import { SingleLineText } from '../lib/text.ts'
+import { xmlText } from './html.ts'
 import { colorOf } from './palette.ts'
 
-const LABEL_COLOR = '#555555'
-const HEIGHT = 20
-const PADDING = 6
-
-// note: made on the first badge, not at start (cold start)
-let graphemes: Intl.Segmenter | undefined
+/** shields.io's styles (docs/sharing.md#badge-styles); `flat` unless asked. */
+export const BADGE_STYLES = ['flat', 'flat-square', 'for-the-badge', 'plastic', 'social'] as const
+export type BadgeStyle = (typeof BADGE_STYLES)[number]
 
 /**
- * Approximate width of text in 11px Verdana (what badges use). Exact metrics do not matter:
- * the text is drawn with `textLength`, so it always fills the box it is given. Counted per
- * grapheme, by its first character: combining marks, emoji sequences and flags take no room
- * of their own (counted per code point, they widened the box and stretched the glyphs).
+ * The badge's query string: a style and a label in place of the status's name. Other
+ * parameters (cache busters, shields.io's own) are ignored, not refused.
  */
-export function textWidth(text: string): number {
-  let width = 0
-  graphemes ??= new Intl.Segmenter('en', { granularity: 'grapheme' })
-  for (const { segment } of graphemes.segment(text)) {
-    const code = segment.codePointAt(0) ?? 0
-    const ch = String.fromCodePoint(code)
-    if (code > 0x2e80)
-      width += 11 // CJK, emoji: full width
-    else if ("il.,:;|!'`Ijt()[]{} ".includes(ch)) width += 4
-    else if ('mwMW@%'.includes(ch)) width += 10
-    else if (ch >= 'A' && ch <= 'Z') width += 7.5
-    else width += 6.5
-  }
-  return Math.ceil(width)
-}
+export const BadgeQuerySchema = Type.Object({
+  style: Type.Optional(
+    StringEnum(BADGE_STYLES, { description: "shields.io's badge style; `flat` when left out" }),
+  ),
+  label: Type.Optional(
+    SingleLineText({
+      minLength: 1,
+      maxLength: 42,
+      description: "The left-hand text in place of the status's name; the rules of a name",
+    }),
+  ),
+})
+export type BadgeQuery = Static<typeof BadgeQuerySchema>
 
-function segment(text: string, x: number, width: number): SafeHtml {
-  const middle = x + width / 2
-  const length = Math.max(width - 2 * PADDING, 1)
-  // the shadow line first, then the text (the usual badge look)
-  return html`<text x="${middle}" y="15" fill="#010101" fill-opacity=".3" textLength="${length}" lengthAdjust="spacingAndGlyphs">${text}</text><text x="${middle}" y="14" textLength="${length}" lengthAdjust="spacingAndGlyphs">${text}</text>`
-}
-
-/** A README badge "name | value", the value in the status colour. Every text is escaped. */
-export function renderBadge(label: string, value: string, colorNo: number): string {
-  const left = textWidth(label) + 2 * PADDING
-  const right = textWidth(value) + 2 * PADDING
-  const width = left + right
-  const color = colorOf(colorNo)
-  return html`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${HEIGHT}" role="img" aria-label="${`${label}: ${value}`}"><title>${`${label}: ${value}`}</title><linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/><stop offset="1" stop-opacity=".1"/></linearGradient><clipPath id="r"><rect width="${width}" height="${HEIGHT}" rx="3" fill="#fff"/></clipPath><g clip-path="url(#r)"><rect width="${left}" height="${HEIGHT}" fill="${LABEL_COLOR}"/><rect x="${left}" width="${right}" height="${HEIGHT}" fill="${color}"/><rect width="${width}" height="${HEIGHT}" fill="url(#s)"/></g><g fill="#fff" text-anchor="middle" font-family="Verdana,Geneva,DejaVu Sans,sans-serif" font-size="11">${segment(label, 0, left)}${segment(value, left, right)}</g></svg>`
-    .value
-}
+const LABEL_COLOR = '#555555'
 
 /** The colour of a stale status's badge: slate, the service's grey (docs/notifications.md#staleness). */
 export const STALE_COLOR_NO = 11
 
-/**
- * The badge of a status: its value in its colour; a stale one grey, its value marked
- * "stale" (colour is never the only signal).
- */
-export const badgeSvg = (badge: {
-  name: string
-  value: string | null
+/** What a badge shows: left text, right text, the right side's colour. */
+export interface BadgeText {
+  label: string
+  message: string
   colorNo: number
-  stale: boolean
-}): string =>
-  badge.stale
-    ? renderBadge(badge.name, `${badge.value ?? '—'} · stale`, STALE_COLOR_NO)
-    : renderBadge(badge.name, badge.value ?? '—', badge.colorNo)
+}
+
+/**
+ * A status's badge: "name | value" in its colour (`label` in place of the name); a stale one
+ * grey, its value marked "stale" (colour is never the only signal).
+ */
+export function badgeText(
+  badge: { name: string; value: string | null; colorNo: number; stale: boolean },
+  label?: string,
+): BadgeText {
+  const value = badge.value ?? '—'
+  return badge.stale
+    ? { label: label ?? badge.name, message: `${value} · stale`, colorNo: STALE_COLOR_NO }
+    : { label: label ?? badge.name, message: value, colorNo: badge.colorNo }
+}
+
+// note: badge-maker measures every character of its text (real Verdana widths), which costs
+// a few times the old hand-written SVG; a README badge is asked for again and again with the
+// same text, so the SVGs are kept by what they show (docs/performance.md#badges)
+const rendered = new LRUCache<string, string>({ max: 2000 })
+// note: loaded on the first badge, not at start: it takes longer to load than the rest of
+// the server's start-up (docs/performance.md#cold-start-and-memory)
+let badgeMaker: Promise<typeof import('badge-maker')> | undefined
+
+/**
+ * The SVG of a badge in shields.io's look, by shields.io's own renderer (badge-maker), which
+ * escapes the text; characters XML does not allow become U+FFFD first, so the SVG is always
+ * well-formed, whatever text was stored.
+ */
+export async function renderBadge(text: BadgeText, style: BadgeStyle = 'flat'): Promise<string> {
+  const key = `${style}\0${text.colorNo}\0${text.label}\0${text.message}`
+  const kept = rendered.get(key)
+  if (kept !== undefined) return kept
+  badgeMaker ??= import('badge-maker')
+  const { makeBadge } = await badgeMaker
+  const svg = makeBadge({
+    label: xmlText(text.label),
+    message: xmlText(text.message),
+    color: colorOf(text.colorNo),
+    labelColor: LABEL_COLOR,
+    style,
+  })
+  rendered.set(key, svg)
+  return svg
+}
+
+/** A grey badge of the service's own: "status | not found" and the like. */
+export const greyBadge = (message: string, style?: BadgeStyle): Promise<string> =>
+  renderBadge({ label: 'status', message, colorNo: STALE_COLOR_NO }, style)
+
+/**
+ * A badge in shields.io's endpoint format (https://shields.io/badges/endpoint-badge), for
+ * `https://img.shields.io/endpoint?url=…`: the same text and colour as the SVG.
+ */
+export const badgeEndpoint = (text: BadgeText, style?: BadgeStyle) => ({
+  schemaVersion: 1 as const,
+  label: text.label,
+  message: text.message,
+  color: colorOf(text.colorNo),
+  labelColor: LABEL_COLOR,
+  ...(style !== undefined && { style }),
+  // shields.io keeps an endpoint's answer at least this long; asking for less has no effect
+  cacheSeconds: 300,
+})

@@ -25,6 +25,12 @@ const NOT_XML = /[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu
 export const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string).replace(NOT_XML, '\uFFFD')
 
+/**
+ * Text with every character XML does not allow turned into U+FFFD, for a renderer that
+ * escapes markup itself (the badge's).
+ */
+export const xmlText = (text: string): string => text.replace(NOT_XML, '\uFFFD')
+
 /** Markup that is safe to insert as it is (it came from a template). */
 export class SafeHtml {
   readonly value: string

@@ -3,6 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Clock } from '../lib/clock.ts'
+import { ERROR_RESPONSES } from '../lib/error-schema.ts'
+import type { ApiError } from '../lib/errors.ts'
 import { viewEtag } from '../lib/etag.ts'
 import { PRIVATE_LINK_HEADERS, PUBLIC_VIEW_CACHE_CONTROL } from '../lib/response-headers.ts'
 import type { ServiceDeps } from '../modules/service-deps.ts'
@@ -15,8 +17,8 @@ import {
   ShareLinkTokenParamsSchema,
 } from '../modules/statuses/share-links.service.ts'
 import { ShareIdParamsSchema } from '../modules/statuses/sharing.schemas.ts'
-import { prepareError } from '../plugins/error-handler.ts'
-import { badgeSvg, renderBadge } from './badge.ts'
+import { prepareError, sendError } from '../plugins/error-handler.ts'
+import { BadgeQuerySchema, badgeEndpoint, badgeText, greyBadge, renderBadge } from './badge.ts'
 import { renderInvitePage } from './invite-page.ts'
 import { type PageAsset, pageAsset, sendPageAsset } from './page-assets.ts'
 import { paletteCss } from './palette.ts'
@@ -65,6 +67,52 @@ const page = (type: string, description: string) => ({
   description,
   content: { [type]: { schema: Type.String() } },
 })
+
+/** The errors of a badge (SVG): each a grey badge saying what is wrong, never a broken image. */
+const svgBadgeErrors = (missing: string) => ({
+  400: page(
+    'image/svg+xml',
+    'A grey "status | invalid style" (or "invalid label") badge: `style` or `label` is not allowed',
+  ),
+  404: page('image/svg+xml', `A grey "status | not found" badge: ${missing}`),
+  429: page(
+    'image/svg+xml',
+    'A grey "status | error" badge: too many anonymous requests from this address this minute; `Retry-After`',
+  ),
+  503: page('image/svg+xml', 'A grey "status | unavailable" badge; `Retry-After: 5`'),
+})
+
+/** A badge in shields.io's endpoint format (https://shields.io/badges/endpoint-badge). */
+const BadgeEndpointSchema = Type.Object(
+  {
+    schemaVersion: Type.Literal(1),
+    label: Type.String({ description: "The status's name, or the `label` asked for" }),
+    message: Type.String({
+      description: 'The value (`—` when none); `<value> · stale` when stale',
+    }),
+    color: Type.String({
+      description: 'The status colour (docs/api.md#colour-palette); slate when stale',
+    }),
+    labelColor: Type.String(),
+    style: Type.Optional(Type.String({ description: 'The `style` asked for, if any' })),
+    cacheSeconds: Type.Integer({ description: 'How long shields.io may keep it: its shortest' }),
+  },
+  {
+    $id: 'BadgeEndpoint',
+    additionalProperties: false,
+    description: "A badge in shields.io's endpoint format",
+    examples: [
+      {
+        schemaVersion: 1,
+        label: 'Meeting room 4',
+        message: 'OCCUPIED',
+        color: '#b91c1c',
+        labelColor: '#555555',
+        cacheSeconds: 300,
+      },
+    ],
+  },
+)
 
 /**
  * Headers of a view that answers 200: its ETag, and caches may keep it a few seconds
@@ -134,26 +182,35 @@ export const isWebUrl = (url: string): boolean => url.startsWith('/s/') || isLin
 /** A private share link's page or badge: never cached, no referrer, even in error. */
 const isLinkUrl = (url: string): boolean => url.startsWith('/l/')
 
+/** What a grey error badge says: the problem, in a word or two. */
+function badgeProblem(apiError: ApiError): string {
+  if (apiError.statusCode === 404) return 'not found'
+  if (apiError.statusCode === 503) return 'unavailable'
+  // a mistake in the badge's URL, where its author looks: "invalid style"
+  const field = apiError.errors?.[0]?.field
+  if (apiError.statusCode === 400 && (field === 'style' || field === 'label'))
+    return `invalid ${field}`
+  return 'error'
+}
+
 /**
- * An error of the share page or badge, as a page or a badge (never a JSON body). Also for
- * errors raised before routing (a malformed URL) on their paths, hence the URL's own path
- * when there is no route.
+ * An error of the share page or badge, as a page or a badge (the endpoint badge's, JSON in
+ * the error shape of the API). Also for errors raised before routing (a malformed URL) on
+ * their paths, hence the URL's own path when there is no route.
  */
-export function sendWebError(err: Error, request: FastifyRequest, reply: FastifyReply) {
-  const apiError = prepareError(err, request, reply, 'share page failed')
+export async function sendWebError(err: Error, request: FastifyRequest, reply: FastifyReply) {
   const path = request.routeOptions.url ?? request.url.split('?')[0] ?? ''
   const link = isLinkUrl(path)
   const headers = link ? PRIVATE_LINK_HEADERS : {}
+  if (path.endsWith('/badge.json')) {
+    // asked again every time, as the error badges are
+    reply.headers({ 'cache-control': 'no-cache, max-age=0', ...headers })
+    return sendError(err, request, reply)
+  }
+  const apiError = prepareError(err, request, reply, 'share page failed')
   // an image where an image was asked for: a README shows a badge, not a broken picture
   if (path.endsWith('/badge.svg'))
-    return sendBadge(
-      reply,
-      apiError.statusCode,
-      apiError.statusCode === 404
-        ? renderBadge('status', 'not found', 11)
-        : renderBadge('status', apiError.statusCode === 503 ? 'unavailable' : 'error', 11),
-      headers,
-    )
+    return sendBadge(reply, apiError.statusCode, await greyBadge(badgeProblem(apiError)), headers)
   if (apiError.statusCode === 404)
     return sendHtml(reply, 404, link ? linkNotFoundPage() : notFoundPage(), headers)
   return sendHtml(
@@ -234,21 +291,14 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
       config: { auth: 'none', anonymousLimit: true, conditional: true },
       schema: {
         operationId: 'getBadge',
-        summary: 'README badge "name | value" of a public status (SVG)',
+        summary: 'README badge "name | value" of a public status (SVG, shields.io styles)',
         tags: ['public'],
         params: ShareIdParamsSchema,
+        querystring: BadgeQuerySchema,
         response: {
           200: page('image/svg+xml', 'The badge'),
           304: { description: 'Not modified: `If-None-Match` names the current ETag (no body)' },
-          404: page(
-            'image/svg+xml',
-            'A grey "status | not found" badge: unknown, deleted or private',
-          ),
-          429: page(
-            'image/svg+xml',
-            'A grey "status | error" badge: too many anonymous requests from this address this minute; `Retry-After`',
-          ),
-          503: page('image/svg+xml', 'A grey "status | unavailable" badge; `Retry-After: 5`'),
+          ...svgBadgeErrors('unknown, deleted or private'),
         },
       },
     },
@@ -256,8 +306,42 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
       // an unknown or private share id throws 404: the error handler answers the grey badge
       const { shareId } = request.params
       const badge = await shareBadge(deps, shareId)
-      const svg = badgeSvg(badge)
+      const svg = await renderBadge(badgeText(badge, request.query.label), request.query.style)
       return sendBadge(reply, 200, svg, cacheable(shareId, badge.version, svg))
+    },
+  )
+
+  app.get(
+    '/:shareId/badge.json',
+    {
+      config: { auth: 'none', anonymousLimit: true, conditional: true },
+      schema: {
+        operationId: 'getBadgeEndpoint',
+        summary: "The badge of a public status in shields.io's endpoint format (JSON)",
+        description:
+          "For `https://img.shields.io/endpoint?url=<this URL>`: the text and colour of the SVG badge, with `style` when asked for. Errors are the API's error body.",
+        tags: ['public'],
+        params: ShareIdParamsSchema,
+        querystring: BadgeQuerySchema,
+        response: {
+          200: BadgeEndpointSchema,
+          304: { description: 'Not modified: `If-None-Match` names the current ETag (no body)' },
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { shareId } = request.params
+      const { label, style } = request.query
+      const badge = await shareBadge(deps, shareId)
+      const body = JSON.stringify(badgeEndpoint(badgeText(badge, label), style))
+      return reply
+        .code(200)
+        .headers({
+          'content-type': 'application/json; charset=utf-8',
+          ...cacheable(shareId, badge.version, body),
+        })
+        .send(body)
     },
   )
 }
@@ -384,26 +468,20 @@ export const linkWebRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
       config,
       schema: {
         operationId: 'getLinkBadge',
-        summary: 'Badge "name | value" of the status a private share link shows (SVG)',
+        summary:
+          'Badge "name | value" of the status a private share link shows (SVG, shields.io styles)',
         tags: ['share links'],
         params: ShareLinkTokenParamsSchema,
+        querystring: BadgeQuerySchema,
         response: {
           200: page('image/svg+xml', 'The badge'),
-          404: page(
-            'image/svg+xml',
-            'A grey "status | not found" badge: forged, revoked or expired',
-          ),
-          429: page(
-            'image/svg+xml',
-            'A grey "status | error" badge: too many anonymous requests from this address this minute; `Retry-After`',
-          ),
-          503: page('image/svg+xml', 'A grey "status | unavailable" badge; `Retry-After: 5`'),
+          ...svgBadgeErrors('forged, revoked or expired'),
         },
       },
     },
     async (request, reply) => {
       const badge = await linkBadge(deps, request.params.token)
-      const svg = badgeSvg(badge)
+      const svg = await renderBadge(badgeText(badge, request.query.label), request.query.style)
       return sendBadge(reply, 200, svg, PRIVATE_LINK_HEADERS)
     },
   )

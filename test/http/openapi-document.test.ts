@@ -207,12 +207,13 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
     }
   })
 
-  it('`conditional`: If-None-Match on the seven single-status operations and the three public views with an ETag, If-Match on the writes', () => {
+  it('`conditional`: If-None-Match on the seven single-status operations and the four public views with an ETag, If-Match on the writes', () => {
     const single = operations().filter(({ op }) => headerParameters(op).includes('If-None-Match'))
     assert.deepEqual(single.map(({ name }) => name).sort(), [
       `DELETE ${byKey}`,
       `DELETE ${byId}`,
       'GET /s/{shareId}',
+      'GET /s/{shareId}/badge.json',
       'GET /s/{shareId}/badge.svg',
       'GET /v1/share/{shareId}',
       `GET ${byKey}`,
@@ -250,6 +251,7 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       'GET /l/{token}',
       'GET /l/{token}/badge.svg',
       'GET /s/{shareId}',
+      'GET /s/{shareId}/badge.json',
       'GET /s/{shareId}/badge.svg',
       'GET /v1/invitations/{token}',
       'GET /v1/share-links/{token}',
