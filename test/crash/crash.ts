@@ -50,8 +50,8 @@ export interface CrashOptions {
   /** JSON lines of every acknowledged write, for the record. */
   ackLogFile?: string
   /**
-   * Also notify: a webhook channel and an `any` rule on every status, and after the last
-   * restart every recorded event must reach the receiver (default true).
+   * Also notify: a webhook channel (every status has an `any` rule either way), and after the
+   * last restart every recorded event must reach the receiver (default true).
    */
   notify?: boolean
 }
@@ -356,10 +356,12 @@ export async function runCrash(options: CrashOptions): Promise<CrashReport> {
   let delivered = 0
 
   /**
-   * The statuses made up front (no value yet), each with an `any` rule, and a webhook channel
-   * to the receiver: every value write of the load is then to be delivered.
+   * The statuses made up front (no value yet), each with an `any` rule, so that every value
+   * write of the load records its status.changed event (docs/notifications.md#delivery: a
+   * status without a rule records none); with `notify`, a webhook channel to the receiver:
+   * every value write of the load is then to be delivered.
    */
-  const subscribeAll = async (server: Server, to: WebhookReceiver) => {
+  const subscribeAll = async (server: Server, to: WebhookReceiver | null) => {
     const call = async (method: string, url: string, body: unknown) => {
       const res = await fetch(`${server.url}${url}`, {
         method,
@@ -371,11 +373,12 @@ export async function runCrash(options: CrashOptions): Promise<CrashReport> {
       check(res.ok, `${method} ${url}: ${res.status} ${text}`)
       return JSON.parse(text)
     }
-    await call('POST', '/v1/user/channels', {
-      type: 'webhook',
-      name: 'crash receiver',
-      config: { url: `${to.origin}/hook`, format: 'standard' },
-    })
+    if (to)
+      await call('POST', '/v1/user/channels', {
+        type: 'webhook',
+        name: 'crash receiver',
+        config: { url: `${to.origin}/hook`, format: 'standard' },
+      })
     for (const statusKey of STATUS_KEYS) {
       const status = await call('POST', `/v1/status-keys/${statusKey}`, { name: statusKey })
       ids.set(statusKey, status.id)
@@ -385,7 +388,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashReport> {
   try {
     for (let round = 1; round <= rounds; round++) {
       const server = await startServer(t, target.databaseUrl, serverEnv)
-      if (round === 1 && receiver) await subscribeAll(server, receiver)
+      if (round === 1) await subscribeAll(server, receiver)
       // retry what the last crash left unanswered: each must land exactly once
       for (const p of pending) {
         const res = await send(server, p)

@@ -2,12 +2,14 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { StatusEventPayload } from '../../src/modules/outbox/outbox.service.ts'
 import { asSession, signUpUser } from '../helpers/accounts.ts'
-import { makeApp, type TestApp } from '../helpers/app.ts'
+import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import { TEST_ENGINE } from '../helpers/engine.ts'
 import { createStatus, grant } from '../helpers/sharing.ts'
 
-// docs/notifications.md#rules: every value write records a `status.changed` event in its
-// own transaction, with the status as it now is and its previous value; nothing else does.
+// docs/notifications.md#rules: every value write on a status with a notification rule
+// records a `status.changed` event in its own transaction, with the status as it now is and
+// its previous value; nothing else does. docs/notifications.md#delivery: a value write on a
+// status nobody has a rule on records none (it would notify nobody).
 
 const PUBLIC_URL = 'https://status.example.com'
 
@@ -36,6 +38,12 @@ async function events(t: TestApp): Promise<Recorded[]> {
   }))
 }
 
+/** An `any` rule of `user`'s on the status: from now on its value writes record events. */
+async function subscribe(t: TestApp, user: TestUser, statusId: string): Promise<void> {
+  const res = await t.request(user, 'PUT', `/v1/status/${statusId}/notifications`, { when: 'any' })
+  assert.equal(res.statusCode, 200, res.body)
+}
+
 const world = async (ctx: Parameters<typeof makeApp>[0]) => {
   const t = await makeApp(ctx, { deps: { publicUrl: PUBLIC_URL, signup: 'open' } })
   const owner = await t.user({ plan: 'pro', name: 'Olivia Owner' })
@@ -43,9 +51,30 @@ const world = async (ctx: Parameters<typeof makeApp>[0]) => {
 }
 
 describe(`value writes record status.changed in their transaction [${TEST_ENGINE}]`, () => {
-  it('creating by key with a value: one event, previousValue null, the status as created', async (ctx) => {
+  it('a value write on a status with no notification rule records no status event', async (ctx) => {
     const { t, owner } = await world(ctx)
+    const s = await createStatus(t, owner, 'room', { name: 'Room 4', value: 'FREE' })
+    for (const value of ['BUSY', 'BUSY']) {
+      const res = await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value })
+      assert.equal(res.statusCode, 200, res.body)
+    }
+    const post = await t.request(owner, 'POST', '/v1/status-keys/room', { value: 'AWAY' })
+    assert.equal(post.statusCode, 200, post.body)
+    assert.equal(post.json().changeCount, 4, 'the writes happened')
+    assert.deepEqual(await events(t), [], 'creation and three updates: no event')
+  })
+
+  it('a value write on a status with a notification rule records one', async (ctx) => {
+    const { t, owner } = await world(ctx)
+    const other = await createStatus(t, owner, 'desk', { name: 'Desk', value: 'ON' })
     const s = await createStatus(t, owner, 'room', { name: 'Room 4', value: 'FREE', colorNo: 3 })
+    await subscribe(t, owner, s.id)
+    const res = await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })
+    assert.equal(res.statusCode, 200, res.body)
+    const written = res.json()
+    // a rule on one status records nothing for another
+    const otherRes = await t.request(owner, 'PATCH', `/v1/status/${other.id}`, { value: 'OFF' })
+    assert.equal(otherRes.statusCode, 200, otherRes.body)
     const [event, ...more] = await events(t)
     assert.equal(more.length, 0)
     assert.ok(event)
@@ -56,26 +85,42 @@ describe(`value writes record status.changed in their transaction [${TEST_ENGINE
         id: s.id,
         shareId: s.shareId,
         name: 'Room 4',
-        value: 'FREE',
-        previousValue: null,
+        value: 'BUSY',
+        previousValue: 'FREE',
         colorNo: 3,
-        changeCount: 1,
+        changeCount: 2,
         url: `${PUBLIC_URL}/s/${s.shareId}`,
       },
-      at: s.valueUpdatedAt,
+      at: written.valueUpdatedAt,
     })
-    assert.equal(event.createdAt, s.valueUpdatedAt)
+    assert.equal(event.createdAt, written.valueUpdatedAt)
   })
 
-  it('creating without a value records nothing; the first value then does', async (ctx) => {
+  it('a value write after the last rule on the status is removed records none again', async (ctx) => {
+    const { t, owner } = await world(ctx)
+    const s = await createStatus(t, owner, 'room', { name: 'Room 4', value: 'FREE' })
+    await subscribe(t, owner, s.id)
+    await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })
+    const removed = await t.request(owner, 'DELETE', `/v1/status/${s.id}/notifications`)
+    assert.ok(removed.statusCode < 300, removed.body)
+    await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'AWAY' })
+    assert.deepEqual(
+      (await events(t)).map((e) => e.payload.status.value),
+      ['BUSY'],
+    )
+  })
+
+  it('creating without a value records nothing; the first value then does, previousValue null', async (ctx) => {
     const { t, owner } = await world(ctx)
     const s = await createStatus(t, owner, 'room', { name: 'Room 4' })
+    await subscribe(t, owner, s.id)
     assert.equal((await events(t)).length, 0)
     const res = await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'FREE' })
     assert.equal(res.statusCode, 200)
     const [event] = await events(t)
     assert.equal(event?.payload.status.previousValue, null)
     assert.equal(event?.payload.status.value, 'FREE')
+    assert.equal(event?.payload.status.changeCount, 1)
   })
 
   it('PATCH by id, POST by key, an updater and a session each record one, with previousValue', async (ctx) => {
@@ -83,6 +128,7 @@ describe(`value writes record status.changed in their transaction [${TEST_ENGINE
     const updater = await t.user()
     const s = await createStatus(t, owner, 'room', { name: 'Room 4', value: 'FREE' })
     await grant(t, owner, s.id, updater, 'updater')
+    await subscribe(t, owner, s.id)
     const session = await signUpUser(t)
     const writes: [string, () => Promise<{ statusCode: number; body: string }>][] = [
       ['PATCH by id', () => t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })],
@@ -93,11 +139,21 @@ describe(`value writes record status.changed in their transaction [${TEST_ENGINE
       const res = await write()
       assert.equal(res.statusCode, 200, `${what}: ${res.body}`)
     }
-    // a session's write: a status of the signed-up user's own
+    // a session's write: a status of the signed-up user's own, with a rule of theirs
     const own = await asSession(t, session.cookie, 'POST', '/v1/status-keys/desk', {
       name: 'Desk',
     })
     assert.equal(own.statusCode, 201, own.body)
+    const rule = await asSession(
+      t,
+      session.cookie,
+      'PUT',
+      `/v1/status/${own.json().id}/notifications`,
+      {
+        when: 'any',
+      },
+    )
+    assert.equal(rule.statusCode, 200, rule.body)
     const patched = await asSession(t, session.cookie, 'PATCH', `/v1/status/${own.json().id}`, {
       value: 'ON',
     })
@@ -107,7 +163,6 @@ describe(`value writes record status.changed in their transaction [${TEST_ENGINE
       e.payload.status.value,
     ])
     assert.deepEqual(chain, [
-      [null, 'FREE'],
       ['FREE', 'BUSY'],
       ['BUSY', 'AWAY'],
       ['AWAY', 'BACK'],
@@ -118,22 +173,24 @@ describe(`value writes record status.changed in their transaction [${TEST_ENGINE
   it('the same value written again is an update: recorded, previousValue equal to value', async (ctx) => {
     const { t, owner } = await world(ctx)
     const s = await createStatus(t, owner, 'room', { name: 'Room 4', value: 'FREE' })
+    await subscribe(t, owner, s.id)
     await t.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'FREE' })
     const all = await events(t)
-    assert.equal(all.length, 2)
-    assert.equal(all[1]?.payload.status.previousValue, 'FREE')
-    assert.equal(all[1]?.payload.status.value, 'FREE')
-    assert.equal(all[1]?.payload.status.changeCount, 2)
+    assert.equal(all.length, 1)
+    assert.equal(all[0]?.payload.status.previousValue, 'FREE')
+    assert.equal(all[0]?.payload.status.value, 'FREE')
+    assert.equal(all[0]?.payload.status.changeCount, 2)
   })
 
   it('a settings change without a value records nothing', async (ctx) => {
     const { t, owner } = await world(ctx)
     const s = await createStatus(t, owner, 'room', { name: 'Room 4', value: 'FREE' })
+    await subscribe(t, owner, s.id)
     for (const body of [{ name: 'Room 5' }, { colorNo: 4 }, { description: 'x' }]) {
       const res = await t.request(owner, 'PATCH', `/v1/status/${s.id}`, body)
       assert.equal(res.statusCode, 200, res.body)
     }
-    assert.equal((await events(t)).length, 1, 'only the creation')
+    assert.equal((await events(t)).length, 0)
   })
 
   it('a refused write records nothing (412, 403, 400)', async (ctx) => {
@@ -144,6 +201,7 @@ describe(`value writes record status.changed in their transaction [${TEST_ENGINE
       value: 'FREE',
       accessType: 'public',
     })
+    await subscribe(t, owner, s.id)
     const refused = [
       await t.request(
         owner,
@@ -159,12 +217,13 @@ describe(`value writes record status.changed in their transaction [${TEST_ENGINE
       refused.map((r) => r.statusCode),
       [412, 403, 400],
     )
-    assert.equal((await events(t)).length, 1, 'only the creation')
+    assert.equal((await events(t)).length, 0)
   })
 
   it('an idempotent retry replays the answer and records no second event', async (ctx) => {
     const { t, owner } = await world(ctx)
     const s = await createStatus(t, owner, 'room', { name: 'Room 4', value: 'FREE' })
+    await subscribe(t, owner, s.id)
     for (let i = 0; i < 2; i++) {
       const res = await t.request(
         owner,
@@ -177,6 +236,6 @@ describe(`value writes record status.changed in their transaction [${TEST_ENGINE
       )
       assert.equal(res.statusCode, 200, res.body)
     }
-    assert.equal((await events(t)).length, 2, 'the creation and one update')
+    assert.equal((await events(t)).length, 1, 'one update')
   })
 })

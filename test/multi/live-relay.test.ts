@@ -81,7 +81,22 @@ describe('live updates from the outbox (PostgreSQL)', { skip: postgresOnly }, ()
     return Number(res.headers.get('etag')?.replace(/"/g, '').split('.').pop())
   }
 
-  it('a change committed without a NOTIFY reaches a stream on another instance', async () => {
+  /** The types of the outbox rows the status's writes recorded (sorted). */
+  const statusEventTypes = async () =>
+    (
+      await silent.database.db
+        .selectFrom('outbox_events')
+        .select('type')
+        .where('status_id', '=', statusId)
+        .where('type', 'in', ['status.changed', 'live.status'])
+        .execute()
+    )
+      .map((r) => r.type)
+      .sort()
+
+  it('a value write on a status without a notification rule, committed without a NOTIFY, reaches a stream on another instance', async () => {
+    // docs/notifications.md#delivery: no rule, so no status.changed event; the write's
+    // live.status event is what the relay reads
     const client = await stream()
     try {
       const first = await client.nextEvent()
@@ -91,6 +106,28 @@ describe('live updates from the outbox (PostgreSQL)', { skip: postgresOnly }, ()
       assert.equal(event.id, String(version))
       assert.equal(JSON.parse(event.data).value, 'BUSY')
       assert.equal(version, Number(first.id) + 1)
+      assert.deepEqual(await statusEventTypes(), ['live.status', 'live.status'])
+      lastVersion = version
+    } finally {
+      client.close()
+    }
+  })
+
+  it('a value write on a status with a notification rule, committed without a NOTIFY, reaches it by its status.changed event', async () => {
+    const rule = await silent.request(user, 'PUT', `/v1/status/${statusId}/notifications`, {
+      when: 'any',
+    })
+    assert.equal(rule.statusCode, 200, rule.body)
+    const client = await stream(lastVersion)
+    try {
+      const version = await silentSet('AWAY')
+      const event = await client.nextEvent()
+      assert.deepEqual([event.id, JSON.parse(event.data).value], [String(version), 'AWAY'])
+      assert.deepEqual(
+        await statusEventTypes(),
+        ['live.status', 'live.status', 'status.changed'],
+        'the status event serves the relay: no live.status besides',
+      )
       lastVersion = version
     } finally {
       client.close()

@@ -19,6 +19,24 @@ const eventInsert = prepareQuery<Insertable<OutboxEventsTable>, never>((db, p) =
   }),
 )
 
+// note: the outbox reads the rules table, which the notifications module owns, for one reason:
+// a `status.changed` event that no rule can match would be fanned out to nobody, and recording
+// it would cost every value write an id, a JSON payload, an insert and its share of the WAL
+// (docs/performance.md). One indexed read: the rules' primary key starts with status_id.
+const ruleOfStatus = prepareQuery<{ status_id: string }, { status_id: string }>((db, p) =>
+  db
+    .selectFrom('notification_rules')
+    .select('status_id')
+    .where('status_id', '=', p('status_id'))
+    .limit(1),
+)
+
+/** True when someone has a notification rule on this status (read in the write's transaction). */
+export async function statusHasNotificationRule(db: Db, statusId: string): Promise<boolean> {
+  const result = await ruleOfStatus(db, { status_id: statusId })
+  return result.rows.length > 0
+}
+
 export async function insertOutboxEvent(db: Db, row: Insertable<OutboxEventsTable>): Promise<void> {
   await eventInsert(db, row)
 }

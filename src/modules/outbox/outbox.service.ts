@@ -8,6 +8,7 @@ import {
   listPendingOutboxEventsOf,
   markOutboxEventsDone,
   type OutboxEventRow,
+  statusHasNotificationRule,
 } from './outbox.repository.ts'
 
 // The transactional outbox (docs/notifications.md#delivery): a write records what it must
@@ -79,14 +80,24 @@ export const STATUS_STALE = 'status.stale'
 
 /**
  * Records a status event in `db` (the write's transaction): what the notifications worker
- * matches against the status's rules (docs/notifications.md#rules). Returns its id.
+ * matches against the status's rules (docs/notifications.md#rules). Returns its id, or
+ * undefined when none was recorded.
+ *
+ * A `status.changed` event is recorded only when the status has a notification rule at the
+ * time of the write (docs/notifications.md#delivery): the worker matches events against the
+ * rules, so an event on a status without one would reach nobody, and most statuses have none.
+ * note: a `status.stale` event is always recorded: the detector is rare, off the write path,
+ * and the relay of every instance relies on it (the detector records no `live.*` event).
  */
-export const recordStatusEvent = (
+export const recordStatusEvent = async (
   db: Db,
   type: typeof STATUS_CHANGED | typeof STATUS_STALE,
   status: NotifiedStatus,
   at: string,
-): Promise<string> => {
+): Promise<string | undefined> => {
+  if (type === STATUS_CHANGED && !(await statusHasNotificationRule(db, status.id))) return undefined
+  // note: only a recorded event serves the live relay; without one, announcedWrite records
+  // the write's `live.status` event itself
   statusEventsIn.add(db)
   return recordOutboxEvent(db, {
     type,

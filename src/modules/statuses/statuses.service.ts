@@ -272,18 +272,20 @@ export const notifiedStatus = (
 /**
  * Records the value write's `status.changed` event in its transaction
  * (docs/notifications.md#rules): committed with the write, so an acknowledged update's
- * notification survives a crash. note: every value write records one, the same value
- * written again included (it is an update: docs/api.md#the-status-object), whether or not
- * anyone has a rule; knowing that nobody does would cost the write a query of its own.
+ * notification survives a crash. note: every value write on a status with a notification
+ * rule records one, the same value written again included (it is an update:
+ * docs/api.md#the-status-object); on a status without a rule it records none (nobody would
+ * be notified; docs/notifications.md#delivery), and announcedWrite records the live change.
  */
-const recordChange = (
+const recordChange = async (
   tx: Db,
   deps: ServiceDeps,
   row: StatusRow,
   previousValue: string | null,
   at: string,
-): Promise<string> =>
-  recordStatusEvent(tx, STATUS_CHANGED, notifiedStatus(deps, row, previousValue), at)
+): Promise<void> => {
+  await recordStatusEvent(tx, STATUS_CHANGED, notifiedStatus(deps, row, previousValue), at)
+}
 
 /** A write's result, with the row it left for the live-update event. */
 interface Written extends WriteResult {
