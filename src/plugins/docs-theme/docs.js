@@ -35,6 +35,9 @@
   const label = () => {
     for (const area of root.querySelectorAll('textarea:not([aria-label]):not([aria-labelledby])'))
       area.setAttribute('aria-label', labelFor(area))
+    // the server picker (the document names its server) has no label either
+    for (const select of root.querySelectorAll('select#servers:not([aria-label])'))
+      select.setAttribute('aria-label', 'Server')
     // a code block wider than a phone scrolls sideways: reachable from the keyboard too
     for (const code of root.querySelectorAll('pre:not([tabindex])')) code.tabIndex = 0
   }
