@@ -7,9 +7,10 @@ import type { StatusFeeds } from './status-feeds.ts'
 // a change reaches the other instances' streams by NOTIFY, sent in the write's transaction:
 // fast, but a notification is not stored anywhere, so one that never arrives (dropped on the
 // way, a writer that could not send it, a connection pooler that does not pass LISTEN) would
-// leave a stream behind until the status changes again. Every value write and every
-// staleness also records a status event in the outbox, in its own transaction (any other
-// change a `live.*` event: announcedWrite), and the
+// leave a stream behind until the status changes again. Every value write on a status
+// with a notification rule and every staleness also records a status event in the outbox,
+// in its own transaction (any other change, a value write without a rule included, a
+// `live.*` event: announcedWrite), and the
 // outbox is stored: each instance reads what was committed since its last look, in commit
 // order (Database.outboxTail), and hands every status it has streams on to its feed. A feed
 // re-reads a status only when the stored version is newer than what it delivered, and

@@ -5,7 +5,7 @@ import { prepareQuery } from '../../db/prepared.ts'
 export type OutboxEventRow = Selectable<OutboxEventsTable>
 
 // note: prepared (built and compiled once), as the history insert beside it: every value
-// write records an event, on the write hot path (docs/performance.md)
+// write on a status with a rule records an event, on the write hot path (docs/performance.md)
 const eventInsert = prepareQuery<Insertable<OutboxEventsTable>, never>((db, p) =>
   db.insertInto('outbox_events').values({
     id: p('id'),

@@ -114,8 +114,9 @@ const statusEventsIn = new WeakSet<Db>()
 export const recordedStatusEventIn = (db: Db): boolean => statusEventsIn.has(db)
 
 /**
- * What live streams must hear of besides value writes and silences (both of which record a
- * status event): `live.status` (settings), `live.deleted`, `live.access` (who may see it).
+ * What live streams must hear of besides the status events (value writes on a status with a
+ * rule, silences): `live.status` (settings, a value write that recorded no status event),
+ * `live.deleted`, `live.access` (who may see it).
  */
 export const LIVE_CHANGE_TYPES = ['live.status', 'live.deleted', 'live.access'] as const
 
