@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { ALL_SCOPES } from '../keys/scopes.ts'
 import { CheckAuthSchema } from './users.schemas.ts'
