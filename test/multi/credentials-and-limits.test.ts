@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { test } from 'node:test'
+import { TEST_PLANS } from '../helpers/app.ts'
 import { postgresOnly, TEST_ENGINE, testDatabase } from '../helpers/engine.ts'
 import {
   BIN,
@@ -37,13 +38,7 @@ const PLANS = {
     requestsPerMinute: PER_MINUTE,
     historyDays: 7,
   },
-  unlimited: {
-    descriptionLinks: true,
-    accessSettings: true,
-    maxStatuses: null,
-    requestsPerMinute: null,
-    historyDays: null,
-  },
+  unlimited: TEST_PLANS.unlimited,
 }
 
 /** Signs a new person up through `server` (SIGNUP=open): their session cookie. */
