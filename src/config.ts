@@ -1,5 +1,5 @@
 import { isIP } from 'node:net'
-import { problemWithDatabaseUrl } from './db/database-url.ts'
+import { problemWithDatabaseUrl, problemWithListenUrl } from './db/database-url.ts'
 import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './db/engine.ts'
 import { DEFAULT_CLIENT_LIMITS } from './lib/client-limits.ts'
 import { parseNetworks } from './lib/outbound.ts'
@@ -17,6 +17,13 @@ export interface Config {
   databaseUrl: string
   /** Most PostgreSQL connections one instance opens (`DATABASE_POOL_SIZE`). */
   databasePoolSize: number
+  /**
+   * Where PostgreSQL's LISTEN connections go (`DATABASE_LISTEN_URL`), straight to the server
+   * when `DATABASE_URL` goes through a transaction pooler; null: `DATABASE_URL` itself.
+   */
+  databaseListenUrl: string | null
+  /** Whether PostgreSQL statements may be prepared by name (`DATABASE_PREPARED_STATEMENTS`). */
+  databasePreparedStatements: boolean
   port: number
   host: string
   /** Base URL clients reach the service at, for absolute links; null when not set. */
@@ -161,6 +168,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   )
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/statusd.db'
   checkDatabaseUrl(databaseUrl)
+  const databaseListenUrl = env.DATABASE_LISTEN_URL || null
+  const listenProblem =
+    databaseListenUrl === null ? undefined : problemWithListenUrl(databaseListenUrl, databaseUrl)
+  if (listenProblem !== undefined) throw new ConfigError(listenProblem)
+  const prepared = env.DATABASE_PREPARED_STATEMENTS || 'on'
+  if (prepared !== 'on' && prepared !== 'off')
+    throw new ConfigError(`DATABASE_PREPARED_STATEMENTS must be on or off, got "${prepared}"`)
   let plans = DEFAULT_PLANS
   if (env.PLANS_FILE) {
     try {
@@ -172,6 +186,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     databaseUrl,
     databasePoolSize: poolSize,
+    databaseListenUrl,
+    databasePreparedStatements: prepared === 'on',
     port,
     host: env.HOST || '127.0.0.1',
     publicUrl,

@@ -20,6 +20,8 @@ export async function withDb<T>(
 ): Promise<T> {
   const database = createDatabase(config.databaseUrl, {
     poolSize: config.databasePoolSize,
+    ...(config.databaseListenUrl !== null && { listenUrl: config.databaseListenUrl }),
+    preparedStatements: config.databasePreparedStatements,
     busyTimeoutMs: config.sqliteBusyTimeoutMs,
   })
   try {

@@ -1,4 +1,5 @@
 import { allEngines, engineForUrl } from './engines.ts'
+import { isPostgresUrl } from './postgres/postgres-engine.ts'
 
 /** "a, b or c" */
 const oneOf = (items: readonly string[]): string =>
@@ -28,4 +29,17 @@ export function redactDatabaseUrl(url: string): string {
   if (engine) return engine.redactUrl(url)
   // an unknown scheme: nothing past it is known to be safe
   return `${url.split(':')[0]}:…`
+}
+
+/**
+ * What is wrong with a `DATABASE_LISTEN_URL` (docs/postgres.md#behind-pgbouncer), in one line
+ * that echoes neither URL; undefined when it is fine: a PostgreSQL URL beside a PostgreSQL
+ * `DATABASE_URL` (LISTEN connections are PostgreSQL's).
+ */
+export function problemWithListenUrl(listenUrl: string, databaseUrl: string): string | undefined {
+  if (!isPostgresUrl(databaseUrl))
+    return 'DATABASE_LISTEN_URL is for PostgreSQL: DATABASE_URL must then be a postgres:// URL'
+  if (!isPostgresUrl(listenUrl) || !URL.canParse(listenUrl))
+    return 'DATABASE_LISTEN_URL must be a valid postgres:// URL (check its host and escaping)'
+  return undefined
 }

@@ -239,6 +239,17 @@ export interface DatabaseOptions {
   poolSize?: number
   /** How long a query waits for a pooled connection before it fails (503; PostgreSQL). */
   connectTimeoutMs?: number
+  /**
+   * PostgreSQL: where the event bus's LISTEN connections go (`DATABASE_LISTEN_URL`), when the
+   * pool's URL cannot keep a session (a transaction-pooling PgBouncer). Default: the pool's URL.
+   */
+  listenUrl?: string
+  /**
+   * PostgreSQL: whether queries that name their statement (prepared once per connection) keep
+   * their name (`DATABASE_PREPARED_STATEMENTS`; default true). False sends every statement
+   * unnamed, for a pooler that hands a connection's statements to different server sessions.
+   */
+  preparedStatements?: boolean
   /** How long a write waits for another process's lock (SQLite: DEFAULT_BUSY_TIMEOUT_MS). */
   busyTimeoutMs?: number
   /**

@@ -43,7 +43,8 @@ export async function clusterUnavailable(): Promise<string | false> {
   return false
 }
 
-async function freePort(): Promise<number> {
+/** A free loopback TCP port (free when asked; bind it soon). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.once('error', reject)

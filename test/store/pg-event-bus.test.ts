@@ -38,7 +38,11 @@ interface Instance {
 async function instance(
   url: string,
   cleanup: (() => Promise<void>)[],
-  options: { openClient?: (database: PostgresDatabase) => pg.Client | Promise<pg.Client> } = {},
+  options: {
+    openClient?: (database: PostgresDatabase) => pg.Client | Promise<pg.Client>
+    listenVia?: string
+    probeTimeoutMs?: number
+  } = {},
 ): Promise<Instance> {
   const database = openPostgres(url, { poolSize: 2 })
   const log = memoryLog()
@@ -52,6 +56,8 @@ async function instance(
     log,
     retryMs: 20,
     maxRetryMs: 200,
+    ...(options.listenVia !== undefined && { listenVia: options.listenVia }),
+    ...(options.probeTimeoutMs !== undefined && { probeTimeoutMs: options.probeTimeoutMs }),
   })
   cleanup.push(async () => {
     await bus.close()
@@ -125,6 +131,60 @@ describe('PgEventBus: LISTEN/NOTIFY between instances [postgres]', { skip: postg
       await elsewhere.bus.publish({ statusId: 'marker', version: 1, kind: 'status' })
       await waitUntil(() => heardHere.length === 1 && marker.length === 1, 'both delivered')
       assert.deepEqual(heardElsewhere, [])
+    })
+  })
+
+  // docs/postgres.md#behind-pgbouncer
+  it('after LISTEN a NOTIFY through the pool comes back: no warning, and other instances pass over it quietly', async () => {
+    await withDatabase(async (fresh, cleanup) => {
+      const a = await instance(fresh.url, cleanup)
+      const b = await instance(fresh.url, cleanup)
+      await waitUntil(
+        () => a.bus.heardItself !== undefined && b.bus.heardItself !== undefined,
+        'both round trips ended',
+      )
+      assert.deepEqual([a.bus.heardItself, b.bus.heardItself], [true, true])
+      for (const { log } of [a, b])
+        assert.deepEqual(
+          log.lines.filter((l) => l.level !== 'info'),
+          [],
+          'no warning: neither its own round trip nor the other instance’s',
+        )
+    })
+  })
+
+  it('a LISTEN connection that does not hear the pool’s NOTIFY is warned about, naming what to set', async () => {
+    await withDatabase(async (fresh, cleanup) => {
+      // the LISTEN connection on another schema than the pool's: its channel is another
+      const other = await freshDatabase()
+      cleanup.push(() => other.drop())
+      const elsewhere = openPostgres(other.url, { poolSize: 1 })
+      cleanup.push(() => elsewhere.close())
+      const viaListenUrl = await instance(fresh.url, cleanup, {
+        openClient: () => elsewhere.dedicatedClient('listen'),
+        listenVia: 'DATABASE_LISTEN_URL',
+        probeTimeoutMs: 200,
+      })
+      const viaUrl = await instance(fresh.url, cleanup, {
+        openClient: () => elsewhere.dedicatedClient('listen'),
+        probeTimeoutMs: 200,
+      })
+      await waitUntil(
+        () => viaListenUrl.bus.heardItself === false && viaUrl.bus.heardItself === false,
+        'both round trips timed out',
+      )
+      assert.ok(viaUrl.bus.listening, 'it listens on, as it was')
+      const warnings = (i: Instance) => i.log.lines.filter((l) => l.level === 'warn')
+      assert.equal(warnings(viaUrl).length, 1)
+      assert.match(
+        String(warnings(viaUrl)[0]?.msg),
+        /did not reach this instance's LISTEN connection \(DATABASE_URL\) within 200 ms: .*set DATABASE_LISTEN_URL to a direct connection to PostgreSQL/,
+      )
+      assert.equal(warnings(viaListenUrl).length, 1)
+      assert.match(
+        String(warnings(viaListenUrl)[0]?.msg),
+        /DATABASE_LISTEN_URL must reach PostgreSQL directly .*same database and schema/,
+      )
     })
   })
 

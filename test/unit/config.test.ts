@@ -34,6 +34,8 @@ describe('loadConfig', () => {
       logLevel: 'info',
       authCacheSeconds: 5,
       databasePoolSize: 10,
+      databaseListenUrl: null,
+      databasePreparedStatements: true,
       plans: DEFAULT_PLANS,
       sqliteBusyTimeoutMs: 1000,
       streamsPerClient: 64,
@@ -240,4 +242,48 @@ describe('loadConfig', () => {
 describe('DATABASE_URL shape', () => {
   it('a malformed postgres:// URL is a one-line ConfigError that does not echo it', () =>
     refuses({ DATABASE_URL: 'postgres://u:secret@[bad/x' }, /DATABASE_URL/, /^(?!.*secret)/))
+})
+
+// docs/postgres.md#behind-pgbouncer
+describe('DATABASE_LISTEN_URL and DATABASE_PREPARED_STATEMENTS', () => {
+  const pooled = 'postgres://statusd@pgbouncer:6432/statusd'
+  const direct = 'postgres://statusd:secret@db:5432/statusd'
+
+  it('DATABASE_LISTEN_URL beside a PostgreSQL DATABASE_URL is read as given', () =>
+    assert.equal(
+      loadConfig({ DATABASE_URL: pooled, DATABASE_LISTEN_URL: direct }).databaseListenUrl,
+      direct,
+    ))
+
+  it('DATABASE_LISTEN_URL beside a SQLite DATABASE_URL is a ConfigError', () =>
+    refuses({ DATABASE_LISTEN_URL: direct }, /DATABASE_LISTEN_URL is for PostgreSQL/))
+
+  it('a DATABASE_LISTEN_URL that is not a postgres:// URL is a ConfigError that does not echo it', () => {
+    refuses(
+      { DATABASE_URL: pooled, DATABASE_LISTEN_URL: 'mysql://u:secret@db/x' },
+      /DATABASE_LISTEN_URL must be a valid postgres:\/\/ URL/,
+      /^(?!.*secret)/,
+    )
+    refuses(
+      { DATABASE_URL: pooled, DATABASE_LISTEN_URL: 'postgres://u:secret@[bad/x' },
+      /DATABASE_LISTEN_URL/,
+      /^(?!.*secret)/,
+    )
+  })
+
+  it('DATABASE_PREPARED_STATEMENTS is on or off', () => {
+    assert.equal(
+      loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' }).databasePreparedStatements,
+      false,
+    )
+    assert.equal(
+      loadConfig({ DATABASE_PREPARED_STATEMENTS: 'on' }).databasePreparedStatements,
+      true,
+    )
+    assert.equal(loadConfig({ DATABASE_PREPARED_STATEMENTS: '' }).databasePreparedStatements, true)
+    refuses(
+      { DATABASE_PREPARED_STATEMENTS: 'false' },
+      /DATABASE_PREPARED_STATEMENTS must be on or off/,
+    )
+  })
 })

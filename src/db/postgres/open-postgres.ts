@@ -11,10 +11,11 @@ import { pgRequestCounter } from './pg-request-counter.ts'
 /** A PostgreSQL database: a pool, and connections outside it for long sessions. */
 export interface PostgresDatabase extends Database {
   /**
-   * A new connection outside the pool, configured like the pool's (same URL, TLS,
-   * search_path, connect timeout), for a long-lived session such as the event bus's LISTEN.
-   * Not connected yet; the caller connects and ends it. Its `application_name` is the
-   * pool's with `:<purpose>` added, so it can be told apart in `pg_stat_activity`.
+   * A new connection outside the pool for a long-lived session such as the event bus's
+   * LISTEN: to `DATABASE_LISTEN_URL` when set (straight to PostgreSQL, past a pooler), else
+   * configured like the pool's (same URL, TLS, search_path, connect timeout). Not connected
+   * yet; the caller connects and ends it. Its `application_name` is the pool's (or the listen
+   * URL's own) with `:<purpose>` added, so it can be told apart in `pg_stat_activity`.
    */
   dedicatedClient(purpose: string): pg.Client
 }
@@ -35,17 +36,20 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
   const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE
   const connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS
   const { Pool, Client, types } = require('pg') as typeof pg
+  const listenUrl = options.listenUrl ?? url
+  const listenVia = options.listenUrl === undefined ? 'DATABASE_URL' : 'DATABASE_LISTEN_URL'
   if (!Number.isInteger(poolSize) || poolSize < 1)
     throw new Error(`database pool size must be a positive integer, got ${poolSize}`)
-  let parsed: URL | undefined
-  try {
-    parsed = new URL(url)
-  } catch {
-    // an unparsable URL fails on first connect with pg's own message
-  }
+  // note: an unparsable URL fails on first connect with pg's own message
+  const parsed = URL.parse(url) ?? undefined
+  const parsedListen = URL.parse(listenUrl) ?? undefined
   const applicationName = parsed?.searchParams.get('application_name') ?? 'statusd'
+  const listenName = parsedListen?.searchParams.get('application_name') ?? applicationName
   const pool = new Pool({
     connectionString: url,
+    ...(options.preparedStatements === false && {
+      Client: withoutNamedStatements(Client),
+    }),
     max: poolSize,
     connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 30_000,
@@ -74,9 +78,9 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
   const dedicatedClient = (purpose: string) => {
     // note: pg lets a URL's parameters override the config, so the URL's own
     // application_name is taken out for the suffixed one to show
-    let connectionString = url
-    if (parsed?.searchParams.has('application_name')) {
-      const copy = new URL(parsed.href)
+    let connectionString = listenUrl
+    if (parsedListen?.searchParams.has('application_name')) {
+      const copy = new URL(parsedListen.href)
       copy.searchParams.delete('application_name')
       connectionString = copy.href
     }
@@ -86,7 +90,7 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
       keepAlive: true,
       // a peer that vanished without a FIN is noticed in seconds, not hours
       keepAliveInitialDelayMillis: 10_000,
-      application_name: `${applicationName}:${purpose}`,
+      application_name: `${listenName}:${purpose}`,
     })
   }
   // commits run in parallel on pooled connections (and the server groups their WAL flushes)
@@ -127,7 +131,13 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
     // (`<application_name>:listen`, `…:listen-keys` for key revocations)
     async openEventBus(options) {
       const purpose = options.channel === undefined ? 'listen' : `listen-${options.channel}`
-      const bus = new PgEventBus({ db, ...options, openClient: () => dedicatedClient(purpose) })
+      const bus = new PgEventBus({
+        db,
+        ...options,
+        openClient: () => dedicatedClient(purpose),
+        // what the start's NOTIFY round trip says when it fails (pg-event-bus.ts)
+        listenVia,
+      })
       await bus.start()
       return bus
     },
@@ -137,5 +147,34 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
     // instances share the database, so they share the count of each user's requests
     requestCounter: pgRequestCounter(pool),
     close: () => db.destroy(),
+  }
+}
+
+/**
+ * pg's Client, sending every statement unnamed (`DATABASE_PREPARED_STATEMENTS=off`): a query
+ * that names its statement (prepared once per connection, docs/postgres.md#behind-pgbouncer)
+ * is parsed afresh each time instead. Needed behind a pooler that hands one client
+ * connection's statements to different server sessions (PgBouncer in transaction pooling
+ * before 1.21, or with `max_prepared_statements = 0`): there a named statement is "already
+ * exists" on one server and "does not exist" on the next. Every query of the pool goes
+ * through here, so no caller has to know.
+ */
+function withoutNamedStatements(Client: typeof pg.Client): typeof pg.Client {
+  const query = Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown
+  return class ClientWithoutNamedStatements extends Client {
+    override query(config: unknown, ...rest: unknown[]): never {
+      // note: a Submittable (a cursor, a pg.Query) is passed on as it is; only a plain
+      // query config loses its name
+      if (
+        typeof config === 'object' &&
+        config !== null &&
+        'name' in config &&
+        !('submit' in config)
+      ) {
+        const { name: _, ...unnamed } = config
+        return query.call(this, unnamed, ...rest) as never
+      }
+      return query.call(this, config, ...rest) as never
+    }
   }
 }

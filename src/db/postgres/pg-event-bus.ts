@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { type Kysely, sql, type Transaction } from 'kysely'
 import type pg from 'pg'
 import {
@@ -32,7 +33,18 @@ export interface PgEventBusOptions<M> extends MessageFormat<M> {
   checkTimeoutMs?: number
   /** Another kind of message than status changes, on its own channel (`statusd:<schema>:<kind>`). */
   channel?: string
+  /**
+   * The setting the LISTEN connection's URL comes from (`DATABASE_URL` or
+   * `DATABASE_LISTEN_URL`), named by the warning when the round trip after LISTEN fails.
+   */
+  listenVia?: string
+  /** How long the NOTIFY round trip after each LISTEN may take before the warning (ms). */
+  probeTimeoutMs?: number
 }
+
+// The payload of the NOTIFY round trip after LISTEN: every instance on the channel hears it,
+// and passes over it without a word.
+const PROBE = /^\{"probe":"([0-9a-f-]{36})"\}$/
 
 /**
  * The channel's name, in SQL, so that the publishing (pool) and the listening connection
@@ -98,6 +110,10 @@ export class PgEventBus<M> implements EventBus<M, Transaction<DB>> {
   readonly #checkIntervalMs: number
   readonly #checkTimeoutMs: number
   readonly #channelSql: string
+  readonly #listenVia: string
+  readonly #probeTimeoutMs: number
+  /** The round trips under way: their token → what to call when it comes back. */
+  readonly #probes = new Map<string, () => void>()
   #client: pg.Client | undefined
   #channel: string | undefined
   #pid: number | undefined
@@ -105,6 +121,7 @@ export class PgEventBus<M> implements EventBus<M, Transaction<DB>> {
   #retryTimer: NodeJS.Timeout | undefined
   #checkTimer: NodeJS.Timeout | undefined
   #failures = 0
+  #heardItself: boolean | undefined
   /** True once a change may have been missed (a lost connection, a failed attempt). */
   #gap = false
   #closed = false
@@ -125,6 +142,8 @@ export class PgEventBus<M> implements EventBus<M, Transaction<DB>> {
     this.#checkIntervalMs = options.checkIntervalMs ?? 30_000
     this.#checkTimeoutMs = options.checkTimeoutMs ?? 10_000
     this.#channelSql = channelSql(options.channel)
+    this.#listenVia = options.listenVia ?? 'DATABASE_URL'
+    this.#probeTimeoutMs = options.probeTimeoutMs ?? 5_000
   }
 
   /**
@@ -149,6 +168,14 @@ export class PgEventBus<M> implements EventBus<M, Transaction<DB>> {
   /** The NOTIFY channel, once the first connection has named it (`statusd:<schema>`). */
   get channel(): string | undefined {
     return this.#channel
+  }
+
+  /**
+   * Whether the NOTIFY round trip after the last LISTEN came back: undefined until it did or
+   * timed out (and when it could not be sent).
+   */
+  get heardItself(): boolean | undefined {
+    return this.#heardItself
   }
 
   /** Successful connections so far (the first, then one per reconnect). */
@@ -251,6 +278,7 @@ export class PgEventBus<M> implements EventBus<M, Transaction<DB>> {
         'live updates: listening for changes from every instance',
       )
       if (resync) this.#resync()
+      void this.#probe(opened, row.channel)
     } catch (err) {
       if (client) void endClient(client)
       if (this.#closed) return
@@ -316,7 +344,60 @@ export class PgEventBus<M> implements EventBus<M, Transaction<DB>> {
     }
   }
 
+  /**
+   * A NOTIFY through the pool, which the LISTEN connection must hear: proof that the two
+   * reach the same database and schema, and that the LISTEN connection keeps its session.
+   * Behind a transaction-pooling PgBouncer it does not (LISTEN stays on whichever server
+   * connection ran it, and PgBouncer passes nothing on to a client between its
+   * transactions), so the notifications never arrive; the warning says what to set
+   * (docs/postgres.md#behind-pgbouncer). Deliveries go on as they are either way: the outbox
+   * relay still brings every change, within its interval.
+   */
+  async #probe(client: pg.Client, channel: string): Promise<void> {
+    this.#heardItself = undefined
+    const token = randomUUID()
+    let timer: NodeJS.Timeout | undefined
+    const heard = new Promise<boolean>((resolve) => {
+      this.#probes.set(token, () => resolve(true))
+      timer = setTimeout(() => resolve(false), this.#probeTimeoutMs)
+      // note: a pending probe never keeps the process alive on its own
+      timer.unref()
+    })
+    try {
+      await sql`select pg_notify(${sql.raw(this.#channelSql)}, ${JSON.stringify({ probe: token })})`.execute(
+        this.#db,
+      )
+    } catch {
+      // the pool cannot reach the database: that is logged where it matters, and a LISTEN
+      // connection that could not be checked is no news
+      clearTimeout(timer)
+      this.#probes.delete(token)
+      return
+    }
+    const ok = await heard
+    clearTimeout(timer)
+    this.#probes.delete(token)
+    // a connection lost or a bus closed meanwhile explains the silence
+    if (this.#closed || client !== this.#client) return
+    this.#heardItself = ok
+    if (ok) return
+    const where =
+      this.#listenVia === 'DATABASE_URL'
+        ? 'DATABASE_URL does not keep a session, as behind a transaction-pooling PgBouncer. Live updates across instances need LISTEN: set DATABASE_LISTEN_URL to a direct connection to PostgreSQL'
+        : 'DATABASE_LISTEN_URL must reach PostgreSQL directly (not through a pooler), with the same database and schema (search_path) as DATABASE_URL'
+    this.#log.warn(
+      { channel, listenVia: this.#listenVia, waitedMs: this.#probeTimeoutMs },
+      `live updates: a NOTIFY sent through DATABASE_URL did not reach this instance's LISTEN connection (${this.#listenVia}) within ${this.#probeTimeoutMs} ms: ${where} (docs/postgres.md#behind-pgbouncer). Until then this instance hears of other instances' changes late: status changes through the outbox within LIVE_RELAY_INTERVAL_MS, revoked keys after AUTH_CACHE_SECONDS`,
+    )
+  }
+
   #onNotification(message: pg.Notification): void {
+    const probe = PROBE.exec(message.payload ?? '')
+    if (probe) {
+      // this instance's own round trip, or another instance's (then nothing to do)
+      this.#probes.get(probe[1] as string)?.()
+      return
+    }
     // note: no check against #channel: the connection listens on that one channel only, and a
     // notification can arrive in the same packet as LISTEN's answer, before #channel is set
     const change = this.#parse(message.payload)
