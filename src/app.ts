@@ -198,6 +198,13 @@ declare module 'fastify' {
 /** A deletion whose sweep was cut short (a crash, another instance's shutdown) waits at most this. */
 export const HISTORY_SWEEP_INTERVAL_MS = 5 * 60 * 1000
 
+/**
+ * At shutdown, each event stream's client is told to reconnect within this (a random delay
+ * per stream): at once, but 10 000 clients over a second rather than in one burst
+ * (docs/operations.md#shutdown).
+ */
+export const SHUTDOWN_RECONNECT_SPREAD_MS = 1_000
+
 // Bodies are validated strictly: no coercion ("3" is not 3), no defaults filled in, nothing
 // removed, every error reported. Query strings arrive as text, so they alone are coerced.
 const ajvOptions = {
@@ -367,10 +374,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     keyCache.clear()
     void streamCredentials.checkAll()
   })
-  // note: open event streams would keep close() waiting for ever; end them first
+  // note: open event streams would keep close() waiting for ever; end them first. Each client
+  // is told to reconnect within SHUTDOWN_RECONNECT_SPREAD_MS (the server no longer accepts
+  // connections by now: drainOnClose), spread so they do not all arrive at the same moment
   app.addHook('preClose', async () => {
     streamCredentials.close()
-    feeds.closeAll()
+    feeds.closeAll(() => Math.floor(Math.random() * SHUTDOWN_RECONNECT_SPREAD_MS))
   })
   app.addHook('onClose', () => events.close())
   app.addHook('onClose', () => revocations.close())

@@ -65,7 +65,8 @@ export interface SseSink {
   readonly writableLength: number
   readonly destroyed: boolean
   write(frame: SseFrame): void
-  end(): void
+  /** Ends the response; with `closeConnection`, its connection too, once the end is sent. */
+  end(closeConnection?: boolean): void
   destroy(): void
   once(event: 'close', listener: () => void): unknown
 }
@@ -105,8 +106,13 @@ export class ResponseSink implements SseSink {
     else res.write(frame.bytes)
   }
 
-  end(): void {
+  end(closeConnection = false): void {
+    const socket = this.#res.socket
     this.#res.end()
+    // note: the head said keep-alive; ended after the response's last chunk, the connection
+    // cannot be used again for another request (a proxy's reused connection to a server that
+    // is going away would get that request refused)
+    if (closeConnection) socket?.end()
   }
 
   destroy(): void {
@@ -189,11 +195,18 @@ export class SseStream {
     return true
   }
 
-  /** Ends the stream politely (the client may reconnect). */
-  close(): void {
+  /**
+   * Ends the stream politely (the client may reconnect). With `reconnectMs` (at shutdown), the
+   * client is first told to reconnect after that long rather than the usual `retryMs` (the
+   * `retry:` field), and the connection ends with the stream: the client comes back at once,
+   * through a new connection, which a load balancer sends to another instance.
+   */
+  close(reconnectMs?: number): void {
+    if (this.#closed) return
+    if (reconnectMs !== undefined) this.send(new SseFrame(`retry: ${reconnectMs}\n\n`))
     if (this.#closed) return
     this.#finish('closed')
-    this.#sink.end()
+    this.#sink.end(reconnectMs !== undefined)
   }
 
   onClose(listener: () => void): void {

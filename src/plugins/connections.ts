@@ -123,6 +123,7 @@ function answerDue(socket: Socket): ServerResponse | undefined {
 /**
  * A graceful shutdown (docs/operations.md#shutdown) that ends within moments of the last
  * answer in flight, whatever clients keep open:
+ * - new connections are refused from the start (a load balancer tries another instance);
  * - every answer still to be given says `Connection: close`, so its connection closes once
  *   it is sent (without it, the client's idle keep-alive connection held the process for
  *   the 72 s keep-alive timeout);
@@ -158,6 +159,11 @@ export function drainOnClose(
   let deadline: NodeJS.Timeout | undefined
   app.addHook('preClose', (done) => {
     closing = true
+    // note: the first thing shutdown does, before open event streams end and before other
+    // work is waited for (Fastify itself stops accepting only after every preClose hook):
+    // a new connection is refused, which a load balancer retries on another instance,
+    // rather than accepted and answered 503. Fastify's own close() later finds it closed.
+    if (app.server.listening) app.server.close()
     sweep(false)
     // note: what Node's connection checks did until the server closed; an answer whose headers
     // had gone out before (keep-alive) leaves its connection idle once sent

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import net, { type AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { sql } from 'kysely'
+import { SHUTDOWN_RECONNECT_SPREAD_MS } from '../../src/app.ts'
 import { InProcessEventBus } from '../../src/lib/event-bus.ts'
 import {
   STATUS_CHANGES,
@@ -379,5 +380,44 @@ describe('Server-Sent Events over a real socket', () => {
     await client.nextEvent()
     await t.close()
     await client.ended
+  })
+
+  // docs/operations.md#shutdown: behind a load balancer, the client comes back at once and
+  // lands on another instance
+  it('at shutdown the server stops accepting first, then ends each stream and its connection, telling its client to reconnect within a second', async (ctx) => {
+    const { t, base } = await liveApp(ctx)
+    const { owner } = await makeCast(t)
+    const s = await createStatus(t, owner, 'lamp', { value: 'ON', accessType: 'public' })
+    // whether the server still accepted connections when a stream's last chunk was written:
+    // a client reconnecting then must be refused (a load balancer tries another instance),
+    // not accepted and answered 503
+    let listeningAtEnd: boolean | undefined
+    // and whether its connection ended with it (no proxy can send another request on it)
+    let connectionEnded: boolean | undefined
+    t.app.server.on('connection', (socket: net.Socket) => {
+      const write = socket.write.bind(socket) as (...args: unknown[]) => boolean
+      socket.write = ((chunk: unknown, ...rest: unknown[]) => {
+        if (String(chunk).endsWith('0\r\n\r\n') && listeningAtEnd === undefined) {
+          listeningAtEnd = t.app.server.listening
+          process.nextTick(() => {
+            connectionEnded = socket.writableEnded
+          })
+        }
+        return write(chunk, ...rest)
+      }) as typeof socket.write
+    })
+    const client = await SseTestClient.connect(`${base}/v1/share/${s.shareId}/events`)
+    await client.nextEvent()
+    let tail = ''
+    client.response.on('data', (chunk: string) => {
+      tail += chunk
+    })
+    await t.close()
+    await client.ended
+    assert.equal(listeningAtEnd, false, 'no longer listening when the stream ended')
+    assert.equal(connectionEnded, true, 'the connection ends with the stream')
+    const retry = /retry: (\d+)\n\n$/.exec(tail)
+    assert.ok(retry, `the stream's last frame is a retry: field, got ${JSON.stringify(tail)}`)
+    assert.ok(Number(retry[1]) < SHUTDOWN_RECONNECT_SPREAD_MS, `within a second: ${retry[1]} ms`)
   })
 })

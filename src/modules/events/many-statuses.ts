@@ -105,7 +105,7 @@ class ManyStatusStream {
         // the client has no state of it now: a resume sends it afresh once it is back
         emit('unavailable', -1, JSON.stringify({ statusId, reason }))
       },
-      close: () => stream.close(),
+      close: (reconnectMs?: number) => stream.close(reconnectMs),
       onClose: (listener: () => void) => stream.onClose(listener),
     }
   }

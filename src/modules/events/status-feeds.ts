@@ -44,8 +44,11 @@ export interface FeedSink {
    * single-status stream says why and ends; a many-status one says why and goes on.
    */
   gone(reason: GoneReason, version: number | null): void
-  /** Ends the connection (a failure: the client reconnects and resumes). */
-  close(): void
+  /**
+   * Ends the connection (a failure, or shutdown: the client reconnects and resumes); with
+   * `reconnectMs`, the client is told to come back after that long (SseStream.close).
+   */
+  close(reconnectMs?: number): void
   /** Runs `listener` once when the connection ends, however it ends. */
   onClose(listener: () => void): void
 }
@@ -90,8 +93,8 @@ export class StreamSink implements FeedSink {
     this.#stream.close()
   }
 
-  close(): void {
-    this.#stream.close()
+  close(reconnectMs?: number): void {
+    this.#stream.close(reconnectMs)
   }
 
   onClose(listener: () => void): void {
@@ -502,13 +505,17 @@ export class StatusFeeds {
     for (const feed of this.#feeds.values()) feed.refresh()
   }
 
-  /** Ends every stream (at shutdown: open streams would otherwise hold the server open). */
-  closeAll(): void {
+  /**
+   * Ends every stream (at shutdown: open streams would otherwise hold the server open).
+   * `reconnectMs` gives each stream the delay its client is told to reconnect after
+   * (SseStream.close), so clients come back at once, elsewhere, and spread out.
+   */
+  closeAll(reconnectMs?: () => number): void {
     this.#closed = true
     clearInterval(this.#linkTimer)
     this.#linkTimer = undefined
     for (const feed of [...this.#feeds.values()])
-      for (const client of [...feed.clients]) client.sink.close()
+      for (const client of [...feed.clients]) client.sink.close(reconnectMs?.())
   }
 
   /** Open streams on a status on this instance (for tests and metrics). */
