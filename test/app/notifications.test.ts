@@ -203,21 +203,30 @@ describe('the notifications screen', { skip: chromiumMissing(), timeout: 360_000
       })
     })
     await cdp.send('ServiceWorker.enable')
-    await cdp.send('ServiceWorker.deliverPushMessage', {
-      origin: server.origin,
-      registrationId: await registrationId,
-      data: JSON.stringify(payload),
-    })
-    // waits (30 s at most, so a failure says what it saw) for the worker's notification
-    const shown = (await page.evaluate(`(async () => {
-      const registration = await navigator.serviceWorker.ready
-      for (let tries = 0; tries < 600; tries++) {
-        const list = await registration.getNotifications()
-        if (list.length) return list.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }))
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-      return 'no notification after 30 s; permission: ' + Notification.permission
-    })()`)) as { title: string; body: string; tag: string; data: { target: string } }[] | string
+    const id = await registrationId
+    // DevTools' delivery is not the push service's: on a loaded machine about one delivery in
+    // fifteen never reaches the worker (the worker is running and activated, no error is
+    // reported, and the same message delivered again is shown at once). A push service
+    // redelivers what was not acknowledged; so does this test: every 5 s while nothing is
+    // shown, 6 times at most. Each delivery carries the same tag, so a late first one replaces
+    // the second rather than adding a notification: still exactly one below.
+    let shown: { title: string; body: string; tag: string; data: { target: string } }[] | string = ''
+    for (let delivery = 1; delivery <= 6 && !Array.isArray(shown); delivery++) {
+      await cdp.send('ServiceWorker.deliverPushMessage', {
+        origin: server.origin,
+        registrationId: id,
+        data: JSON.stringify(payload),
+      })
+      shown = (await page.evaluate(`(async () => {
+        const registration = await navigator.serviceWorker.ready
+        for (let tries = 0; tries < 100; tries++) {
+          const list = await registration.getNotifications()
+          if (list.length) return list.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }))
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        return 'no notification after ${delivery} deliveries 5 s apart; permission: ' + Notification.permission
+      })()`)) as typeof shown
+    }
     assert.ok(Array.isArray(shown), String(shown))
     assert.equal(shown.length, 1)
     assert.equal(shown[0]?.title, payload.title)
