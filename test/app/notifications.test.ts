@@ -210,7 +210,8 @@ describe('the notifications screen', { skip: chromiumMissing(), timeout: 360_000
     // redelivers what was not acknowledged; so does this test: every 5 s while nothing is
     // shown, 6 times at most. Each delivery carries the same tag, so a late first one replaces
     // the second rather than adding a notification: still exactly one below.
-    let shown: { title: string; body: string; tag: string; data: { target: string } }[] | string = ''
+    let shown: { title: string; body: string; tag: string; data: { target: string } }[] | string =
+      ''
     for (let delivery = 1; delivery <= 6 && !Array.isArray(shown); delivery++) {
       await cdp.send('ServiceWorker.deliverPushMessage', {
         origin: server.origin,
