@@ -90,12 +90,14 @@ test('behind haproxy: an event stream survives its instance being stopped, nothi
   const lbPort = await freePort()
   writeFileSync(config, haproxyConfig(lbPort, ports))
   // -db: in the foreground, as a child of this test (killed when it ends)
-  start(t, HAPROXY, ['-db', '-f', config], {})
+  const lb = start(t, HAPROXY, ['-db', '-f', config], {})
   const url = `http://127.0.0.1:${lbPort}`
   await waitUntil(
     async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200,
     'haproxy to answer',
-  )
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}\n${lb.output()}`)
+  })
 
   // the writer: value writes one after the other through haproxy, w1, w2, …; one that an
   // instance going away leaves unanswered is tried again with its Idempotency-Key
