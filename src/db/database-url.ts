@@ -1,5 +1,6 @@
 import { allEngines, engineForUrl } from './engines.ts'
 import { isPostgresUrl } from './postgres/postgres-engine.ts'
+import { PostgresUrlError, parsePostgresUrl } from './postgres/postgres-url.ts'
 
 /** "a, b or c" */
 const oneOf = (items: readonly string[]): string =>
@@ -39,7 +40,14 @@ export function redactDatabaseUrl(url: string): string {
 export function problemWithListenUrl(listenUrl: string, databaseUrl: string): string | undefined {
   if (!isPostgresUrl(databaseUrl))
     return 'DATABASE_LISTEN_URL is for PostgreSQL: DATABASE_URL must then be a postgres:// URL'
-  if (!isPostgresUrl(listenUrl) || !URL.canParse(listenUrl))
+  if (!isPostgresUrl(listenUrl))
     return 'DATABASE_LISTEN_URL must be a valid postgres:// URL (check its host and escaping)'
+  // several hosts and target_session_attrs as in DATABASE_URL (docs/postgres.md#failover)
+  try {
+    parsePostgresUrl(listenUrl, 'DATABASE_LISTEN_URL')
+  } catch (err) {
+    if (err instanceof PostgresUrlError) return err.message
+    throw err
+  }
   return undefined
 }

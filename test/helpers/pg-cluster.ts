@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -60,37 +60,47 @@ export interface Cluster {
   port: number
   /** URL of its `postgres` database, as superuser `postgres` (trust auth, loopback only). */
   url: string
-  stop(): Promise<void>
+  /** `fast` (default) ends sessions cleanly; `immediate` is a crash, as when a machine dies. */
+  stop(mode?: 'fast' | 'immediate'): Promise<void>
   start(): Promise<void>
   /** Stops the server and deletes its files. */
   destroy(): Promise<void>
 }
 
-/** initdb + pg_ctl start in a temp dir, on a free loopback port (as `postgres` when root). */
-export async function startCluster(): Promise<Cluster> {
+/** A standby: `promote` makes it a primary (`pg_ctl promote`, waiting until it takes writes). */
+export interface Standby extends Cluster {
+  promote(): Promise<void>
+}
+
+type PgRun = (program: string, args: string[]) => Promise<unknown>
+
+/** A temp dir owned by the user the server runs as, and a runner of PostgreSQL's programs. */
+async function clusterDir(): Promise<{ dir: string; pgRun: PgRun }> {
   const bin = pgBinDir()
   if (!bin) throw new Error('PostgreSQL is not installed')
   const dir = mkdtempSync(join(tmpdir(), 'statusd-pg-'))
-  const data = join(dir, 'data')
   const owner = isRoot ? await postgresUser() : undefined
   if (owner) chownSync(dir, owner.uid, owner.gid)
-  const pgRun = (program: string, args: string[]) =>
+  const pgRun: PgRun = (program, args) =>
     owner
       ? run('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], { cwd: dir })
       : run(join(bin, program), args, { cwd: dir })
-  await pgRun('initdb', [
-    '-D',
-    data,
-    '-U',
-    'postgres',
-    '-A',
-    'trust',
-    '-E',
-    'UTF8',
-    '--locale=C',
-    '--no-sync',
-  ])
+  return { dir, pgRun }
+}
+
+/**
+ * pg_ctl start/stop of the data directory `data` in `dir`, on `port`; `settings` are appended
+ * to its postgresql.conf (later lines win), so values need no shell quoting.
+ */
+async function serveCluster(
+  dir: string,
+  data: string,
+  pgRun: PgRun,
+  settings: Record<string, string>,
+): Promise<Cluster> {
   const port = await freePort()
+  const lines = Object.entries(settings).map(([name, value]) => `${name} = '${value}'\n`)
+  if (lines.length > 0) appendFileSync(join(data, 'postgresql.conf'), lines.join(''))
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`
   const start = async () => {
     await pgRun('pg_ctl', [
@@ -106,8 +116,8 @@ export async function startCluster(): Promise<Cluster> {
       'start',
     ])
   }
-  const stop = async () => {
-    await pgRun('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '30', 'stop'])
+  const stop = async (mode: 'fast' | 'immediate' = 'fast') => {
+    await pgRun('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '30', 'stop'])
   }
   await start()
   return {
@@ -118,6 +128,63 @@ export async function startCluster(): Promise<Cluster> {
     async destroy() {
       await pgRun('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {})
       rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * initdb + pg_ctl start in a temp dir, on a free loopback port (as `postgres` when root);
+ * `settings` go into its postgresql.conf.
+ */
+export async function startCluster(settings: Record<string, string> = {}): Promise<Cluster> {
+  const { dir, pgRun } = await clusterDir()
+  const data = join(dir, 'data')
+  await pgRun('initdb', [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    '-A',
+    'trust',
+    '-E',
+    'UTF8',
+    '--locale=C',
+    '--no-sync',
+  ])
+  return serveCluster(dir, data, pgRun, settings)
+}
+
+/**
+ * A streaming standby of `primary` (pg_basebackup -R: its connection settings and
+ * standby.signal), started on a port of its own, hot (it answers reads). `settings` go into
+ * its postgresql.conf after the primary's, which the base backup copied.
+ */
+export async function startStandby(
+  primary: Cluster,
+  settings: Record<string, string> = {},
+): Promise<Standby> {
+  const { dir, pgRun } = await clusterDir()
+  const data = join(dir, 'data')
+  await pgRun('pg_basebackup', [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(primary.port),
+    '-U',
+    'postgres',
+    '-D',
+    data,
+    '-R',
+    '-X',
+    'stream',
+    '--checkpoint=fast',
+    '--no-sync',
+  ])
+  const cluster = await serveCluster(dir, data, pgRun, settings)
+  return {
+    ...cluster,
+    async promote() {
+      await pgRun('pg_ctl', ['-D', data, '-w', '-t', '30', 'promote'])
     },
   }
 }

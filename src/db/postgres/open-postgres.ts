@@ -3,10 +3,12 @@ import { Kysely, PostgresDialect, sql } from 'kysely'
 import type pg from 'pg'
 import type { DB } from '../database.ts'
 import { type Database, type DatabaseOptions, DEFAULT_POOL_SIZE } from '../engine.ts'
-import { transactionPerWrite } from '../writer.ts'
+import { transactionPerWrite, type Writer } from '../writer.ts'
+import { primaryClientClass } from './connect-primary.ts'
 import { postgresOutboxTail } from './outbox-tail.ts'
 import { PgEventBus } from './pg-event-bus.ts'
 import { pgRequestCounter } from './pg-request-counter.ts'
+import { type PostgresUrl, parsePostgresUrl } from './postgres-url.ts'
 
 /** A PostgreSQL database: a pool, and connections outside it for long sessions. */
 export interface PostgresDatabase extends Database {
@@ -40,16 +42,37 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
   const listenVia = options.listenUrl === undefined ? 'DATABASE_URL' : 'DATABASE_LISTEN_URL'
   if (!Number.isInteger(poolSize) || poolSize < 1)
     throw new Error(`database pool size must be a positive integer, got ${poolSize}`)
-  // note: an unparsable URL fails on first connect with pg's own message
-  const parsed = URL.parse(url) ?? undefined
-  const parsedListen = URL.parse(listenUrl) ?? undefined
-  const applicationName = parsed?.searchParams.get('application_name') ?? 'statusd'
-  const listenName = parsedListen?.searchParams.get('application_name') ?? applicationName
+  // note: throws on a URL pg cannot open or statusd does not support (config.ts checks it
+  // first, with the same message)
+  const target = parsePostgresUrl(url)
+  const listenTarget =
+    options.listenUrl === undefined
+      ? target
+      : parsePostgresUrl(options.listenUrl, 'DATABASE_LISTEN_URL')
+  // the first host's URL: user, database and parameters are the same for every host
+  const firstUrl = target.hosts[0]?.url ?? url
+  const firstListenUrl = listenTarget.hosts[0]?.url ?? listenUrl
+  const parsed = new URL(firstUrl)
+  const parsedListen = new URL(firstListenUrl)
+  const applicationName = parsed.searchParams.get('application_name') ?? 'statusd'
+  const listenName = parsedListen.searchParams.get('application_name') ?? applicationName
+  // several hosts, or a primary required: connections go to the host that takes writes
+  // (connect-primary.ts); otherwise pg's own client, as pg connects
+  const primaryClient = (of: PostgresUrl, name: string) =>
+    of.hosts.length > 1 || of.sessionAttrs === 'read-write'
+      ? primaryClientClass(Client, of, {
+          connectionTimeoutMillis: connectTimeoutMs,
+          application_name: `${name}:probe`,
+        })
+      : undefined
+  const failover = primaryClient(target, applicationName)
+  // a DATABASE_LISTEN_URL of several hosts looks for its primary on its own
+  const listenFailover =
+    options.listenUrl === undefined ? failover : primaryClient(listenTarget, listenName)
+  const PoolClient = failover?.PrimaryClient ?? Client
   const pool = new Pool({
-    connectionString: url,
-    ...(options.preparedStatements === false && {
-      Client: withoutNamedStatements(Client),
-    }),
+    connectionString: firstUrl,
+    Client: options.preparedStatements === false ? withoutNamedStatements(PoolClient) : PoolClient,
     max: poolSize,
     connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 30_000,
@@ -78,13 +101,13 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
   const dedicatedClient = (purpose: string) => {
     // note: pg lets a URL's parameters override the config, so the URL's own
     // application_name is taken out for the suffixed one to show
-    let connectionString = listenUrl
-    if (parsedListen?.searchParams.has('application_name')) {
+    let connectionString = firstListenUrl
+    if (parsedListen.searchParams.has('application_name')) {
       const copy = new URL(parsedListen.href)
       copy.searchParams.delete('application_name')
       connectionString = copy.href
     }
-    return new Client({
+    return new (listenFailover?.PrimaryClient ?? Client)({
       connectionString,
       connectionTimeoutMillis: connectTimeoutMs,
       keepAlive: true,
@@ -94,14 +117,14 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
     })
   }
   // commits run in parallel on pooled connections (and the server groups their WAL flushes)
-  const writer = transactionPerWrite(db)
+  const writer = failover
+    ? dropReadOnly(transactionPerWrite(db), failover.locator)
+    : transactionPerWrite(db)
   return {
     db,
     engine: 'postgres',
     writer,
-    describe: parsed
-      ? `postgres ${parsed.hostname || 'localhost'}${parsed.port ? `:${parsed.port}` : ''}${parsed.pathname}`
-      : 'postgres',
+    describe: `postgres ${target.hosts.map((h) => h.label).join(',')}${parsed.pathname}`,
     gauges: [],
     async ping() {
       let timer: NodeJS.Timeout | undefined
@@ -146,7 +169,27 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
     outboxTail: postgresOutboxTail(db),
     // instances share the database, so they share the count of each user's requests
     requestCounter: pgRequestCounter(pool),
-    close: () => db.destroy(),
+    // note: Kysely ends the pool only when it ran a query itself; a pool used only by the
+    // probes or the request counter would otherwise keep its idle connections open
+    async close() {
+      await db.destroy()
+      if (!pool.ending) await pool.end()
+    },
+  }
+}
+
+/**
+ * A write refused as read-only (25006) on a pooled connection means its host is a standby
+ * now (demoted, or the URL lists it first): the connections to it are dropped and new ones
+ * look for the primary (docs/postgres.md#failover).
+ */
+function dropReadOnly(writer: Writer, locator: { readOnlySeen(): void }): Writer {
+  return {
+    run: (work) =>
+      writer.run(work).catch((err: unknown) => {
+        if ((err as { code?: unknown } | undefined)?.code === '25006') locator.readOnlySeen()
+        throw err
+      }),
   }
 }
 

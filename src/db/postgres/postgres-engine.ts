@@ -2,6 +2,7 @@ import { PostgresAdapter, sql } from 'kysely'
 import type { Engine, WriteRefusal } from '../engine.ts'
 import { openPostgres } from './open-postgres.ts'
 import { postgresMigrationSteps } from './postgres-migration-steps.ts'
+import { PostgresUrlError, parsePostgresUrl, redactPostgresUrl } from './postgres-url.ts'
 
 /** True for `postgres://…` and `postgresql://…` URLs. */
 export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url)
@@ -44,20 +45,18 @@ export const postgresEngine: Engine = {
   name: 'postgres',
   urlForms: ['postgres://…'],
   recognizes: isPostgresUrl,
-  // note: the URL is not echoed: it may hold a password
-  problemWithUrl: (url) =>
-    URL.canParse(url)
-      ? undefined
-      : 'DATABASE_URL is not a valid postgres:// URL (check its host and escaping)',
-  redactUrl(url) {
+  // note: the URL is not echoed: it may hold a password. Several hosts and
+  // target_session_attrs as libpq reads them (docs/postgres.md#failover)
+  problemWithUrl(url) {
     try {
-      const u = new URL(url)
-      if (u.password) u.password = '***'
-      return u.href
-    } catch {
-      return `${url.split(':')[0]}://…`
+      parsePostgresUrl(url)
+      return undefined
+    } catch (err) {
+      if (err instanceof PostgresUrlError) return err.message
+      throw err
     }
   },
+  redactUrl: redactPostgresUrl,
   open: openPostgres,
   ownsAdapter: (adapter) => adapter instanceof PostgresAdapter,
   // note: READ COMMITTED lets concurrent writers read the same row; locked from the read on,
