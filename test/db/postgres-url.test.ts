@@ -118,6 +118,19 @@ describe('a multi-host DATABASE_URL is read as libpq reads it', () => {
       )
     })
 
+  it('DATABASE_LISTEN_URL is read alike, and named in its message', () => {
+    const env = { DATABASE_URL: 'postgres://u@db1,db2/db?target_session_attrs=read-write' }
+    assert.equal(
+      loadConfig({ ...env, DATABASE_LISTEN_URL: 'postgres://u@db1:5432,db2:5432/db' })
+        .databaseListenUrl,
+      'postgres://u@db1:5432,db2:5432/db',
+    )
+    assert.throws(
+      () => loadConfig({ ...env, DATABASE_LISTEN_URL: 'postgres://u:secret@db1,/db' }),
+      /^ConfigError: DATABASE_LISTEN_URL: host 2 of 2 is empty/,
+    )
+  })
+
   it('a printed multi-host URL has no password, its hosts as written', () => {
     assert.equal(
       redactDatabaseUrl(
