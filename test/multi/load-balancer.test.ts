@@ -133,7 +133,7 @@ test('behind haproxy: an event stream survives its instance being stopped, nothi
   // the watcher. Each connection of its stream: the instance it reached (haproxy's
   // X-Served-By), the writes acknowledged when it was asked for (all committed before the
   // instance read the status for it), and the first write it showed
-  const opens: { server: string; acked: number; first: number | null }[] = []
+  const opens: { server: string; acked: number; first: number | null; at: number }[] = []
   const refusals: string[] = []
   const watcher = new StatusdClient({
     url,
@@ -143,7 +143,7 @@ test('behind haproxy: an event stream survives its instance being stopped, nothi
       const response = await fetch(input, init)
       if (!new URL(String(input)).pathname.endsWith('/events')) return response
       const server = response.headers.get('x-served-by') ?? '?'
-      if (response.ok) opens.push({ server, acked: before, first: null })
+      if (response.ok) opens.push({ server, acked: before, first: null, at: performance.now() })
       else refusals.push(`${response.status} from ${server}`)
       return response
     },
@@ -164,17 +164,21 @@ test('behind haproxy: an event stream survives its instance being stopped, nothi
   const sawWrite = (n: number) =>
     waitUntil(() => (events.at(-1)?.n ?? -1) >= n, `the stream to show w${n}`, 20_000)
 
+  const gaps: string[] = []
   /** Stops the instance the stream is on; the stream goes on through another one. */
   const stopStreamsInstance = async (signal: 'SIGTERM' | 'SIGKILL') => {
     await sawWrite(acked + 3)
     const from = opens.at(-1)?.server as Name
     assert.ok(NAMES.includes(from), `haproxy names the instance: ${from}`)
     const connections = opens.length
+    const stoppedAt = performance.now()
     const exit = await instances[from].stop(signal)
     if (signal === 'SIGTERM')
       assert.deepEqual(exit, { code: 0, signal: null }, 'a clean exit after draining')
     await waitUntil(() => opens.length > connections, 'the stream to reconnect', 20_000)
     assert.notEqual(opens.at(-1)?.server, from, 'it reconnected to another instance')
+    // for the record, not a bound: how long the client was away
+    gaps.push(`${signal} ${(((opens.at(-1)?.at ?? 0) - stoppedAt) / 1000).toFixed(2)} s`)
     // and it goes on showing the writes
     await sawWrite(acked + 3)
   }
@@ -210,7 +214,7 @@ test('behind haproxy: an event stream survives its instance being stopped, nothi
     // every write counted once, retried ones included
     assert.equal((await writer.get(created.id)).changeCount, acked + 1)
     t.diagnostic(
-      `${acked} writes (${retried} tries again), ${events.length} events on connections to ${opens.map((o) => o.server).join(', ')}`,
+      `${acked} writes (${retried} tries again), ${events.length} events on connections to ${opens.map((o) => o.server).join(', ')}; from the signal to the stream open again: ${gaps.join(', ')}`,
     )
   })
 })
