@@ -147,7 +147,7 @@ describe('a multi-host DATABASE_URL is read as libpq reads it', () => {
         Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
         new Error('read-only'),
       ],
-      'no host of DATABASE_URL takes writes now',
+      'no host of the database URL takes writes now',
     )
     assert.equal(storageErrorKind(err), 'unavailable')
     assert.equal(writeRefusalOf(err), undefined)
@@ -217,4 +217,26 @@ test('with read-write, a read-only server is no primary: 503 unavailable, nothin
   const anyDb = openPostgres(url.href, { poolSize: 1 })
   defer(t, () => anyDb.close())
   assert.equal(await anyDb.ping(), true)
+})
+
+test('a write refused as read-only (25006) drops the connections: the next ones look for the primary again', {
+  skip: postgresOnly,
+}, async (t) => {
+  const fresh = await testDatabase(t)
+  const url = new URL(fresh.url)
+  url.searchParams.set('target_session_attrs', 'read-write')
+  const database = openPostgres(url.href, { poolSize: 1 })
+  defer(t, () => database.close())
+  // the one pooled connection turns read-only, as a demoted server's sessions would
+  const pid = async () =>
+    (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(database.db)).rows[0]?.pid
+  const before = await pid()
+  await sql`set session characteristics as transaction read only`.execute(database.db)
+  const write = () =>
+    database.writer.run(async (tx) => {
+      await sql`create temporary table failover_probe (x integer) on commit drop`.execute(tx)
+    })
+  await assert.rejects(write(), (err: { code?: string }) => err.code === '25006')
+  assert.notEqual(await pid(), before, 'the read-only connection was dropped, a new one opened')
+  await write()
 })

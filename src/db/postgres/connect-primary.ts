@@ -30,7 +30,7 @@ export class PrimaryLocator {
   readonly #probe: (index: number) => Promise<void>
   #current: number | undefined
   #finding: Promise<number> | undefined
-  readonly #live = new Map<pg.Client, number>()
+  readonly #live = new Set<pg.Client>()
 
   constructor(target: PostgresUrl, probe: (index: number) => Promise<void>) {
     this.#target = target
@@ -44,11 +44,6 @@ export class PrimaryLocator {
       this.#finding = undefined
     })
     return this.#finding
-  }
-
-  /** `host:port` of the host connections go to now, if known (logs). */
-  get current(): string | undefined {
-    return this.#current === undefined ? undefined : this.#target.hosts[this.#current]?.label
   }
 
   async #find(): Promise<number> {
@@ -66,8 +61,8 @@ export class PrimaryLocator {
     throw new NoPrimaryError(
       errors,
       this.#target.sessionAttrs === 'read-write'
-        ? 'no host of DATABASE_URL takes writes now'
-        : 'no host of DATABASE_URL accepts connections now',
+        ? 'no host of the database URL takes writes now'
+        : 'no host of the database URL accepts connections now',
     )
   }
 
@@ -76,26 +71,33 @@ export class PrimaryLocator {
     if (this.#current === index) this.#current = undefined
   }
 
-  /** A connection to `index` is up; kept until it ends, so that it can be dropped. */
-  track(client: pg.Client, index: number): void {
-    this.#live.set(client, index)
+  /** A connection is up; kept until it ends, so that it can be dropped. */
+  track(client: pg.Client): void {
+    this.#live.add(client)
     client.once('end', () => this.#live.delete(client))
   }
 
   /**
    * A host turned out to be read-only (a write was refused with 25006, or a new connection
    * found `transaction_read_only` on): forget the current host and drop every connection
-   * still open to a host, so that each is replaced by one to the primary. Its socket is
-   * destroyed as a server shutting down would: the pool sees an error and drops it.
+   * still open to a host, so that each is replaced by one to the primary.
    */
   readOnlySeen(): void {
     this.#current = undefined
-    for (const client of this.#live.keys()) destroy(client)
+    const err = new ReadOnlyHostError('the server no longer takes writes: connection dropped')
+    for (const client of this.#live) drop(client, err)
     this.#live.clear()
   }
 }
 
-function destroy(client: pg.Client): void {
+/**
+ * Drops a connection as a server shutting down would, but at once: its 'error' makes the pool
+ * take an idle connection out before anyone is handed it (pg-pool listens for it), the LISTEN
+ * connection reconnect; the socket's end fails a query in flight, and the pool drops that
+ * connection when it is released.
+ */
+function drop(client: pg.Client, err: Error): void {
+  client.emit('error', err)
   ;(
     client as unknown as { connection?: { stream?: { destroy(): void } } }
   ).connection?.stream?.destroy()
@@ -153,6 +155,12 @@ export function primaryClientClass(
 
     async #connectToPrimary(): Promise<void> {
       const index = await locator.primary()
+      // note: the pool's connect timeout may have run out while the hosts were tried: it
+      // destroys the socket this client would connect with; the pool has given up on it
+      const stream = (this as unknown as { connection: { stream: { destroyed: boolean } } })
+        .connection.stream
+      if (stream.destroyed)
+        throw new Error('Connection terminated: timeout while finding the primary')
       const address = addresses[index] as Address
       // note: the client was built before the host was known (the pool builds it, then
       // connects it); nothing has used these yet
@@ -187,7 +195,7 @@ export function primaryClientClass(
           )
         }
       }
-      locator.track(this, index)
+      locator.track(this)
     }
   }
   return { PrimaryClient: PrimaryClient as unknown as typeof pg.Client, locator }
