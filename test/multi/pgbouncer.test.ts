@@ -7,7 +7,7 @@ import { tempDir } from '../helpers/cleanup.ts'
 import { postgresOnly, testDatabase } from '../helpers/engine.ts'
 import { pgbouncerUnavailable, startPgBouncer } from '../helpers/pgbouncer.ts'
 import { type Json, type Server, startServer } from '../helpers/processes.ts'
-import { SseTestClient } from '../helpers/sse.ts'
+import { SseTestClient, waitUntil } from '../helpers/sse.ts'
 
 // docs/postgres.md#behind-pgbouncer: statusd through Debian's PgBouncer in transaction
 // pooling, with DATABASE_URL through the pooler and DATABASE_LISTEN_URL straight to
@@ -43,7 +43,12 @@ const send = async (
     },
     ...(body !== undefined && { body: JSON.stringify(body) }),
   })
-  return { status: res.status, headers: res.headers, body: (await res.json()) as Json }
+  const text = await res.text()
+  return {
+    status: res.status,
+    headers: res.headers,
+    body: (text ? JSON.parse(text) : null) as Json,
+  }
 }
 
 const PROBE_WARNING = /a NOTIFY sent through DATABASE_URL did not reach/
@@ -59,8 +64,10 @@ test('behind PgBouncer in transaction pooling', { skip }, async (t) => {
     PLANS_FILE: plansFile,
     // PgBouncer before 1.21 keeps no prepared statements across server connections
     DATABASE_PREPARED_STATEMENTS: 'off',
-    // only NOTIFY can bring a change to another instance's stream within the test
+    // only NOTIFY can bring a change to another instance's stream, or a revocation to its
+    // key cache, within the test
     LIVE_RELAY_INTERVAL_MS: '60000',
+    AUTH_CACHE_SECONDS: '60',
     ...(listen && { DATABASE_LISTEN_URL: named(fresh.url, name) }),
   })
   // three instances start at once on an empty schema, all migrating through the pooler: its
@@ -143,6 +150,20 @@ test('behind PgBouncer in transaction pooling', { skip }, async (t) => {
       )
     },
   )
+
+  await t.test('a key revoked through A is refused by B at once (the keys channel)', async () => {
+    const made = await send(a, key, 'POST', '/v1/user/api-keys', {})
+    assert.equal(made.status, 201, JSON.stringify(made.body))
+    const other = String(made.body.key)
+    assert.equal((await send(b, other, 'GET', '/v1/checkAuth')).status, 200, 'B caches it')
+    const revoked = await send(a, key, 'DELETE', `/v1/user/api-keys/${made.body.id}`)
+    assert.ok(revoked.status < 300, `revoked: ${revoked.status}`)
+    // a bound, not a timing assertion: B trusts a cached key for 60 s unless it hears
+    await waitUntil(
+      async () => (await send(b, other, 'GET', '/v1/checkAuth')).status === 401,
+      'B refuses the revoked key',
+    )
+  })
 
   await t.test('without DATABASE_LISTEN_URL the start says what to set', async () => {
     const line = await c.waitForLine((l) => PROBE_WARNING.test(l), 'the LISTEN warning')
