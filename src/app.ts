@@ -13,6 +13,7 @@ import type { Mailer } from './lib/mailer.ts'
 import { listeningOrigin } from './lib/origin.ts'
 import { OutboundClient, type OutboundOptions, parseNetworks } from './lib/outbound.ts'
 import { KEY_LIKE } from './lib/redact.ts'
+import { RenderCache } from './lib/render-cache.ts'
 import { API_RESPONSE_HEADERS } from './lib/response-headers.ts'
 import { DEFAULT_SSE_OPTIONS, type SseOptions } from './lib/sse.ts'
 import {
@@ -195,6 +196,15 @@ declare module 'fastify' {
   }
 }
 
+/** Most bytes of rendered public views kept (docs/sharing.md#caching-of-public-views). */
+export const RENDER_CACHE_BYTES = 4 * 1024 * 1024
+/**
+ * Longest a rendered public view is served without a fresh read: what changes a view without
+ * a change to its status (the owner's plan, a name in its people, history past its
+ * retention) shows within this.
+ */
+export const RENDER_CACHE_MAX_AGE_MS = 1_000
+
 /** A deletion whose sweep was cut short (a crash, another instance's shutdown) waits at most this. */
 export const HISTORY_SWEEP_INTERVAL_MS = 5 * 60 * 1000
 
@@ -328,7 +338,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const sse: SseOptions = { ...DEFAULT_SSE_OPTIONS, ...deps.sse }
   const feeds = new StatusFeeds({ db: database.db, plans, events, log: app.log, clock })
   const boardStreams = new BoardStreams()
-  events.onResync?.(() => feeds.refreshAll())
+  // the public views as rendered, until their status changes (docs/sharing.md#caching-of-public-views):
+  // told by the bus of every instance's changes, by this instance's writes at once
+  // (`committed` below), and emptied after a gap in what the bus delivered
+  const rendered = new RenderCache({
+    maxBytes: RENDER_CACHE_BYTES,
+    maxAgeMs: RENDER_CACHE_MAX_AGE_MS,
+    clock,
+    watch: (statusId) => events.subscribe(statusId, () => rendered.invalidate(statusId)),
+  })
+  events.onResync?.(() => {
+    rendered.clear()
+    feeds.refreshAll()
+  })
   // with several instances, what every instance committed is also read back from the outbox,
   // so a change whose NOTIFY never came still reaches this instance's streams
   // (docs/postgres.md#live-updates-across-instances)
@@ -416,6 +438,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db: database.db,
     plans,
     events,
+    committed: (change) => rendered.invalidate(change.statusId),
     writer,
     historySweep,
     clock,
@@ -604,7 +627,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Public views of public statuses: outside the /v1 scope above, so no API key is asked for
   // (they declare `auth: 'none'`).
-  await app.register(shareRoutes, { deps: services, publicUrl })
+  await app.register(shareRoutes, { deps: services, publicUrl, rendered })
   await app.register(invitationPreviewRoutes, { deps: services, publicUrl, linkBase, clock })
   // signing in with a passkey: anyone may try (docs/api.md#passkeys)
   await app.register(passkeySignInRoutes, { db: database.db, clock, publicUrl })
@@ -627,7 +650,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     deps: services,
   })
   // the share page and badge: HTML/SVG, with their own not-found and error pages
-  await app.register(webRoutes, { prefix: '/s', deps: services, linkBase })
+  await app.register(webRoutes, { prefix: '/s', deps: services, linkBase, rendered })
   await app.register(appRoutes)
   await app.register(invitePageRoutes, { prefix: '/invite', deps: services, linkBase, clock })
   await app.register(linkWebRoutes, { prefix: '/l', deps: services })

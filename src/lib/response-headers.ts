@@ -13,12 +13,11 @@ export const API_RESPONSE_HEADERS = {
 
 /**
  * `Cache-Control` of a public view that answers 200 with an ETag (share view, share page,
- * badge): any cache may keep it for 5 seconds, then revalidates it (a 304 while the ETag
- * holds), so a popular status costs one request per cache every 5 s. A change shows within
- * those 5 s; the page and live clients get it at once from the event stream
- * (docs/sharing.md#caching-of-public-views).
+ * badge): any cache may keep it, and asks again before every use (a 304 while the ETag
+ * holds), so a change, or a status made private, shows at once through every cache. Each
+ * revalidation is one lookup in statusd's render cache (docs/sharing.md#caching-of-public-views).
  */
-export const PUBLIC_VIEW_CACHE_CONTROL = 'public, max-age=5'
+export const PUBLIC_VIEW_CACHE_CONTROL = 'public, no-cache'
 
 /**
  * onSend hook of the anonymous public views (`/v1/share/…` and their event streams), errors

@@ -6,6 +6,7 @@ import type { Clock } from '../lib/clock.ts'
 import { ERROR_RESPONSES } from '../lib/error-schema.ts'
 import type { ApiError } from '../lib/errors.ts'
 import { viewEtag } from '../lib/etag.ts'
+import type { RenderCache, Rendered } from '../lib/render-cache.ts'
 import { PRIVATE_LINK_HEADERS, PUBLIC_VIEW_CACHE_CONTROL } from '../lib/response-headers.ts'
 import type { ServiceDeps } from '../modules/service-deps.ts'
 import { InvitationTokenParamsSchema } from '../modules/statuses/invitations.schemas.ts'
@@ -114,19 +115,28 @@ const BadgeEndpointSchema = Type.Object(
   },
 )
 
-/**
- * Headers of a view that answers 200: its ETag, and caches may keep it a few seconds
- * (docs/sharing.md#caching-of-public-views).
- */
-const cacheable = (shareId: string, version: number, body: string) => ({
-  etag: viewEtag(shareId, version, body),
+/** A view rendered for the cache: its bytes and ETag (docs/sharing.md#caching-of-public-views). */
+const renderedView = (
+  statusId: string,
+  shareId: string,
+  version: number,
+  body: string,
+  type: string,
+): { owner: string; rendered: Rendered } => ({
+  owner: statusId,
+  rendered: { body: Buffer.from(body), etag: viewEtag(shareId, version, body), type },
+})
+
+/** Headers of a view that answers 200: its ETag; any cache may keep it, and revalidates it. */
+const cacheable = (view: Rendered) => ({
+  etag: view.etag,
   'cache-control': PUBLIC_VIEW_CACHE_CONTROL,
 })
 
 function sendHtml(
   reply: FastifyReply,
   status: number,
-  body: string,
+  body: string | Buffer,
   headers: Record<string, string> = {},
 ): FastifyReply {
   return reply
@@ -153,7 +163,7 @@ const notFoundPage = () =>
 function sendBadge(
   reply: FastifyReply,
   status: number,
-  svg: string,
+  svg: string | Buffer,
   headers: Record<string, string> = {},
 ): FastifyReply {
   return reply
@@ -229,7 +239,9 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
   deps: ServiceDeps
   /** Where links point (og:url): PUBLIC_URL, or the address the server listens on. */
   linkBase: () => string
-}> = async (app, { deps, linkBase }) => {
+  /** The rendered pages and badges, until their status changes (docs/sharing.md#caching-of-public-views). */
+  rendered: RenderCache
+}> = async (app, { deps, linkBase, rendered }) => {
   app.setNotFoundHandler((_request, reply) => sendHtml(reply, 404, notFoundPage()))
   app.setErrorHandler(sendWebError)
 
@@ -267,21 +279,24 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      // an unknown or private share id throws 404: the error handler answers the not-found page
-      const page = await sharePage(deps, request.params.shareId, {
-        history: PAGE_HISTORY,
-        users: PAGE_USERS,
+      const view = await rendered.through(`page\0${request.params.shareId}`, async () => {
+        // an unknown or private share id throws 404: the error handler answers the not-found page
+        const page = await sharePage(deps, request.params.shareId, {
+          history: PAGE_HISTORY,
+          users: PAGE_USERS,
+        })
+        const { shareId } = page.view
+        const body = renderSharePage({
+          ...page,
+          assets: ASSET_URLS,
+          eventsUrl: `/v1/share/${shareId}/events`,
+          historyUrl: `/v1/share/${shareId}/history?limit=${PAGE_HISTORY}`,
+          kind: { share: { url: `${linkBase()}/s/${shareId}` } },
+        })
+        // the ETag covers the history and people shown too (lib/etag.ts)
+        return renderedView(page.statusId, shareId, page.version, body, 'text/html; charset=utf-8')
       })
-      const { shareId } = page.view
-      const body = renderSharePage({
-        ...page,
-        assets: ASSET_URLS,
-        eventsUrl: `/v1/share/${shareId}/events`,
-        historyUrl: `/v1/share/${shareId}/history?limit=${PAGE_HISTORY}`,
-        kind: { share: { url: `${linkBase()}/s/${shareId}` } },
-      })
-      // the ETag covers the history and people shown too (lib/etag.ts)
-      return sendHtml(reply, 200, body, cacheable(shareId, page.version, body))
+      return sendHtml(reply, 200, view.body, cacheable(view))
     },
   )
 
@@ -303,11 +318,17 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      // an unknown or private share id throws 404: the error handler answers the grey badge
       const { shareId } = request.params
-      const badge = await shareBadge(deps, shareId)
-      const svg = await renderBadge(badgeText(badge, request.query.label), request.query.style)
-      return sendBadge(reply, 200, svg, cacheable(shareId, badge.version, svg))
+      const { label, style } = request.query
+      const key = `svg\0${shareId}\0${style ?? ''}\0${label ?? ''}`
+      const view = await rendered.through(key, async () => {
+        // an unknown or private share id throws 404: the error handler answers the grey badge
+        const badge = await shareBadge(deps, shareId)
+        const svg = await renderBadge(badgeText(badge, label), style)
+        const type = 'image/svg+xml; charset=utf-8'
+        return renderedView(badge.statusId, shareId, badge.version, svg, type)
+      })
+      return sendBadge(reply, 200, view.body, cacheable(view))
     },
   )
 
@@ -333,15 +354,17 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const { shareId } = request.params
       const { label, style } = request.query
-      const badge = await shareBadge(deps, shareId)
-      const body = JSON.stringify(badgeEndpoint(badgeText(badge, label), style))
-      return reply
+      const key = `badge.json\0${shareId}\0${style ?? ''}\0${label ?? ''}`
+      const view = await rendered.through(key, async () => {
+        const badge = await shareBadge(deps, shareId)
+        const body = JSON.stringify(badgeEndpoint(badgeText(badge, label), style))
+        const type = 'application/json; charset=utf-8'
+        return renderedView(badge.statusId, shareId, badge.version, body, type)
+      })
+      return (reply as FastifyReply)
         .code(200)
-        .headers({
-          'content-type': 'application/json; charset=utf-8',
-          ...cacheable(shareId, badge.version, body),
-        })
-        .send(body)
+        .headers({ 'content-type': view.type, ...cacheable(view) })
+        .send(view.body)
     },
   )
 }

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
+import { RENDER_CACHE_MAX_AGE_MS } from '../../src/app.ts'
 import { setUser } from '../../src/modules/users/users.service.ts'
 import { contrastRatio, PALETTE, TEXT_ON_COLOR } from '../../src/web/palette.ts'
 import { makeApp, TEST_PLANS } from '../helpers/app.ts'
+import { testClock } from '../helpers/clock.ts'
 import { createStatus, grant, makeCast } from '../helpers/sharing.ts'
 
 const get = (t: Awaited<ReturnType<typeof makeApp>>, url: string) =>
@@ -150,8 +152,9 @@ describe('share page GET /s/:shareId', () => {
     assert.equal(api.json().errorCode, 'validationError')
   })
 
-  it("links are clickable only while the owner's plan has descriptionLinks", async (ctx) => {
-    const t = await makeApp(ctx)
+  it("links are clickable only while the owner's plan has descriptionLinks (a plan changed shows within the render cache's age limit)", async (ctx) => {
+    const clock = testClock()
+    const t = await makeApp(ctx, { deps: { clock } })
     const owner = await t.user({ plan: 'pro' })
     const s = await createStatus(t, owner, 'docs', {
       value: 'UP',
@@ -165,6 +168,9 @@ describe('share page GET /s/:shareId', () => {
     )
     assert.match(before, /<a href="mailto:ops@example\.com" rel="nofollow noopener ugc">/)
     await setUser(t.database.db, TEST_PLANS, owner.id, { plan: 'free' })
+    // a plan changed announces no change of the status: the views rendered before it are
+    // served until they are RENDER_CACHE_MAX_AGE_MS old (docs/sharing.md#caching-of-public-views)
+    clock.advance(RENDER_CACHE_MAX_AGE_MS + 1)
     const after = (await get(t, `/s/${s.shareId}`)).body
     assert.ok(!after.includes('<a '), 'no link on a plan without links')
     assert.match(after, /See example\.com and mail ops@example\.com/)
@@ -316,8 +322,8 @@ describe('XSS: hostile names, values and descriptions stay text', () => {
     const res = await get(t, `/s/${s.shareId}/badge.svg`)
     assert.equal(res.statusCode, 200)
     assert.match(String(res.headers['content-type']), /^image\/svg\+xml/)
-    // kept briefly by caches, then revalidated by its ETag (docs/sharing.md#caching-of-public-views)
-    assert.equal(res.headers['cache-control'], 'public, max-age=5')
+    // kept by caches, revalidated by its ETag on every use (docs/sharing.md#caching-of-public-views)
+    assert.equal(res.headers['cache-control'], 'public, no-cache')
     assert.match(String(res.headers['content-security-policy']), /default-src 'none'/)
     assertInert(res.body, 'badge')
     assert.match(

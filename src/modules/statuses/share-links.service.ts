@@ -337,6 +337,7 @@ export async function linkPage(
       ? (await listStatusUsers(deps, access, { limit: limits.users })).items
       : null,
     version: Number(status.version),
+    statusId: status.id,
   }
 }
 

@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { viewEtag } from '../../lib/etag.ts'
+import type { RenderCache } from '../../lib/render-cache.ts'
 import { PUBLIC_VIEW_CACHE_CONTROL } from '../../lib/response-headers.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { HistoryEntrySchema } from './history.schemas.ts'
@@ -35,7 +36,9 @@ export const PUBLIC_PAGE_SIZE = 100
 export const shareRoutes: FastifyPluginAsyncTypebox<{
   deps: ServiceDeps
   publicUrl: string | null
-}> = async (app, { deps, publicUrl }) => {
+  /** The rendered views, by share id, until their status changes (docs/sharing.md#caching-of-public-views). */
+  rendered: RenderCache
+}> = async (app, { deps, publicUrl, rendered }) => {
   app.get(
     '/v1/share/:shareId',
     {
@@ -45,24 +48,35 @@ export const shareRoutes: FastifyPluginAsyncTypebox<{
         operationId: 'getSharedStatus',
         summary: 'Public view of a public status (no API key)',
         description:
-          'Carries an ETag (`If-None-Match` with it: 304) and `Cache-Control: public, max-age=5`, so caches absorb popular statuses.',
+          'Carries an ETag (`If-None-Match` with it: 304) and `Cache-Control: public, no-cache`: any cache may keep it and revalidates it on every use.',
         tags,
         params: ShareIdParamsSchema,
         response: { 200: ShareViewSchema, 304: NOT_MODIFIED, ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
-      const { view, version } = await publicView(deps, request.params.shareId)
-      // serialized here, by the route's own schema, so that the ETag covers the bytes sent;
-      // note: the untyped reply, since the typed one takes the schema's object, not its text
-      const body = reply.serialize(view) as string
+      const { shareId } = request.params
+      const view = await rendered.through(`json\0${shareId}`, async () => {
+        const { view, version, statusId } = await publicView(deps, shareId)
+        // serialized here, by the route's own schema, so that the ETag covers the bytes sent
+        const body = reply.serialize(view) as string
+        return {
+          owner: statusId,
+          rendered: {
+            body: Buffer.from(body),
+            etag: viewEtag(view.shareId, version, body),
+            type: 'application/json; charset=utf-8',
+          },
+        }
+      })
+      // note: the untyped reply, since the typed one takes the schema's object, not its bytes
       return (reply as FastifyReply)
         .headers({
-          etag: viewEtag(view.shareId, version, body),
+          etag: view.etag,
           'cache-control': PUBLIC_VIEW_CACHE_CONTROL,
-          'content-type': 'application/json; charset=utf-8',
+          'content-type': view.type,
         })
-        .send(body)
+        .send(view.body)
     },
   )
 

@@ -34,12 +34,18 @@ export async function shareViewOf(deps: ServiceDeps, status: StatusRow): Promise
 export interface VersionedShareView {
   view: ShareView
   version: number
+  /** The status's id: what its changes are announced by (render caches). */
+  statusId: string
 }
 
 /** GET /v1/share/:shareId — the public view of a public status. */
 export async function publicView(deps: ServiceDeps, shareId: string): Promise<VersionedShareView> {
   const status = await publicStatus(deps.db, shareId)
-  return { view: await shareViewOf(deps, status), version: Number(status.version) }
+  return {
+    view: await shareViewOf(deps, status),
+    version: Number(status.version),
+    statusId: status.id,
+  }
 }
 
 /** GET /v1/share/:shareId/history — when the status's history is public (403 otherwise). */
@@ -71,6 +77,8 @@ export interface SharePage {
   users: StatusUser[] | null
   /** The stored version of the status (for the page's ETag). */
   version: number
+  /** The status's id: what its changes are announced by (render caches). */
+  statusId: string
 }
 
 /**
@@ -94,6 +102,7 @@ export async function sharePage(
       ? (await listStatusUsers(deps, access, { limit: limits.users })).items
       : null,
     version: Number(status.version),
+    statusId: status.id,
   }
 }
 
@@ -106,6 +115,8 @@ export interface ShareBadge {
   stale: boolean
   /** The stored version of the status (for the badge's ETag). */
   version: number
+  /** The status's id: what its changes are announced by (render caches). */
+  statusId: string
 }
 
 /** The badge of a status, at `nowMs` (staleness). */
@@ -115,6 +126,7 @@ export const badgeOf = (status: StatusRow, nowMs: number): ShareBadge => ({
   colorNo: status.color_no,
   stale: staleFieldsOf(status, nowMs).stale,
   version: Number(status.version),
+  statusId: status.id,
 })
 
 /** The badge of a public status (404 as the share view). */

@@ -1,5 +1,4 @@
 import type { Db, StatusRow } from '../../db/database.ts'
-import { writerOf } from '../../db/writer.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
 import { creationIso } from '../../lib/time.ts'
@@ -132,28 +131,37 @@ export async function subscribe(
   caller: Caller,
   statusId: string,
 ): Promise<{ subscription: Subscription; created: boolean }> {
-  return writerOf(deps).run(async (tx) => {
-    const { status, role } = await accessById(tx, caller, statusId, { forWrite: true })
-    if (role === 'owner') throw ownerConflict('You own this status')
-    if (role !== null) return { subscription: subscriptionOf(status, role), created: false }
-    const inserted = await insertRoleUnlessPresent(tx, {
-      status_id: status.id,
-      user_id: caller.userId,
-      role: 'subscriber',
-      created_at: creationIso(),
-    })
-    if (inserted) {
-      // a new subscriber is notified of every change by default (docs/notifications.md#rules)
-      await turnOnDefaultRule(tx, status.id, caller.userId, creationIso())
-      return { subscription: subscriptionOf(status, 'subscriber'), created: true }
-    }
-    // a concurrent request of the same user subscribed first
-    const now = await findRole(tx, status.id, caller.userId)
-    return {
-      subscription: subscriptionOf(status, (now?.role ?? 'subscriber') as GrantedRole),
-      created: false,
-    }
-  })
+  // a new subscriber shows in a public user list (the share page: its render cache
+  // forgets it); nothing else changed
+  const done = await announcedWrite(
+    deps,
+    async (tx) => {
+      const { status, role } = await accessById(tx, caller, statusId, { forWrite: true })
+      if (role === 'owner') throw ownerConflict('You own this status')
+      if (role !== null)
+        return { status, subscription: subscriptionOf(status, role), created: false }
+      const inserted = await insertRoleUnlessPresent(tx, {
+        status_id: status.id,
+        user_id: caller.userId,
+        role: 'subscriber',
+        created_at: creationIso(),
+      })
+      if (inserted) {
+        // a new subscriber is notified of every change by default (docs/notifications.md#rules)
+        await turnOnDefaultRule(tx, status.id, caller.userId, creationIso())
+        return { status, subscription: subscriptionOf(status, 'subscriber'), created: true }
+      }
+      // a concurrent request of the same user subscribed first
+      const now = await findRole(tx, status.id, caller.userId)
+      return {
+        status,
+        subscription: subscriptionOf(status, (now?.role ?? 'subscriber') as GrantedRole),
+        created: false,
+      }
+    },
+    (done) => (done.created ? accessChanged(done.status) : null),
+  )
+  return { subscription: done.subscription, created: done.created }
 }
 
 /**

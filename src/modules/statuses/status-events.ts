@@ -58,21 +58,27 @@ export const STATUS_CHANGES = {
 }
 
 /**
- * Runs a write and announces the change it made (`changeOf` its result): within its
- * transaction when the bus can, otherwise right after the commit (never before: streams
- * would read the old row).
+ * Runs a write and announces the change it made (`changeOf` its result; null when it made
+ * none to announce): within its transaction when the bus can, otherwise right after the
+ * commit (never before: streams would read the old row).
  */
 export async function announcedWrite<T>(
-  deps: { db: Kysely<DB>; writer?: Writer; events?: StatusEventBus | undefined; clock?: Clock },
+  deps: {
+    db: Kysely<DB>
+    writer?: Writer
+    events?: StatusEventBus | undefined
+    clock?: Clock
+    committed?: ((change: StatusChange) => void) | undefined
+  },
   work: (tx: Transaction<DB>) => Promise<T>,
-  changeOf: (result: T) => StatusChange,
+  changeOf: (result: T) => StatusChange | null,
 ): Promise<T> {
   const { events } = deps
   const within = events?.publishWithin?.bind(events)
   const result = await writerOf(deps).run(async (tx) => {
     const done = await work(tx)
-    if (within) {
-      const change = changeOf(done)
+    const change = within ? changeOf(done) : null
+    if (within && change) {
       await within(tx, change)
       // the outbox backs the NOTIFY up for the other instances
       // (docs/postgres.md#the-outbox-changes-no-notification-can-lose); a value write
@@ -86,7 +92,10 @@ export async function announcedWrite<T>(
     }
     return done
   })
-  if (!within) await announce(events, changeOf(result))
+  const change = changeOf(result)
+  if (!change) return result
+  deps.committed?.(change)
+  if (!within) await announce(events, change)
   return result
 }
 
