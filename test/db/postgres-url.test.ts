@@ -61,6 +61,15 @@ describe('a multi-host DATABASE_URL is read as libpq reads it', () => {
       { labels: ['h'], urls: ['postgres://u@h/db?options=-c%20search_path%3Ds'], attrs: 'any' },
     ],
     [
+      'a raw @ in the password: the hosts come after the last one',
+      'postgres://me:p@ss@db1,db2:/db',
+      {
+        labels: ['db1', 'db2:'],
+        urls: ['postgres://me:p@ss@db1/db', 'postgres://me:p@ss@db2:/db'],
+        attrs: 'any',
+      },
+    ],
+    [
       'no host at all (the local socket)',
       'postgres:///db',
       { labels: ['localhost'], urls: ['postgres:///db'], attrs: 'any' },

@@ -24,7 +24,9 @@ export interface PostgresUrl {
   sessionAttrs: SessionAttrs
 }
 
-const URL_PATTERN = /^(postgres(?:ql)?:\/\/)(?:([^@/?#]*)@)?([^/?#]*)(.*)$/is
+// note: user info runs to the authority's last '@' (a raw '@' in a password, as WHATWG URLs
+// read it), so the hosts never hold a piece of the password
+const URL_PATTERN = /^(postgres(?:ql)?:\/\/)(?:([^/?#]*)@)?([^/?#@]*)(.*)$/is
 
 /** A problem with a URL, said without echoing it (it may hold a password). */
 export class PostgresUrlError extends Error {}
@@ -37,9 +39,10 @@ function checkHost(entry: string, index: number, count: number, variable: string
   const [, name, port] = match
   if (count > 1 && !name)
     throw new PostgresUrlError(`${variable}: ${where} is empty (hosts are separated by commas)`)
-  if (port !== undefined && !/^\d{1,5}$/.test(port))
+  // note: an empty port (`host:`) is the default one, as libpq reads it
+  if (port !== undefined && port !== '' && !/^\d{1,5}$/.test(port))
     throw new PostgresUrlError(`${variable}: the port of ${where} is not a number`)
-  if (port !== undefined && (Number(port) < 1 || Number(port) > 65_535))
+  if (port !== undefined && port !== '' && (Number(port) < 1 || Number(port) > 65_535))
     throw new PostgresUrlError(`${variable}: the port of ${where} is not between 1 and 65535`)
 }
 
