@@ -33,11 +33,17 @@ async function postgresUser(): Promise<{ uid: number; gid: number } | undefined>
 
 /**
  * Why a test that needs a cluster of its own cannot run here, or false when it can: it
- * needs PostgreSQL's programs, and as root the unprivileged `postgres` user to run them as.
+ * needs PostgreSQL's programs (`pg_basebackup` too for a standby), and as root the
+ * unprivileged `postgres` user to run them as.
  */
-export async function clusterUnavailable(): Promise<string | false> {
-  if (!pgBinDir())
+export async function clusterUnavailable(
+  options: { standby?: boolean } = {},
+): Promise<string | false> {
+  const bin = pgBinDir()
+  if (!bin)
     return 'needs PostgreSQL installed (initdb, pg_ctl under /usr/lib/postgresql/*/bin, or PG_BIN)'
+  if (options.standby && !existsSync(join(bin, 'pg_basebackup')))
+    return `a standby needs pg_basebackup next to initdb (in ${bin})`
   if (isRoot && !(await postgresUser()))
     return 'running as root needs a "postgres" user to run the PostgreSQL server as'
   return false

@@ -18,7 +18,7 @@ import { waitUntil } from '../helpers/sse.ts'
 // answers 503 with Retry-After (never a 500), then writes go to the new primary, and every
 // write that was acknowledged (a 2xx) is there.
 
-const skip = postgresOnly || (await clusterUnavailable())
+const skip = postgresOnly || (await clusterUnavailable({ standby: true }))
 
 const WRITERS = 3
 
