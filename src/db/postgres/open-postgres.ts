@@ -117,9 +117,11 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
     })
   }
   // commits run in parallel on pooled connections (and the server groups their WAL flushes)
-  const writer = failover
-    ? dropReadOnly(transactionPerWrite(db), failover.locator)
-    : transactionPerWrite(db)
+  // note: with target_session_attrs=any a read-only host will do: nothing to look for
+  const writer =
+    failover && target.sessionAttrs === 'read-write'
+      ? dropReadOnly(transactionPerWrite(db), failover.locator)
+      : transactionPerWrite(db)
   return {
     db,
     engine: 'postgres',
