@@ -6,7 +6,7 @@
 // Start PostgreSQL (fsync on) and PgBouncer yourself, the pooler's database pointing at the
 // same (empty) database as BENCH_DATABASE_URL:
 //   BENCH_DATABASE_URL=postgres://…:5432/db BENCH_POOLER_URL=postgres://…:6432/db \
-//     node bench/pooler.ts [--rounds 3] [--duration 8] [--statuses 10000] [--no-write]
+//     npm run bench:pooler -- [--rounds 3] [--duration 8] [--statuses 10000] [--no-write]
 // Prints a table, and writes the run to bench/results/ unless --no-write.
 
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -131,7 +131,7 @@ async function main() {
       writeResult({
         ...runInfo(
           ROOT,
-          `node bench/pooler.ts --rounds ${values.rounds} --duration ${values.duration} --statuses ${values.statuses}`,
+          `npm run bench:pooler -- --rounds ${values.rounds} --duration ${values.duration} --statuses ${values.statuses}`,
           'PATCH value by id, wrk -t1 -c32, statusd straight to PostgreSQL (fsync on) and through PgBouncer (transaction pooling, DATABASE_PREPARED_STATEMENTS=off, DATABASE_LISTEN_URL direct), alternated',
         ),
         kind: 'pooler',
