@@ -54,8 +54,17 @@ export interface RigTarget {
   /** The storage engine behind it; null for the raw `node:http` peer, which stores nothing. */
   engine: 'sqlite' | 'postgres' | null
   reqPerS: number | null
-  /** req/s against the raw, naive and lean peers of the same run (null: peer not run). */
-  ratio: { raw: number | null; naive: number | null; lean: number | null }
+  /**
+   * req/s against the raw, naive and lean peers of the same run (null: peer not run); a
+   * PostgreSQL target also against the lean PostgreSQL peer and statusd's SQLite PATCH.
+   */
+  ratio: {
+    raw: number | null
+    naive: number | null
+    lean: number | null
+    leanPg?: number | null
+    statusdSqlite?: number | null
+  }
   p50Ms: number | null
   p99Ms: number | null
   peakRssMb: number | null

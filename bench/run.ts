@@ -4,9 +4,11 @@
 // ratios to raw node:http, the naive peer and the lean one. Also measures cold start to
 // /readyz. The run is written to bench/results/ (bench/results.ts) and the chart of
 // docs/performance.md redrawn from all results (bench/chart.ts), unless --no-write.
-// BENCH_DATABASE_URL=postgres://… adds statusd on PostgreSQL.
+// BENCH_DATABASE_URL=postgres://… adds statusd on PostgreSQL and the lean PostgreSQL peer
+// (lean-pg), which write to that database.
 //   node bench/run.ts [--rounds 3] [--duration 10] [--connections 32] [--statuses 10000]
-//                     [--only raw,naive,lean,statusd-patch,statusd-post] [--no-write]
+//                     [--only raw,naive,lean,statusd-patch,statusd-post,lean-pg,statusd-patch-pg,statusd-post-pg]
+//                     [--no-write]
 import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -61,15 +63,18 @@ const statusd = (mode: 'patch' | 'post', databaseUrl?: string): Target => ({
   start: (port, dbFile) => statusdCommand(port, databaseUrl ?? `sqlite:${dbFile}`),
 })
 
-/** A peer in bench/peers/, PATCH by id on its own copy of the dataset (raw ignores it). */
-const peer = (name: string, label: string, script: string): Target => ({
+/**
+ * A peer in bench/peers/, PATCH by id on its own copy of the dataset (raw ignores it), or
+ * with `databaseUrl` on that PostgreSQL database (the dataset statusd on PostgreSQL writes).
+ */
+const peer = (name: string, label: string, script: string, databaseUrl?: string): Target => ({
   name,
   label,
   mode: 'patch',
-  engine: name === 'raw' ? null : 'sqlite',
+  engine: name === 'raw' ? null : databaseUrl ? 'postgres' : 'sqlite',
   start: (port, dbFile) => ({
     args: [join(ROOT, 'bench/peers', script)],
-    env: { PORT: String(port), DATABASE_URL: `sqlite:${dbFile}` },
+    env: { PORT: String(port), DATABASE_URL: databaseUrl ?? `sqlite:${dbFile}` },
   }),
 })
 
@@ -86,6 +91,12 @@ const targets: Target[] = (
     statusd('post'),
     ...(process.env.BENCH_DATABASE_URL
       ? [
+          peer(
+            'lean-pg',
+            'lean Fastify + pg, one prepared statement per write (the floor on PostgreSQL)',
+            'lean-pg.ts',
+            process.env.BENCH_DATABASE_URL,
+          ),
           statusd('patch', process.env.BENCH_DATABASE_URL),
           statusd('post', process.env.BENCH_DATABASE_URL),
         ]
@@ -212,7 +223,13 @@ function report(samples: Map<string, Sample[]>, coldStartMs: number) {
     const s = samples.get(name)
     return s ? median(s.map((x) => x.rps)) : null
   }
-  const peers = { raw: rpsOf('raw'), naive: rpsOf('naive'), lean: rpsOf('lean') }
+  const peers = {
+    raw: rpsOf('raw'),
+    naive: rpsOf('naive'),
+    lean: rpsOf('lean'),
+    leanPg: rpsOf('lean-pg'),
+    statusdSqlite: rpsOf('statusd-patch'),
+  }
   const ratio = (rps: number, peer: number | null) => (peer ? round(rps / peer, 2) : null)
   const results: RigTarget[] = targets
     .filter((t) => samples.has(t.name))
@@ -229,6 +246,10 @@ function report(samples: Map<string, Sample[]>, coldStartMs: number) {
           raw: ratio(rps, peers.raw),
           naive: ratio(rps, peers.naive),
           lean: ratio(rps, peers.lean),
+          ...(t.engine === 'postgres' && {
+            leanPg: ratio(rps, peers.leanPg),
+            statusdSqlite: ratio(rps, peers.statusdSqlite),
+          }),
         },
         p50Ms: round(median(s.map((x) => x.p50ms)), 2),
         p99Ms: round(median(s.map((x) => x.p99ms)), 2),
@@ -266,6 +287,12 @@ function report(samples: Map<string, Sample[]>, coldStartMs: number) {
       (t) =>
         `| ${t.label} | ${t.reqPerS} | ${cell(t.ratio.raw)} | ${cell(t.ratio.naive)} | ${cell(t.ratio.lean)} | ${cell(t.p50Ms, ' ms')} | ${cell(t.p99Ms, ' ms')} | ${cell(t.peakRssMb, ' MB')} | ${cell(t.cpuUsPerRequest, ' µs')} | ${cell(t.walMb, ' MB')} | ${t.errors} |`,
     ),
+    ...results
+      .filter((t) => t.name === 'statusd-patch-pg')
+      .map(
+        (t) =>
+          `\nPostgreSQL PATCH (goal: ≥ 0.8 × lean-pg, ≥ 0.5 × statusd on SQLite, ≤ 150 µs CPU): ${cell(t.ratio.leanPg ?? null, ' × lean-pg')}, ${cell(t.ratio.statusdSqlite ?? null, ' × SQLite')}, ${cell(t.cpuUsPerRequest, ' µs')}`,
+      ),
     '',
     `Cold start to /readyz 200 (median of 5, ${values.statuses} statuses): ${result.coldStartMs} ms (guard: ≤ 500 ms).`,
   ].join('\n')

@@ -125,6 +125,12 @@ export interface Engine {
   writeRefusal(err: { code?: unknown; message?: unknown }): WriteRefusal | undefined
   readonly migrationSteps: MigrationSteps
   readonly copy: CopySupport
+  /**
+   * True where a write several rows take part in is best one statement (a data-modifying
+   * CTE, hand-written for this engine: `writesInOneStatement`): each statement is a round
+   * trip to a server. False where statements run in process (SQLite, which has no such CTEs).
+   */
+  readonly oneStatementWrites: boolean
 }
 
 /** What a database needs to open an event bus for one kind of message. */
@@ -172,7 +178,7 @@ export interface Database {
    * Opens the bus on which committed writes reach live streams: between every instance on
    * the database where several can share it, else in process. The caller closes it.
    */
-  openEventBus<M>(options: EventBusOptions<M>): Promise<EventBus<M, Transaction<DB>>>
+  openEventBus<M>(options: EventBusOptions<M>): Promise<EventBus<M>>
   /**
    * Reads the status events (outbox rows) every instance committed, in commit order, where
    * several instances share the database (PostgreSQL); undefined where one process is all

@@ -62,6 +62,44 @@ export function preparedByShape<F extends boolean[], P, R>(
   }
 }
 
+// The SQL text of each statement prepareSql made, with the name PostgreSQL prepares it under
+// (open-postgres.ts sends these texts as named statements, unless DATABASE_PREPARED_STATEMENTS
+// is off): a connection parses and plans one once, then only binds it, and the text is not
+// sent again. Bounded: one per prepareSql call.
+// note: only these, whose results name their columns: a named `select *` whose table gained a
+// column (a newer version's migration while this one runs) fails with "cached plan must not
+// change result type" until its connection closes.
+const statementNames = new Map<string, string>()
+
+/** The name the text of a prepareSql statement is prepared under; undefined for any other text. */
+export const preparedStatementName = (sqlText: string): string | undefined =>
+  statementNames.get(sqlText)
+
+/**
+ * Prepares SQL written by hand, for what Kysely cannot build (a data-modifying CTE), with
+ * named parameters: `$name` (a letter first), each bound from `params` by its name. The text
+ * is the dialect's own, so it runs only on the engine it was written for. On PostgreSQL it is
+ * a named statement (preparedStatementName).
+ */
+export function prepareSql<P extends Record<string, unknown>, R>(
+  text: string,
+): PreparedQuery<P, R> {
+  const order: string[] = []
+  const positional = text.replace(/\$([A-Za-z]\w*)/g, (_, name: string) => {
+    let index = order.indexOf(name)
+    if (index < 0) index = order.push(name) - 1
+    return `$${index + 1}`
+  })
+  if (!statementNames.has(positional))
+    statementNames.set(positional, `statusd_prepared_${statementNames.size + 1}`)
+  return (db, params) =>
+    runSql<R>(
+      db,
+      positional,
+      order.map((name) => params[name]),
+    )
+}
+
 function compile<P, R>(
   db: Kysely<DB>,
   build: (db: Kysely<DB>, param: <K extends keyof P & string>(name: K) => P[K]) => Compilable<R>,

@@ -5,22 +5,22 @@ export type Listener<M> = (message: M) => void
 
 /**
  * Where writers announce what they committed and listeners (live streams) hear about it, by
- * topic. `M` is the message; `Tx` the transaction a bus may announce within.
+ * topic. `M` is the message.
  *
  * note: `publish` is called after the transaction commits and never throws: the write has
  * happened, so a delivery failure is the bus's to log, not the writer's to report. Listeners
  * must return at once (they schedule work; they never block the publisher).
  */
-export interface EventBus<M, Tx = unknown> {
+export interface EventBus<M> {
   publish(message: M): Promise<void>
   /**
-   * Optional: announces the message inside the write's own transaction, so that it is
-   * delivered if and only if the write commits, even when this process dies right after the
-   * commit (a transactional notification). A bus that has it is not called with `publish`
-   * for the message after the commit. Unlike `publish` it throws like any statement, and
-   * fails the write with it.
+   * Optional: true for a bus between processes that can lose a message (one published after
+   * a commit by a process that died before it could, or one the network dropped). Writers
+   * then also record every change in the outbox inside its transaction, which every process
+   * reads (docs/postgres.md#the-outbox-changes-no-notification-can-lose): what the bus loses
+   * arrives from there, a moment later.
    */
-  publishWithin?(tx: Tx, message: M): Promise<void>
+  readonly relayedByOutbox?: boolean
   /** Calls `listener` for every message of `topic` until the returned function is called. */
   subscribe(topic: string, listener: Listener<M>): () => void
   /**

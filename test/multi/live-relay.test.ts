@@ -23,11 +23,11 @@ import { SseTestClient } from '../helpers/sse.ts'
 const AT = '2026-01-01T00:00:00.000Z'
 
 /**
- * A bus whose notifications never reach another process: it "announces" within the write's
- * transaction, as PostgreSQL's bus does, and nothing arrives anywhere.
+ * A bus whose notifications never reach another process: its writers record their changes
+ * in the outbox, as with PostgreSQL's bus, and what it publishes reaches this process only.
  */
 class SilentBus extends InProcessEventBus<StatusChange> {
-  async publishWithin(): Promise<void> {}
+  readonly relayedByOutbox = true
 }
 
 describe('live updates from the outbox (PostgreSQL)', { skip: postgresOnly }, () => {

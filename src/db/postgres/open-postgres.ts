@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely'
 import type pg from 'pg'
 import type { DB } from '../database.ts'
 import { type Database, type DatabaseOptions, DEFAULT_POOL_SIZE } from '../engine.ts'
+import { preparedStatementName } from '../prepared.ts'
 import { transactionPerWrite, type Writer } from '../writer.ts'
 import { primaryClientClass } from './connect-primary.ts'
 import { postgresOutboxTail } from './outbox-tail.ts'
@@ -72,7 +73,10 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
   const PoolClient = failover?.PrimaryClient ?? Client
   const pool = new Pool({
     connectionString: firstUrl,
-    Client: options.preparedStatements === false ? withoutNamedStatements(PoolClient) : PoolClient,
+    Client:
+      options.preparedStatements === false
+        ? withoutNamedStatements(PoolClient)
+        : withPreparedSqlNamed(PoolClient),
     max: poolSize,
     connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 30_000,
@@ -192,6 +196,26 @@ function dropReadOnly(writer: Writer, locator: { readOnlySeen(): void }): Writer
         if ((err as { code?: unknown } | undefined)?.code === '25006') locator.readOnlySeen()
         throw err
       }),
+  }
+}
+
+/**
+ * pg's Client, sending the texts of `prepareSql` (prepared.ts) as named statements: Kysely's
+ * driver passes only text and values, so the name is added here. Each connection then parses
+ * and plans such a statement once and later sends only its values (the hot write's text is
+ * 2.5 kB: writing it on every request cost more CPU than the rest of the query).
+ */
+function withPreparedSqlNamed(Client: typeof pg.Client): typeof pg.Client {
+  const query = Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown
+  return class ClientWithPreparedSqlNamed extends Client {
+    override query(config: unknown, ...rest: unknown[]): never {
+      const [values] = rest
+      if (typeof config === 'string' && rest.length === 1 && Array.isArray(values)) {
+        const name = preparedStatementName(config)
+        if (name !== undefined) return query.call(this, { name, text: config, values }) as never
+      }
+      return query.call(this, config, ...rest) as never
+    }
   }
 }
 

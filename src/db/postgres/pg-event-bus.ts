@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { type Kysely, sql, type Transaction } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import type pg from 'pg'
 import {
   type BusLog,
@@ -71,33 +71,44 @@ end)`
 }
 
 /**
- * Sends one message on the channel, as its JSON. note: NOTIFY payloads are limited to 8000
- * bytes; messages are kept small (a status change is under 100).
+ * Sends messages on the channel, each as its JSON, in order, in one statement (and so one
+ * transaction) of its own. note: NOTIFY payloads are limited to 8000 bytes; messages are kept
+ * small (a status change is under 100).
+ *
+ * note: `synchronous_commit` off for this transaction only: a transaction that notifies holds
+ * a lock on the cluster's notification queue from its commit until the commit is flushed, so
+ * notifying transactions commit one at a time, each waiting for its own WAL flush. A NOTIFY
+ * inside every write's transaction capped the writes of the whole cluster at one flush each
+ * (docs/decisions/0012-postgresql-write-in-one-statement.md). Here nothing waits for a
+ * flush: the writes are durable in their own transactions, and a notification a crash loses
+ * is a change the outbox delivers anyway.
  */
-const notify = (db: Kysely<DB> | Transaction<DB>, channel: string, message: unknown) =>
-  sql`select pg_notify(${sql.raw(channel)}, ${JSON.stringify(message)})`.execute(db)
+const notifyAll = (db: Kysely<DB>, channel: string, messages: readonly string[]) =>
+  sql`select set_config('synchronous_commit', 'off', true), pg_notify(${sql.raw(channel)}, m)
+    from unnest(${messages}::text[]) as m`.execute(db)
 
 const NOOP_LOG: BusLog = { info() {}, warn() {}, error() {} }
 
 /**
  * The event bus of several instances on one PostgreSQL database: every instance delivers
- * every change (docs/sharing.md#several-instances-postgresql-listennotify). A write sends its
- * NOTIFY inside its own transaction (`publishWithin`), so the change is announced exactly
- * when it commits; one dedicated connection per instance LISTENs and hands every
- * notification to this instance's listeners.
+ * every change (docs/sharing.md#several-instances-postgresql-listennotify). A write's change
+ * is published right after its commit: a NOTIFY through the pool, one statement for all the
+ * changes published while the previous one was on its way; one dedicated connection per
+ * instance LISTENs and hands every notification to this instance's listeners. A change whose
+ * NOTIFY is lost (the instance died between its commit and the NOTIFY) reaches every
+ * instance from the outbox (`relayedByOutbox`).
  *
  * note: delivery is **only** through NOTIFY, the publishing instance included (it hears its
- * own notifications): one path, the same order on every instance (commit order), no
- * instance ids in the payload and nothing delivered twice. The price is a round trip
- * through the database before a local stream hears of a local write. `publish`, a NOTIFY
- * after the fact, is for callers outside a transaction; when it fails, the change is
- * delivered here directly, so at least this instance's streams are told.
+ * own notifications): one path, no instance ids in the payload and nothing delivered twice.
+ * The price is a round trip through the database before a local stream hears of a local
+ * write. When a NOTIFY fails, its changes are delivered here directly, so at least this
+ * instance's streams are told.
  *
  * When the LISTEN connection drops (PostgreSQL restarted, the backend was terminated, the
  * network went away) the bus reconnects with backoff and then calls the `onResync`
  * listeners: changes in the gap were lost, so every live stream re-reads its status.
  */
-export class PgEventBus<M> implements EventBus<M, Transaction<DB>> {
+export class PgEventBus<M> implements EventBus<M> {
   readonly #db: Kysely<DB>
   readonly #openClient: () => pg.Client | Promise<pg.Client>
   readonly #log: BusLog
@@ -183,31 +194,51 @@ export class PgEventBus<M> implements EventBus<M, Transaction<DB>> {
     return this.#connects
   }
 
+  /** Writers record every change in the outbox too: a NOTIFY sent after a commit can be lost. */
+  readonly relayedByOutbox = true
+
+  /** Changes waiting for the next NOTIFY statement, each with who waits for it. */
+  #queued: { message: M; sent: () => void }[] = []
+  #sending = false
+
   /**
-   * The NOTIFY inside the write's transaction: PostgreSQL delivers it when, and only if, the
-   * transaction commits, so an instance that dies between its commit and an announcement
-   * cannot leave every stream without the change. note: a NOTIFY fails only when the
-   * server's notification queue (8 GB) is full, because some listener stopped reading; the
-   * write then fails too (503), where it could not be delivered anyway.
+   * A NOTIFY of a committed change, through the pool; resolves once it was sent (or could not
+   * be). Changes published while a NOTIFY is on its way go together in the next one.
    */
-  async publishWithin(tx: Transaction<DB>, message: M): Promise<void> {
-    await notify(tx, this.#channelSql, message)
+  publish(message: M): Promise<void> {
+    if (this.#closed) return Promise.resolve()
+    return new Promise((sent) => {
+      this.#queued.push({ message, sent })
+      if (this.#sending) return
+      this.#sending = true
+      // after the other callbacks of this turn of the event loop: the writes that completed
+      // in it go in one NOTIFY
+      setImmediate(() => void this.#sendQueued())
+    })
   }
 
-  /** A NOTIFY on its own, through the pool (a change announced after its commit). */
-  async publish(message: M): Promise<void> {
-    if (this.#closed) return
-    try {
-      await notify(this.#db, this.#channelSql, message)
-    } catch (err) {
-      // the write is committed: never fail it. Other instances miss this change until its
-      // topic changes again or their clients reconnect; this one can still tell its own.
-      this.#log.warn(
-        { err, topic: this.#topicOf(message) },
-        'live updates: NOTIFY failed; the change reaches this instance only',
-      )
-      this.#local.dispatch(message)
+  async #sendQueued(): Promise<void> {
+    while (this.#queued.length > 0) {
+      const batch = this.#queued
+      this.#queued = []
+      try {
+        await notifyAll(
+          this.#db,
+          this.#channelSql,
+          batch.map((queued) => JSON.stringify(queued.message)),
+        )
+      } catch (err) {
+        // the writes are committed: never fail them. Other instances get these changes from
+        // the outbox; this one tells its own streams now.
+        this.#log.warn(
+          { err, topics: batch.map((queued) => this.#topicOf(queued.message)) },
+          'live updates: NOTIFY failed; the change reaches this instance only',
+        )
+        for (const queued of batch) this.#local.dispatch(queued.message)
+      }
+      for (const queued of batch) queued.sent()
     }
+    this.#sending = false
   }
 
   subscribe(topic: string, listener: Listener<M>): () => void {

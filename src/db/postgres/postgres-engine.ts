@@ -85,6 +85,7 @@ export const postgresEngine: Engine = {
       ? WRITE_REFUSALS[code]
       : undefined,
   migrationSteps: postgresMigrationSteps,
+  oneStatementWrites: true,
   copy: {
     // a server is there or it is not; opening creates nothing
     source: () => ({ options: {} }),

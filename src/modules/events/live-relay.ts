@@ -4,9 +4,9 @@ import { LIVE_CHANGE_TYPES, STATUS_CHANGED, STATUS_STALE } from '../outbox/outbo
 import type { StatusFeeds } from './status-feeds.ts'
 
 // The outbox relay (docs/postgres.md#live-updates-across-instances). With several instances,
-// a change reaches the other instances' streams by NOTIFY, sent in the write's transaction:
+// a change reaches the other instances' streams by NOTIFY, sent right after the write's commit:
 // fast, but a notification is not stored anywhere, so one that never arrives (dropped on the
-// way, a writer that could not send it, a connection pooler that does not pass LISTEN) would
+// way, a writer that died before sending it, a connection pooler that does not pass LISTEN) would
 // leave a stream behind until the status changes again. Every value write on a status
 // with a notification rule and every staleness also records a status event in the outbox,
 // in its own transaction (any other change, a value write without a rule included, a

@@ -1,3 +1,5 @@
+import type { Kysely } from 'kysely'
+import type { DB } from '../../db/database.ts'
 import type { WriteRefusal } from '../../db/engine.ts'
 import { writeRefusalOf } from '../../db/storage-error.ts'
 import type { Writer } from '../../db/writer.ts'
@@ -41,19 +43,22 @@ export class WriteHealth {
 
   /** The writer, telling this of every unit it commits or fails to. */
   watch(writer: Writer): Writer {
-    return {
-      run: (work) =>
-        writer.run(work).then(
-          (value) => {
-            this.succeeded()
-            return value
-          },
-          (err: unknown) => {
-            this.failed(err)
-            throw err
-          },
-        ),
-    }
+    const told = <T>(unit: Promise<T>): Promise<T> =>
+      unit.then(
+        (value) => {
+          this.succeeded()
+          return value
+        },
+        (err: unknown) => {
+          this.failed(err)
+          throw err
+        },
+      )
+    const watched: Writer = { run: (work) => told(writer.run(work)) }
+    const { runStatement } = writer
+    if (runStatement)
+      watched.runStatement = <T>(work: (db: Kysely<DB>) => Promise<T>) => told(runStatement(work))
+    return watched
   }
 
   /** Why storage refuses writes now, for /readyz; undefined when it takes them, as far as known. */

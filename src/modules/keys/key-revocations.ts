@@ -1,5 +1,3 @@
-import type { Transaction } from 'kysely'
-import type { DB } from '../../db/database.ts'
 import type { EventBus } from '../../lib/event-bus.ts'
 
 /**
@@ -32,7 +30,7 @@ export interface SessionsEnd {
 export type CredentialChange = KeyRevocation | UserChange | SessionsEnd
 
 /** The bus credential changes travel on: one topic, its own channel between instances. */
-export type KeyRevocationBus = EventBus<CredentialChange, Transaction<DB>>
+export type KeyRevocationBus = EventBus<CredentialChange>
 
 export const KEY_REVOCATION_TOPIC = 'revoked'
 

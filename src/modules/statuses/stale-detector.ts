@@ -47,7 +47,6 @@ async function claimBatch(
   now: string,
   batchSize: number,
 ): Promise<{ due: number; claimed: number; changes: StatusChange[] }> {
-  const within = deps.events?.publishWithin?.bind(deps.events)
   return writerOf(deps).run(async (tx) => {
     const due = await dueStaleStatusIds(tx, now, batchSize)
     const rows = await claimStaleStatuses(tx, due, now)
@@ -61,13 +60,8 @@ async function claimBatch(
         notifiedStatus(deps, row, row.value),
         row.stale_at as string,
       )
-      const change: StatusChange = {
-        statusId: row.id,
-        version: Number(row.version),
-        kind: 'status',
-      }
-      if (within) await within(tx, change)
-      else changes.push(change)
+      // announced after the commit; the status event above relays it between instances
+      changes.push({ statusId: row.id, version: Number(row.version), kind: 'status' })
     }
     return { due: due.length, claimed: rows.length, changes }
   })

@@ -22,7 +22,7 @@ export interface StatusChange {
 }
 
 /** The bus status changes travel on; topics are status ids. */
-export type StatusEventBus = EventBus<StatusChange, Transaction<DB>>
+export type StatusEventBus = EventBus<StatusChange>
 
 const KINDS = new Set<StatusChange['kind']>(['status', 'deleted', 'access'])
 
@@ -59,8 +59,9 @@ export const STATUS_CHANGES = {
 
 /**
  * Runs a write and announces the change it made (`changeOf` its result; null when it made
- * none to announce): within its transaction when the bus can, otherwise right after the
- * commit (never before: streams would read the old row).
+ * none to announce) right after the commit (never before: streams would read the old row).
+ * Where the bus can lose a change (`relayedByOutbox`: between instances), the write also
+ * records it in the outbox inside its transaction.
  */
 export async function announcedWrite<T>(
   deps: {
@@ -74,12 +75,10 @@ export async function announcedWrite<T>(
   changeOf: (result: T) => StatusChange | null,
 ): Promise<T> {
   const { events } = deps
-  const within = events?.publishWithin?.bind(events)
   const result = await writerOf(deps).run(async (tx) => {
     const done = await work(tx)
-    const change = within ? changeOf(done) : null
-    if (within && change) {
-      await within(tx, change)
+    const change = events?.relayedByOutbox ? changeOf(done) : null
+    if (change) {
       // the outbox backs the NOTIFY up for the other instances
       // (docs/postgres.md#the-outbox-changes-no-notification-can-lose); a value write
       // recorded its status event already, which serves
@@ -95,8 +94,21 @@ export async function announcedWrite<T>(
   const change = changeOf(result)
   if (!change) return result
   deps.committed?.(change)
-  if (!within) await announce(events, change)
+  await announceCommitted(events, change)
   return result
+}
+
+/**
+ * Announces a committed change. Where the outbox relays changes between instances
+ * (`relayedByOutbox`), the write's answer does not wait for the NOTIFY: the change is
+ * stored and will reach every stream either way.
+ */
+export async function announceCommitted(
+  events: StatusEventBus | undefined,
+  change: StatusChange,
+): Promise<void> {
+  if (events?.relayedByOutbox) void announce(events, change)
+  else await announce(events, change)
 }
 
 /** Hands a committed change to the bus, if there is one; never fails the caller. */
