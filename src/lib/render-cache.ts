@@ -128,6 +128,22 @@ export class RenderCache {
     return rendered
   }
 
+  /**
+   * Answers with `send`: at once for a kept entry (a route handler that returns nothing,
+   * no promise to wait for on the hot path), else once `render` is through (the promise of
+   * what `send` returns, for an async handler to resolve to).
+   */
+  serve<T>(
+    key: string,
+    render: () => Promise<{ owner: string; rendered: Rendered }>,
+    send: (rendered: Rendered) => T,
+  ): Promise<T> | undefined {
+    const kept = this.get(key)
+    if (kept === undefined) return this.through(key, render).then(send)
+    send(kept)
+    return undefined
+  }
+
   /** Drops every entry of `owner`: what it shows changed. */
   invalidate(owner: string): void {
     this.#recent[this.#seq % this.#recent.length] = owner

@@ -278,26 +278,34 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
         },
       },
     },
-    async (request, reply) => {
-      const view = await rendered.through(`page\0${request.params.shareId}`, async () => {
-        // an unknown or private share id throws 404: the error handler answers the not-found page
-        const page = await sharePage(deps, request.params.shareId, {
-          history: PAGE_HISTORY,
-          users: PAGE_USERS,
-        })
-        const { shareId } = page.view
-        const body = renderSharePage({
-          ...page,
-          assets: ASSET_URLS,
-          eventsUrl: `/v1/share/${shareId}/events`,
-          historyUrl: `/v1/share/${shareId}/history?limit=${PAGE_HISTORY}`,
-          kind: { share: { url: `${linkBase()}/s/${shareId}` } },
-        })
-        // the ETag covers the history and people shown too (lib/etag.ts)
-        return renderedView(page.statusId, shareId, page.version, body, 'text/html; charset=utf-8')
-      })
-      return sendHtml(reply, 200, view.body, cacheable(view))
-    },
+    (request, reply) =>
+      rendered.serve(
+        `page\0${request.params.shareId}`,
+        async () => {
+          // an unknown or private share id throws 404: the error handler answers the not-found page
+          const page = await sharePage(deps, request.params.shareId, {
+            history: PAGE_HISTORY,
+            users: PAGE_USERS,
+          })
+          const { shareId } = page.view
+          const body = renderSharePage({
+            ...page,
+            assets: ASSET_URLS,
+            eventsUrl: `/v1/share/${shareId}/events`,
+            historyUrl: `/v1/share/${shareId}/history?limit=${PAGE_HISTORY}`,
+            kind: { share: { url: `${linkBase()}/s/${shareId}` } },
+          })
+          // the ETag covers the history and people shown too (lib/etag.ts)
+          return renderedView(
+            page.statusId,
+            shareId,
+            page.version,
+            body,
+            'text/html; charset=utf-8',
+          )
+        },
+        (view) => sendHtml(reply, 200, view.body, cacheable(view)),
+      ),
   )
 
   app.get(
@@ -317,18 +325,20 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
         },
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const { shareId } = request.params
       const { label, style } = request.query
       const key = `svg\0${shareId}\0${style ?? ''}\0${label ?? ''}`
-      const view = await rendered.through(key, async () => {
+      const render = async () => {
         // an unknown or private share id throws 404: the error handler answers the grey badge
         const badge = await shareBadge(deps, shareId)
         const svg = await renderBadge(badgeText(badge, label), style)
         const type = 'image/svg+xml; charset=utf-8'
         return renderedView(badge.statusId, shareId, badge.version, svg, type)
-      })
-      return sendBadge(reply, 200, view.body, cacheable(view))
+      }
+      return rendered.serve(key, render, (view) =>
+        sendBadge(reply, 200, view.body, cacheable(view)),
+      )
     },
   )
 
@@ -351,20 +361,22 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
         },
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const { shareId } = request.params
       const { label, style } = request.query
       const key = `badge.json\0${shareId}\0${style ?? ''}\0${label ?? ''}`
-      const view = await rendered.through(key, async () => {
+      const render = async () => {
         const badge = await shareBadge(deps, shareId)
         const body = JSON.stringify(badgeEndpoint(badgeText(badge, label), style))
         const type = 'application/json; charset=utf-8'
         return renderedView(badge.statusId, shareId, badge.version, body, type)
-      })
-      return (reply as FastifyReply)
-        .code(200)
-        .headers({ 'content-type': view.type, ...cacheable(view) })
-        .send(view.body)
+      }
+      return rendered.serve(key, render, (view) =>
+        (reply as FastifyReply)
+          .code(200)
+          .headers({ 'content-type': view.type, ...cacheable(view) })
+          .send(view.body),
+      )
     },
   )
 }

@@ -54,9 +54,9 @@ export const shareRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: ShareViewSchema, 304: NOT_MODIFIED, ...ERROR_RESPONSES },
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const { shareId } = request.params
-      const view = await rendered.through(`json\0${shareId}`, async () => {
+      const render = async () => {
         const { view, version, statusId } = await publicView(deps, shareId)
         // serialized here, by the route's own schema, so that the ETag covers the bytes sent
         const body = reply.serialize(view) as string
@@ -68,15 +68,17 @@ export const shareRoutes: FastifyPluginAsyncTypebox<{
             type: 'application/json; charset=utf-8',
           },
         }
-      })
+      }
       // note: the untyped reply, since the typed one takes the schema's object, not its bytes
-      return (reply as FastifyReply)
-        .headers({
-          etag: view.etag,
-          'cache-control': PUBLIC_VIEW_CACHE_CONTROL,
-          'content-type': view.type,
-        })
-        .send(view.body)
+      return rendered.serve(`json\0${shareId}`, render, (view) => {
+        ;(reply as FastifyReply)
+          .headers({
+            etag: view.etag,
+            'cache-control': PUBLIC_VIEW_CACHE_CONTROL,
+            'content-type': view.type,
+          })
+          .send(view.body)
+      })
     },
   )
 
