@@ -131,8 +131,11 @@ export function peakRssMb(pid: number): number {
   return kb / 1024
 }
 
-/** What bench/wrk/statusd.lua sends: PATCH by id, POST by key, or GET of listed paths. */
-export type WrkMode = 'patch' | 'post' | 'get'
+/**
+ * What bench/wrk/statusd.lua sends: PATCH by id, POST by key, GET of listed paths (with the
+ * key), or `public`: GET of listed paths without a key, each line `path[<TAB>If-None-Match]`.
+ */
+export type WrkMode = 'patch' | 'post' | 'get' | 'public'
 
 export interface WrkRun {
   rps: number

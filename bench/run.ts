@@ -5,9 +5,12 @@
 // /readyz. The run is written to bench/results/ (bench/results.ts) and the chart of
 // docs/performance.md redrawn from all results (bench/chart.ts), unless --no-write.
 // BENCH_DATABASE_URL=postgres://… adds statusd on PostgreSQL and the lean PostgreSQL peer
-// (lean-pg), which write to that database.
+// (lean-pg), which write to that database. The public reads (badge, share-json, share-page;
+// with -304 the revalidation of each) GET the anonymous views of a few public statuses
+// (bench/read-targets.ts).
 //   node bench/run.ts [--rounds 3] [--duration 10] [--connections 32] [--statuses 10000]
-//                     [--only raw,naive,lean,statusd-patch,statusd-post,lean-pg,statusd-patch-pg,statusd-post-pg]
+//                     [--only raw,naive,lean,statusd-patch,statusd-post,lean-pg,statusd-patch-pg,statusd-post-pg,
+//                             badge,share-json,share-page,badge-304,share-json-304,share-page-304]
 //                     [--no-write]
 import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -15,6 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { CHART_FILE, renderChart } from './chart.ts'
+import { publicReadTargets, READ_STATUSES, READ_TARGETS, type ReadTarget } from './read-targets.ts'
 import { type RigResult, type RigTarget, readResults, runInfo, writeResult } from './results.ts'
 import {
   assertWrkInstalled,
@@ -27,6 +31,7 @@ import {
   statusdCommand,
   stopServer,
   takePort,
+  type WrkMode,
 } from './rig.ts'
 import { seed } from './seed.ts'
 
@@ -50,9 +55,11 @@ interface Target {
   label: string
   /** Command and env to start the server on `port` with its own copy of the dataset. */
   start(port: number, dbFile: string): { args: string[]; env: Record<string, string> }
-  mode: 'patch' | 'post'
+  mode: WrkMode
   /** The engine it writes to; null for the raw peer, which stores nothing. */
   engine: 'sqlite' | 'postgres' | null
+  /** A read target: what to make public and GET once the server is up. */
+  read?: ReadTarget
 }
 
 const statusd = (mode: 'patch' | 'post', databaseUrl?: string): Target => ({
@@ -101,8 +108,23 @@ const targets: Target[] = (
           statusd('post', process.env.BENCH_DATABASE_URL),
         ]
       : []),
+    ...READ_TARGETS.map(
+      (read): Target => ({
+        name: read.name,
+        label: read.label,
+        mode: 'public',
+        engine: 'sqlite',
+        read,
+        start: (port, dbFile) => {
+          const command = statusdCommand(port, `sqlite:${dbFile}`)
+          // note: wrk's one address would meet the anonymous limit (1 200 a minute) in a
+          // blink; the limit's check still runs on every request, as in production
+          return { ...command, env: { ...command.env, ANON_REQUESTS_PER_MINUTE: '1000000000' } }
+        },
+      }),
+    ),
   ] satisfies Target[]
-).filter((t) => !values.only || values.only.split(',').includes(t.name))
+).filter((t) => (values.only ? values.only.split(',').includes(t.name) : !t.read?.revalidate))
 
 interface Sample {
   rps: number
@@ -178,7 +200,11 @@ async function main() {
           connections: CONNECTIONS,
           mode: target.mode,
           key: d.key,
-          targets: target.mode === 'post' ? d.keysFile : d.idsFile,
+          targets: target.read
+            ? await publicReadTargets(target.read, port, d, join(dir, `${target.name}.txt`))
+            : target.mode === 'post'
+              ? d.keysFile
+              : d.idsFile,
         }
         try {
           runWrk({ ...wrk, seconds: 2 }) // warm-up: JIT, caches, connection setup
@@ -264,7 +290,7 @@ function report(samples: Map<string, Sample[]>, coldStartMs: number) {
     ...runInfo(
       ROOT,
       command,
-      `wrk -t1 -c${CONNECTIONS} -d${DURATION}s, {"value":"80%"} rotating over ${values.statuses} statuses of one key; medians of ${ROUNDS} interleaved rounds (peak RSS: the highest; CPU: the server process's user + system time, all threads, per answered request; log: the largest SQLite -wal file at the end of a run).`,
+      `wrk -t1 -c${CONNECTIONS} -d${DURATION}s, {"value":"80%"} rotating over ${values.statuses} statuses of one key (reads: GET rotating over the views of ${READ_STATUSES} public statuses, no key; -304 with If-None-Match); medians of ${ROUNDS} interleaved rounds (peak RSS: the highest; CPU: the server process's user + system time, all threads, per answered request; log: the largest SQLite -wal file at the end of a run).`,
     ),
     kind: 'rig',
     params: {
