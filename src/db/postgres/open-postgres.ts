@@ -190,12 +190,17 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
  * look for the primary (docs/postgres.md#failover).
  */
 function dropReadOnly(writer: Writer, locator: { readOnlySeen(): void }): Writer {
+  const seen = (err: unknown): never => {
+    if ((err as { code?: unknown } | undefined)?.code === '25006') locator.readOnlySeen()
+    throw err
+  }
   return {
-    run: (work) =>
-      writer.run(work).catch((err: unknown) => {
-        if ((err as { code?: unknown } | undefined)?.code === '25006') locator.readOnlySeen()
-        throw err
-      }),
+    run: (work) => writer.run(work).catch(seen),
+    // the one-statement writes too (a value write): they are refused on a standby alike
+    ...(writer.runStatement && {
+      runStatement: <T>(work: (db: Kysely<DB>) => Promise<T>): Promise<T> =>
+        (writer.runStatement?.(work) ?? writer.run(work)).catch(seen),
+    }),
   }
 }
 
