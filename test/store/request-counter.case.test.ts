@@ -5,6 +5,8 @@ import path from 'node:path'
 import { describe, it } from 'node:test'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
+import pg from 'pg'
+import { pgRequestCounter } from '../../src/db/postgres/pg-request-counter.ts'
 import { OtherCommits } from '../../src/db/sqlite/other-commits.ts'
 import { TEST_ENGINE } from '../helpers/engine.ts'
 import { onEngine, useStore } from '../helpers/store.ts'
@@ -60,6 +62,54 @@ describe(onEngine('request counter'), () => {
         counts,
         Array.from({ length: n }, (_, i) => i + 1),
       )
+    })
+
+    // docs/postgres.md#scaling-out-behind-a-load-balancer: a busy user's hits share round trips
+    describe('hits of a key that come while its statement is on its way', () => {
+      // a counter on its own pool, whose statements are counted (and the first failed, if asked)
+      const counted = (t: { after(fn: () => Promise<void>): void }, failFirst = false) => {
+        const pool = new pg.Pool({ connectionString: store().url, max: 4 })
+        t.after(() => pool.end())
+        const seen = { statements: 0 }
+        const query = ((config: pg.QueryConfig) => {
+          seen.statements++
+          if (failFirst && seen.statements === 1)
+            return Promise.reject(new Error('connection lost'))
+          return pool.query(config)
+        }) as pg.Pool['query']
+        return { counter: pgRequestCounter({ query }), seen }
+      }
+
+      it('are counted together by the next statement, each with a count of its own', async (t) => {
+        const { counter: c, seen } = counted(t)
+        const [a, b] = await Promise.all([
+          Promise.all(Array.from({ length: 30 }, () => c.hit('k5', MINUTE))),
+          Promise.all(Array.from({ length: 5 }, () => c.hit('k6', MINUTE))),
+        ])
+        const sorted = (rs: { count: number }[]) => rs.map((r) => r.count).sort((x, y) => x - y)
+        assert.deepEqual(
+          sorted(a),
+          Array.from({ length: 30 }, (_, i) => i + 1),
+        )
+        assert.deepEqual(sorted(b), [1, 2, 3, 4, 5])
+        // per key: the first hit alone, then the ones that waited for it together
+        assert.equal(seen.statements, 4)
+        assert.equal((await c.hit('k5', MINUTE)).count, 31, 'the database holds every hit')
+        assert.equal(seen.statements, 5)
+      })
+
+      it('a statement that fails fails its hits only: the ones that waited are counted next', async (t) => {
+        const { counter: c, seen } = counted(t, true)
+        const results = await Promise.allSettled(
+          Array.from({ length: 4 }, () => c.hit('k7', MINUTE)),
+        )
+        assert.equal(results[0]?.status, 'rejected')
+        assert.deepEqual(
+          results.slice(1).map((r) => (r.status === 'fulfilled' ? r.value.count : r.reason)),
+          [1, 2, 3],
+        )
+        assert.equal(seen.statements, 2)
+      })
     })
   })
 })
