@@ -109,12 +109,7 @@ export function authenticate(
   options: AuthOptions = {},
 ): void {
   const { cache, clock = systemClock, publicUrl = null } = options
-  app.addHook('onRequest', async (request) => {
-    const config = request.routeOptions.config
-    if (config.refuseCrossSite && crossSite(request, serviceOrigin(request, publicUrl)))
-      throw csrfRejected()
-    const needed = config.auth
-    if (needed === undefined || needed === 'none') return
+  const identify = async (request: FastifyRequest, needed: 'authenticated' | 'verified') => {
     const secret = presentedKey(request)
     if (secret === undefined) {
       // note: a request with a key and a cookie is the key's; the cookie is not even read
@@ -139,6 +134,17 @@ export function authenticate(
       request.caller = callerOf(found.user, keyCredential(found, hash))
     }
     if (needed === 'verified' && request.caller.authLevel !== 'verified') throw notVerified()
+  }
+  // note: a plain hook calling done, not an async one: the anonymous routes (public views,
+  // health) then pay no promise and no microtask hop on every request; only a route that
+  // needs a credential waits for its lookup
+  app.addHook('onRequest', (request, _reply, done) => {
+    const config = request.routeOptions.config
+    if (config.refuseCrossSite && crossSite(request, serviceOrigin(request, publicUrl)))
+      throw csrfRejected()
+    const needed = config.auth
+    if (needed === undefined || needed === 'none') return done()
+    identify(request, needed).then(() => done(), done)
   })
 }
 
@@ -149,10 +155,12 @@ export function authenticate(
  * may change field by field, and which statuses a key reaches, the services judge.
  */
 export function enforceScopes(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
+  // note: synchronous work, so a plain hook (no promise per request)
+  app.addHook('onRequest', (request, _reply, done) => {
     const needed = request.routeOptions.config.scope
-    if (needed === undefined || request.caller === undefined) return
-    assertKeyHolds(request.caller.credential, needed)
+    if (needed !== undefined && request.caller !== undefined)
+      assertKeyHolds(request.caller.credential, needed)
+    done()
   })
 }
 
