@@ -205,19 +205,9 @@ const valueWriteByKey = prepareSql<ValueWriteParams & { key: string }, ValueWrit
     for update), ${VALUE_WRITE_CTES}`,
 )
 
-interface ValueWriteParams extends Record<string, unknown> {
-  userId: string
-  value: string
-  now: string
-  clockNow: string
-  reach: readonly string[] | null
-  tags: readonly string[] | null
-  cutoff: string | null
-  batch: number
-  eventId: string
-  linkBase: string
-  live: boolean
-}
+// the statement's parameters: the write's fields, its target spelled out by the statement
+// that takes it, and the history pruning's batch size
+type ValueWriteParams = Omit<ValueWrite, 'target'> & { batch: number }
 
 /** The row a one-statement value write left, with what it replaced and what it recorded. */
 export interface ValueWritten extends StatusRow {
