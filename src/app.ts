@@ -245,7 +245,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const publicUrl = deps.publicUrl ?? null
   const clock = deps.clock ?? systemClock
   // note: never the request's Host, which the client chooses (docs/security.md)
-  const linkBase = () => publicUrl ?? listeningOrigin(app.server.address())
+  // note: the listening origin is remembered once the server listens (its address stays):
+  // every value write asks for it, and server.address() showed in a PATCH's profile
+  let listening: string | undefined
+  const linkBase = () => {
+    if (publicUrl !== null) return publicUrl
+    if (listening !== undefined) return listening
+    const address = app.server.address()
+    if (address === null) return listeningOrigin(address)
+    listening = listeningOrigin(address)
+    return listening
+  }
   const keyCache = new KeyCache({
     ttlMs: deps.keyCacheTtlMs ?? 5_000,
     clock: deps.clock ?? systemClock,

@@ -205,6 +205,91 @@ describe('PgEventBus: LISTEN/NOTIFY between instances [postgres]', { skip: postg
     })
   })
 
+  it('changes published together, or while a NOTIFY is on its way, share one statement; every instance hears each once, in order', async () => {
+    await withDatabase(async (fresh, cleanup) => {
+      const a = await instance(fresh.url, cleanup)
+      const b = await instance(fresh.url, cleanup)
+      // the NOTIFY statements A's bus runs: each statement it runs on the pool comes back
+      // through a plugin's transformResult
+      let statements = 0
+      const counted = a.database.db.withPlugin({
+        transformQuery: (args) => args.node,
+        transformResult: async (args) => {
+          statements += 1
+          return args.result
+        },
+      })
+      const bus = new PgEventBus({
+        ...STATUS_CHANGES,
+        db: counted,
+        openClient: () => a.database.dedicatedClient('listen-counted'),
+      })
+      cleanup.push(() => bus.close())
+      await bus.start()
+      await waitUntil(() => bus.heardItself === true, 'the round trip after LISTEN came back')
+      statements = 0
+      const onBus = collect(bus, 'st_1')
+      const onB = collect(b.bus, 'st_1')
+      const change = (version: number): StatusChange => ({
+        statusId: 'st_1',
+        version,
+        kind: 'status',
+      })
+
+      // 40 writes that commit in one turn of the event loop: one NOTIFY statement
+      await Promise.all(Array.from({ length: 40 }, (_, i) => bus.publish(change(i + 1))))
+      assert.equal(statements, 1, '40 changes of one turn, one statement')
+      // one change goes out; 20 published while its statement is on its way go in the next
+      const first = bus.publish(change(41))
+      await new Promise(setImmediate) // its statement has left the queue
+      const more = Array.from({ length: 20 }, (_, i) => bus.publish(change(42 + i)))
+      await Promise.all([first, ...more])
+      assert.equal(statements, 3, 'one for the first, one for the 20 that waited')
+
+      const all = Array.from({ length: 61 }, (_, i) => change(i + 1))
+      await waitUntil(() => onBus.length >= 61 && onB.length >= 61, 'both heard all 61')
+      const marker = collect(bus, 'marker')
+      await b.bus.publish({ statusId: 'marker', version: 1, kind: 'access' })
+      await waitUntil(() => marker.length === 1, 'the marker arrived')
+      assert.deepEqual(onBus, all, 'the publisher hears each change once, in order')
+      assert.deepEqual(onB, all, 'the other instance hears each change once, in order')
+    })
+  })
+
+  it('a NOTIFY statement that fails resolves every publish it carried and tells the local subscribers of each', async () => {
+    await withDatabase(async (fresh, cleanup) => {
+      const listening = openPostgres(fresh.url, { poolSize: 1 })
+      const unreachable = openPostgres('postgres://statusd@127.0.0.1:1/nowhere', {
+        poolSize: 1,
+      })
+      const log = memoryLog()
+      const bus = new PgEventBus({
+        ...STATUS_CHANGES,
+        db: unreachable.db,
+        openClient: () => listening.dedicatedClient('listen') as pg.Client,
+        log,
+      })
+      cleanup.push(async () => {
+        await bus.close()
+        await unreachable.close()
+        await listening.close()
+      })
+      await bus.start()
+      const heard = collect(bus, 'st_1')
+      const changes = Array.from(
+        { length: 5 },
+        (_, i): StatusChange => ({ statusId: 'st_1', version: i + 1, kind: 'status' }),
+      )
+      await Promise.all(changes.map((change) => bus.publish(change)))
+      assert.deepEqual(heard, changes)
+      assert.equal(
+        log.lines.filter((l) => l.level === 'warn' && l.msg.includes('NOTIFY failed')).length,
+        1,
+        'one statement carried the five, and its failure is logged once',
+      )
+    })
+  })
+
   it('publish never throws: when NOTIFY fails it logs and still tells its own subscribers', async () => {
     await withDatabase(async (fresh, cleanup) => {
       // the LISTEN connection works; the pool publish uses points at a closed port
