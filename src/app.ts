@@ -357,24 +357,29 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock,
     watch: (statusId) => events.subscribe(statusId, () => rendered.invalidate(statusId)),
   })
-  events.onResync?.(() => {
-    rendered.clear()
-    feeds.refreshAll()
-  })
   // with several instances, what every instance committed is also read back from the outbox,
   // so a change whose NOTIFY never came still reaches this instance's streams
   // (docs/postgres.md#live-updates-across-instances)
-  if (database.outboxTail) {
-    const relay = new LiveRelay({
+  const relay =
+    database.outboxTail &&
+    new LiveRelay({
       tail: database.outboxTail,
       feeds,
       log: app.log,
       intervalMs: deps.liveRelayIntervalMs ?? LIVE_RELAY_INTERVAL_MS,
     })
+  if (relay) {
     app.decorate('liveRelay', relay)
     app.addHook('onReady', async () => relay.start())
     app.addHook('preClose', () => relay.close())
   }
+  // after a gap in what the bus delivered, every stream reads its status again; with a relay,
+  // once it has taken a new position (the gap may have been a failover: LiveRelay.restart)
+  events.onResync?.(() => {
+    rendered.clear()
+    if (relay) relay.restart()
+    else feeds.refreshAll()
+  })
   const streamCredentials = new StreamCredentials({
     // straight in the database: a key revoked or a session ended where this instance cannot
     // hear of it ends its streams within AUTH_CACHE_SECONDS (streamCheckIntervalMs)

@@ -224,6 +224,12 @@ export interface OutboxTailPage {
   changed: Array<{ statusId: string; version: number | null; types: string[] }>
   /** False when more than `limit` statuses changed: `changed` lists only some of them. */
   complete: boolean
+  /**
+   * True when `from` was not taken on the server that answered (a failover to a standby, a
+   * restart): nothing is listed (`complete` is false) and `next` is a position on this
+   * server. Whatever committed here before it may not have been read: read every status again.
+   */
+  restarted: boolean
   /** Where the next read starts. */
   next: string
 }

@@ -3,8 +3,11 @@ import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { sql } from 'kysely'
 import type pg from 'pg'
+import type { OutboxTail } from '../../src/db/engine.ts'
 import { openPostgres } from '../../src/db/postgres/open-postgres.ts'
+import { outboxPosition, parseOutboxPosition } from '../../src/db/postgres/outbox-tail.ts'
 import { PgEventBus } from '../../src/db/postgres/pg-event-bus.ts'
+import { InProcessEventBus } from '../../src/lib/event-bus.ts'
 import { STATUS_CHANGES, type StatusChange } from '../../src/modules/statuses/status-events.ts'
 import { makeApp, type TestApp } from '../helpers/app.ts'
 import { defer } from '../helpers/cleanup.ts'
@@ -150,6 +153,68 @@ describe('live updates across instances on PostgreSQL', { skip: postgresOnly }, 
     await b.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BACK' })
     const next = statusEvent(await client.nextEvent())
     assert.deepEqual([next.id, next.body.value], [first.id + 3, 'BACK'], 'and delivers again')
+    client.close()
+  })
+  it("a change committed since the relay's position was taken on another server (a failover) still reaches the streams", async (t) => {
+    // docs/postgres.md#the-outbox-changes-no-notification-can-lose: a promoted standby hands out
+    // transaction ids from where its log ended, which may be below the horizon the relay read
+    // on the old primary. A hears nothing by NOTIFY here (a bus of its own process), so only
+    // its relay can bring B's writes; the relay reads when the test says (runOnce).
+    const fresh = await testDatabase(t)
+    const a = await makeApp(t, {
+      databaseUrl: fresh.url,
+      deps: {
+        events: new InProcessEventBus({ topicOf: STATUS_CHANGES.topicOf }),
+        liveRelayIntervalMs: 3_600_000,
+      },
+    })
+    const b = await makeApp(t, { databaseUrl: fresh.url })
+    const relay = a.app.liveRelay
+    assert.ok(relay)
+    const tail = a.database.outboxTail as OutboxTail
+    const here = parseOutboxPosition(await tail.start()).server
+    const base = await listen(a)
+    const owner = await a.user()
+    const s = await createStatus(a, owner, 'room-7', { value: 'FREE', accessType: 'public' })
+    const client = await SseTestClient.connect(`${base}/v1/share/${s.shareId}/events`)
+    let version = statusEvent(await client.nextEvent()).id
+    await relay.runOnce()
+
+    // the position the relay holds as it reads next: as after a failover, above the id of the
+    // write just committed (B's), so reading on from it would skip that write
+    const positions: [string, string, (txId: bigint) => string][] = [
+      [
+        'OTHER',
+        "another server, below this one's xmax",
+        (txId) => outboxPosition(String(txId + 1n), `${here}0`),
+      ],
+      [
+        'AHEAD',
+        'this server, above its xmax',
+        (txId) => outboxPosition(String(txId + 1_000_000n), here),
+      ],
+    ]
+    for (const [value, where, position] of positions) {
+      const res = await b.request(owner, 'PATCH', `/v1/status/${s.id}`, { value })
+      assert.equal(res.statusCode, 200, res.body)
+      const { rows } = await sql<{ tx_id: string }>`select max(tx_id::text::numeric)::text as tx_id
+        from outbox_events where status_id = ${s.id}`.execute(a.database.db)
+      const txId = BigInt((rows[0] as { tx_id: string }).tx_id)
+      const read = tail.read
+      tail.read = (_from, types, limit) => {
+        tail.read = read
+        return read(position(txId), types, limit)
+      }
+      await relay.runOnce()
+      const e = statusEvent(await client.nextEvent())
+      assert.deepEqual([e.id, e.body.value], [version + 1, value], where)
+      version = e.id
+    }
+    // and it reads on from a position of this server
+    await b.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BACK' })
+    await relay.runOnce()
+    const next = statusEvent(await client.nextEvent())
+    assert.deepEqual([next.id, next.body.value], [version + 1, 'BACK'])
     client.close()
   })
 })

@@ -4,6 +4,7 @@ import { type Kysely, sql } from 'kysely'
 import { createDatabase } from '../../src/db/create-database.ts'
 import type { DB } from '../../src/db/database.ts'
 import type { Database, OutboxTail } from '../../src/db/engine.ts'
+import { outboxPosition, parseOutboxPosition } from '../../src/db/postgres/outbox-tail.ts'
 import { InProcessEventBus } from '../../src/lib/event-bus.ts'
 import { STATUS_CHANGES, type StatusChange } from '../../src/modules/statuses/status-events.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
@@ -272,6 +273,26 @@ describe('live updates from the outbox (PostgreSQL)', { skip: postgresOnly }, ()
         page.changed.find((c) => c.statusId === 'st_foreign'),
         undefined,
       )
+    })
+
+    it('a position taken on another server, or above the transaction ids this one gave out, reads nothing and starts again here (a failover, a restart)', async () => {
+      const here = parseOutboxPosition(await tail.start())
+      await database.db.transaction().execute((tx) => record(tx, 'evt_moved', 'st_moved'))
+      const elsewhere = [
+        outboxPosition(here.xid, `${here.server}1`),
+        outboxPosition(String(BigInt(here.xid) + 1_000_000n), here.server),
+        'not a position',
+      ]
+      for (const from of elsewhere) {
+        const page = await tail.read(from, [TYPE], 10)
+        assert.deepEqual([page.restarted, page.complete, page.changed], [true, false, []], from)
+        const next = parseOutboxPosition(page.next)
+        assert.equal(next.server, here.server, 'a position on this server')
+        assert.ok(BigInt(next.xid) >= BigInt(here.xid))
+      }
+      const page = await tail.read(outboxPosition(here.xid, here.server), [TYPE], 10)
+      assert.equal(page.restarted, false)
+      assert.ok(page.changed.some((c) => c.statusId === 'st_moved'))
     })
 
     it('more statuses than the batch: says it is not complete', async () => {

@@ -41,8 +41,10 @@ export interface LiveRelayOptions {
 
 export class LiveRelay {
   readonly #options: LiveRelayOptions
-  /** Where the next read starts (an opaque position); undefined until the first look. */
+  /** Where the next read starts (an opaque position); undefined until one is taken. */
   #cursor: string | undefined
+  /** Bumped by restart(): a read begun before it does not set the position. */
+  #generation = 0
   #running: Promise<void> | undefined
   #timer: NodeJS.Timeout | undefined
   #failing = false
@@ -67,6 +69,22 @@ export class LiveRelay {
   async runOnce(): Promise<void> {
     while (this.#running) await this.#running.catch(() => {})
     return this.#track(this.#run())
+  }
+
+  /**
+   * Takes a new position, then has every stream read its status again: after the LISTEN
+   * connection came back from a loss (the bus's resync), which may be on another server or
+   * the same one restarted, whose transaction ids can be below the position held. The
+   * position comes first, so that what commits after the streams' reads is read from it.
+   * Until one is taken (the database is down) the relay keeps trying at every interval.
+   */
+  restart(): void {
+    if (this.#closed) return
+    this.#cursor = undefined
+    this.#generation += 1
+    // a read under way (begun with the old position) ends first; its result is dropped
+    if (this.#running) void this.#running.catch(() => {}).then(() => this.#pass())
+    else this.#pass()
   }
 
   async close(): Promise<void> {
@@ -101,14 +119,23 @@ export class LiveRelay {
   }
 
   async #run(): Promise<void> {
-    const { tail, feeds, batch = LIVE_RELAY_BATCH } = this.#options
+    const { tail, feeds, log, batch = LIVE_RELAY_BATCH } = this.#options
+    const generation = this.#generation
     if (this.#cursor === undefined) {
-      // note: what committed before this position, streams attached later read for themselves
-      this.#cursor = await tail.start()
+      const position = await tail.start()
+      if (this.#closed || generation !== this.#generation) return
+      this.#cursor = position
+      // what committed before the position, the streams read now (none at the first start:
+      // streams attached later read their status for themselves)
+      feeds.refreshAll()
       return
     }
     const page = await tail.read(this.#cursor, LIVE_TYPES, batch)
-    if (this.#closed) return
+    if (this.#closed || generation !== this.#generation) return
+    if (page.restarted)
+      log.info(
+        'live updates: the outbox position was taken on another server (a failover or a restart of PostgreSQL); every stream reads its status again',
+      )
     if (!page.complete) feeds.refreshAll()
     else
       for (const { statusId, version, types } of page.changed)
