@@ -167,6 +167,12 @@ export interface Database {
   /** True when storage answers a trivial query. */
   ping(): Promise<boolean>
   /**
+   * Checks what only shows once statements run (PostgreSQL: a connection pooler that loses
+   * named prepared statements between transactions): what the operator must change, or
+   * undefined when all is well. Absent where there is nothing to check.
+   */
+  checkSetup?(): Promise<string | undefined>
+  /**
    * Commits a small write that changes nothing statusd reads, through the writer: how
    * /readyz learns whether storage that refused writes takes them again. Rejects as the
    * write does.
@@ -262,6 +268,11 @@ export interface DatabaseOptions {
    * unnamed, for a pooler that hands a connection's statements to different server sessions.
    */
   preparedStatements?: boolean
+  /**
+   * PostgreSQL: told once when the database turns out to be set up so that requests fail
+   * (a pooler that loses prepared statements: they answer 503), with what to change.
+   */
+  onSetupProblem?: (message: string, err: unknown) => void
   /** How long a write waits for another process's lock (SQLite: DEFAULT_BUSY_TIMEOUT_MS). */
   busyTimeoutMs?: number
   /**

@@ -36,6 +36,22 @@ describe('DATABASE_PREPARED_STATEMENTS [postgres]', { skip: postgresOnly }, () =
     assert.deepEqual(await namesKept(fresh.url, true), ['statusd_rate_limit_hit'])
   })
 
+  it("the start's check finds named statements kept straight to PostgreSQL: no problem to report", async (t) => {
+    // behind a pooler that loses them it refuses the start: test/multi/pgbouncer.test.ts
+    const fresh = await testDatabase(t)
+    const told: string[] = []
+    const database = openPostgres(fresh.url, {
+      poolSize: 2,
+      onSetupProblem: (message) => told.push(message),
+    })
+    try {
+      assert.equal(await database.checkSetup?.(), undefined)
+      assert.deepEqual(told, [])
+    } finally {
+      await database.close()
+    }
+  })
+
   it('off: the same statement runs unnamed, and nothing stays prepared', async (t) => {
     const fresh = await testDatabase(t)
     await migrated(fresh.url)

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import type pg from 'pg'
@@ -71,12 +72,18 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
   const listenFailover =
     options.listenUrl === undefined ? failover : primaryClient(listenTarget, listenName)
   const PoolClient = failover?.PrimaryClient ?? Client
+  let toldLost = false
   const pool = new Pool({
     connectionString: firstUrl,
     Client:
       options.preparedStatements === false
         ? withoutNamedStatements(PoolClient)
-        : withPreparedSqlNamed(PoolClient),
+        : withPreparedSqlNamed(PoolClient, (err) => {
+            // once: every request that meets it answers 503 and logs it at warn
+            if (toldLost) return
+            toldLost = true
+            options.onSetupProblem?.(PREPARED_STATEMENTS_LOST, err)
+          }),
     max: poolSize,
     connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 30_000,
@@ -155,6 +162,18 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
       })
     },
     dedicatedClient,
+    // named statements behind a pooler that loses them: refused at start rather than 503s
+    async checkSetup() {
+      if (options.preparedStatements === false) return undefined
+      // the check's own lost statement is not told: its answer says it
+      const told = toldLost
+      toldLost = true
+      try {
+        return await checkPreparedStatements(pool)
+      } finally {
+        toldLost = told
+      }
+    },
     // every instance on the database delivers every change: NOTIFY in the write's
     // transaction, and one LISTEN connection per instance and kind of message
     // (`<application_name>:listen`, `…:listen-keys` for key revocations)
@@ -210,17 +229,94 @@ function dropReadOnly(writer: Writer, locator: { readOnlySeen(): void }): Writer
  * and plans such a statement once and later sends only its values (the hot write's text is
  * 2.5 kB: writing it on every request cost more CPU than the rest of the query).
  */
-function withPreparedSqlNamed(Client: typeof pg.Client): typeof pg.Client {
+function withPreparedSqlNamed(
+  Client: typeof pg.Client,
+  onLost: (err: unknown) => void,
+): typeof pg.Client {
   const query = Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown
+  // note: only promises (Kysely's driver and the request counter use no callbacks)
+  const watched = (result: unknown): never => {
+    if (result instanceof Promise)
+      return result.catch((err: unknown) => {
+        if (isPreparedStatementLost(err)) onLost(err)
+        throw err
+      }) as never
+    return result as never
+  }
   return class ClientWithPreparedSqlNamed extends Client {
     override query(config: unknown, ...rest: unknown[]): never {
       const [values] = rest
       if (typeof config === 'string' && rest.length === 1 && Array.isArray(values)) {
         const name = preparedStatementName(config)
-        if (name !== undefined) return query.call(this, { name, text: config, values }) as never
+        if (name !== undefined) return watched(query.call(this, { name, text: config, values }))
       }
+      if (typeof config === 'object' && config !== null && 'name' in config)
+        return watched(query.call(this, config, ...rest))
       return query.call(this, config, ...rest) as never
     }
+  }
+}
+
+/**
+ * What statusd says when a named prepared statement is missing on the server connection it
+ * ran on (26000) or another one is in its way (42P05): statusd never drops or re-prepares one
+ * itself, so a pooler gave this connection's statements to different server sessions.
+ */
+export const PREPARED_STATEMENTS_LOST =
+  'DATABASE_URL leads to a connection pooler that does not keep prepared statements from one transaction to the next (PgBouncer before 1.21 in transaction pooling, or with max_prepared_statements = 0): set DATABASE_PREPARED_STATEMENTS=off (docs/postgres.md#behind-pgbouncer)'
+
+/** 26000 "prepared statement … does not exist", 42P05 "prepared statement … already exists". */
+export const isPreparedStatementLost = (err: unknown): boolean => {
+  const code = (err as { code?: unknown } | undefined)?.code
+  return code === '26000' || code === '42P05'
+}
+
+/**
+ * Whether named prepared statements survive from one transaction to the next on the pool's
+ * connections, as they do on a direct connection and behind PgBouncer 1.21+ with
+ * max_prepared_statements: the message to stop on when they do not, else undefined. A
+ * statement is prepared on one pooled connection (A); another (B) opens a transaction, which a
+ * pooler that hands out its server connections most recently used first (PgBouncer's default)
+ * runs on the server connection A's statement went to; then A runs its statement again, which
+ * such a pooler sends to another server connection, where it does not exist. A pooler with
+ * one server connection makes A wait for B: after a second B commits, and the check passes
+ * (the requests then tell, see withPreparedSqlNamed). A check that fails otherwise (the
+ * database went away) tells nothing: undefined.
+ */
+async function checkPreparedStatements(pool: pg.Pool): Promise<string | undefined> {
+  const name = `statusd_check_${randomUUID().replaceAll('-', '')}`
+  const statement = { name, text: 'select 1 as one' }
+  let a: pg.PoolClient | undefined
+  let b: pg.PoolClient | undefined
+  let broken: Error | undefined
+  try {
+    a = await pool.connect()
+    await a.query(statement)
+    b = await pool.connect()
+    await b.query('begin')
+    await b.query('select 1')
+    const again = a.query(statement).then(
+      () => undefined,
+      (err: unknown) => err,
+    )
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      again,
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, 1_000)
+      }),
+    ])
+    clearTimeout(timer)
+    await b.query('commit')
+    const err = await again
+    return isPreparedStatementLost(err) ? PREPARED_STATEMENTS_LOST : undefined
+  } catch (err) {
+    broken = err as Error
+    return isPreparedStatementLost(err) ? PREPARED_STATEMENTS_LOST : undefined
+  } finally {
+    // a connection left in a failed state is dropped, not handed out again
+    a?.release(broken)
+    b?.release(broken)
   }
 }
 
