@@ -2,7 +2,10 @@
 // services run (captured through Kysely's query log) for a list page, a history page and a
 // PATCH, each put to the engine's EXPLAIN (SQLite: EXPLAIN QUERY PLAN; PostgreSQL: EXPLAIN).
 // The PATCH runs in a transaction that is rolled back, so the dataset does not change.
+// --analyze (PostgreSQL): EXPLAIN (ANALYZE, BUFFERS, WAL) instead, each statement run in a
+// transaction that is rolled back: the time, the pages read and dirtied, the WAL written.
 //   node bench/query-plans.ts --database-url sqlite:/tmp/statusd-scale-…/seed.db
+//   node bench/query-plans.ts --analyze --database-url postgres://…/statusd_scale_1000000_h10_zipf
 import { parseArgs } from 'node:util'
 import SQLite from 'better-sqlite3'
 import { type CompiledQuery, Kysely, type LogEvent, PostgresDialect, SqliteDialect } from 'kysely'
@@ -83,12 +86,14 @@ const PAGE = 50
 export async function explainHotPaths(
   databaseUrl: string,
   sample: PlanSample,
+  options: { analyze?: boolean } = {},
 ): Promise<PlannedOperation[]> {
   let captured: CompiledQuery[] = []
   const log = (event: LogEvent) => {
     captured.push(event.query)
   }
   const postgres = isPostgresUrl(databaseUrl)
+  if (options.analyze && !postgres) throw new Error('query-plans: --analyze is for PostgreSQL')
   const sqlite = postgres ? null : new SQLite(sqlitePath(databaseUrl) as string)
   const pool = postgres ? new pg.Pool({ connectionString: databaseUrl, max: 1 }) : null
   const db = new Kysely<DB>({
@@ -104,11 +109,19 @@ export async function explainHotPaths(
           .prepare(`explain query plan ${query.sql}`)
           .all(...(query.parameters as unknown[])) as { detail: string }[]
       ).map((r) => r.detail)
-    const { rows } = await (pool as pg.Pool).query(
-      `explain ${query.sql}`,
-      query.parameters as unknown[],
-    )
-    return rows.map((r: Record<string, string>) => r['QUERY PLAN'] as string)
+    const client = await (pool as pg.Pool).connect()
+    try {
+      // analyzed, a statement runs: in a transaction that is rolled back
+      if (options.analyze) await client.query('begin')
+      const { rows } = await client.query(
+        `explain ${options.analyze ? '(analyze, buffers, wal) ' : ''}${query.sql}`,
+        query.parameters as unknown[],
+      )
+      return rows.map((r: Record<string, string>) => r['QUERY PLAN'] as string)
+    } finally {
+      if (options.analyze) await client.query('rollback')
+      client.release()
+    }
   }
   const caller = { userId: sample.userId, plan: 'unlimited' }
   const listCursor = encodeCursor([sample.listAfter.createdAt, sample.listAfter.id])
@@ -249,10 +262,15 @@ export async function samplePositions(databaseUrl: string): Promise<PlanSample> 
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { 'database-url': { type: 'string' } } })
+  const { values } = parseArgs({
+    options: {
+      'database-url': { type: 'string' },
+      analyze: { type: 'boolean', default: false },
+    },
+  })
   const url = values['database-url']
   if (!url) throw new Error('--database-url is required')
   process.stdout.write(
-    `${plansToMarkdown(await explainHotPaths(url, await samplePositions(url)))}\n`,
+    `${plansToMarkdown(await explainHotPaths(url, await samplePositions(url), { analyze: values.analyze }))}\n`,
   )
 }

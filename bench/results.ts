@@ -90,7 +90,9 @@ export interface FanoutResult extends ResultBase {
 /** `npm run bench:scale`: how the cost of each operation grows with the data. */
 export interface ScaleResult extends ResultBase {
   kind: 'scale'
-  engine: 'sqlite'
+  engine: 'sqlite' | 'postgres'
+  /** On PostgreSQL: the server's version and settings (pg_settings: setting × unit). */
+  postgres?: Record<string, string>
   params: {
     sizes: number[]
     history: number
@@ -127,6 +129,10 @@ export interface ScaleRow {
   inProcessP99Us: number | null
   peakRssMb: number | null
   errors: number | null
+  /** On PostgreSQL: the database server's CPU time (all its processes) per request. */
+  databaseCpuUsPerRequest?: number | null
+  /** On PostgreSQL: WAL written per request, in bytes. */
+  walBytesPerRequest?: number | null
 }
 
 /** `npm run bench:layout`: one table stored two ways, calls alternated in one process. */

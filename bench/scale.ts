@@ -11,9 +11,18 @@
 // operation: req/s, p50 and p99 with --connections clients, p50 and p99 with one client, the
 // service call's own time in process (no HTTP), and the change in req/s against the smallest
 // size; also the query plans at the largest size (bench/query-plans.ts).
+//
+// With BENCH_DATABASE_URL=postgres://… it runs on PostgreSQL instead: each size is a database
+// of its own on that server (statusd_scale_<n>_h<H>_<distribution>, its rows made by the
+// server itself: bench/seed.ts), each round a copy of it (CREATE DATABASE … TEMPLATE), and
+// the figures add the database server's CPU and WAL per request (its processes must be on
+// this host for the CPU). The URL's role must be allowed to create databases; the database it
+// names is only connected to.
 //   node bench/scale.ts [--sizes 10000,100000,1000000] [--history 10] [--distribution zipf]
 //                       [--rounds 3] [--duration 10] [--connections 32] [--limit 50]
-//                       [--dir /tmp/statusd-scale] [--keep] [--no-write]
+//                       [--dir /tmp/statusd-scale] [--keep] [--no-write] [--seed-only]
+// --seed-only seeds the datasets (or finds them) and keeps them, measuring nothing: a run
+// with --keep after it measures at once (seed outside the benchmark lock, measure inside).
 import type { ChildProcess } from 'node:child_process'
 import {
   closeSync,
@@ -21,6 +30,7 @@ import {
   fsyncSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statfsSync,
@@ -30,7 +40,9 @@ import {
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import SQLite from 'better-sqlite3'
+import pg from 'pg'
 import { createDatabase } from '../src/db/create-database.ts'
+import { isPostgresUrl } from '../src/db/postgres/postgres-engine.ts'
 import { encodeCursor } from '../src/lib/cursor.ts'
 import { loadPlansFile } from '../src/modules/plans/plans.ts'
 import { listStatusHistory } from '../src/modules/statuses/history.service.ts'
@@ -58,7 +70,15 @@ import {
   takePort,
   type WrkMode,
 } from './rig.ts'
-import { type Distribution, prng, type SeedResult, seedOrReuse } from './seed.ts'
+import {
+  createDatabaseOn,
+  type Distribution,
+  databaseOn,
+  dropDatabase,
+  prng,
+  type SeedResult,
+  seedOrReuse,
+} from './seed.ts'
 
 const { values } = parseArgs({
   options: {
@@ -72,6 +92,7 @@ const { values } = parseArgs({
     dir: { type: 'string', default: '/tmp/statusd-scale' },
     keep: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
+    'seed-only': { type: 'boolean', default: false },
   },
 })
 const SIZES = values.sizes.split(',').map((s) => Number(s.replace(/_/g, '')))
@@ -87,6 +108,13 @@ const TARGETS = 50_000
 if (DISTRIBUTION !== 'uniform' && DISTRIBUTION !== 'zipf')
   throw new Error('--distribution is uniform or zipf')
 if (SIZES.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: positive integers')
+/** PostgreSQL mode: the server the datasets live on (else SQLite files in --dir). */
+const PG_SERVER = process.env.BENCH_DATABASE_URL || undefined
+if (PG_SERVER !== undefined && !isPostgresUrl(PG_SERVER))
+  throw new Error('BENCH_DATABASE_URL: a postgres:// URL')
+/** A size's dataset on PostgreSQL, and its copy for one round. */
+const pgDatabase = (n: number, round?: number) =>
+  `statusd_scale_${n}_h${String(HISTORY).replace(/\W/g, '_')}_${DISTRIBUTION}${round === undefined ? '' : `_round_${round}`}`
 
 type Operation = 'patch' | 'list' | 'history'
 const OPERATIONS: { op: Operation; mode: WrkMode; label: string }[] = [
@@ -103,7 +131,8 @@ const OPERATIONS: { op: Operation; mode: WrkMode; label: string }[] = [
 interface Dataset {
   n: number
   dir: string
-  seedFile: string
+  /** The seeded dataset: SQLite's file, or PostgreSQL's database (never measured on). */
+  seedUrl: string
   data: SeedResult
   bytes: number
   files: Record<Operation, string>
@@ -127,23 +156,76 @@ interface Sample {
   serviceP99us: number
   rssMb: number
   bad: number
+  /** PostgreSQL: the database server's CPU time (all its processes) and WAL per request. */
+  dbCpuUs: number | null
+  walBytes: number | null
 }
 
 /** Seeds one size (or reuses a dataset of the same shape left by `--keep`). */
 async function prepare(n: number): Promise<Dataset> {
-  const dir = join(DIR, `n${n}-h${HISTORY}-${DISTRIBUTION}`)
-  const seedFile = join(dir, 'seed.db')
+  const dir = join(DIR, `${PG_SERVER ? 'pg-' : ''}n${n}-h${HISTORY}-${DISTRIBUTION}`)
+  const seedUrl = PG_SERVER
+    ? databaseOn(PG_SERVER, pgDatabase(n))
+    : `sqlite:${join(dir, 'seed.db')}`
   const data = await seedOrReuse(
-    { dir, statuses: n, history: HISTORY, distribution: DISTRIBUTION },
+    {
+      dir,
+      statuses: n,
+      history: HISTORY,
+      distribution: DISTRIBUTION,
+      ...(PG_SERVER && { databaseUrl: seedUrl, serverUrl: PG_SERVER }),
+    },
     'scale',
   )
   return {
     n,
     dir,
-    seedFile,
+    seedUrl,
     data,
-    bytes: statSync(seedFile).size,
-    files: writeTargets(dir, seedFile, n),
+    bytes: PG_SERVER
+      ? Number(await pgValue(seedUrl, 'select pg_database_size(current_database()) as v'))
+      : statSync(join(dir, 'seed.db')).size,
+    files: writeTargets(dir, await readStatuses(seedUrl), n),
+  }
+}
+
+interface StatusPosition {
+  id: string
+  created_at: string
+  change_count: number
+}
+
+/** Every status's place in the list and its history's length, in list order. */
+async function readStatuses(url: string): Promise<StatusPosition[]> {
+  const query = 'select id, created_at, change_count from statuses order by created_at, id'
+  if (!isPostgresUrl(url)) {
+    const db = new SQLite(url.slice('sqlite:'.length), { readonly: true })
+    const rows = db.prepare(query).all() as StatusPosition[]
+    db.close()
+    return rows
+  }
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    // change_count is a bigint: pg gives it as a string
+    const { rows } = await client.query<StatusPosition>(
+      query.replace('change_count', 'change_count::float8 as change_count'),
+    )
+    return rows
+  } finally {
+    await client.end()
+  }
+}
+
+/** The first column of a query's first row, on PostgreSQL. */
+async function pgValue(url: string, query: string, params: unknown[] = []): Promise<unknown> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query(query, params)
+    return rows[0] ? Object.values(rows[0])[0] : undefined
+  } finally {
+    await client.end()
   }
 }
 
@@ -151,12 +233,7 @@ async function prepare(n: number): Promise<Dataset> {
  * Request targets, read from the dataset itself: PATCH ids in random order, list pages at
  * random positions, history pages at random history rows.
  */
-function writeTargets(dir: string, seedFile: string, n: number): Record<Operation, string> {
-  const db = new SQLite(seedFile, { readonly: true })
-  const rows = db
-    .prepare('select id, created_at, change_count from statuses order by created_at, id')
-    .all() as { id: string; created_at: string; change_count: number }[]
-  db.close()
+function writeTargets(dir: string, rows: StatusPosition[], n: number): Record<Operation, string> {
   const random = prng(0xca11 ^ n)
   const pick = (k: number) => Math.floor(random() * k)
   const count = Math.min(TARGETS, n)
@@ -212,15 +289,17 @@ async function checkCursors(port: number, set: Dataset): Promise<void> {
   if (res.status !== 200) throw new Error(`scale: list page answered ${res.status}`)
   const link = res.headers.get('link')
   if (page.length === LIMIT && link) {
-    const db = new SQLite(set.seedFile, { readonly: true })
-    const last = db
-      .prepare('select id, created_at from statuses where id = ?')
-      .get((page[page.length - 1] as { statusId: string }).statusId) as {
-      id: string
-      created_at: string
+    const lastId = (page[page.length - 1] as { statusId: string }).statusId
+    const query = 'select created_at from statuses where id = $1'
+    let createdAt: string
+    if (PG_SERVER) createdAt = (await pgValue(set.seedUrl, query, [lastId])) as string
+    else {
+      const db = new SQLite(set.seedUrl.slice('sqlite:'.length), { readonly: true })
+      createdAt = (db.prepare(query.replace('$1', '?')).get(lastId) as { created_at: string })
+        .created_at
+      db.close()
     }
-    db.close()
-    const ours = encodeCursor([last.created_at, last.id])
+    const ours = encodeCursor([createdAt, lastId])
     if (!link.includes(`cursor=${ours}>`))
       throw new Error(`scale: the API's next cursor is not ours:\n${link}\n${ours}`)
   }
@@ -290,21 +369,117 @@ async function timeServices(
   }
 }
 
-/** A copy of the dataset for one round, on disk before the server starts. */
-function freshCopy(set: Dataset, round: number): string {
+/**
+ * A copy of the dataset for one round, on disk before the server starts: its URL, and how
+ * to remove it.
+ */
+async function freshCopy(
+  set: Dataset,
+  round: number,
+): Promise<{ url: string; remove(): Promise<void> }> {
+  if (PG_SERVER) {
+    const server = PG_SERVER
+    const name = pgDatabase(set.n, round)
+    await dropDatabase(server, name)
+    // note: CREATE DATABASE writes the copy's files and fsyncs them before it answers
+    await createDatabaseOn(server, name, pgDatabase(set.n))
+    return { url: databaseOn(server, name), remove: () => dropDatabase(server, name) }
+  }
   const file = join(set.dir, `round-${round}.db`)
-  copyFileSync(set.seedFile, file)
+  copyFileSync(set.seedUrl.slice('sqlite:'.length), file)
   const fd = openSync(file, 'r+')
   fsyncSync(fd)
   closeSync(fd)
-  return file
+  return { url: `sqlite:${file}`, remove: async () => removeDb(file) }
 }
 
 function removeDb(file: string): void {
   for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true })
 }
 
+/**
+ * PostgreSQL's side of a run: the CPU time of the server's processes (the postmaster and
+ * its children, read from /proc: null when the server is not on this host) and the WAL
+ * position. A backend that exits during the run takes its CPU time with it; statusd's pool
+ * keeps its connections for the run.
+ */
+async function pgCounters(url: string): Promise<{ cpuUs: number | null; walLsn: string }> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query(
+      'select pg_backend_pid() as pid, pg_current_wal_lsn()::text as lsn',
+    )
+    return { cpuUs: serverCpuMicros(rows[0].pid as number), walLsn: rows[0].lsn as string }
+  } finally {
+    await client.end()
+  }
+}
+
+function serverCpuMicros(backendPid: number): number | null {
+  const parentOf = (pid: number) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+  }
+  let postmaster: number
+  try {
+    postmaster = parentOf(backendPid)
+  } catch {
+    return null // not on this host
+  }
+  let total = cpuMicros(postmaster)
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry)
+    if (!Number.isInteger(pid) || pid === postmaster) continue
+    try {
+      if (parentOf(pid) === postmaster) total += cpuMicros(pid)
+    } catch {
+      // it exited meanwhile
+    }
+  }
+  return total
+}
+
+/** The PostgreSQL server's version and the settings that decide a write's cost. */
+async function serverSettings(url: string): Promise<NonNullable<ScaleResult['postgres']>> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query(
+      `select name, setting, unit from pg_settings where name = any($1)`,
+      [
+        [
+          'server_version',
+          'fsync',
+          'synchronous_commit',
+          'full_page_writes',
+          'shared_buffers',
+          'wal_level',
+          'max_wal_size',
+          'checkpoint_timeout',
+        ],
+      ],
+    )
+    return Object.fromEntries(
+      rows.map((r) => [r.name, r.unit ? `${r.setting} × ${r.unit}` : r.setting]),
+    )
+  } finally {
+    await client.end()
+  }
+}
+
+/** WAL bytes between two positions (`X/Y`, as pg_current_wal_lsn gives them). */
+const walBetween = (from: string, to: string): number => {
+  const at = (lsn: string) => {
+    const [high, low] = lsn.split('/') as [string, string]
+    return Number.parseInt(high, 16) * 2 ** 32 + Number.parseInt(low, 16)
+  }
+  return at(to) - at(from)
+}
+
 function assertDiskSpace(): void {
+  // note: on PostgreSQL the datasets are the server's; --dir keeps the request targets only
+  if (PG_SERVER) return
   // about 1.7 kB a status at 10 history rows each, and one working copy beside the seed
   const needed = SIZES.reduce((sum, n) => sum + n * (200 + 150 * HISTORY) * 2.2, 0)
   mkdirSync(DIR, { recursive: true })
@@ -321,12 +496,13 @@ async function main() {
   assertDiskSpace()
   const sets: Dataset[] = []
   for (const n of SIZES) sets.push(await prepare(n))
+  if (values['seed-only']) return
   const samples = new Map<string, Sample[]>()
   let plans: PlannedOperation[] | undefined
   for (let round = 1; round <= ROUNDS; round++) {
     for (const set of sets) {
-      const file = freshCopy(set, round)
-      const url = `sqlite:${file}`
+      const copy = await freshCopy(set, round)
+      const { url } = copy
       if (round === 1 && set === sets[sets.length - 1])
         plans = await explainHotPaths(url, await samplePositions(url))
       const services = await timeServices(url, set)
@@ -345,12 +521,20 @@ async function main() {
           }
           runWrk({ ...wrk, seconds: 2 }) // warm-up: JIT, caches, connections
           const pid = child.pid as number
+          const dbBefore = PG_SERVER ? await pgCounters(url) : null
           const cpuBefore = cpuMicros(pid)
           const mainBefore = cpuMicros(pid, pid)
           const r = runWrk({ ...wrk, seconds: DURATION })
           const requests = Math.max(1, r.requests)
           const cpuUs = (cpuMicros(pid) - cpuBefore) / requests
           const mainUs = (cpuMicros(pid, pid) - mainBefore) / requests
+          const dbAfter = PG_SERVER ? await pgCounters(url) : null
+          const dbCpuUs =
+            dbBefore?.cpuUs != null && dbAfter?.cpuUs != null
+              ? (dbAfter.cpuUs - dbBefore.cpuUs) / requests
+              : null
+          const walBytes =
+            dbBefore && dbAfter ? walBetween(dbBefore.walLsn, dbAfter.walLsn) / requests : null
           // the event loop's share of the run's wall time: below ~95 % it waited (for the disk)
           const mainBusy = (mainUs * r.rps) / 1e6
           // one client at a time: the time a request takes, without waiting in line
@@ -368,27 +552,47 @@ async function main() {
             serviceP99us: services[op].p99us,
             rssMb: peakRssMb(child.pid as number),
             bad: r.non2xx + r.socketErrors + one.non2xx + one.socketErrors,
+            dbCpuUs,
+            walBytes,
           }
           const key = `${set.n}:${op}`
           samples.set(key, [...(samples.get(key) ?? []), sample])
           console.error(
-            `scale: round ${round} ${set.n} ${op}: ${r.rps.toFixed(0)} req/s, CPU ${cpuUs.toFixed(0)} µs/request (event loop ${mainUs.toFixed(0)} µs, busy ${(mainBusy * 100).toFixed(0)} %), p50 ${r.p50ms.toFixed(2)} ms, p99 ${r.p99ms.toFixed(2)} ms; one client: p50 ${one.p50ms.toFixed(2)} ms, p99 ${one.p99ms.toFixed(2)} ms; in process: p50 ${services[op].p50us.toFixed(0)} µs, p99 ${services[op].p99us.toFixed(0)} µs${sample.bad ? `, ${sample.bad} errors!` : ''}`,
+            `scale: round ${round} ${set.n} ${op}: ${r.rps.toFixed(0)} req/s, CPU ${cpuUs.toFixed(0)} µs/request (event loop ${mainUs.toFixed(0)} µs, busy ${(mainBusy * 100).toFixed(0)} %), p50 ${r.p50ms.toFixed(2)} ms, p99 ${r.p99ms.toFixed(2)} ms; one client: p50 ${one.p50ms.toFixed(2)} ms, p99 ${one.p99ms.toFixed(2)} ms; in process: p50 ${services[op].p50us.toFixed(0)} µs, p99 ${services[op].p99us.toFixed(0)} µs${dbCpuUs === null ? '' : `; database CPU ${dbCpuUs.toFixed(0)} µs/request`}${walBytes === null ? '' : `, WAL ${walBytes.toFixed(0)} bytes/request`}${sample.bad ? `, ${sample.bad} errors!` : ''}`,
           )
         }
       } finally {
         if (child) await stopServer(child)
-        removeDb(file)
+        await copy.remove()
       }
     }
   }
-  report(sets, samples, plans ?? [])
-  if (!values.keep) for (const set of sets) rmSync(set.dir, { recursive: true, force: true })
+  report(sets, samples, plans ?? [], PG_SERVER ? await serverSettings(PG_SERVER) : undefined)
+  if (!values.keep)
+    for (const set of sets) {
+      rmSync(set.dir, { recursive: true, force: true })
+      if (PG_SERVER) await dropDatabase(PG_SERVER, pgDatabase(set.n))
+    }
 }
 
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`
+/** The median of figures that may be missing (null: not measured), with its unit, or `–`. */
+const orDash = (xs: (number | null)[], unit: string) => {
+  const known = xs.filter((x): x is number => x !== null)
+  return known.length === 0 ? '–' : `${median(known).toFixed(0)}${unit}`
+}
+const medianOrNull = (xs: (number | null)[]) => {
+  const known = xs.filter((x): x is number => x !== null)
+  return known.length === 0 ? null : Number(median(known).toFixed(0))
+}
 const thousands = (n: number) => n.toLocaleString('en-US').replace(/,/g, ' ')
 
-function report(sets: Dataset[], samples: Map<string, Sample[]>, plans: PlannedOperation[]) {
+function report(
+  sets: Dataset[],
+  samples: Map<string, Sample[]>,
+  plans: PlannedOperation[],
+  postgres: ScaleResult['postgres'],
+) {
   const smallest = sets[0] as Dataset
   const rows: string[] = []
   for (const set of sets) {
@@ -407,14 +611,25 @@ function report(sets: Dataset[], samples: Map<string, Sample[]>, plans: PlannedO
       const ms = (pick: (x: Sample) => number) => `${median(s.map(pick)).toFixed(2)} ms`
       const us = (pick: (x: Sample) => number) => `${median(s.map(pick)).toFixed(0)} µs`
       rows.push(
-        `| ${thousands(set.n)} | ${thousands(set.data.historyRows)} | ${mb(set.bytes)} | ${label} | ${rps.toFixed(0)} | ${change} | ${cpu.toFixed(0)} µs${cpuChange} | ${us((x) => x.mainUs)}, ${median(s.map((x) => x.mainBusy * 100)).toFixed(0)} % | ${ms((x) => x.p50ms)} | ${ms((x) => x.p99ms)} | ${ms((x) => x.oneP50ms)} | ${ms((x) => x.oneP99ms)} | ${us((x) => x.serviceP50us)} | ${us((x) => x.serviceP99us)} | ${Math.max(...s.map((x) => x.rssMb)).toFixed(0)} MB | ${s.reduce((n, x) => n + x.bad, 0)} |`,
+        `| ${thousands(set.n)} | ${thousands(set.data.historyRows)} | ${mb(set.bytes)} | ${label} | ${rps.toFixed(0)} | ${change} | ${cpu.toFixed(0)} µs${cpuChange} |${
+          PG_SERVER
+            ? ` ${orDash(
+                s.map((x) => x.dbCpuUs),
+                ' µs',
+              )} | ${orDash(
+                s.map((x) => x.walBytes),
+                ' B',
+              )} |`
+            : ''
+        } ${us((x) => x.mainUs)}, ${median(s.map((x) => x.mainBusy * 100)).toFixed(0)} % | ${ms((x) => x.p50ms)} | ${ms((x) => x.p99ms)} | ${ms((x) => x.oneP50ms)} | ${ms((x) => x.oneP99ms)} | ${us((x) => x.serviceP50us)} | ${us((x) => x.serviceP99us)} | ${Math.max(...s.map((x) => x.rssMb)).toFixed(0)} MB | ${s.reduce((n, x) => n + x.bad, 0)} |`,
       )
     }
   }
   const largest = sets[sets.length - 1] as Dataset
   const suspicious = plans.some((p) => p.statements.some((s) => s.suspicious))
+  // note: the command as the results' schema has it; `engine` says which engine ran
   const command = `npm run bench:scale -- --sizes ${SIZES.join(',')} --history ${HISTORY} --distribution ${DISTRIBUTION} --rounds ${ROUNDS} --duration ${DURATION} --connections ${CONNECTIONS} --limit ${LIMIT}`
-  const method = `one user on an unlimited plan; ${HISTORY} history rows per status on average, ${DISTRIBUTION === 'zipf' ? 'Zipf-skewed' : 'evenly spread'}. statusd on SQLite (durable); per operation a 2 s warm-up, then wrk -t1 -c${CONNECTIONS} -d${DURATION}s (throughput, and latency under load) and wrk -t1 -c1 -d${DURATION}s (latency of one request at a time); CPU per request is the server's (all threads, from /proc) over the ${CONNECTIONS}-connection run, and the event loop's alone with the share of the run it was busy (below ~95 % it waited, for the disk); "in process" is the service call alone, without HTTP, over ${SERVICE_CALLS} of the same targets (a PATCH rolled back: no commit, no fsync); medians of ${ROUNDS} rounds interleaved over the sizes, each on a fresh copy; peak RSS is the server's over all three operations.`
+  const method = `one user on an unlimited plan; ${HISTORY} history rows per status on average, ${DISTRIBUTION === 'zipf' ? 'Zipf-skewed' : 'evenly spread'}. ${PG_SERVER ? "statusd on PostgreSQL (each round on a copy of the size's database made with CREATE DATABASE … TEMPLATE; database CPU is the server's processes' from /proc, WAL the advance of pg_current_wal_lsn(), both per request over the same run)" : 'statusd on SQLite (durable)'}; per operation a 2 s warm-up, then wrk -t1 -c${CONNECTIONS} -d${DURATION}s (throughput, and latency under load) and wrk -t1 -c1 -d${DURATION}s (latency of one request at a time); CPU per request is the server's (all threads, from /proc) over the ${CONNECTIONS}-connection run, and the event loop's alone with the share of the run it was busy (below ~95 % it waited, for the disk); "in process" is the service call alone, without HTTP, over ${SERVICE_CALLS} of the same targets (a PATCH rolled back: no commit, no fsync); medians of ${ROUNDS} rounds interleaved over the sizes, each on a fresh copy; peak RSS is the server's over all three operations.`
   const round = (n: number, digits = 0) => Number(n.toFixed(digits))
   const data: ScaleRow[] = []
   for (const set of sets) {
@@ -442,13 +657,18 @@ function report(sets: Dataset[], samples: Map<string, Sample[]>, plans: PlannedO
         inProcessP99Us: m((x) => x.serviceP99us),
         peakRssMb: round(Math.max(...s.map((x) => x.rssMb))),
         errors: s.reduce((n, x) => n + x.bad, 0),
+        ...(PG_SERVER && {
+          databaseCpuUsPerRequest: medianOrNull(s.map((x) => x.dbCpuUs)),
+          walBytesPerRequest: medianOrNull(s.map((x) => x.walBytes)),
+        }),
       })
     }
   }
   const result: ScaleResult = {
     ...runInfo(ROOT, command, method),
     kind: 'scale',
-    engine: 'sqlite',
+    engine: PG_SERVER ? 'postgres' : 'sqlite',
+    ...(postgres && { postgres }),
     params: {
       sizes: SIZES,
       history: HISTORY,
@@ -471,8 +691,8 @@ function report(sets: Dataset[], samples: Map<string, Sample[]>, plans: PlannedO
   const section = [
     command,
     '',
-    `| statuses | history rows | database | operation | req/s (${CONNECTIONS} conn.) | vs smallest | CPU per request | event loop per request, busy | p50 (${CONNECTIONS} conn.) | p99 (${CONNECTIONS} conn.) | p50 (1 conn.) | p99 (1 conn.) | in process p50 | in process p99 | peak RSS | errors |`,
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    `| statuses | history rows | database | operation | req/s (${CONNECTIONS} conn.) | vs smallest | CPU per request |${PG_SERVER ? ' database CPU per request | WAL per request |' : ''} event loop per request, busy | p50 (${CONNECTIONS} conn.) | p99 (${CONNECTIONS} conn.) | p50 (1 conn.) | p99 (1 conn.) | in process p50 | in process p99 | peak RSS | errors |`,
+    `|---|---|---|---|---|---|---|${PG_SERVER ? '---|---|' : ''}---|---|---|---|---|---|---|---|---|`,
     ...rows,
     '',
     `Query plans at ${thousands(largest.n)} statuses: ${suspicious ? '**a scan or a sort, marked ⚠**' : 'index searches only, no scan, no sort'}.`,

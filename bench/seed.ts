@@ -12,7 +12,7 @@
 // version, value and the timestamps agree with the history. The schema is the migrations'
 // own, indexes included; only the bulk phase writes around Kysely, straight through
 // better-sqlite3 (prepared statements, large transactions, no journal or fsync while
-// seeding) or, on PostgreSQL, multi-row inserts from arrays (`unnest`).
+// seeding) or, on PostgreSQL, statements that make the rows in the server (seedPostgres).
 
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -62,21 +62,31 @@ const DAY_MS = 86_400_000
 const WINDOW_MS = 30 * DAY_MS
 
 /**
- * A SQLite dataset in `options.dir`: the one an earlier run left there if it has the same
- * shape (statuses, history rows, distribution), else a fresh one (1 M statuses take about
- * two minutes). `label` prefixes the progress lines.
+ * A dataset in `options.dir`: the one an earlier run left there if it has the same shape
+ * (statuses, history rows, distribution), else a fresh one (1 M statuses take about two
+ * minutes). On PostgreSQL (`databaseUrl`) the dataset is that database, dropped and created
+ * again through `serverUrl` (a database to connect to on the same server) before seeding;
+ * it is reused only if it carries the tag of the seeding that `dir` describes. `label`
+ * prefixes the progress lines.
  */
-export async function seedOrReuse(options: SeedOptions, label: string): Promise<SeedResult> {
-  const { dir, statuses } = options
+export async function seedOrReuse(
+  options: SeedOptions & { serverUrl?: string },
+  label: string,
+): Promise<SeedResult> {
+  const { dir, statuses, databaseUrl, serverUrl } = options
+  const postgres = databaseUrl !== undefined && isPostgresUrl(databaseUrl)
+  if (postgres && serverUrl === undefined) throw new Error('seed: serverUrl is required')
   const historyRows = Math.round(statuses * options.history)
   const distribution = options.distribution ?? 'uniform'
   const metaFile = join(dir, 'meta.json')
-  if (existsSync(metaFile) && existsSync(join(dir, 'seed.db'))) {
+  if (existsSync(metaFile) && (postgres || existsSync(join(dir, 'seed.db')))) {
     const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as SeedResult
     if (
       meta.statuses === statuses &&
       meta.historyRows === historyRows &&
-      meta.distribution === distribution
+      meta.distribution === distribution &&
+      (!postgres ||
+        (meta.databaseUrl === databaseUrl && (await seedTagOf(databaseUrl)) === seedTag(meta)))
     ) {
       console.error(`${label}: reusing ${dir} (seeded in ${meta.seconds.toFixed(0)} s)`)
       return meta
@@ -84,12 +94,90 @@ export async function seedOrReuse(options: SeedOptions, label: string): Promise<
   }
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
+  if (postgres) {
+    const name = new URL(databaseUrl).pathname.slice(1)
+    await dropDatabase(serverUrl as string, name)
+    await createDatabaseOn(serverUrl as string, name)
+  }
   console.error(
     `${label}: seeding ${statuses} statuses, ${historyRows} history rows (${distribution})`,
   )
   const data = await seed(options)
+  if (postgres) await tagSeed(databaseUrl, seedTag(data))
   console.error(`${label}: seeded in ${data.seconds.toFixed(1)} s`)
   return data
+}
+
+/** What ties a seeded database to the meta.json that describes it (its user is random). */
+const seedTag = (meta: SeedResult) =>
+  `statusd bench seed: ${meta.statuses} statuses, ${meta.historyRows} history rows (${meta.distribution}), user ${meta.userId}`
+
+/** A database named `name` on the server of `serverUrl` (same role and options). */
+export function databaseOn(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl)
+  url.pathname = `/${encodeURIComponent(name)}`
+  return url.toString()
+}
+
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/**
+ * Creates database `name` on the server of `serverUrl`, empty or as a copy of `template`
+ * (file by file where the server can: PostgreSQL 15's default logs every page of the copy).
+ */
+export async function createDatabaseOn(
+  serverUrl: string,
+  name: string,
+  template?: string,
+): Promise<void> {
+  await withClient(serverUrl, async (client) => {
+    const version = Number(
+      (await client.query('show server_version_num')).rows[0].server_version_num,
+    )
+    const copy = template
+      ? ` template ${client.escapeIdentifier(template)}${version >= 150000 ? ' strategy file_copy' : ''}`
+      : ''
+    await client.query(`create database ${client.escapeIdentifier(name)}${copy}`)
+  })
+}
+
+/** Drops database `name` on the server of `serverUrl` if it exists. */
+export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
+  await withClient(serverUrl, async (client) => {
+    await client.query(`drop database if exists ${client.escapeIdentifier(name)} with (force)`)
+  })
+}
+
+async function tagSeed(databaseUrl: string, tag: string): Promise<void> {
+  await withClient(databaseUrl, async (client) => {
+    const name = client.escapeIdentifier(
+      (await client.query('select current_database() as d')).rows[0].d,
+    )
+    await client.query(`comment on database ${name} is ${client.escapeLiteral(tag)}`)
+  })
+}
+
+/** The tag of a seeded database; null when there is no such database or no tag. */
+async function seedTagOf(databaseUrl: string): Promise<string | null> {
+  try {
+    return await withClient(databaseUrl, async (client) => {
+      const { rows } = await client.query(
+        `select shobj_description(oid, 'pg_database') as tag from pg_database where datname = current_database()`,
+      )
+      return (rows[0]?.tag as string | null) ?? null
+    })
+  } catch (error) {
+    if ((error as { code?: string }).code === '3D000') return null // no such database
+    throw error
+  }
 }
 
 /** A small deterministic PRNG (mulberry32), so a dataset's shape repeats run to run. */
@@ -205,7 +293,7 @@ interface StatusSeed {
   valueUpdatedAt: string | null
 }
 
-/** Where the rows go: SQLite or PostgreSQL, in large batches. */
+/** Where the rows go on SQLite, in large batches. */
 interface Sink {
   statuses(rows: StatusSeed[]): Promise<void>
   /** Parallel columns of one batch of history rows. */
@@ -267,82 +355,84 @@ export async function seed(options: SeedOptions): Promise<SeedResult> {
   }
   const iso = (t: number) => new Date(base + t).toISOString()
 
-  const sink = isPostgresUrl(databaseUrl)
-    ? await postgresSink(databaseUrl, userId)
-    : sqliteSink(sqlitePath(databaseUrl) as string, userId)
   const ids: string[] = new Array(n)
   const keys: string[] = new Array(n)
-  try {
-    const shareIds = new Set<string>()
-    const draw = randomStrings()
-    const BATCH = 20_000
-    for (let from = 0; from < n; from += BATCH) {
-      const rows: StatusSeed[] = []
-      for (let i = from; i < Math.min(from + BATCH, n); i++) {
-        const c = counts[i] as number
-        // 40-bit share ids clash now and then among a million: draw again, as statusd does
-        let shareId = draw.shareId()
-        while (shareIds.has(shareId)) shareId = draw.shareId()
-        shareIds.add(shareId)
-        const id = draw.id()
-        ids[i] = id
-        keys[i] = `bench-${i}`
-        const last = c > 0 ? iso(createdAt(i) + (c - 1) * step(i, c)) : null
-        rows.push({
-          id,
-          shareId,
-          key: `bench-${i}`,
-          value: c > 0 ? valueAt(c) : null,
-          colorNo: 1 + (i % 12),
-          changeCount: c,
-          createdAt: iso(createdAt(i)),
-          updatedAt: last ?? iso(createdAt(i)),
-          valueUpdatedAt: last,
-        })
+  if (isPostgresUrl(databaseUrl)) {
+    await seedPostgres(databaseUrl, userId, { counts, createdAt, step, base, ids, keys }, log)
+  } else {
+    const sink = sqliteSink(sqlitePath(databaseUrl) as string, userId)
+    try {
+      const shareIds = new Set<string>()
+      const draw = randomStrings()
+      const BATCH = 20_000
+      for (let from = 0; from < n; from += BATCH) {
+        const rows: StatusSeed[] = []
+        for (let i = from; i < Math.min(from + BATCH, n); i++) {
+          const c = counts[i] as number
+          // 40-bit share ids clash now and then among a million: draw again, as statusd does
+          let shareId = draw.shareId()
+          while (shareIds.has(shareId)) shareId = draw.shareId()
+          shareIds.add(shareId)
+          const id = draw.id()
+          ids[i] = id
+          keys[i] = `bench-${i}`
+          const last = c > 0 ? iso(createdAt(i) + (c - 1) * step(i, c)) : null
+          rows.push({
+            id,
+            shareId,
+            key: `bench-${i}`,
+            value: c > 0 ? valueAt(c) : null,
+            colorNo: 1 + (i % 12),
+            changeCount: c,
+            createdAt: iso(createdAt(i)),
+            updatedAt: last ?? iso(createdAt(i)),
+            valueUpdatedAt: last,
+          })
+        }
+        await sink.statuses(rows)
+        if ((from / BATCH) % 10 === 9) log(`${from + rows.length} / ${n} statuses`)
       }
-      await sink.statuses(rows)
-      if ((from / BATCH) % 10 === 9) log(`${from + rows.length} / ${n} statuses`)
-    }
-    log(`${n} statuses`)
+      log(`${n} statuses`)
 
-    // every value update of every status as one number (time × n + status), sorted: the
-    // order statusd would have written them in
-    const events = new Float64Array(total)
-    let e = 0
-    for (let i = 0; i < n; i++) {
-      const c = counts[i] as number
-      const t0 = createdAt(i)
-      const s = c > 0 ? step(i, c) : 0
-      for (let j = 0; j < c; j++) events[e++] = (t0 + j * s) * n + i
-    }
-    events.sort()
-    log(`${total} history rows ordered`)
-    const changeNo = new Uint32Array(n)
-    const BATCH_ROWS = 50_000
-    for (let from = 0; from < total; from += BATCH_ROWS) {
-      const to = Math.min(from + BATCH_ROWS, total)
-      const hIds: string[] = []
-      const hNos: number[] = []
-      const hValues: string[] = []
-      const hAts: string[] = []
-      for (let k = from; k < to; k++) {
-        const event = events[k] as number
-        const i = event % n
-        const no = (changeNo[i] as number) + 1
-        changeNo[i] = no
-        hIds.push(ids[i] as string)
-        hNos.push(no)
-        hValues.push(valueAt(no))
-        hAts.push(iso((event - i) / n))
+      // every value update of every status as one number (time × n + status), sorted: the
+      // order statusd would have written them in
+      const events = new Float64Array(total)
+      let e = 0
+      for (let i = 0; i < n; i++) {
+        const c = counts[i] as number
+        const t0 = createdAt(i)
+        const s = c > 0 ? step(i, c) : 0
+        for (let j = 0; j < c; j++) events[e++] = (t0 + j * s) * n + i
       }
-      await sink.history(hIds, hNos, hValues, hAts)
-      if ((from / BATCH_ROWS) % 20 === 19) log(`${to} / ${total} history rows`)
+      events.sort()
+      log(`${total} history rows ordered`)
+      const changeNo = new Uint32Array(n)
+      const BATCH_ROWS = 50_000
+      for (let from = 0; from < total; from += BATCH_ROWS) {
+        const to = Math.min(from + BATCH_ROWS, total)
+        const hIds: string[] = []
+        const hNos: number[] = []
+        const hValues: string[] = []
+        const hAts: string[] = []
+        for (let k = from; k < to; k++) {
+          const event = events[k] as number
+          const i = event % n
+          const no = (changeNo[i] as number) + 1
+          changeNo[i] = no
+          hIds.push(ids[i] as string)
+          hNos.push(no)
+          hValues.push(valueAt(no))
+          hAts.push(iso((event - i) / n))
+        }
+        await sink.history(hIds, hNos, hValues, hAts)
+        if ((from / BATCH_ROWS) % 20 === 19) log(`${to} / ${total} history rows`)
+      }
+      log(`${total} history rows`)
+      await sink.close(true)
+    } catch (error) {
+      await sink.close(false).catch(() => {})
+      throw error
     }
-    log(`${total} history rows`)
-    await sink.close(true)
-  } catch (error) {
-    await sink.close(false).catch(() => {})
-    throw error
   }
   log('done')
 
@@ -436,49 +526,162 @@ function sqliteSink(file: string, userId: string): Sink {
   }
 }
 
-/** PostgreSQL: multi-row inserts from arrays, in one transaction. */
-async function postgresSink(url: string, userId: string): Promise<Sink> {
+/** What the PostgreSQL seed needs of the dataset's shape (see seed). */
+interface PostgresShape {
+  /** History rows per status, by creation order. */
+  counts: Uint32Array
+  /** A status's creation time and the time between its updates, in ms from `base`. */
+  createdAt(i: number): number
+  step(i: number, count: number): number
+  base: number
+  /** Filled with each status's id and key. */
+  ids: string[]
+  keys: string[]
+}
+
+/** A timestamp in ms since the epoch (SQL expression) as statusd writes it (toISOString). */
+const isoSql = (ms: string) =>
+  `to_char(timestamp '1970-01-01' + (${ms}) * interval '1 millisecond', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/**
+ * PostgreSQL: the server generates the rows itself. Only each status's plan crosses the
+ * wire (id, share id, history count, creation time and update step, as arrays); the
+ * statuses and their history rows are then one INSERT … SELECT each, the history from
+ * generate_series in the order statusd would have written it. The indexes of both tables
+ * but statuses' primary key (which other tables' foreign keys hold on to) are dropped first
+ * and built again from their own definitions (pg_get_constraintdef, pg_get_indexdef): one
+ * sort each instead of millions of inserts at random places. Then VACUUM ANALYZE, as
+ * autovacuum does soon after a bulk load (the planner's statistics, the visibility map).
+ */
+async function seedPostgres(
+  url: string,
+  userId: string,
+  shape: PostgresShape,
+  log: (line: string) => void,
+): Promise<void> {
+  const { counts, ids, keys } = shape
+  const n = counts.length
   const client = new pg.Client({ connectionString: url })
   await client.connect()
-  await client.query('begin')
-  return {
-    async statuses(rows) {
-      await client.query(
-        `insert into statuses (${STATUS_COLUMNS})
-         select id, share_id, $3, k, k, 'text', v, 'private', '', c, 'owner', 'private', n, ca, ua, va, greatest(n, 1)
-         from unnest($1::text[], $2::text[], $4::text[], $5::text[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[])
-           as t(id, share_id, k, v, c, n, ca, ua, va)`,
-        [
-          rows.map((r) => r.id),
-          rows.map((r) => r.shareId),
-          userId,
-          rows.map((r) => r.key),
-          rows.map((r) => r.value),
-          rows.map((r) => r.colorNo),
-          rows.map((r) => r.changeCount),
-          rows.map((r) => r.createdAt),
-          rows.map((r) => r.updatedAt),
-          rows.map((r) => r.valueUpdatedAt),
-        ],
-      )
-    },
-    async history(ids, nos, values, ats) {
-      await client.query(
-        `insert into status_history (${HISTORY_COLUMNS})
-         select s, n, v, a, $5 from unnest($1::text[], $2::int[], $3::text[], $4::text[]) as t(s, n, v, a)`,
-        [ids, nos, values, ats, userId],
-      )
-    },
-    async close(ok) {
-      try {
-        await client.query(ok ? 'commit' : 'rollback')
-        // the planner's statistics, as autovacuum would gather them soon after a bulk load
-        if (ok) await client.query('analyze statuses, status_history')
-      } finally {
-        await client.end()
+  try {
+    await client.query('begin')
+    // one bulk transaction: its commit need not wait for the flush; sorts in memory
+    await client.query('set local synchronous_commit = off')
+    await client.query("set local work_mem = '256MB'")
+    await client.query("set local maintenance_work_mem = '512MB'")
+    await client.query(
+      'create temporary table seed_plan (i integer, id text, share_id text, c bigint, t0 bigint, step bigint) on commit drop',
+    )
+    const shareIds = new Set<string>()
+    const draw = randomStrings()
+    const BATCH = 100_000
+    for (let from = 0; from < n; from += BATCH) {
+      const to = Math.min(from + BATCH, n)
+      const columns: [number[], string[], string[], number[], number[], number[]] = [
+        [],
+        [],
+        [],
+        [],
+        [],
+        [],
+      ]
+      for (let i = from; i < to; i++) {
+        const c = counts[i] as number
+        // 40-bit share ids clash now and then among a million: draw again, as statusd does
+        let shareId = draw.shareId()
+        while (shareIds.has(shareId)) shareId = draw.shareId()
+        shareIds.add(shareId)
+        ids[i] = draw.id()
+        keys[i] = `bench-${i}`
+        columns[0].push(i)
+        columns[1].push(ids[i] as string)
+        columns[2].push(shareId)
+        columns[3].push(c)
+        columns[4].push(shape.createdAt(i))
+        columns[5].push(c > 0 ? shape.step(i, c) : 0)
       }
-    },
+      await client.query(
+        'insert into seed_plan select * from unnest($1::int[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])',
+        columns,
+      )
+    }
+    log(`${n} statuses planned`)
+    const indexes = await dropIndexes(client, ['statuses', 'status_history'])
+    await client.query(
+      `insert into statuses (${STATUS_COLUMNS})
+       select id, share_id, $1, 'bench-' || i, 'bench-' || i, 'text',
+         case when c > 0 then (c % 100) || '%' end, 'private', '', 1 + i % 12, 'owner',
+         'private', c, ${isoSql('$2::bigint + t0')}, ${isoSql('$2::bigint + last')},
+         case when c > 0 then ${isoSql('$2::bigint + last')} end, greatest(c, 1)
+       from seed_plan cross join lateral (select t0 + greatest(c - 1, 0) * step as last) l
+       order by i`,
+      [userId, shape.base],
+    )
+    log(`${n} statuses`)
+    // change k of a status is at t0 + (k − 1) × step; all statuses' changes in time order
+    const { rowCount } = await client.query(
+      `insert into status_history (${HISTORY_COLUMNS})
+       select p.id, g.no, (g.no % 100) || '%', ${isoSql('$2::bigint + p.t0 + (g.no - 1) * p.step')}, $1
+       from seed_plan p cross join lateral generate_series(1, p.c) as g(no)
+       order by p.t0 + (g.no - 1) * p.step, p.i`,
+      [userId, shape.base],
+    )
+    log(`${rowCount} history rows`)
+    for (const { sql } of indexes) await client.query(sql)
+    log(`${indexes.length} indexes built`)
+    await client.query('commit')
+  } catch (error) {
+    await client.query('rollback').catch(() => {})
+    throw error
+  } finally {
+    await client.end()
   }
+  // outside the transaction (VACUUM cannot run in one)
+  const again = new pg.Client({ connectionString: url })
+  await again.connect()
+  try {
+    await again.query('vacuum analyze statuses, status_history')
+  } finally {
+    await again.end()
+  }
+  log('vacuumed and analyzed')
+}
+
+/**
+ * Drops the tables' indexes and unique constraints, except those a foreign key needs;
+ * returns the statements that make them again, exactly as they were.
+ */
+async function dropIndexes(client: pg.Client, tables: string[]): Promise<{ sql: string }[]> {
+  const { rows } = await client.query<{
+    table: string
+    name: string
+    def: string
+    constraint: boolean
+  }>(
+    `select c.conrelid::regclass::text as table, c.conname as name,
+       pg_get_constraintdef(c.oid) as def, true as constraint
+     from pg_constraint c
+     where c.conrelid = any($1::regclass[]) and c.contype in ('p', 'u', 'x')
+       and not exists (select 1 from pg_constraint f where f.contype = 'f' and f.conindid = c.conindid)
+     union all
+     select i.indrelid::regclass::text, x.relname, pg_get_indexdef(i.indexrelid), false
+     from pg_index i join pg_class x on x.oid = i.indexrelid
+     where i.indrelid = any($1::regclass[])
+       and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)`,
+    [tables],
+  )
+  const make: { sql: string }[] = []
+  for (const r of rows) {
+    const name = client.escapeIdentifier(r.name)
+    if (r.constraint) {
+      await client.query(`alter table ${r.table} drop constraint ${name}`)
+      make.push({ sql: `alter table ${r.table} add constraint ${name} ${r.def}` })
+    } else {
+      await client.query(`drop index ${name}`)
+      make.push({ sql: r.def })
+    }
+  }
+  return make
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
