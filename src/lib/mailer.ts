@@ -1,5 +1,3 @@
-import nodemailer from 'nodemailer'
-
 /** One e-mail: plain text always (every client reads it), HTML optionally. */
 export interface MailMessage {
   to: string
@@ -82,20 +80,25 @@ function scrubbed(err: unknown, smtpUrl: string, secrets: string[]): MailError {
 /**
  * A Mailer over nodemailer's SMTP transport (`smtp://user:pass@host:587`, `smtps://…:465`).
  * One connection per message: statusd sends a few messages an hour, not enough for a pool.
+ * nodemailer loads at the first send, not at start: about 5 MB of memory a server that sends
+ * no mail never needs (docs/performance.md#cold-start-and-memory).
  */
 export function createMailer(smtpUrl: string, from: string): Mailer {
-  const transport = nodemailer.createTransport({
-    url: smtpUrl,
-    ...SMTP_TIMEOUTS,
-    // note: nodemailer's own logger could print the SMTP dialogue, credentials included
-    logger: false,
-    debug: false,
-  })
+  let transport: Promise<{ sendMail(message: object): Promise<unknown> }> | undefined
   const secrets = secretsOf(smtpUrl)
   return {
     async send(message) {
       try {
-        await transport.sendMail({ from, ...message })
+        transport ??= import('nodemailer').then(({ default: nodemailer }) =>
+          nodemailer.createTransport({
+            url: smtpUrl,
+            ...SMTP_TIMEOUTS,
+            // note: nodemailer's own logger could print the SMTP dialogue, credentials included
+            logger: false,
+            debug: false,
+          }),
+        )
+        await (await transport).sendMail({ from, ...message })
       } catch (err) {
         throw scrubbed(err, smtpUrl, secrets)
       }

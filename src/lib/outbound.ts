@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import ipaddr from 'ipaddr.js'
-import { Agent, buildConnector, request } from 'undici'
+import type { Agent } from 'undici'
 
 // The one HTTP client that calls addresses users name (webhooks; docs/notifications.md#outbound-safety).
 // A URL a user gives could point at the service's own network (a database, a cloud metadata
@@ -128,7 +128,12 @@ export interface OutboundResponse {
 
 /** A guarded HTTP client: POSTs to user-given URLs under the rules above. */
 export class OutboundClient {
-  readonly #agent: Agent
+  /**
+   * undici and the agent, made at the first request: undici's hundred modules (about 5 MB of
+   * memory) load only in a service that calls out (docs/performance.md#cold-start-and-memory).
+   */
+  #client: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined
+  readonly #connectionsPerOrigin: number
   readonly #allow: readonly Network[]
   readonly #timeoutMs: number
   readonly #maxBytes: number
@@ -139,9 +144,14 @@ export class OutboundClient {
     this.#timeoutMs = options.timeoutMs ?? OUTBOUND_TIMEOUT_MS
     this.#maxBytes = options.maxResponseBytes ?? OUTBOUND_MAX_RESPONSE_BYTES
     this.#resolve = options.resolve ?? systemResolve
+    this.#connectionsPerOrigin = options.connectionsPerOrigin ?? 32
+  }
+
+  async #makeClient(): Promise<{ agent: Agent; request: typeof import('undici').request }> {
+    const { Agent, buildConnector, request } = await import('undici')
     const direct = buildConnector({ timeout: this.#timeoutMs })
-    this.#agent = new Agent({
-      connections: options.connectionsPerOrigin ?? 32,
+    const agent = new Agent({
+      connections: this.#connectionsPerOrigin,
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
       // note: the connection goes to the address checked here, never to a second lookup's;
@@ -153,6 +163,7 @@ export class OutboundClient {
         )
       },
     })
+    return { agent, request }
   }
 
   /** The address to connect to for `hostname`: the first it resolves to, once all passed. */
@@ -181,6 +192,8 @@ export class OutboundClient {
     const parsed = URL.parse(url)
     if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
       throw new OutboundError('only http and https URLs are called', { refused: true })
+    this.#client ??= this.#makeClient()
+    const { agent, request } = await this.#client
     const started = performance.now()
     const signal = AbortSignal.timeout(this.#timeoutMs)
     try {
@@ -188,7 +201,7 @@ export class OutboundClient {
         method: 'POST',
         headers,
         body,
-        dispatcher: this.#agent,
+        dispatcher: agent,
         signal,
       })
       const chunks: Buffer[] = []
@@ -220,8 +233,8 @@ export class OutboundClient {
     }
   }
 
-  close(): Promise<void> {
-    return this.#agent.close()
+  async close(): Promise<void> {
+    if (this.#client) await (await this.#client).agent.close()
   }
 }
 

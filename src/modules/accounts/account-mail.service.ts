@@ -106,7 +106,10 @@ export class AccountMail {
     this.#deps = deps
     this.#clock = deps.clock ?? systemClock
     this.#resetRequests = new LRUCache({
-      max: 100_000,
+      // note: a size of one per entry rather than `max`, which allocates room for every
+      // entry up front (about 5 MB) (docs/performance.md#cold-start-and-memory)
+      maxSize: 100_000,
+      sizeCalculation: () => 1,
       ttl: MAIL_LIMITS.resetClientWindowMs,
       perf: this.#clock,
       // note: read the clock on every check (by default lru-cache keeps a read for 1 ms)

@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely'
-import webpush from 'web-push'
 import type { DB } from '../../db/database.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
-import { insertSettingIfAbsent } from './service-settings.repository.ts'
+import { findSetting, insertSettingIfAbsent } from './service-settings.repository.ts'
 
 // The service's VAPID key pair (docs/notifications.md#browser-push): browsers bind a push
 // subscription to the public key, so it is made once, at first start, and kept in
@@ -47,14 +46,16 @@ export class VapidKeys {
   }
 
   async #load(): Promise<VapidKeyPair> {
-    const offered = webpush.generateVAPIDKeys()
+    // note: web-push loads only to make the pair (the first start) or to send a push, not at
+    // every start (docs/performance.md#cold-start-and-memory)
     const stored = JSON.parse(
-      await insertSettingIfAbsent(
-        this.#db,
-        VAPID_SETTING,
-        JSON.stringify(offered),
-        new Date(this.#clock.now()).toISOString(),
-      ),
+      (await findSetting(this.#db, VAPID_SETTING)) ??
+        (await insertSettingIfAbsent(
+          this.#db,
+          VAPID_SETTING,
+          JSON.stringify((await import('web-push')).default.generateVAPIDKeys()),
+          new Date(this.#clock.now()).toISOString(),
+        )),
     ) as unknown
     if (!isPair(stored)) throw new Error('service_settings holds a malformed VAPID key pair')
     return stored

@@ -2,7 +2,6 @@ import { createECDH } from 'node:crypto'
 import ipaddr from 'ipaddr.js'
 import type { Kysely } from 'kysely'
 import { type Static, Type } from 'typebox'
-import webpush from 'web-push'
 import type { DB } from '../../db/database.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 import { validationError } from '../../lib/errors.ts'
@@ -204,6 +203,8 @@ export function webpushChannelType(
 
     async send(channel, config, event, context) {
       const vapid = await deps.keys.get()
+      // note: loaded at the first push, not at start (docs/performance.md#cold-start-and-memory)
+      const { default: webpush } = await import('web-push')
       const details = webpush.generateRequestDetails(
         config.subscription,
         JSON.stringify(pushPayload(event, context.publicUrl)),

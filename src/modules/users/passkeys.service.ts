@@ -1,14 +1,9 @@
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server'
-import { decodeClientDataJSON, isoBase64URL, isoUint8Array } from '@simplewebauthn/server/helpers'
 import type { Kysely } from 'kysely'
 import type { DB, Db } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
@@ -111,12 +106,30 @@ const badResponse = (message: string) => validationError([{ field: 'response', m
 const REGISTRATION: AuthTokenPurpose = 'passkey-registration'
 const AUTHENTICATION: AuthTokenPurpose = 'passkey-authentication'
 
+type WebAuthn = typeof import('@simplewebauthn/server') &
+  typeof import('@simplewebauthn/server/helpers')
+let webAuthnLibrary: Promise<WebAuthn> | undefined
+/**
+ * @simplewebauthn/server and its helpers, loaded at the first passkey request rather than at
+ * start: with the certificate and ASN.1 parsers under them they are about 5 MB of memory
+ * that a server whose people never use a passkey never needs
+ * (docs/performance.md#cold-start-and-memory).
+ */
+const webAuthn = (): Promise<WebAuthn> =>
+  (webAuthnLibrary ??= Promise.all([
+    import('@simplewebauthn/server'),
+    import('@simplewebauthn/server/helpers'),
+  ]).then(([server, helpers]) => ({ ...server, ...helpers })))
+
 /** The challenge a token is, as options carry it and clientDataJSON echoes it (base64url). */
-const challengeOf = (token: string): string =>
+const challengeOf = ({ isoBase64URL, isoUint8Array }: WebAuthn, token: string): string =>
   isoBase64URL.fromBuffer(isoUint8Array.fromUTF8String(token))
 
 /** The token a response's clientDataJSON answers, or undefined when it cannot be read. */
-function tokenAnswered(clientDataJSON: string): string | undefined {
+function tokenAnswered(
+  { decodeClientDataJSON, isoBase64URL, isoUint8Array }: WebAuthn,
+  clientDataJSON: string,
+): string | undefined {
   try {
     const { challenge } = decodeClientDataJSON(clientDataJSON)
     if (typeof challenge !== 'string' || !isoBase64URL.isBase64URL(challenge)) return undefined
@@ -166,6 +179,7 @@ export async function passkeyRegistrationOptions(
     userId: user.id,
     lifetimeMs: CHALLENGE_TTL_MS,
   })
+  const { generateRegistrationOptions } = await webAuthn()
   return generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
@@ -200,14 +214,15 @@ export async function registerPasskey(
   userId: string,
   input: { name?: string; response: RegistrationResponseJSON },
 ): Promise<PasskeyView> {
-  const token = tokenAnswered(input.response.response.clientDataJSON)
+  const lib = await webAuthn()
+  const token = tokenAnswered(lib, input.response.response.clientDataJSON)
   if (token === undefined || (await inspectAuthToken(db, clock, token, REGISTRATION)) !== 'valid')
     throw badResponse('answers no registration challenge that is still open: ask for new options')
-  let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>
+  let verification: Awaited<ReturnType<WebAuthn['verifyRegistrationResponse']>>
   try {
-    verification = await verifyRegistrationResponse({
+    verification = await lib.verifyRegistrationResponse({
       response: input.response,
-      expectedChallenge: challengeOf(token),
+      expectedChallenge: challengeOf(lib, token),
       expectedOrigin: rp.origin,
       expectedRPID: rp.id,
       requireUserVerification: true,
@@ -239,7 +254,7 @@ export async function registerPasskey(
       id: newId(),
       user_id: userId,
       credential_id: credential.id,
-      public_key: isoBase64URL.fromBuffer(credential.publicKey),
+      public_key: lib.isoBase64URL.fromBuffer(credential.publicKey),
       counter: credential.counter,
       transports:
         credential.transports === undefined ? null : JSON.stringify(credential.transports),
@@ -283,6 +298,7 @@ export async function passkeyAuthenticationOptions(
     userId: null,
     lifetimeMs: CHALLENGE_TTL_MS,
   })
+  const { generateAuthenticationOptions } = await webAuthn()
   const options = await generateAuthenticationOptions({
     rpID: rp.id,
     userVerification: 'required',
@@ -312,19 +328,20 @@ export async function signInWithPasskey(
   const passkey = await findPasskeyByCredentialId(db, input.response.id)
   if (!passkey) throw passkeyRefused()
   // the user handle, when the authenticator gives one, must be the passkey's own user's
+  const lib = await webAuthn()
   const handle = input.response.response.userHandle
-  if (handle !== undefined && handle !== isoBase64URL.fromBuffer(userHandleOf(passkey.user_id)))
+  if (handle !== undefined && handle !== lib.isoBase64URL.fromBuffer(userHandleOf(passkey.user_id)))
     throw passkeyRefused()
   let newCounter: number
   try {
-    const verification = await verifyAuthenticationResponse({
+    const verification = await lib.verifyAuthenticationResponse({
       response: input.response,
-      expectedChallenge: challengeOf(input.challengeId),
+      expectedChallenge: challengeOf(lib, input.challengeId),
       expectedOrigin: rp.origin,
       expectedRPID: rp.id,
       credential: {
         id: passkey.credential_id,
-        publicKey: isoBase64URL.toBuffer(passkey.public_key),
+        publicKey: lib.isoBase64URL.toBuffer(passkey.public_key),
         counter: Number(passkey.counter),
         transports: transportsOf(passkey),
       },
