@@ -567,7 +567,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   conditionalRequests(app)
   optionalBodies(app)
   publicViews(app)
-  await anonymousLimit(app, {
+  anonymousLimit(app, {
     max: deps.anonRequestsPerMinute ?? DEFAULT_CLIENT_LIMITS.anonRequestsPerMinute,
   })
   await app.register(docsRoutes)

@@ -1,12 +1,20 @@
 import { LRUCache } from 'lru-cache'
 import { type Clock, systemClock } from './clock.ts'
 
-/** A rendered answer as sent: its bytes, its headers (the ETag among them). */
+/**
+ * A rendered answer as sent: its body and every header of its 200 (the ETag among them), both
+ * made once when it is rendered, so a hit builds nothing per request.
+ */
 export interface Rendered {
-  body: Buffer
+  /**
+   * note: text, not a Buffer: Node then sends the status line, the headers and the body in
+   * one `write` of one string; a Buffer body goes out in a `writev` of the two, whose chunk
+   * list and write request cost more per answer (docs/performance.md#public-reads)
+   */
+  body: string
   etag: string
-  /** The response's Content-Type. */
-  type: string
+  /** Every header of the 200 answer, the ETag and Content-Type included. */
+  headers: Readonly<Record<string, string>>
 }
 
 interface Entry {
@@ -66,7 +74,9 @@ export class RenderCache {
     this.#recent = new Array(options.recent ?? 256)
     this.#entries = new LRUCache<string, Entry>({
       maxSize: options.maxBytes,
-      sizeCalculation: (entry, key) => entry.rendered.body.length + key.length + 200,
+      // note: the body's UTF-8 bytes, as sent (its length in UTF-16 units under-counts text
+      // outside ASCII); worked out once, when the entry is stored
+      sizeCalculation: (entry, key) => Buffer.byteLength(entry.rendered.body) + key.length + 200,
       // note: on eviction, replacement and deletion alike: the owner's list of keys follows
       dispose: (entry, key) => this.#forgetKey(entry.owner, key),
     })

@@ -115,23 +115,45 @@ const BadgeEndpointSchema = Type.Object(
   },
 )
 
-/** A view rendered for the cache: its bytes and ETag (docs/sharing.md#caching-of-public-views). */
+/**
+ * A view rendered for the cache (docs/sharing.md#caching-of-public-views): its text, its ETag
+ * and every header of its 200, `headers` (its route's) with the ETag and `Cache-Control` of a
+ * view any cache may keep and revalidates, made once here rather than on every hit.
+ */
 const renderedView = (
   statusId: string,
   shareId: string,
   version: number,
   body: string,
-  type: string,
-): { owner: string; rendered: Rendered } => ({
-  owner: statusId,
-  rendered: { body: Buffer.from(body), etag: viewEtag(shareId, version, body), type },
-})
+  headers: Readonly<Record<string, string>>,
+): { owner: string; rendered: Rendered } => {
+  const etag = viewEtag(shareId, version, body)
+  return {
+    owner: statusId,
+    rendered: {
+      body,
+      etag,
+      headers: { ...headers, etag, 'cache-control': PUBLIC_VIEW_CACHE_CONTROL },
+    },
+  }
+}
 
-/** Headers of a view that answers 200: its ETag; any cache may keep it, and revalidates it. */
-const cacheable = (view: Rendered) => ({
-  etag: view.etag,
-  'cache-control': PUBLIC_VIEW_CACHE_CONTROL,
-})
+/** The endpoint badge's own header (the rest are the view's). */
+const ENDPOINT_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const
+
+/** Sends a view from the render cache: 200, its headers and text as rendered. */
+const sendView = (reply: FastifyReply, view: Rendered): FastifyReply =>
+  reply.code(200).headers(view.headers).send(view.body)
+
+/** The headers of every HTML answer of these pages (`sendHtml`), before its own. */
+const HTML_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'content-security-policy': PAGE_CSP,
+  'x-content-type-options': 'nosniff',
+  // links in descriptions must not learn the share URL
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-cache',
+} as const
 
 function sendHtml(
   reply: FastifyReply,
@@ -141,15 +163,7 @@ function sendHtml(
 ): FastifyReply {
   return reply
     .code(status)
-    .headers({
-      'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': PAGE_CSP,
-      'x-content-type-options': 'nosniff',
-      // links in descriptions must not learn the share URL
-      'referrer-policy': 'no-referrer',
-      'cache-control': 'no-cache',
-      ...headers,
-    })
+    .headers({ ...HTML_HEADERS, ...headers })
     .send(body)
 }
 
@@ -160,6 +174,15 @@ const notFoundPage = () =>
     'There is no public status at this address. It may have been deleted or made private.',
   )
 
+/** The headers of every SVG badge (`sendBadge`), before its own. */
+const BADGE_HEADERS = {
+  'content-type': 'image/svg+xml; charset=utf-8',
+  'content-security-policy': BADGE_CSP,
+  'x-content-type-options': 'nosniff',
+  // an error badge: README renderers and image proxies ask again every time
+  'cache-control': 'no-cache, max-age=0',
+} as const
+
 function sendBadge(
   reply: FastifyReply,
   status: number,
@@ -168,14 +191,7 @@ function sendBadge(
 ): FastifyReply {
   return reply
     .code(status)
-    .headers({
-      'content-type': 'image/svg+xml; charset=utf-8',
-      'content-security-policy': BADGE_CSP,
-      'x-content-type-options': 'nosniff',
-      // an error badge: README renderers and image proxies ask again every time
-      'cache-control': 'no-cache, max-age=0',
-      ...headers,
-    })
+    .headers({ ...BADGE_HEADERS, ...headers })
     .send(svg)
 }
 
@@ -296,15 +312,9 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
             kind: { share: { url: `${linkBase()}/s/${shareId}` } },
           })
           // the ETag covers the history and people shown too (lib/etag.ts)
-          return renderedView(
-            page.statusId,
-            shareId,
-            page.version,
-            body,
-            'text/html; charset=utf-8',
-          )
+          return renderedView(page.statusId, shareId, page.version, body, HTML_HEADERS)
         },
-        (view) => sendHtml(reply, 200, view.body, cacheable(view)),
+        (view) => sendView(reply, view),
       ),
   )
 
@@ -333,12 +343,9 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
         // an unknown or private share id throws 404: the error handler answers the grey badge
         const badge = await shareBadge(deps, shareId)
         const svg = await renderBadge(badgeText(badge, label), style)
-        const type = 'image/svg+xml; charset=utf-8'
-        return renderedView(badge.statusId, shareId, badge.version, svg, type)
+        return renderedView(badge.statusId, shareId, badge.version, svg, BADGE_HEADERS)
       }
-      return rendered.serve(key, render, (view) =>
-        sendBadge(reply, 200, view.body, cacheable(view)),
-      )
+      return rendered.serve(key, render, (view) => sendView(reply, view))
     },
   )
 
@@ -368,15 +375,9 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
       const render = async () => {
         const badge = await shareBadge(deps, shareId)
         const body = JSON.stringify(badgeEndpoint(badgeText(badge, label), style))
-        const type = 'application/json; charset=utf-8'
-        return renderedView(badge.statusId, shareId, badge.version, body, type)
+        return renderedView(badge.statusId, shareId, badge.version, body, ENDPOINT_HEADERS)
       }
-      return rendered.serve(key, render, (view) =>
-        (reply as FastifyReply)
-          .code(200)
-          .headers({ 'content-type': view.type, ...cacheable(view) })
-          .send(view.body),
-      )
+      return rendered.serve(key, render, (view) => sendView(reply as FastifyReply, view))
     },
   )
 }

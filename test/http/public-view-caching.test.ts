@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { connect } from 'node:net'
 import { before, describe, it } from 'node:test'
 import { RENDER_CACHE_MAX_AGE_MS } from '../../src/app.ts'
 import { InProcessEventBus } from '../../src/lib/event-bus.ts'
@@ -130,6 +131,69 @@ for (const { view, path } of VIEWS)
       assert.notEqual(fresh.headers.etag, before.headers.etag)
     })
   })
+
+/**
+ * A GET over a socket, as sent: the status line, every header in its order, the body. The
+ * headers that differ per request (its id, the anonymous limit's count, the date) read `*`.
+ */
+async function rawGet(port: number, path: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1')
+  // note: write, not end: a client that half-closes may lose its answer (Node closes on it)
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`)
+  const chunks: Buffer[] = []
+  for await (const chunk of socket) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks)
+    .toString('latin1')
+    .replace(/^(x-request-id|x-ratelimit-remaining|x-ratelimit-reset|date): .*$/gim, '$1: *')
+}
+
+describe('over a socket', () => {
+  let t2: TestApp
+  let port: number
+  before(async () => {
+    // an in-process bus, as the suite's: on PostgreSQL a write behind the app's back may be
+    // heard through the database, and the cache must keep its render for the comparison
+    const events = new InProcessEventBus(STATUS_CHANGES)
+    suite.after(() => events.close())
+    const served = await makeApp(suite, {
+      deps: {
+        clock,
+        events,
+        anonRequestsPerMinute: 1_000_000,
+        notifications: { autoStart: false },
+      },
+    })
+    t2 = served
+    await served.app.listen({ port: 0, host: '127.0.0.1' })
+    port = (served.app.server.address() as { port: number }).port
+  })
+
+  for (const { view, path } of [
+    ...VIEWS,
+    { view: 'the endpoint badge', path: (shareId: string) => `/s/${shareId}/badge.json` },
+  ])
+    it(`${view}: an answer from the render cache is byte for byte the one that rendered it, headers and their order included`, async () => {
+      const user = await t2.user()
+      const s = await createStatus(t2, user, 'socket-room', {
+        value: 'FREE',
+        accessType: 'public',
+        accessTypeHistory: 'public',
+        accessTypeUserList: 'public',
+      })
+      const rendered = await rawGet(port, path(s.shareId))
+      assert.match(rendered, /^HTTP\/1\.1 200 OK\r\n/)
+      // behind the app's back: a new render would show it, the cached one does not
+      await t2.database.db
+        .updateTable('statuses')
+        .set({ value: 'BEHIND-ITS-BACK', version: 1000 })
+        .where('id', '=', s.id)
+        .execute()
+      const cached = await rawGet(port, path(s.shareId))
+      assert.equal(cached, rendered)
+      clock.advance(RENDER_CACHE_MAX_AGE_MS + 1)
+      assert.match(await rawGet(port, path(s.shareId)), /BEHIND-ITS-BACK/, 'a render again')
+    })
+})
 
 describe('variants and people', () => {
   it('each badge style and label has its own ETag and its own cached render', async () => {

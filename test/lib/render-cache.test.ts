@@ -6,9 +6,9 @@ import { testClock } from '../helpers/clock.ts'
 // src/lib/render-cache.ts: the public views' render cache (docs/sharing.md#caching-of-public-views).
 
 const view = (text: string): Rendered => ({
-  body: Buffer.from(text),
+  body: text,
   etag: `"${text}"`,
-  type: 'text/plain',
+  headers: { 'content-type': 'text/plain', etag: `"${text}"` },
 })
 
 function cache(options: { maxBytes?: number; recent?: number } = {}) {

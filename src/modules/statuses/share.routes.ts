@@ -60,24 +60,23 @@ export const shareRoutes: FastifyPluginAsyncTypebox<{
         const { view, version, statusId } = await publicView(deps, shareId)
         // serialized here, by the route's own schema, so that the ETag covers the bytes sent
         const body = reply.serialize(view) as string
+        const etag = viewEtag(view.shareId, version, body)
         return {
           owner: statusId,
           rendered: {
-            body: Buffer.from(body),
-            etag: viewEtag(view.shareId, version, body),
-            type: 'application/json; charset=utf-8',
+            body,
+            etag,
+            headers: {
+              etag,
+              'cache-control': PUBLIC_VIEW_CACHE_CONTROL,
+              'content-type': 'application/json; charset=utf-8',
+            },
           },
         }
       }
-      // note: the untyped reply, since the typed one takes the schema's object, not its bytes
+      // note: the untyped reply, since the typed one takes the schema's object, not its text
       return rendered.serve(`json\0${shareId}`, render, (view) => {
-        ;(reply as FastifyReply)
-          .headers({
-            etag: view.etag,
-            'cache-control': PUBLIC_VIEW_CACHE_CONTROL,
-            'content-type': view.type,
-          })
-          .send(view.body)
+        ;(reply as FastifyReply).headers(view.headers).send(view.body)
       })
     },
   )
