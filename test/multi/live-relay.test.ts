@@ -4,7 +4,9 @@ import { type Kysely, sql } from 'kysely'
 import { createDatabase } from '../../src/db/create-database.ts'
 import type { DB } from '../../src/db/database.ts'
 import type { Database, OutboxTail } from '../../src/db/engine.ts'
+import { openPostgres } from '../../src/db/postgres/open-postgres.ts'
 import { outboxPosition, parseOutboxPosition } from '../../src/db/postgres/outbox-tail.ts'
+import { PgEventBus } from '../../src/db/postgres/pg-event-bus.ts'
 import { InProcessEventBus } from '../../src/lib/event-bus.ts'
 import { STATUS_CHANGES, type StatusChange } from '../../src/modules/statuses/status-events.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
@@ -305,6 +307,41 @@ describe('live updates from the outbox (PostgreSQL)', { skip: postgresOnly }, ()
       assert.equal(page.changed.length, 2)
       for (const change of page.changed) assert.equal(change.version, null, 'a status that is gone')
     })
+  })
+
+  it('a write whose NOTIFY statement fails is committed and answered, and reaches the other instance by the outbox', async (t) => {
+    // the writer's bus listens on the database but sends its NOTIFY through a pool that
+    // reaches nothing: every NOTIFY statement fails (docs/postgres.md#how-a-write-reaches-postgresql)
+    const listening = openPostgres(url, { poolSize: 1 })
+    const unreachable = openPostgres('postgres://statusd@127.0.0.1:1/nowhere', { poolSize: 1 })
+    const failing = new PgEventBus({
+      ...STATUS_CHANGES,
+      db: unreachable.db,
+      openClient: () => listening.dedicatedClient('listen'),
+    })
+    defer(t, async () => {
+      await failing.close()
+      await unreachable.close()
+      await listening.close()
+    })
+    await failing.start()
+    const writer = await makeApp(t, { databaseUrl: url, deps: { events: failing } })
+    const client = await stream()
+    try {
+      assert.equal((await client.nextEvent()).id, String(lastVersion))
+      const res = await writer.request(user, 'PATCH', `/v1/status/${statusId}`, {
+        value: 'NO NOTIFY',
+      })
+      assert.equal(res.statusCode, 200, res.body)
+      const event = await client.nextEvent()
+      assert.deepEqual(
+        [event.id, JSON.parse(event.data).value],
+        [String(lastVersion + 1), 'NO NOTIFY'],
+      )
+      lastVersion += 1
+    } finally {
+      client.close()
+    }
   })
 
   it('a deletion committed without a NOTIFY ends the stream on the other instance', async () => {
