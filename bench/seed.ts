@@ -110,7 +110,7 @@ export async function seedOrReuse(
 
 /** What ties a seeded database to the meta.json that describes it (its user is random). */
 const seedTag = (meta: SeedResult) =>
-  `statusd bench seed: ${meta.statuses} statuses, ${meta.historyRows} history rows (${meta.distribution}), user ${meta.userId}`
+  `statusd bench seed 2: ${meta.statuses} statuses, ${meta.historyRows} history rows (${meta.distribution}), user ${meta.userId}`
 
 /** A database named `name` on the server of `serverUrl` (same role and options). */
 export function databaseOn(serverUrl: string, name: string): string {
@@ -552,6 +552,14 @@ const isoSql = (ms: string) =>
  * and built again from their own definitions (pg_get_constraintdef, pg_get_indexdef): one
  * sort each instead of millions of inserts at random places. Then VACUUM ANALYZE, as
  * autovacuum does soon after a bulk load (the planner's statistics, the visibility map).
+ *
+ * The statuses' pages keep room for about one row version each (fillfactor 95 while they
+ * are written, the table's own setting afterwards), as the updates their history records
+ * would have left them: each update leaves a dead version that pruning turns into free
+ * space on its page. Packed full, as a bulk load leaves them, the first update of a row
+ * cannot stay on its page and adds an entry to each of the table's six indexes, which a
+ * server that has been updating its statuses no longer pays
+ * (docs/decisions/0013-postgresql-at-a-million-statuses.md).
  */
 async function seedPostgres(
   url: string,
@@ -607,6 +615,13 @@ async function seedPostgres(
     }
     log(`${n} statuses planned`)
     const indexes = await dropIndexes(client, ['statuses', 'status_history'])
+    const { rows: options } = await client.query<{ fillfactor: string | null }>(
+      `select (select substr(o, length('fillfactor=') + 1) from unnest(reloptions) o
+         where o like 'fillfactor=%') as fillfactor
+       from pg_class where oid = 'statuses'::regclass`,
+    )
+    const fillfactor = options[0]?.fillfactor ?? null
+    await client.query('alter table statuses set (fillfactor = 95)')
     await client.query(
       `insert into statuses (${STATUS_COLUMNS})
        select id, share_id, $1, 'bench-' || i, 'bench-' || i, 'text',
@@ -616,6 +631,11 @@ async function seedPostgres(
        from seed_plan cross join lateral (select t0 + greatest(c - 1, 0) * step as last) l
        order by i`,
       [userId, shape.base],
+    )
+    await client.query(
+      fillfactor === null
+        ? 'alter table statuses reset (fillfactor)'
+        : `alter table statuses set (fillfactor = ${Number(fillfactor)})`,
     )
     log(`${n} statuses`)
     // change k of a status is at t0 + (k − 1) × step; all statuses' changes in time order
