@@ -41,7 +41,9 @@ export function anonymousLimit(app: FastifyInstance, { max }: { max: number }): 
     sizeCalculation: () => 1,
   })
   const limit: onRequestHookHandler = (request, reply, done) => {
-    const key = normalizeIP(request.ip)
+    // note: an address without a colon is IPv4, which normalizeIP keeps as is; its IPv6
+    // test is a long regular expression, not worth running on every request for that
+    const key = request.ip.includes(':') ? normalizeIP(request.ip) : request.ip
     const now = Date.now()
     let window = windows.get(key)
     if (window === undefined || window.start + WINDOW_MS <= now) {
