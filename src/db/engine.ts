@@ -222,7 +222,16 @@ export interface OutboxTail {
    * it has been read for good; what comes after it may be read again (read it as news only
    * when it is: a status at a version the reader has is not).
    */
-  read(from: string, types: readonly string[], limit: number): Promise<OutboxTailPage>
+  read(
+    from: string,
+    types: readonly string[],
+    limit: number,
+    /**
+     * Only these statuses (those the reader has streams on), so that `limit` counts only
+     * changes the reader can use, however many other statuses change; all when omitted.
+     */
+    statusIds?: readonly string[],
+  ): Promise<OutboxTailPage>
 }
 
 export interface OutboxTailPage {

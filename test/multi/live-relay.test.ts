@@ -297,6 +297,22 @@ describe('live updates from the outbox (PostgreSQL)', { skip: postgresOnly }, ()
       assert.ok(page.changed.some((c) => c.statusId === 'st_moved'))
     })
 
+    it('asked for some statuses only: only their changes count toward the batch', async () => {
+      const start = await tail.start()
+      await database.db.transaction().execute(async (tx) => {
+        for (const n of [1, 2, 3]) await record(tx, `evt_other_${n}`, `other_${n}`)
+        await record(tx, 'evt_asked', statusId)
+      })
+      const page = await tail.read(start, [TYPE], 1, [statusId, 'st_unchanged'])
+      assert.equal(page.complete, true, 'three other statuses changed, one asked for')
+      assert.deepEqual(
+        page.changed.map((c) => c.statusId),
+        [statusId],
+      )
+      const none = await tail.read(start, [TYPE], 1, [])
+      assert.deepEqual([none.complete, none.changed], [true, []])
+    })
+
     it('more statuses than the batch: says it is not complete', async () => {
       const start = await tail.start()
       await database.db.transaction().execute(async (tx) => {

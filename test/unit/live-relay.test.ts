@@ -19,7 +19,10 @@ const page = (next: string, more: Partial<OutboxTailPage> = {}): OutboxTailPage 
   ...more,
 })
 
-function scripted(reads: Array<(from: string) => Promise<OutboxTailPage>> = []) {
+function scripted(
+  reads: Array<(from: string) => Promise<OutboxTailPage>> = [],
+  watched: string[] = [],
+) {
   const calls: string[] = []
   const infos: string[] = []
   let positions = 0
@@ -29,14 +32,16 @@ function scripted(reads: Array<(from: string) => Promise<OutboxTailPage>> = []) 
       calls.push(`start p${positions}`)
       return `p${positions}`
     },
-    read(from) {
-      calls.push(`read ${from}`)
+    read(from, _types, _limit, statusIds) {
+      calls.push(`read ${from}${statusIds?.length ? ` [${statusIds.join(' ')}]` : ''}`)
       return reads.shift()?.(from) ?? Promise.resolve(page(from))
     },
   }
   const feeds = {
     refreshAll: () => calls.push('refreshAll'),
     relayed: (statusId: string) => calls.push(`relayed ${statusId}`),
+    refresh: (statusId: string) => calls.push(`refresh ${statusId}`),
+    statusIds: () => [...watched],
   } as unknown as StatusFeeds
   const relay = new LiveRelay({
     tail,
@@ -100,6 +105,29 @@ describe('the outbox relay (LiveRelay)', () => {
     assert.deepEqual(calls, ['start p1', 'refreshAll', 'read p1', 'refreshAll', 'read q1'])
     assert.equal(infos.length, 1)
     assert.match(infos[0] as string, /another server/)
+    await relay.close()
+  })
+
+  it('asks only for the statuses with streams here; one whose first stream came during the read reads for itself', async () => {
+    const watched = ['st_a']
+    const { relay, calls } = scripted(
+      [
+        async () => {
+          watched.push('st_new')
+          return page('q1', { changed: [{ statusId: 'st_a', version: 2, types: [] }] })
+        },
+      ],
+      watched,
+    )
+    await relay.runOnce()
+    await relay.runOnce()
+    assert.deepEqual(calls, [
+      'start p1',
+      'refreshAll',
+      'read p1 [st_a]',
+      'refresh st_new',
+      'relayed st_a',
+    ])
     await relay.close()
   })
 })

@@ -60,7 +60,7 @@ export function postgresOutboxTail(db: Kysely<DB>): OutboxTail {
       return outboxPosition(row.x, row.server)
     },
 
-    async read(from, types, limit): Promise<OutboxTailPage> {
+    async read(from, types, limit, statusIds): Promise<OutboxTailPage> {
       // note: one statement, so the horizon and the rows come from one snapshot: a row the
       // snapshot does not see is at or above the horizon, and the next read looks again.
       // limit + 1 tells "more than limit". A position from elsewhere reads no row at all
@@ -85,6 +85,7 @@ export function postgresOutboxTail(db: Kysely<DB>): OutboxTail {
           where (select here from h)
             and o.tx_id >= ${position.xid}::xid8 and o.tx_id < ${xmaxSql}
             and o.type = any(${[...types]}::text[]) and o.status_id is not null
+            ${statusIds === undefined ? sql`` : sql`and o.status_id = any(${[...statusIds]}::text[])`}
           group by o.status_id
           limit ${limit + 1}
         )

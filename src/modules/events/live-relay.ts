@@ -21,8 +21,10 @@ import type { StatusFeeds } from './status-feeds.ts'
 export const LIVE_RELAY_INTERVAL_MS = 1_000
 
 /**
- * Most statuses one read hands on. More changed since the last read (after a long outage of
- * the database, say): every stream re-reads its status instead, which covers them all.
+ * Most statuses one read hands on. A read asks only for the statuses this instance has
+ * streams on, so however many other statuses change, only more than this many of its own
+ * changing since the last read (after a long outage of the database, say) has every stream
+ * re-read its status instead, which covers them all.
  */
 export const LIVE_RELAY_BATCH = 500
 
@@ -130,8 +132,16 @@ export class LiveRelay {
       feeds.refreshAll()
       return
     }
-    const page = await tail.read(this.#cursor, LIVE_TYPES, batch)
+    const watched = feeds.statusIds()
+    const page = await tail.read(this.#cursor, LIVE_TYPES, batch, watched)
     if (this.#closed || generation !== this.#generation) return
+    // a status whose first stream came while the read was on its way was not asked for: its
+    // feed reads it now, which covers what committed before the next position
+    const current = feeds.statusIds()
+    if (current.length > 0) {
+      const asked = new Set(watched)
+      for (const statusId of current) if (!asked.has(statusId)) feeds.refresh(statusId)
+    }
     if (page.restarted)
       log.info(
         'live updates: the outbox position was taken on another server (a failover or a restart of PostgreSQL); every stream reads its status again',

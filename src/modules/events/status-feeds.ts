@@ -500,6 +500,16 @@ export class StatusFeeds {
     })
   }
 
+  /** The statuses that have streams on this instance now. */
+  statusIds(): string[] {
+    return [...this.#feeds.keys()]
+  }
+
+  /** A status's feed re-reads it, if it has one. */
+  refresh(statusId: string): void {
+    this.#feeds.get(statusId)?.refresh()
+  }
+
   /** Every feed re-reads its status (after the bus lost changes, e.g. on a reconnect). */
   refreshAll(): void {
     for (const feed of this.#feeds.values()) feed.refresh()
