@@ -314,8 +314,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   trackRoutes(app)
   app.decorate('compileSchemas', () => schemas.compileAll())
-  // route schemas compile on first use; once listening, the rest compile in idle turns
-  app.addHook('onListen', async () => schemas.compileInBackground())
+  // route schemas compile on first use only: those of routes never called would take memory
+  // for nothing (docs/performance.md#cold-start-and-memory)
   // note: only JSON bodies; without this, text/plain would reach validation as a string
   app.removeContentTypeParser('text/plain')
   useStrictJsonBodies(app)

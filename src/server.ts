@@ -13,7 +13,7 @@ import { ensureFirstUser } from './modules/users/first-user.ts'
 import { createSignInLink } from './modules/users/sign-in-links.service.ts'
 
 const HOUSEKEEPING_INTERVAL_MS = 60 * 60 * 1000
-/** The first housekeeping, after the start's own work (schemas compile in idle turns). */
+/** The first housekeeping, a while after the start's own work. */
 const FIRST_HOUSEKEEPING_MS = 60 * 1000
 
 /** Redacted request fields: API keys never reach a log line. */

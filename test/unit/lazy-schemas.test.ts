@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { setImmediate as turn } from 'node:timers/promises'
 import { Ajv } from 'ajv'
 import { LazySchemas } from '../../src/lib/lazy-schemas.ts'
 
@@ -57,14 +56,5 @@ describe('route schemas compile on first use (cold start, docs/performance.md)',
     assert.equal(schemas.compileAll(), 2)
     assert.equal(schemas.compileAll(), 0)
     assert.equal(validate({ value: 'ok' }), true)
-  })
-
-  it('compileInBackground compiles everything in later turns of the event loop', async () => {
-    const { schemas, compiles } = make()
-    schemas.compileInBackground()
-    assert.equal(compiles(), 0, 'not in this turn')
-    for (let i = 0; i < 5; i++) await turn()
-    assert.equal(compiles(), 1)
-    assert.equal(schemas.compileAll(), 0)
   })
 })
