@@ -34,7 +34,7 @@ const { OutboundClient } = await import(${JSON.stringify(url('../../src/lib/outb
 
 const t = scriptLifetime()
 const databaseUrl = \`sqlite:\${join(mkdtempSync(join(tmpdir(), 'statusd-memory-')), 'db.sqlite')}\`
-// what the first start left: the service's VAPID key pair (made with web-push then)
+// what the first start left: the service's VAPID key pair
 const first = createDatabase(databaseUrl)
 await migrateToLatest(first.db)
 const pair = { publicKey: 'BPublicKeyMadeAtTheFirstStart', privateKey: 'privateKey' }

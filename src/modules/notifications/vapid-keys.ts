@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/database.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
@@ -20,6 +21,23 @@ export interface VapidKeyPair {
 const isPair = (value: unknown): value is VapidKeyPair =>
   typeof (value as VapidKeyPair)?.publicKey === 'string' &&
   typeof (value as VapidKeyPair)?.privateKey === 'string'
+
+/**
+ * A fresh P-256 pair in web-push's form (what its `generateVAPIDKeys` makes), from node:crypto:
+ * web-push, with its ASN.1 and big-number libraries, then loads only to send a push
+ * (docs/performance.md#cold-start-and-memory). JWK coordinates are always 32 bytes.
+ */
+export function newVapidKeyPair(): VapidKeyPair {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+  const { x, y } = publicKey.export({ format: 'jwk' })
+  const { d } = privateKey.export({ format: 'jwk' })
+  const point = Buffer.concat([
+    Buffer.from([4]),
+    Buffer.from(x as string, 'base64url'),
+    Buffer.from(y as string, 'base64url'),
+  ])
+  return { publicKey: point.toString('base64url'), privateKey: d as string }
+}
 
 /** The key pair, made on first use and read once per process. */
 export class VapidKeys {
@@ -46,14 +64,12 @@ export class VapidKeys {
   }
 
   async #load(): Promise<VapidKeyPair> {
-    // note: web-push loads only to make the pair (the first start) or to send a push, not at
-    // every start (docs/performance.md#cold-start-and-memory)
     const stored = JSON.parse(
       (await findSetting(this.#db, VAPID_SETTING)) ??
         (await insertSettingIfAbsent(
           this.#db,
           VAPID_SETTING,
-          JSON.stringify((await import('web-push')).default.generateVAPIDKeys()),
+          JSON.stringify(newVapidKeyPair()),
           new Date(this.#clock.now()).toISOString(),
         )),
     ) as unknown
