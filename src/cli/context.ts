@@ -1,9 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Config } from '../config.ts'
-import { createDatabase } from '../db/create-database.ts'
 import type { DB } from '../db/database.ts'
 import type { Database } from '../db/engine.ts'
-import { migrateToLatest } from '../db/migrate.ts'
 
 import type { Output } from './output.ts'
 
@@ -18,6 +16,10 @@ export async function withDb<T>(
   run: (db: Kysely<DB>, database: Database) => Promise<T>,
   { migrate = true } = {},
 ): Promise<T> {
+  // note: the storage code loads when a command uses it, so that the client commands (and
+  // --version) start without it (docs/cli.md)
+  const { createDatabase } = await import('../db/create-database.ts')
+  const { migrateToLatest } = await import('../db/migrate.ts')
   const database = createDatabase(config.databaseUrl, {
     poolSize: config.databasePoolSize,
     ...(config.databaseListenUrl !== null && { listenUrl: config.databaseListenUrl }),
@@ -35,5 +37,5 @@ export async function withDb<T>(
 /** What the admin commands get: where to print, and the configuration (read when used). */
 export interface AdminContext {
   output: Output
-  config: () => Config
+  config: () => Promise<Config>
 }

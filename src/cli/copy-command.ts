@@ -1,15 +1,6 @@
 import { Command } from 'commander'
-import {
-  type CopyProgress,
-  CopyRefused,
-  copyDatabase,
-  DEFAULT_BATCH_SIZE,
-  describeCounts,
-  openCopySource,
-  openCopyTarget,
-} from '../db/copy.ts'
-import { redactDatabaseUrl } from '../db/database-url.ts'
-import { isStorageUnavailable } from '../db/storage-error.ts'
+import type { CopyProgress, openCopyTarget } from '../db/copy.ts'
+import { DEFAULT_BATCH_SIZE } from '../db/copy-defaults.ts'
 import { UserInputError } from '../lib/errors.ts'
 import { type Output, print, UsageError } from './context.ts'
 
@@ -74,6 +65,12 @@ async function copy(
   const batchSize = Number(values.batchSize ?? DEFAULT_BATCH_SIZE)
   if (!Number.isInteger(batchSize) || batchSize < 1)
     throw new UsageError(`--batch-size must be a positive integer, got "${values.batchSize}"`)
+  // note: the storage code loads when the command runs, so that the client commands (and
+  // --version) start without it (docs/cli.md)
+  const { CopyRefused, copyDatabase, describeCounts, openCopySource, openCopyTarget } =
+    await import('../db/copy.ts')
+  const { redactDatabaseUrl } = await import('../db/database-url.ts')
+  const { isStorageUnavailable } = await import('../db/storage-error.ts')
   // note: the source is only read, and opened as its engine says (a missing file is not
   // created, a backup not switched to another journal mode); the target is opened as usual
   const source = open(() => openCopySource(from, { poolSize: 2 }))

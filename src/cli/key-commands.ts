@@ -3,10 +3,7 @@ import type { Config } from '../config.ts'
 import type { Database } from '../db/engine.ts'
 import type { BusLog } from '../lib/event-bus.ts'
 import { KEY_REVOCATIONS, type KeyRevocationBus } from '../modules/keys/key-revocations.ts'
-import { apiKeysOf, createApiKey, revokeKey, rotateKey } from '../modules/keys/keys.service.ts'
 import { expandScopes, SCOPE_NAMES } from '../modules/keys/scopes.ts'
-import { reachableStatuses } from '../modules/statuses/sharing.service.ts'
-import { resolveUser } from '../modules/users/users.service.ts'
 import { type AdminContext, type Output, print, UsageError, withDb } from './context.ts'
 
 /**
@@ -25,6 +22,19 @@ export async function announcing<T>(
   } finally {
     await revocations.close()
   }
+}
+
+/**
+ * The services the key commands run, loaded when one runs: the client commands (and
+ * --version) start without them (docs/cli.md).
+ */
+const services = async () => {
+  const { apiKeysOf, createApiKey, revokeKey, rotateKey } = await import(
+    '../modules/keys/keys.service.ts'
+  )
+  const { reachableStatuses } = await import('../modules/statuses/sharing.service.ts')
+  const { resolveUser } = await import('../modules/users/users.service.ts')
+  return { apiKeysOf, createApiKey, revokeKey, rotateKey, reachableStatuses, resolveUser }
 }
 
 /** The bus's warnings (a NOTIFY that failed) on stderr; nothing else. */
@@ -103,7 +113,8 @@ Examples:
         if (!who) throw new UsageError('key create needs --user')
         const scopes = o.scope === undefined ? undefined : scopeOption(o.scope)
         const statusIds = o.status === undefined ? undefined : listOption(o.status)
-        const created = await withDb(ctx.config(), async (db) =>
+        const { createApiKey, reachableStatuses, resolveUser } = await services()
+        const created = await withDb(await ctx.config(), async (db) =>
           createApiKey(db, (await resolveUser(db, who)).id, {
             ...(o.label !== undefined && { label: o.label }),
             ...(o.expires !== undefined && { expiresAt: o.expires }),
@@ -131,7 +142,8 @@ Examples:
     .action(async (o: { user?: string }) => {
       const who = o.user
       if (!who) throw new UsageError('key list needs --user')
-      const keys = await withDb(ctx.config(), async (db) =>
+      const { apiKeysOf, resolveUser } = await services()
+      const keys = await withDb(await ctx.config(), async (db) =>
         apiKeysOf(db, (await resolveUser(db, who)).id),
       )
       print(
@@ -153,7 +165,8 @@ Examples:
     .argument('<keyId>', 'a key id')
     .addHelpText('after', '\nExample:\n  $ statusd key revoke <keyId>')
     .action(async (keyId: string) => {
-      const revoked = await withDb(ctx.config(), (db, database) =>
+      const { revokeKey } = await services()
+      const revoked = await withDb(await ctx.config(), (db, database) =>
         announcing(database, (revocations) => revokeKey({ db, revocations }, keyId)),
       )
       print(ctx.output, revoked, () => `revoked key ${revoked.id} (${revoked.prefix}…)`)
@@ -169,7 +182,8 @@ Examples:
       const grace = o.grace === undefined ? 0 : Number(o.grace)
       if (o.grace !== undefined && (o.grace.trim() === '' || !Number.isInteger(grace)))
         throw new UsageError(`--grace must be a whole number of seconds, got "${o.grace}"`)
-      const rotated = await withDb(ctx.config(), (db, database) =>
+      const { rotateKey } = await services()
+      const rotated = await withDb(await ctx.config(), (db, database) =>
         announcing(database, (revocations) =>
           rotateKey({ db, revocations }, keyId, { graceSeconds: grace }),
         ),
@@ -195,6 +209,6 @@ Examples:
  */
 export async function keyCommand(args: string[], config: Config, output: Output): Promise<void> {
   const program = new Command().exitOverride()
-  keyCommands(program, { output, config: () => config })
+  keyCommands(program, { output, config: async () => config })
   await program.parseAsync(['key', ...args.filter((a) => a !== '--json')], { from: 'user' })
 }

@@ -1,7 +1,7 @@
+// note: the client commands and --version need nothing of the server's or the storage's code,
+// so only theirs is imported here; each admin command loads what it runs when it runs
+// (`await import`), which makes a client command start in a fraction of the time (docs/cli.md)
 import { Command, type CommanderError } from 'commander'
-import { ConfigError, loadConfig } from '../config.ts'
-import { DatabaseTooNewError, migrateToLatest } from '../db/migrate.ts'
-import { storageErrorKind } from '../db/storage-error.ts'
 import { UserInputError } from '../lib/errors.ts'
 import { VERSION } from '../lib/version.ts'
 import { ClientError, type ClientIo, clientCommands } from './client-commands.ts'
@@ -84,7 +84,7 @@ export async function main(
       // the help that explains it: the command's own (its parent's, for a mistyped command)
       return report(new UsageError(inOurWords(error), pathOf(error.command)), json, err)
     }
-    return report(error, json, err)
+    return await report(error, json, err)
   }
 }
 
@@ -124,7 +124,10 @@ Examples:
   $ statusd watch room-4 --json           follow it live, one JSON object a line
   $ statusd help set                      the help of one command (or: statusd set --help)`,
     )
-  const admin: AdminContext = { output, config: () => loadConfig() }
+  const admin: AdminContext = {
+    output,
+    config: async () => (await import('../config.ts')).loadConfig(),
+  }
 
   program
     .command('serve')
@@ -136,7 +139,7 @@ Examples:
     .action(async () => {
       // note: loaded only here, so that the client commands start without the server's code
       const { serve } = await import('../server.ts')
-      await serve(loadConfig(), { json: output.json })
+      await serve(await admin.config(), { json: output.json })
     })
   program
     .command('migrate')
@@ -147,7 +150,10 @@ Examples:
     )
     .action(async () => {
       // note: not migrated on opening, or there would be nothing left to report
-      const applied = await withDb(admin.config(), (db) => migrateToLatest(db), { migrate: false })
+      const { migrateToLatest } = await import('../db/migrate.ts')
+      const applied = await withDb(await admin.config(), (db) => migrateToLatest(db), {
+        migrate: false,
+      })
       print(output, { applied }, () =>
         applied.length ? `applied ${applied.join(', ')}` : 'schema is up to date',
       )
@@ -228,13 +234,25 @@ const isSystemError = (error: unknown): error is NodeJS.ErrnoException =>
  * database or schema, a login or privilege refused): not a fault of statusd. Its message
  * names the cause; a stack trace would only bury it.
  */
-const isDatabaseProblem = (error: unknown): boolean => {
+const isDatabaseProblem = async (error: unknown): Promise<boolean> => {
+  const { storageErrorKind } = await import('../db/storage-error.ts')
   const kind = storageErrorKind(error)
   return kind === 'unavailable' || kind === 'setup'
 }
 
+/**
+ * A configuration statusd refuses, or a database newer than this statusd: errors of modules
+ * only an admin command loads (this file's first note), so loaded only to tell them.
+ */
+const isAdminCommandRefusal = async (error: unknown): Promise<boolean> => {
+  if (!(error instanceof Error)) return false
+  const { ConfigError } = await import('../config.ts')
+  const { DatabaseTooNewError } = await import('../db/migrate.ts')
+  return error instanceof ConfigError || error instanceof DatabaseTooNewError
+}
+
 /** Prints a failed command's error to `err` and returns its exit code (2 usage, 1 otherwise). */
-function report(error: unknown, json: boolean, err: (text: string) => void): number {
+async function report(error: unknown, json: boolean, err: (text: string) => void): Promise<number> {
   const usage = error instanceof UsageError
   if (error instanceof ClientError) {
     // the server's own words, and its code for scripts
@@ -242,16 +260,12 @@ function report(error: unknown, json: boolean, err: (text: string) => void): num
     else err(`statusd: ${error.message}${error.errorCode ? ` (${error.errorCode})` : ''}\n`)
     return error.exitCode
   }
-  const known =
-    usage ||
-    error instanceof UserInputError ||
-    error instanceof ConfigError ||
-    error instanceof DatabaseTooNewError
+  const known = usage || error instanceof UserInputError || (await isAdminCommandRefusal(error))
   const message = known
     ? (error as Error).message.replace(/\s*\n\s*/g, ' ')
     : isSystemError(error)
       ? error.message
-      : isDatabaseProblem(error)
+      : (await isDatabaseProblem(error))
         ? `cannot use the database: ${(error as Error).message}`
         : `unexpected error: ${(error as Error)?.stack ?? error}`
   if (json) err(`${JSON.stringify({ error: known ? message : (error as Error).message })}\n`)

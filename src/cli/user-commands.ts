@@ -2,8 +2,7 @@ import { isIPv6 } from 'node:net'
 import type { Command } from 'commander'
 import type { Config } from '../config.ts'
 import { systemClock } from '../lib/clock.ts'
-import { createSignInLink } from '../modules/users/sign-in-links.service.ts'
-import { allUsers, createUser, setUser, type UserView } from '../modules/users/users.service.ts'
+import type { UserView } from '../modules/users/users.service.ts'
 import { type AdminContext, print, UsageError, withDb } from './context.ts'
 import { announcing } from './key-commands.ts'
 
@@ -20,7 +19,10 @@ export function linkBase(config: Pick<Config, 'publicUrl' | 'host' | 'port'>): s
 const describe = (u: UserView) =>
   `${u.id}  ${u.name}${u.email ? ` <${u.email}>` : ''}  plan=${u.plan}  ${u.authLevel}`
 
-/** `statusd user …` */
+/**
+ * `statusd user …`. The services load when a command runs (`await import`), so that the
+ * client commands and --version start without them (docs/cli.md).
+ */
 export function userCommands(program: Command, ctx: AdminContext): void {
   const user = program
     .command('user')
@@ -44,7 +46,8 @@ Examples:
     .addHelpText('after', '\nExample:\n  $ statusd user add --name "Build bot" --plan pro --json')
     .action(async (o: { name?: string; email?: string; plan?: string; unverified?: boolean }) => {
       if (!o.name) throw new UsageError('user add needs --name')
-      const config = ctx.config()
+      const config = await ctx.config()
+      const { createUser } = await import('../modules/users/users.service.ts')
       const created = await withDb(config, (db) =>
         createUser(db, config.plans, {
           name: o.name as string,
@@ -65,7 +68,8 @@ Examples:
     .description('list every user, oldest first')
     .addHelpText('after', '\nExample:\n  $ statusd user list --json')
     .action(async () => {
-      const users = await withDb(ctx.config(), (db) => allUsers(db))
+      const { allUsers } = await import('../modules/users/users.service.ts')
+      const users = await withDb(await ctx.config(), (db) => allUsers(db))
       print(ctx.output, users, () => users.map(describe).join('\n') || '(no users)')
     })
 
@@ -100,7 +104,8 @@ Examples:
           o.email === undefined
         )
           throw new UsageError('user set needs --name, --email, --plan, --verified or --unverified')
-        const config = ctx.config()
+        const config = await ctx.config()
+        const { setUser } = await import('../modules/users/users.service.ts')
         // every server forgets the user's cached keys at once: unverified, they are refused
         // everywhere; on another plan, limited by it (docs/api.md#authentication)
         const updated = await withDb(config, (db, database) =>
@@ -125,7 +130,8 @@ Examples:
     .argument('<id|email>', 'a user id or e-mail')
     .addHelpText('after', '\nExample:\n  $ statusd user link ada@example.com')
     .action(async (who: string) => {
-      const config = ctx.config()
+      const config = await ctx.config()
+      const { createSignInLink } = await import('../modules/users/sign-in-links.service.ts')
       const link = await withDb(config, (db) =>
         createSignInLink(db, systemClock, who, linkBase(config)),
       )

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely'
+import { DEFAULT_BATCH_SIZE } from './copy-defaults.ts'
 import { createDatabase } from './create-database.ts'
 import type { DB } from './database.ts'
 import type { Database, DatabaseOptions } from './engine.ts'
@@ -43,8 +44,8 @@ export const PRIMARY_KEYS: { readonly [T in CopyTable]: readonly (keyof DB[T] & 
 /** statusd's tables in the order a copy writes them (PRIMARY_KEYS's order). */
 export const COPY_TABLES = Object.keys(PRIMARY_KEYS) as readonly CopyTable[]
 
-/** Rows per INSERT at most; also bounded so one statement stays under every engine's parameter limit. */
-export const DEFAULT_BATCH_SIZE = 1000
+export { DEFAULT_BATCH_SIZE }
+
 const MAX_PARAMETERS = 30_000
 
 export interface CopyProgress {
