@@ -134,9 +134,12 @@ test('durability: under writes that never pause, the log restarts instead of gro
   await Promise.all(Array.from({ length: 32 }, client))
   const walBytes = statSync(`${file}-wal`).size
   await database.close()
-  // 6000 writes logged about 6000 frames (24 MiB); a log that restarts stays near its limit
+  // 6000 writes logged about 6000 frames (24 MiB); a log that restarts stays within a few
+  // times its limit: how many depends on how far the checkpoint thread falls behind the
+  // writes on a busy host (4.2 MiB seen on a loaded 2-core machine), so the bound is a third
+  // of what a log that never restarts reaches
   assert.ok(
-    walBytes < 4 * restartFrames * 4096,
-    `the log is ${(walBytes / 2 ** 20).toFixed(1)} MiB, past 4 × its restart size`,
+    walBytes < 8 * restartFrames * 4096,
+    `the log is ${(walBytes / 2 ** 20).toFixed(1)} MiB, past 8 × its restart size`,
   )
 })
