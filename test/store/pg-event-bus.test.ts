@@ -87,6 +87,29 @@ async function withDatabase(
   }
 }
 
+/**
+ * A started bus whose LISTEN connection works and whose NOTIFYs fail: the pool it publishes
+ * through points at a closed port.
+ */
+async function busWhoseNotifyFails(fresh: TestDatabase, cleanup: (() => Promise<void>)[]) {
+  const listening = openPostgres(fresh.url, { poolSize: 1 })
+  const unreachable = openPostgres('postgres://statusd@127.0.0.1:1/nowhere', { poolSize: 1 })
+  const log = memoryLog()
+  const bus = new PgEventBus({
+    ...STATUS_CHANGES,
+    db: unreachable.db,
+    openClient: () => listening.dedicatedClient('listen') as pg.Client,
+    log,
+  })
+  cleanup.push(async () => {
+    await bus.close()
+    await unreachable.close()
+    await listening.close()
+  })
+  await bus.start()
+  return { bus, log }
+}
+
 describe('PgEventBus: LISTEN/NOTIFY between instances [postgres]', { skip: postgresOnly }, () => {
   it('a publish on one instance reaches the subscribers on both, exactly once each', async () => {
     await withDatabase(async (fresh, cleanup) => {
@@ -258,23 +281,7 @@ describe('PgEventBus: LISTEN/NOTIFY between instances [postgres]', { skip: postg
 
   it('a NOTIFY statement that fails resolves every publish it carried and tells the local subscribers of each', async () => {
     await withDatabase(async (fresh, cleanup) => {
-      const listening = openPostgres(fresh.url, { poolSize: 1 })
-      const unreachable = openPostgres('postgres://statusd@127.0.0.1:1/nowhere', {
-        poolSize: 1,
-      })
-      const log = memoryLog()
-      const bus = new PgEventBus({
-        ...STATUS_CHANGES,
-        db: unreachable.db,
-        openClient: () => listening.dedicatedClient('listen') as pg.Client,
-        log,
-      })
-      cleanup.push(async () => {
-        await bus.close()
-        await unreachable.close()
-        await listening.close()
-      })
-      await bus.start()
+      const { bus, log } = await busWhoseNotifyFails(fresh, cleanup)
       const heard = collect(bus, 'st_1')
       const changes = Array.from(
         { length: 5 },
@@ -292,24 +299,7 @@ describe('PgEventBus: LISTEN/NOTIFY between instances [postgres]', { skip: postg
 
   it('publish never throws: when NOTIFY fails it logs and still tells its own subscribers', async () => {
     await withDatabase(async (fresh, cleanup) => {
-      // the LISTEN connection works; the pool publish uses points at a closed port
-      const listening = openPostgres(fresh.url, { poolSize: 1 })
-      const unreachable = openPostgres('postgres://statusd@127.0.0.1:1/nowhere', {
-        poolSize: 1,
-      })
-      const log = memoryLog()
-      const bus = new PgEventBus({
-        ...STATUS_CHANGES,
-        db: unreachable.db,
-        openClient: () => listening.dedicatedClient('listen') as pg.Client,
-        log,
-      })
-      cleanup.push(async () => {
-        await bus.close()
-        await unreachable.close()
-        await listening.close()
-      })
-      await bus.start()
+      const { bus, log } = await busWhoseNotifyFails(fresh, cleanup)
       const heard = collect(bus, 'st_1')
       await bus.publish({ statusId: 'st_1', version: 2, kind: 'status' })
       assert.deepEqual(heard, [{ statusId: 'st_1', version: 2, kind: 'status' }])
