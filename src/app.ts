@@ -193,6 +193,11 @@ declare module 'fastify' {
      * (PostgreSQL); absent on SQLite.
      */
     liveRelay?: LiveRelay
+    /**
+     * The open live streams, per client and in all; `statusd serve` sets their server-wide
+     * `capacity` once it listens (docs/operations.md#server-wide-stream-capacity).
+     */
+    streamQuota: StreamQuota
   }
 }
 
@@ -512,6 +517,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const streamQuota = new StreamQuota(
     deps.streamsPerClient ?? DEFAULT_CLIENT_LIMITS.streamsPerClient,
   )
+  app.decorate('streamQuota', streamQuota)
 
   // what ends or changes through this instance ends or is forgotten on every instance
   // (docs/api.md#authentication): here at once, elsewhere through the credentials bus

@@ -36,6 +36,11 @@ export interface Config {
   sqliteBusyTimeoutMs: number
   /** Open event streams per user (keyed) or client address (anonymous). */
   streamsPerClient: number
+  /**
+   * Most live streams the whole instance holds (`STREAMS_MAX`); null: set from the
+   * file-descriptor limit at start (docs/operations.md#server-wide-stream-capacity).
+   */
+  streamsMax: number | null
   /** Anonymous requests per client address and minute. */
   anonRequestsPerMinute: number
   trustProxy: TrustProxy
@@ -124,6 +129,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     DEFAULT_CLIENT_LIMITS.streamsPerClient,
     [1, 1_000_000],
   )
+  const streamsMax =
+    env.STREAMS_MAX === undefined || env.STREAMS_MAX === ''
+      ? null
+      : wholeNumber(env, 'STREAMS_MAX', 0, [1, 10_000_000])
   const anonRequestsPerMinute = wholeNumber(
     env,
     'ANON_REQUESTS_PER_MINUTE',
@@ -196,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     plans,
     sqliteBusyTimeoutMs,
     streamsPerClient,
+    streamsMax,
     anonRequestsPerMinute,
     trustProxy,
     signup,

@@ -4,6 +4,12 @@ import { type Config, ConfigError } from './config.ts'
 import { createDatabase } from './db/create-database.ts'
 import { migrateToLatest } from './db/migrate.ts'
 import { systemClock } from './lib/clock.ts'
+import {
+  countOpenDescriptors,
+  readDescriptorLimit,
+  type StreamBudget,
+  streamBudget,
+} from './lib/descriptors.ts'
 import { createMailer, describeSmtpUrl } from './lib/mailer.ts'
 import { redactHeaderValue, redactRequestUrl } from './lib/redact.ts'
 import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.service.ts'
@@ -142,10 +148,14 @@ export async function serve(
   process.once('SIGINT', shutdown)
 
   let address: string
+  let budget: StreamBudget
   let first: Awaited<ReturnType<typeof ensureFirstUser>>
   try {
     // note: the bound address, not config.port: with PORT=0 this line is where the port is read
     address = await app.listen({ port: config.port, host: config.host })
+    // note: before any other await, so no stream opens unbounded: counted once storage is
+    // open and the server listens, which is what the process holds for good
+    budget = limitStreams(app, config.streamsMax, database.pooledConnections ?? 0)
     // note: after listening, so that a start that cannot listen (port taken) never creates
     // the first user and loses its key, printed only by the start that made it
     first = await ensureFirstUser(database.db, config.plans)
@@ -165,9 +175,25 @@ export async function serve(
       // never the SMTP URL itself: it may hold the SMTP password
       email: config.smtpUrl === null ? 'off' : describeSmtpUrl(config.smtpUrl),
       ...(applied.length > 0 && { migrationsApplied: applied }),
+      streams: {
+        max: budget.streams,
+        descriptorLimit: budget.descriptorLimit,
+        descriptorsHeld: budget.descriptorsHeld,
+        maxConnections: budget.maxConnections,
+      },
     },
     'statusd ready',
   )
+  if (!budget.limitRead)
+    app.log.warn(
+      { assumedDescriptorLimit: budget.descriptorLimit, streamsMax: budget.streams },
+      'the file-descriptor limit cannot be read here: stream capacity assumes it; set STREAMS_MAX to choose it',
+    )
+  if (budget.streams === 0)
+    app.log.warn(
+      { descriptorLimit: budget.descriptorLimit, descriptorsHeld: budget.descriptorsHeld },
+      'the file-descriptor limit leaves no room for live streams: every stream is refused; raise the limit (LimitNOFILE, ulimit -n)',
+    )
   if (config.smtpUrl !== null && config.publicUrl === null)
     app.log.warn(
       { address },
@@ -181,6 +207,28 @@ export async function serve(
     printFirstKey(first.user.id, first.user.plan, first.key, base, link.url, json)
   }
   return app
+}
+
+/**
+ * Sets the server-wide stream capacity and the connection cap from the file-descriptor limit
+ * (docs/operations.md#server-wide-stream-capacity): streams beyond it are refused with 503
+ * serverBusy, and connections beyond theirs are closed as they arrive, so the process never
+ * runs out of descriptors and ordinary requests keep being answered.
+ */
+function limitStreams(
+  app: FastifyInstance,
+  streamsMax: number | null,
+  storageConnections: number,
+): StreamBudget {
+  const budget = streamBudget({
+    limit: readDescriptorLimit(),
+    held: countOpenDescriptors(),
+    storageConnections,
+    streamsMax,
+  })
+  app.streamQuota.capacity = budget.streams
+  if (budget.maxConnections !== null) app.server.maxConnections = budget.maxConnections
+  return budget
 }
 
 /** The first user's key goes to stdout once, never into the JSON log. */

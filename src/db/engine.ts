@@ -181,6 +181,12 @@ export interface Database {
   /** What `/metrics` reports about the storage (file sizes); may be none. */
   gauges: readonly StorageGauge[]
   /**
+   * The most connections storage opens as requests need them (a pool's size); absent: none,
+   * everything storage uses is open from the start. The server leaves that many descriptors
+   * to storage when it sets its stream capacity (docs/operations.md#server-wide-stream-capacity).
+   */
+  pooledConnections?: number
+  /**
    * Opens the bus on which committed writes reach live streams: between every instance on
    * the database where several can share it, else in process. The caller closes it.
    */

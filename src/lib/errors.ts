@@ -24,6 +24,7 @@ export const ERROR_CODES = [
   'idempotencyKeyReused',
   'rateLimited',
   'tooManyStreams',
+  'serverBusy',
   'requestTimeout',
   'requestHeadersTooLarge',
   'internalError',
@@ -135,6 +136,19 @@ export const tooManyStreams = (limit: number, retryAfterSeconds: number) =>
     `Too many open event streams: at most ${limit} per client`,
     undefined,
     { 'retry-after': String(retryAfterSeconds) },
+  )
+/**
+ * The service holds as many live streams as its file descriptors allow
+ * (docs/operations.md#server-wide-stream-capacity). The connection closes with the answer:
+ * a refused client must not keep holding a descriptor while it waits.
+ */
+export const serverBusy = (retryAfterSeconds: number) =>
+  new ApiError(
+    503,
+    'serverBusy',
+    'The server holds as many open event streams as it can; try again shortly',
+    undefined,
+    { 'retry-after': String(retryAfterSeconds), connection: 'close' },
   )
 export const unavailable = (message = 'Storage is unavailable, try again shortly') =>
   new ApiError(503, 'unavailable', message, undefined, {

@@ -70,7 +70,7 @@ const HEADERS = {
   RateLimitReset: { description: 'Seconds until the window ends.', schema: integer },
   RetryAfter: {
     description:
-      'On 429 rateLimited or tooManyStreams and 503 unavailable: seconds to wait before retrying.',
+      'On 429 rateLimited or tooManyStreams and 503 unavailable or serverBusy: seconds to wait before retrying.',
     schema: integer,
   },
   WWWAuthenticate: { description: 'On 401: how to authenticate.', schema: string },

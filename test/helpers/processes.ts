@@ -226,20 +226,29 @@ const BANNER_KEY = /^\s+(sdk_[A-Za-z0-9]{40})\s*$/
 /**
  * Starts `node bin/statusd.js serve` with PORT=0 on 127.0.0.1 and waits for its "statusd
  * ready" line. `database` is a DATABASE_URL, or the path of a SQLite file; `vars` add to or
- * override the environment. The server is killed when `t` ends if it still runs.
+ * override the environment. With `descriptorLimit`, the process starts with that limit on
+ * open file descriptors, soft and hard (`prlimit`). The server is killed when `t` ends if it
+ * still runs.
  */
 export async function startServer(
   t: Lifetime,
   database: string,
   vars: Record<string, string> = {},
+  { descriptorLimit }: { descriptorLimit?: number } = {},
 ): Promise<Server> {
   const isUrl = /^[a-z][a-z0-9+.-]*:/i.test(database)
   // a start on a file that does not exist yet creates the first user and prints the banner
   const bannerDue = !isUrl && !existsSync(database)
+  const serve = [process.execPath, BIN, 'serve']
+  // note: prlimit runs the command in its own process (exec), so the pid is the server's
+  const [command, ...args] =
+    descriptorLimit === undefined
+      ? serve
+      : ['prlimit', `--nofile=${descriptorLimit}:${descriptorLimit}`, '--', ...serve]
   const proc = start(
     t,
-    process.execPath,
-    [BIN, 'serve'],
+    command as string,
+    args,
     statusdEnv({
       DATABASE_URL: isUrl ? database : `sqlite:${database}`,
       PORT: '0',

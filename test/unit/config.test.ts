@@ -39,6 +39,7 @@ describe('loadConfig', () => {
       plans: DEFAULT_PLANS,
       sqliteBusyTimeoutMs: 1000,
       streamsPerClient: 64,
+      streamsMax: null,
       anonRequestsPerMinute: 1200,
       trustProxy: false,
       signup: 'invite',
@@ -79,6 +80,14 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ STREAMS_PER_CLIENT: '5000' }).streamsPerClient, 5000)
     for (const bad of ['0', '-1', '1.5', '0x40', 'many'])
       refuses({ STREAMS_PER_CLIENT: bad }, /STREAMS_PER_CLIENT/)
+  })
+
+  it('STREAMS_MAX: unset (from the descriptor limit) or a whole number from 1 (docs/operations.md#server-wide-stream-capacity)', () => {
+    assert.equal(loadConfig({}).streamsMax, null)
+    assert.equal(loadConfig({ STREAMS_MAX: '' }).streamsMax, null)
+    assert.equal(loadConfig({ STREAMS_MAX: '1' }).streamsMax, 1)
+    assert.equal(loadConfig({ STREAMS_MAX: '50000' }).streamsMax, 50000)
+    for (const bad of ['0', '-1', '1.5', '1e4', 'all']) refuses({ STREAMS_MAX: bad }, /STREAMS_MAX/)
   })
 
   it('ANON_REQUESTS_PER_MINUTE: a whole number from 1 (docs/operations.md#limits-per-client)', () => {

@@ -139,6 +139,7 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
     writer,
     describe: `postgres ${target.hosts.map((h) => h.label).join(',')}${parsed.pathname}`,
     gauges: [],
+    pooledConnections: poolSize,
     async ping() {
       let timer: NodeJS.Timeout | undefined
       const probe = pool.query('select 1').then(

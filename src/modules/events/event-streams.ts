@@ -2,7 +2,7 @@ import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { StreamQuota } from '../../lib/client-limits.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
-import { tooManyStreams } from '../../lib/errors.ts'
+import { serverBusy, tooManyStreams } from '../../lib/errors.ts'
 import { ResponseSink, SSE_HEADERS, type SseOptions, SseStream } from '../../lib/sse.ts'
 
 // Opening an event stream, shared by every stream route (a status's, a share's, a link's,
@@ -18,10 +18,13 @@ const STREAM_RETRY_AFTER_SECONDS = 10
  * key it uses, and the address's for an anonymous one (`request.ip`: the peer, or with
  * TRUST_PROXY the client X-Forwarded-For names; an IPv6 address counts by its /64, as the
  * rate limits do, since one host holds a whole /64). Over the cap: 429 tooManyStreams.
+ * Every stream route takes its place here, so this is also where the server-wide capacity
+ * holds (docs/operations.md#server-wide-stream-capacity): beyond it, 503 serverBusy.
  */
 export function takePlace(quota: StreamQuota, client: string): () => void {
   const release = quota.acquire(client)
-  if (release === null) throw tooManyStreams(quota.max, STREAM_RETRY_AFTER_SECONDS)
+  if (release === 'client') throw tooManyStreams(quota.max, STREAM_RETRY_AFTER_SECONDS)
+  if (release === 'server') throw serverBusy(STREAM_RETRY_AFTER_SECONDS)
   return release
 }
 
