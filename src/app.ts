@@ -579,7 +579,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(docsRoutes)
 
   await app.register(healthRoutes, { ping: () => database.ping(), writes: writeHealth })
-  await app.register(metricsPlugin, { gauges: database.gauges })
+  await app.register(metricsPlugin, { gauges: database.gauges, streams: streamQuota })
 
   // Everything under /v1 takes an API key or the session cookie (`verified` unless a route
   // declares otherwise), then is rate limited per user and plan.

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { StorageGauge } from '../db/engine.ts'
+import type { StreamQuota } from '../lib/client-limits.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -13,6 +14,8 @@ declare module 'fastify' {
 export interface MetricsOptions {
   /** What the storage reports about itself (`Database.gauges`). */
   gauges?: readonly StorageGauge[]
+  /** The live streams, counted against the server-wide capacity. */
+  streams?: StreamQuota
 }
 
 /**
@@ -48,6 +51,34 @@ export const metricsPlugin = fp(async (app: FastifyInstance, options: MetricsOpt
         this.set(gauge.read())
       },
     })
+
+  // what the server-wide stream capacity and connection cap hold back
+  // (docs/operations.md#server-wide-stream-capacity)
+  const streams = options.streams
+  if (streams) {
+    new Gauge({
+      name: 'statusd_streams_open',
+      help: 'Live event streams open on this instance',
+      registers: [registry],
+      collect() {
+        this.set(streams.total)
+      },
+    })
+    new Gauge({
+      name: 'statusd_streams_capacity',
+      help: 'Most live event streams this instance holds at once',
+      registers: [registry],
+      collect() {
+        this.set(streams.capacity)
+      },
+    })
+  }
+  const dropped = new Counter({
+    name: 'statusd_connections_dropped_total',
+    help: 'Connections closed as they arrived: the connection cap was reached',
+    registers: [registry],
+  })
+  app.server.on('drop', () => dropped.inc())
 
   const observe = (request: FastifyRequest, reply: FastifyReply) => {
     const labels = {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { Agent, request } from 'node:http'
+import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
@@ -145,5 +147,81 @@ describe('finding 3: streams exhaust descriptors (server-wide stream capacity)',
       const next = await attempt(share, {}, fresh)
       return 'client' in next && next.client.status === 200
     }, 'a closed stream frees its place')
+  })
+
+  it('beyond the connection cap a new connection is closed as it arrives: the process never runs out of descriptors, and open connections keep answering', async (ctx) => {
+    const dir = mkdtempSync(join(tmpdir(), 'statusd-connection-cap-'))
+    defer(ctx, () => rmSync(dir, { recursive: true, force: true }))
+    const server = await startServer(
+      ctx,
+      join(dir, 'statusd.db'),
+      {},
+      {
+        descriptorLimit: DESCRIPTOR_LIMIT,
+      },
+    )
+    const key = await server.waitForFirstKey()
+    // one connection, kept open, over which every check below is made
+    const kept = new Agent({ keepAlive: true, maxSockets: 1 })
+    defer(ctx, () => kept.destroy())
+    const ask = (method: string, path: string, agent: Agent | false = kept, body?: unknown) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = request(
+          `${server.url}${path}`,
+          {
+            method,
+            agent,
+            headers: { 'service-api-key': key, 'content-type': 'application/json' },
+          },
+          (res) => {
+            let text = ''
+            res.setEncoding('utf8')
+            res.on('data', (chunk: string) => {
+              text += chunk
+            })
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+          },
+        )
+        req.once('error', reject)
+        req.end(body === undefined ? undefined : JSON.stringify(body))
+      })
+    const created = await ask('POST', '/v1/status-keys/room-4', kept, { value: 'FREE' })
+    assert.equal(created.status, 201)
+    const statusId = JSON.parse(created.text).id
+
+    // more idle connections than the process has descriptors
+    const flood: Socket[] = []
+    defer(ctx, () => {
+      for (const socket of flood) socket.destroy()
+    })
+    for (let i = 0; i < DESCRIPTOR_LIMIT + 100; i++)
+      await new Promise<void>((resolve) => {
+        const socket = connect({ host: '127.0.0.1', port: Number(new URL(server.url).port) })
+        socket.once('connect', resolve).once('error', () => resolve())
+        socket.on('error', () => {})
+        flood.push(socket)
+      })
+    const dropped = async () => {
+      const metrics = await ask('GET', '/metrics')
+      return Number(/^statusd_connections_dropped_total (\d+)$/m.exec(metrics.text)?.[1] ?? 0)
+    }
+    await waitUntil(async () => (await dropped()) > 0, 'connections beyond the cap are dropped')
+    const ready = server.logs().find((line) => line.msg === 'statusd ready') as Json
+    assert.ok(ready.streams.maxConnections < DESCRIPTOR_LIMIT)
+    const held = readdirSync(`/proc/${server.child.pid}/fd`).length
+    assert.ok(held < DESCRIPTOR_LIMIT, `${held} descriptors held, below ${DESCRIPTOR_LIMIT}`)
+
+    // the connection already open is answered, requests that need no new descriptor or do
+    assert.equal((await ask('GET', '/healthz')).status, 200)
+    const written = await ask('PATCH', `/v1/status/${statusId}`, kept, { value: 'BUSY' })
+    assert.equal(written.status, 200)
+    assert.equal((await ask('GET', '/docs')).status, 200, '/docs')
+
+    // once the flood is gone, new connections are accepted again
+    for (const socket of flood) socket.destroy()
+    await waitUntil(
+      async () => (await ask('GET', '/healthz', false).catch(() => ({ status: 0 }))).status === 200,
+      'a new connection is answered',
+    )
   })
 })
