@@ -56,7 +56,7 @@ export const statusEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> =
         operationId: 'streamStatusEvents',
         summary: 'Live updates of a status you may see (Server-Sent Events)',
         description:
-          'Starts with the current state unless `Last-Event-ID` names the current version; then one `status` event per write (value, setting). Event ids are the status version: they grow with every write. The stream ends with `event: unavailable` when the status is deleted or hidden from you (`deleted`, `notVisible`), or when the API key it was opened with stops working (`unauthorized`: revoked, expired or rotated away; within `AUTH_CACHE_SECONDS`, at once when revoked through this instance) or your user is no longer verified (`notVerified`). A user holds at most `STREAMS_PER_CLIENT` (64) open streams, whatever keys they use; one more is 429 `tooManyStreams`.',
+          'Starts with the current state unless `Last-Event-ID` names the current version; then one `status` event per write (value, setting). Event ids are the status version: they grow with every write. The stream ends with `event: unavailable` when the status is deleted or hidden from you (`deleted`, `notVisible`), or when the API key it was opened with stops working (`unauthorized`: revoked, expired or rotated away; within `AUTH_CACHE_SECONDS`, at once when revoked through this instance) or your user is no longer verified (`notVerified`). A user holds at most `STREAMS_PER_CLIENT` (64) open streams, whatever keys they use; one more is 429 `tooManyStreams`. A stream beyond the server-wide stream capacity is 503 `serverBusy`.',
         tags: ['live updates'],
         params: StatusIdParamsSchema,
         response: EVENT_STREAM_RESPONSE,
@@ -164,7 +164,7 @@ export const shareEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions> = 
         operationId: 'streamSharedStatusEvents',
         summary: 'Live updates of a public status (Server-Sent Events, no API key)',
         description:
-          'As `/v1/status/:statusId/events`, with the public share view as data. The stream ends (after `event: unavailable`) when the status is deleted or made private. One client address holds at most `STREAMS_PER_CLIENT` (64) open streams; one more is 429 `tooManyStreams`.',
+          'As `/v1/status/:statusId/events`, with the public share view as data. The stream ends (after `event: unavailable`) when the status is deleted or made private. One client address holds at most `STREAMS_PER_CLIENT` (64) open streams; one more is 429 `tooManyStreams`. A stream beyond the server-wide stream capacity is 503 `serverBusy`.',
         tags: ['public'],
         params: ShareIdParamsSchema,
         response: EVENT_STREAM_RESPONSE,
