@@ -26,6 +26,38 @@ const address = (n: number) => `127.1.${Math.floor(n / 250)}.${(n % 250) + 1}`
 
 type Attempt = { client: SseTestClient } | { error: Error }
 
+/**
+ * A request with the key, answered as status and parsed body. `agent`: a kept connection,
+ * or false for a new connection of its own.
+ */
+function ask(
+  base: string,
+  key: string,
+  method: string,
+  path: string,
+  { agent = false, body }: { agent?: Agent | false; body?: unknown } = {},
+): Promise<{ status: number; body: Json }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${base}${path}`,
+      { method, agent, headers: { 'service-api-key': key, 'content-type': 'application/json' } },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => {
+          text += chunk
+        })
+        res.on('end', () => {
+          const json = /json/.test(String(res.headers['content-type']))
+          resolve({ status: res.statusCode ?? 0, body: json ? JSON.parse(text) : text })
+        })
+      },
+    )
+    req.once('error', reject)
+    req.end(body === undefined ? undefined : JSON.stringify(body))
+  })
+}
+
 /** A refused stream: 503 serverBusy, the error body, Retry-After, and its connection closed. */
 async function assertServerBusy(attempt: Attempt, what: string) {
   assert.ok('client' in attempt, `${what}: answered, not ${'error' in attempt && attempt.error}`)
@@ -51,15 +83,11 @@ describe('finding 3: streams exhaust descriptors (server-wide stream capacity)',
       { descriptorLimit: DESCRIPTOR_LIMIT },
     )
     const key = await server.waitForFirstKey()
-    const keyed = { 'service-api-key': key, 'content-type': 'application/json' }
+    const keyed = { 'service-api-key': key }
     const call = async (method: string, path: string, body?: unknown): Promise<Json> => {
-      const res = await fetch(`${server.url}${path}`, {
-        method,
-        headers: keyed,
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      })
-      assert.ok(res.ok, `${method} ${path}: ${res.status}`)
-      return res.json()
+      const res = await ask(server.url, key, method, path, { body })
+      assert.ok(res.status < 300, `${method} ${path}: ${res.status}`)
+      return res.body
     }
     const status = await call('POST', '/v1/status-keys/room-4', {
       value: 'FREE',
@@ -132,11 +160,9 @@ describe('finding 3: streams exhaust descriptors (server-wide stream capacity)',
     for (const [what, path, headers] of kinds)
       await assertServerBusy(await attempt(path, headers, fresh), what)
 
-    // ordinary requests keep answering, over new connections
+    // ordinary requests keep answering, each over a new connection
     for (let i = 0; i < 3; i++) {
-      const health = await fetch(`${server.url}/healthz`)
-      assert.equal(health.status, 200, '/healthz answers')
-      await health.body?.cancel()
+      assert.equal((await ask(server.url, key, 'GET', '/healthz')).status, 200, '/healthz')
       const written = await call('PATCH', `/v1/status/${status.id}`, { value: `BUSY ${i}` })
       assert.equal(written.value, `BUSY ${i}`, 'a keyed write answers')
     }
@@ -164,30 +190,11 @@ describe('finding 3: streams exhaust descriptors (server-wide stream capacity)',
     // one connection, kept open, over which every check below is made
     const kept = new Agent({ keepAlive: true, maxSockets: 1 })
     defer(ctx, () => kept.destroy())
-    const ask = (method: string, path: string, agent: Agent | false = kept, body?: unknown) =>
-      new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const req = request(
-          `${server.url}${path}`,
-          {
-            method,
-            agent,
-            headers: { 'service-api-key': key, 'content-type': 'application/json' },
-          },
-          (res) => {
-            let text = ''
-            res.setEncoding('utf8')
-            res.on('data', (chunk: string) => {
-              text += chunk
-            })
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
-          },
-        )
-        req.once('error', reject)
-        req.end(body === undefined ? undefined : JSON.stringify(body))
-      })
-    const created = await ask('POST', '/v1/status-keys/room-4', kept, { value: 'FREE' })
+    const viaKept = (method: string, path: string, body?: unknown) =>
+      ask(server.url, key, method, path, { agent: kept, body })
+    const created = await viaKept('POST', '/v1/status-keys/room-4', { value: 'FREE' })
     assert.equal(created.status, 201)
-    const statusId = JSON.parse(created.text).id
+    const statusId = created.body.id
 
     // more idle connections than the process has descriptors
     const flood: Socket[] = []
@@ -202,8 +209,8 @@ describe('finding 3: streams exhaust descriptors (server-wide stream capacity)',
         flood.push(socket)
       })
     const dropped = async () => {
-      const metrics = await ask('GET', '/metrics')
-      return Number(/^statusd_connections_dropped_total (\d+)$/m.exec(metrics.text)?.[1] ?? 0)
+      const metrics = await viaKept('GET', '/metrics')
+      return Number(/^statusd_connections_dropped_total (\d+)$/m.exec(metrics.body)?.[1] ?? 0)
     }
     await waitUntil(async () => (await dropped()) > 0, 'connections beyond the cap are dropped')
     const ready = server.logs().find((line) => line.msg === 'statusd ready') as Json
@@ -212,15 +219,16 @@ describe('finding 3: streams exhaust descriptors (server-wide stream capacity)',
     assert.ok(held < DESCRIPTOR_LIMIT, `${held} descriptors held, below ${DESCRIPTOR_LIMIT}`)
 
     // the connection already open is answered, requests that need no new descriptor or do
-    assert.equal((await ask('GET', '/healthz')).status, 200)
-    const written = await ask('PATCH', `/v1/status/${statusId}`, kept, { value: 'BUSY' })
+    assert.equal((await viaKept('GET', '/healthz')).status, 200)
+    const written = await viaKept('PATCH', `/v1/status/${statusId}`, { value: 'BUSY' })
     assert.equal(written.status, 200)
-    assert.equal((await ask('GET', '/docs')).status, 200, '/docs')
+    assert.equal((await viaKept('GET', '/docs')).status, 200, '/docs')
 
     // once the flood is gone, new connections are accepted again
     for (const socket of flood) socket.destroy()
     await waitUntil(
-      async () => (await ask('GET', '/healthz', false).catch(() => ({ status: 0 }))).status === 200,
+      async () =>
+        (await ask(server.url, key, 'GET', '/healthz').catch(() => ({ status: 0 }))).status === 200,
       'a new connection is answered',
     )
   })
