@@ -175,6 +175,7 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
       auth_tokens: 0,
       role_invitations: 0,
       invitation_links: 0,
+      invitation_mails: 0,
       share_links: 0,
       boards: 0,
       channels: 0,
