@@ -57,7 +57,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
   app.delete(
     '/v1/status/:statusId/users/:userId',
     {
-      config: { scope: 'status:manage', provenEmail: true },
+      config: { scope: 'status:manage' },
       schema: {
         operationId: 'revokeRole',
         summary: "Revoke a user's role, and withdraw their pending invitation (owner only)",
