@@ -189,7 +189,7 @@ export class AccountMail {
             '',
             url,
             '',
-            'If you did not ask for this, ignore this message: nothing changes.',
+            'If you did not ask for this, ignore this message and do not confirm: someone typed your address, and the account is not yours. To take such an account over, ask for a password reset with this address instead: it ends everything the other person held.',
             '',
           ].join('\n'),
           'e-mail verification',
