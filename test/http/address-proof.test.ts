@@ -232,7 +232,7 @@ describe('With SMTP set, an account whose e-mail is not verified can sign in and
     assert.deepEqual(keys, [], 'no key was made')
   })
 
-  it('it signs in, and sees and answers what is shared with it', async (ctx) => {
+  it('it signs in, and sees and answers the invitations made to it', async (ctx) => {
     const w = await world(ctx)
     const { owner, statusId, token } = await ownerWithLink(w)
     const eve = await signUp(w, VICTIM, 'Eve')
