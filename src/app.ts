@@ -550,6 +550,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     log: app.log,
     clock,
     holders,
+    keys: { cache: keyCache, sessions: streamCredentials, revocations },
     ...(deps.passwordHasher && { hasher: deps.passwordHasher }),
   })
   // messages under way are sent before storage closes (onClose hooks run last-added first)
@@ -567,7 +568,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // What each route declares in its config (plugins/route-facts.ts) the plugins below act on
   // and the OpenAPI document shows; each reads the routes registered after it.
   openApiRoutes(app)
-  authenticate(app, database.db, { cache: keyCache, clock, publicUrl })
+  authenticate(app, database.db, {
+    cache: keyCache,
+    clock,
+    publicUrl,
+    emailVerification: (deps.mailer ?? null) !== null,
+  })
   enforceScopes(app)
   idempotencyHooks(app)
   conditionalRequests(app)

@@ -182,6 +182,16 @@ export interface InvitationLinksTable {
   revoked_at: string | null
 }
 
+/** An invitation mail sent: what the per-address and per-inviter limits count. */
+export interface InvitationMailsTable {
+  id: string
+  /** Folded address it went to. */
+  to_key: string
+  /** The user who made the link. */
+  sender_id: string
+  created_at: string
+}
+
 /** A private, expiring read-only link to one status (docs/accounts.md#private-share-links). */
 export interface ShareLinksTable {
   id: string
@@ -312,6 +322,7 @@ export interface DB {
   auth_tokens: AuthTokensTable
   role_invitations: RoleInvitationsTable
   invitation_links: InvitationLinksTable
+  invitation_mails: InvitationMailsTable
   share_links: ShareLinksTable
   boards: BoardsTable
   channels: ChannelsTable

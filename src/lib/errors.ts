@@ -12,6 +12,7 @@ export const ERROR_CODES = [
   'planFeatureUnavailable',
   'planLimitReached',
   'notVerified',
+  'emailNotVerified',
   'forbidden',
   'insufficientScope',
   'csrfRejected',
@@ -98,6 +99,13 @@ export const planLimitReached = (limit: number, what = 'statuses') =>
   new ApiError(402, 'planLimitReached', `Your plan allows at most ${limit} ${what}`)
 export const notVerified = () =>
   new ApiError(403, 'notVerified', 'This operation requires a verified user')
+/**
+ * 403 for an account whose e-mail address is neither confirmed nor vouched for, asking for a
+ * lasting credential or for something that reaches other people (docs/accounts.md#e-mail).
+ */
+export const emailNotVerified = (
+  message = 'Confirm your e-mail address first: follow the link mailed to you (POST /v1/user/email/verification sends a new one)',
+) => new ApiError(403, 'emailNotVerified', message)
 /**
  * 403 for a credential whose scopes or statuses do not reach what was asked
  * (docs/accounts.md#scoped-keys): `field` is what falls short (`scopes`, `statusIds`), the

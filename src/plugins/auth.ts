@@ -2,7 +2,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { DB, User } from '../db/database.ts'
 import { type Clock, systemClock } from '../lib/clock.ts'
-import { csrfRejected, insufficientScope, notVerified, unauthorized } from '../lib/errors.ts'
+import {
+  csrfRejected,
+  emailNotVerified,
+  insufficientScope,
+  notVerified,
+  unauthorized,
+} from '../lib/errors.ts'
 import { hashApiKey } from '../lib/ids.ts'
 import { crossSite, isOwnOrigin, serviceOrigin } from '../lib/same-origin.ts'
 import type { KeyCache } from '../modules/keys/key-cache.ts'
@@ -92,7 +98,20 @@ export interface AuthOptions {
   clock?: Clock | undefined
   /** The service's external URL (PUBLIC_URL): its origin is the one a cookie's writes must come from. */
   publicUrl?: string | null | undefined
+  /**
+   * Whether addresses are proven by mailed links (SMTP_URL is set): then a route declaring
+   * `provenEmail` refuses an account whose address is neither confirmed nor vouched for.
+   */
+  emailVerification?: boolean | undefined
 }
+
+/**
+ * An account that signed up with an address nobody proved or vouched for (docs/accounts.md#e-mail):
+ * whoever made it may not be the address's owner. Vouched for: an inviter's link, the
+ * operator (`statusd user set --verified`), or a service that sends no mail.
+ */
+const unprovenAddress = (user: User): boolean =>
+  user.email !== null && user.email_verified_at === null && authLevelOf(user) !== 'verified'
 
 /**
  * Authenticates the caller of every route that declares a level (`config.auth`), and
@@ -108,8 +127,9 @@ export function authenticate(
   db: Kysely<DB>,
   options: AuthOptions = {},
 ): void {
-  const { cache, clock = systemClock, publicUrl = null } = options
+  const { cache, clock = systemClock, publicUrl = null, emailVerification = false } = options
   const identify = async (request: FastifyRequest, needed: 'authenticated' | 'verified') => {
+    let user: User
     const secret = presentedKey(request)
     if (secret === undefined) {
       // note: a request with a key and a cookie is the key's; the cookie is not even read
@@ -125,14 +145,19 @@ export function authenticate(
       const hash = hashApiKey(token)
       const found = await authenticateSession(db, hash, clock)
       if (!found) throw unauthorized('Session has ended or is not valid; sign in again')
-      request.caller = callerOf(found.user, { kind: 'session', id: found.session.id, hash })
+      user = found.user
+      request.caller = callerOf(user, { kind: 'session', id: found.session.id, hash })
     } else {
       if (secret.length > MAX_KEY_LENGTH) throw unauthorized('API key is not valid')
       const hash = hashApiKey(secret)
       const found = await authenticateHash(db, hash, cache)
       if (!found) throw unauthorized('API key is not valid, revoked or expired')
-      request.caller = callerOf(found.user, keyCredential(found, hash))
+      user = found.user
+      request.caller = callerOf(user, keyCredential(found, hash))
     }
+    // note: before the level's check, so that a route both need names the cause to act on
+    if (emailVerification && request.routeOptions.config.provenEmail && unprovenAddress(user))
+      throw emailNotVerified()
     if (needed === 'verified' && request.caller.authLevel !== 'verified') throw notVerified()
   }
   // note: a plain hook calling done, not an async one: the anonymous routes (public views,

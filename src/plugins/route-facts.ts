@@ -36,6 +36,14 @@ export interface RouteFacts {
    * someone else's making). Read by `authenticate` (auth.ts).
    */
   refuseCrossSite?: true
+  /**
+   * Makes a lasting credential (an API key, a passkey) or reaches other people (a channel, an
+   * invitation, a share link): with SMTP set, an account whose address is neither confirmed
+   * nor vouched for gets 403 `emailNotVerified` (docs/accounts.md#e-mail: whoever signed up
+   * with someone else's address gets nothing that outlives the owner's proof). Read by
+   * `authenticate` (auth.ts).
+   */
+  provenEmail?: true
   /** Its 201 names what it created in `Location`. Read by the document. */
   located?: true
   /**

@@ -217,7 +217,12 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
       }),
     },
     async (request, reply) => {
-      const user = await mail.verifyEmail(request.params.token)
+      const { user, token } = await mail.verifyEmail(request.params.token, {
+        userAgent: request.headers['user-agent'],
+        ip: request.ip,
+      })
+      // the proof may have ended the sessions the account had: this browser stays signed in
+      setSessionCookie(reply, token, publicUrl)
       return sendPage(
         reply,
         200,

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import type { Page } from 'playwright-core'
 import { Webhook } from 'standardwebhooks'
 import { createMailer } from '../../src/lib/mailer.ts'
-import { asSession } from '../helpers/accounts.ts'
+import { asSession, sessionCookieOf } from '../helpers/accounts.ts'
 import {
   type AppServer,
   appServer,
@@ -123,6 +123,9 @@ describe('the notifications screen', { skip: chromiumMissing(), timeout: 360_000
       token: link.split('/').pop(),
     })
     assert.ok(verified.statusCode < 300, verified.body)
+    // the first proof of the address ended the sign-up's session: the link's is the one
+    // (docs/accounts.md#e-mail)
+    person.cookie = sessionCookieOf(verified)?.value as string
     const { page } = await openApp(ctx, server, { person, path: '/notifications' })
     await expectScreen(page, 'Notifications')
     const form = page.locator('form', {

@@ -162,12 +162,16 @@ describe('e-mail verification', () => {
     me = await profileOf(browser)
     assert.equal(me.authLevel, 'authenticated', 'opening the link changed nothing')
 
-    const done = await new Browser(w.base).submit(link)
+    // the button signs in the browser that pressed it; the account's first proof ends the
+    // sessions it had (docs/accounts.md#e-mail)
+    const clicker = new Browser(w.base)
+    const done = await clicker.submit(link)
     assert.equal(done.status, 200)
     assert.match(await done.text(), /ada@example\.com is confirmed/)
-    me = await profileOf(browser)
+    me = await profileOf(clicker)
     assert.equal(me.authLevel, 'verified')
     assert.equal(me.emailVerified, true)
+    assert.equal((await browser.json('GET', '/v1/user')).status, 401, 'the older session ended')
 
     // used: the page says so, and so does the API
     assert.equal((await new Browser(w.base).open(link)).status, 410)
@@ -212,12 +216,15 @@ describe('e-mail verification', () => {
     assert.equal(sent.email, 'bo@example.com')
     assert.equal(sent.expiresAt, new Date(w.clock.now() + 24 * HOUR).toISOString())
     const second = tokenOf(linkIn(await w.smtp.next(), `${w.base}/auth/verify/`))
-    res = await w.t.request(null, 'POST', '/v1/auth/verify-email', { token: second })
-    assert.equal(res.statusCode, 200)
-    assert.equal(res.json().authLevel, 'verified')
-    assert.equal(res.json().email, 'bo@example.com')
+    const verifier = new Browser(w.base)
+    const verified = await verifier.json('POST', '/v1/auth/verify-email', { token: second })
+    assert.equal(verified.status, 200)
+    const body = await bodyOf(verified)
+    assert.equal(body.authLevel, 'verified')
+    assert.equal(body.email, 'bo@example.com')
+    assert.ok(verifier.cookie, 'the verifying client is signed in')
     // confirmed: nothing to resend
-    const none = await signIn.json('POST', '/v1/user/email/verification')
+    const none = await verifier.json('POST', '/v1/user/email/verification')
     assert.equal(none.status, 409)
   })
 
@@ -265,8 +272,9 @@ describe('e-mail verification', () => {
       200,
     )
 
-    assert.equal((await new Browser(w.base).submit(link)).status, 200)
-    const me = await profileOf(browser)
+    const clicker = new Browser(w.base)
+    assert.equal((await clicker.submit(link)).status, 200)
+    const me = await profileOf(clicker)
     assert.equal(me.email, 'Ada@Example.org')
     assert.equal(me.emailVerified, true)
     assert.equal(me.authLevel, 'verified')
@@ -442,8 +450,14 @@ describe('password reset', () => {
     const mails = [await w.smtp.next(), await w.smtp.next()]
     const verify = mails.find((m) => m.subject === 'Confirm your e-mail address') as ParsedMail
     const reset = mails.find((m) => m.subject === 'Reset your password') as ParsedMail
-    await new Browser(w.base).submit(linkIn(verify, `${w.base}/auth/verify/`))
-    assert.equal((await ada.json('PATCH', '/v1/user', { email: 'ada@example.org' })).status, 200)
+    // following the link signs in its browser (the first proof ended the sign-up's session)
+    const clicker = new Browser(w.base)
+    await clicker.submit(linkIn(verify, `${w.base}/auth/verify/`))
+    assert.equal((await ada.json('GET', '/v1/user')).status, 401)
+    assert.equal(
+      (await clicker.json('PATCH', '/v1/user', { email: 'ada@example.org' })).status,
+      200,
+    )
     await new Browser(w.base).submit(linkIn(await w.smtp.next(), `${w.base}/auth/verify/`))
     const res = await new Browser(w.base).submit(linkIn(reset, `${w.base}/auth/reset/`), {
       password: NEW_PASSWORD,

@@ -95,13 +95,20 @@ export const accountMailRoutes: FastifyPluginAsyncTypebox<AccountMailRouteOption
         operationId: 'verifyEmail',
         summary: 'Confirm an e-mail address with the token of the link mailed to it',
         description:
-          "The address becomes the account's (for a change of address) and confirmed, and the account `verified`. An unknown token: 404 `notFound`; a used or expired one: 410 `gone`; an address another account took meanwhile: 409 `conflict`.",
+          "The address becomes the account's (for a change of address) and confirmed, and the account `verified`; this client is signed in (sets the `statusd_session` cookie). When the account's address was not proven before, every session, API key and passkey it had ends first: whoever signed up with the address keeps nothing. An unknown token: 404 `notFound`; a used or expired one: 410 `gone`; an address another account took meanwhile: 409 `conflict`.",
         tags,
         body: TokenBodySchema,
         response: { 200: ProfileSchema, ...ERROR_RESPONSES },
       },
     },
-    async (request) => toProfileView(await mail.verifyEmail(request.body.token)),
+    async (request, reply) => {
+      const started = await mail.verifyEmail(request.body.token, {
+        userAgent: request.headers['user-agent'],
+        ip: request.ip,
+      })
+      setSessionCookie(reply, started.token, publicUrl)
+      return toProfileView(started.user)
+    },
   )
 
   app.post(
@@ -135,7 +142,7 @@ export const accountMailRoutes: FastifyPluginAsyncTypebox<AccountMailRouteOption
         operationId: 'confirmPasswordReset',
         summary: 'Set a new password with the token of a reset link, and sign in',
         description:
-          'Ends every session of the account, then signs this client in (sets the `statusd_session` cookie). Password rules as at sign-up (400). An unknown token: 404 `notFound`; a used or expired one, or one sent to an address the account no longer has: 410 `gone`.',
+          'Ends every session, API key and passkey of the account, then signs this client in (sets the `statusd_session` cookie). Password rules as at sign-up (400). An unknown token: 404 `notFound`; a used or expired one, or one sent to an address the account no longer has: 410 `gone`.',
         tags,
         body: ResetConfirmBodySchema,
         response: { 200: ProfileSchema, ...ERROR_RESPONSES },

@@ -1,10 +1,11 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import type { DB, Db, User } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 import { ApiError, notFound, rateLimited, validationError } from '../../lib/errors.ts'
 import { type Mailer, type MailLog, sendInBackground } from '../../lib/mailer.ts'
+import { announceRevokedKeys, type KeyDeps, revokeKeysOfUserIn } from '../keys/keys.service.ts'
 import {
   type AuthTokenPurpose,
   type AuthTokenState,
@@ -21,6 +22,7 @@ import {
   replacePasswordHash,
   userByEmail,
 } from '../users/email-and-password.service.ts'
+import { deleteAllPasskeys } from '../users/passkeys.service.ts'
 import { type PasswordHasher, passwordProblem, scryptHasher } from '../users/passwords.ts'
 import {
   endSessionsOf,
@@ -76,7 +78,12 @@ export interface AccountMailDeps {
   hasher?: PasswordHasher
   /** What is open on sessions a password reset ends (event streams). */
   holders?: SessionHolders
+  /** Where the keys a proven address revokes are forgotten and announced (every instance). */
+  keys?: Omit<KeyDeps, 'db' | 'statusReach'>
 }
+
+/** The one-time links that stop working when an address is proven: none of them was the prover's. */
+const LINKS_ENDED_BY_PROOF: AuthTokenPurpose[] = ['sign-in-link', 'verify-email', 'password-reset']
 
 /** Who a session is started for, and from where (shown in their list of sessions). */
 export interface ClientMeta {
@@ -182,7 +189,7 @@ export class AccountMail {
             '',
             url,
             '',
-            'If you did not ask for this, ignore this message: nothing changes.',
+            'If you did not ask for this, ignore this message and do not confirm: someone typed your address, and the account is not yours. To take such an account over, ask for a password reset with this address instead: it ends everything the other person held.',
             '',
           ].join('\n'),
           'e-mail verification',
@@ -201,19 +208,54 @@ export class AccountMail {
 
   /**
    * Follows a verification link: the address it was sent to becomes the user's, confirmed,
-   * and the user `verified`. 404 / 410 for a link that never was / is used or expired; 409
-   * when another account took the address meanwhile (the link stays usable).
+   * and the user `verified`, and this browser gets a new session. When the account had no
+   * proven address before, this is its owner's first proof: every session, API key and
+   * passkey the account had ends (`#endCredentialsIn`), so whoever signed up with the address
+   * keeps nothing (docs/accounts.md#e-mail). 404 / 410 for a link that never was / is used or
+   * expired; 409 when another account took the address meanwhile (the link stays usable).
    */
-  async verifyEmail(token: string): Promise<User> {
-    return this.#deps.db.transaction().execute(async (tx) => {
+  async verifyEmail(token: string, client: ClientMeta = {}): Promise<StartedSession> {
+    const { userId, revokedKeys } = await this.#deps.db.transaction().execute(async (tx) => {
       const used = await consumeAuthToken(tx, this.#clock, token, 'verify-email')
       const email = (used.data as { email?: unknown } | null)?.email
       if (used.userId === null || typeof email !== 'string') throw linkGone()
+      const before = await userById(tx, used.userId)
+      if (!before) throw linkGone()
       await confirmEmailAddress(tx, used.userId, email, new Date(this.#clock.now()).toISOString())
-      const user = await userById(tx, used.userId)
-      if (!user) throw linkGone()
-      return user
+      // note: a proven account confirming a new address keeps its credentials: they were made
+      // by whoever proved the old one (docs/accounts.md#e-mail)
+      const firstProof = before.email_verified_at === null
+      return {
+        userId: used.userId,
+        revokedKeys: firstProof ? await this.#endCredentialsIn(tx, used.userId) : [],
+      }
     })
+    await this.#announce(userId, revokedKeys)
+    return this.#startSession(userId, 'verify', client)
+  }
+
+  /**
+   * Ends, in the proof's transaction, every credential the user holds: sessions (and their
+   * streams), API keys, passkeys, and the one-time links still open. Returns the keys
+   * revoked, for `#announce` once the transaction commits.
+   */
+  async #endCredentialsIn(tx: Transaction<DB>, userId: string): Promise<string[]> {
+    await endSessionsOf(
+      { db: tx, ...(this.#deps.holders && { holders: this.#deps.holders }) },
+      userId,
+      null,
+    )
+    const keyIds = await revokeKeysOfUserIn(tx, userId)
+    await deleteAllPasskeys(tx, userId)
+    for (const purpose of LINKS_ENDED_BY_PROOF)
+      await revokeAuthTokens(tx, this.#clock, userId, purpose)
+    return keyIds
+  }
+
+  /** After a proof commits: revoked keys end everywhere, and cached copies of the user go. */
+  async #announce(userId: string, revokedKeys: readonly string[]): Promise<void> {
+    await announceRevokedKeys(this.#deps.keys ?? {}, revokedKeys)
+    this.#deps.holders?.userChanged?.(userId)
   }
 
   /**
@@ -286,9 +328,10 @@ export class AccountMail {
 
   /**
    * Follows a reset link with a new password: the password is set (password rules: 400),
-   * every session of the user ends, the address counts as verified (the link reached it),
-   * and a new session begins for this browser. Every other reset link of the user stops
-   * working. 404 / 410 for a link that never was / is used or expired, or whose account's
+   * the address counts as verified (the link reached it), every session, API key and passkey
+   * of the user ends, as does every other one-time link (whoever held the account before
+   * the proof keeps nothing: docs/accounts.md#e-mail), and a new session begins for this
+   * browser. 404 / 410 for a link that never was / is used or expired, or whose account's
    * address changed since it was sent.
    */
   async resetPassword(
@@ -306,21 +349,17 @@ export class AccountMail {
     if (state !== 'valid') throw linkGone()
     const hash = await (this.#deps.hasher ?? scryptHasher).hash(password)
     const now = new Date(this.#clock.now()).toISOString()
-    const userId = await db.transaction().execute(async (tx) => {
+    const { userId, revokedKeys } = await db.transaction().execute(async (tx) => {
       const used = await consumeAuthToken(tx, this.#clock, token, 'password-reset')
       const user = used.userId === null ? undefined : await userById(tx, used.userId)
       const sentTo = (used.data as { emailKey?: unknown } | null)?.emailKey
       if (!user || user.email_key === null || user.email_key !== sentTo) throw linkGone()
       await replacePasswordHash(tx, user.id, hash, now)
-      await revokeAuthTokens(tx, this.#clock, user.id, 'password-reset')
-      // whoever held a session (or knew the old password and signed in) is signed out
-      await endSessionsOf(
-        { db: tx, ...(this.#deps.holders && { holders: this.#deps.holders }) },
-        user.id,
-        null,
-      )
-      return user.id
+      // whoever held a session, a key or a passkey (or knew the old password and made one)
+      // is shut out: a reset is how the address's owner takes the account back
+      return { userId: user.id, revokedKeys: await this.#endCredentialsIn(tx, user.id) }
     })
+    await this.#announce(userId, revokedKeys)
     return this.#startSession(userId, 'reset', client)
   }
 

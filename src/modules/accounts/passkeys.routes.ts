@@ -128,7 +128,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
   app.post(
     '/v1/user/passkeys/registration-options',
     {
-      config: { auth, scope },
+      config: { auth, scope, provenEmail: true },
       schema: {
         operationId: 'passkeyRegistrationOptions',
         summary: 'Start registering a passkey: options for navigator.credentials.create()',
@@ -151,7 +151,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
   app.post(
     '/v1/user/passkeys',
     {
-      config: { auth, scope, located: true },
+      config: { auth, scope, located: true, provenEmail: true },
       schema: {
         operationId: 'registerPasskey',
         summary: 'Register a passkey: the answer of navigator.credentials.create()',

@@ -118,7 +118,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
     '/v1/user/api-keys',
     {
       // every property is optional, so no body at all means "no options"
-      config: { auth, scope, bodyOptional: true, located: true },
+      config: { auth, scope, bodyOptional: true, located: true, provenEmail: true },
       schema: {
         operationId: 'createApiKey',
         summary: 'Create an API key; the secret is in this response only',
@@ -163,7 +163,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
     '/v1/user/api-keys/:keyId/rotate',
     {
       // every property is optional, so no body at all means "no options"
-      config: { auth, scope, bodyOptional: true, located: true },
+      config: { auth, scope, bodyOptional: true, located: true, provenEmail: true },
       schema: {
         operationId: 'rotateApiKey',
         summary: 'Rotate one of your API keys: a new secret (shown once) replaces it',

@@ -377,12 +377,31 @@ export async function revokeAllKeys(
     }
     return revokeWorkingApiKeys(tx, userId, now, keep)
   })
-  for (const keyId of revoked) {
+  await announceRevokedKeys(deps, revoked)
+  return { revoked: revoked.length }
+}
+
+/**
+ * Revokes every working key of the user inside the caller's transaction (an address proven
+ * by a mailed link, docs/accounts.md#e-mail); the ids revoked, for `announceRevokedKeys`
+ * once the transaction has committed.
+ */
+export const revokeKeysOfUserIn = (tx: Db, userId: string): Promise<string[]> =>
+  revokeWorkingApiKeys(tx, userId, nowIso())
+
+/**
+ * What follows revoked keys' end, once it is committed: each is forgotten by this process's
+ * cache, what is open on it ends, and every instance is told to do the same.
+ */
+export async function announceRevokedKeys(
+  deps: Omit<KeyDeps, 'db' | 'statusReach'>,
+  keyIds: readonly string[],
+): Promise<void> {
+  for (const keyId of keyIds) {
     deps.cache?.forgetKey(keyId)
     deps.sessions?.endKey(keyId)
     await deps.revocations?.publish({ keyId })
   }
-  return { revoked: revoked.length }
 }
 
 /** The longest a rotated key keeps working beside its successor. */

@@ -48,7 +48,7 @@ export const channelRoutes: FastifyPluginAsyncTypebox<{ deps: ChannelDeps }> = a
   app.post(
     '/v1/user/channels',
     {
-      config: { ...config, located: true },
+      config: { ...config, located: true, provenEmail: true },
       schema: {
         operationId: 'createChannel',
         summary: 'Create a notification channel',

@@ -1,5 +1,10 @@
 import type { Insertable, Selectable } from 'kysely'
-import type { Db, InvitationLinksTable, RoleInvitationsTable } from '../../db/database.ts'
+import type {
+  Db,
+  InvitationLinksTable,
+  InvitationMailsTable,
+  RoleInvitationsTable,
+} from '../../db/database.ts'
 import type { RolePosition } from './sharing.repository.ts'
 
 export type RoleInvitationRow = Selectable<RoleInvitationsTable>
@@ -188,4 +193,47 @@ export async function spendInvitationLinkUse(
     .returning('uses_left')
     .executeTakeFirst()
   return row === undefined ? undefined : Number(row.uses_left)
+}
+
+/**
+ * When the invitation mails sent since `since` to one address (`to_key`) or by one inviter
+ * (`sender_id`) went, oldest first: at most `limit` of them.
+ */
+export async function invitationMailTimes(
+  db: Db,
+  by: { column: 'to_key' | 'sender_id'; value: string },
+  since: string,
+  limit: number,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('invitation_mails')
+    .select('created_at')
+    .where(by.column, '=', by.value)
+    .where('created_at', '>', since)
+    .orderBy('created_at')
+    .limit(limit)
+    .execute()
+  return rows.map((row) => row.created_at)
+}
+
+/** Records an invitation mail sent, and deletes at most `pruneLimit` rows older than `before`. */
+export async function insertInvitationMail(
+  db: Db,
+  row: Insertable<InvitationMailsTable>,
+  before: string,
+  pruneLimit: number,
+): Promise<void> {
+  await db
+    .deleteFrom('invitation_mails')
+    .where(
+      'id',
+      'in',
+      db
+        .selectFrom('invitation_mails')
+        .select('id')
+        .where('created_at', '<', before)
+        .limit(pruneLimit),
+    )
+    .execute()
+  await db.insertInto('invitation_mails').values(row).execute()
 }

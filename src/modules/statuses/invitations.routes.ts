@@ -140,12 +140,12 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions>
   app.post(
     '/v1/status/:statusId/invitations',
     {
-      config: owner,
+      config: { ...owner, provenEmail: true },
       schema: {
         operationId: 'createInvitationLink',
         summary: 'Make an invitation link (owner only): its URL is shown this once',
         description:
-          'Whoever opens the link and accepts it while signed in (or signs up with it) gets the role. With `email`, only the user with that address may; the link is also mailed to it when the server sends mail.',
+          'Whoever opens the link and accepts it while signed in (or signs up with it) gets the role. With `email` (only when the server sends mail; else 400), the link is mailed to that address and only an account whose confirmed address it is may accept it; at most 5 such mails an hour go to one address and 20 an hour from one inviter (then 429 `rateLimited` with Retry-After, and no link is made).',
         tags,
         params: StatusIdParamsSchema,
         body: CreateInvitationLinkSchema,
@@ -153,12 +153,13 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions>
       },
     },
     async (request, reply) => {
-      const { link, token, statusName } = await createInvitationLink(
+      const { link, token, statusName, inviterEmail } = await createInvitationLink(
         deps,
         request.caller,
         request.params.statusId,
         request.body,
         clock.now(),
+        { mail: mailer !== null },
       )
       const url = `${linkBase()}/invite/${token}`
       // note: the address as the owner typed it; sent after the link is stored, without
@@ -169,7 +170,14 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions>
       if (mailed)
         void sendInBackground(
           mailer,
-          invitationMail({ to, url, statusName, inviterName: request.caller.name, link }),
+          invitationMail({
+            to,
+            url,
+            statusName,
+            inviterName: request.caller.name,
+            inviterEmail,
+            link,
+          }),
           request.log,
           'invitation link',
         )

@@ -1,7 +1,15 @@
-import type { Db, StatusRow, User } from '../../db/database.ts'
+import type { Transaction } from 'kysely'
+import type { DB, Db, StatusRow, User } from '../../db/database.ts'
+import { lockForTransaction } from '../../db/locks.ts'
 import { writerOf } from '../../db/writer.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
-import { ApiError, forbidden, notFound, validationError } from '../../lib/errors.ts'
+import {
+  ApiError,
+  emailNotVerified,
+  forbidden,
+  notFound,
+  validationError,
+} from '../../lib/errors.ts'
 import { hashApiKey, newId, newToken } from '../../lib/ids.ts'
 import type { MailMessage } from '../../lib/mailer.ts'
 import { creationIso, parseIsoInstant } from '../../lib/time.ts'
@@ -17,6 +25,8 @@ import {
   findRoleInvitationOf,
   type InvitationLinkRow,
   insertInvitationLink,
+  insertInvitationMail,
+  invitationMailTimes,
   listInvitationLinks,
   listRoleInvitations,
   type RoleInvitationView,
@@ -288,8 +298,67 @@ function linkExpiry(requested: string | undefined, now: number): string {
 }
 
 /**
+ * Invitation mails (docs/accounts.md#invitation-links): at most `perAddress` an hour to one
+ * address and `perInviter` an hour from one inviter; past either, the link is not made.
+ */
+export const INVITATION_MAIL_LIMITS = { perAddress: 5, perInviter: 20, windowMs: 60 * 60 * 1000 }
+
+/** Rows of sent mails older than a day deleted per new one: the table stays small without a sweeper. */
+const MAIL_PRUNE_BATCH = 100
+
+const tooManyInvitationMails = (what: string, retryAfterMs: number) =>
+  new ApiError(
+    429,
+    'rateLimited',
+    `Too many invitation mails ${what}: try again later`,
+    undefined,
+    { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
+  )
+
+/**
+ * Counts the mail a link bound to `toKey` is about to cause against both limits, and records
+ * it, inside the link's transaction. The inviter's lock, then the address's (always in this
+ * order, so two requests never wait on each other): concurrent requests on any instance are
+ * counted one after another. 429 `rateLimited` with Retry-After: when the oldest mail counted
+ * leaves the hour.
+ */
+async function countInvitationMail(
+  tx: Transaction<DB>,
+  senderId: string,
+  toKey: string,
+  now: number,
+): Promise<void> {
+  const { perAddress, perInviter, windowMs } = INVITATION_MAIL_LIMITS
+  const since = new Date(now - windowMs).toISOString()
+  await lockForTransaction(tx, `statusd:invitation-mail-from:${senderId}`)
+  await lockForTransaction(tx, `statusd:invitation-mail-to:${toKey}`)
+  const limits = [
+    { by: { column: 'sender_id', value: senderId }, limit: perInviter, what: 'from you this hour' },
+    {
+      by: { column: 'to_key', value: toKey },
+      limit: perAddress,
+      what: 'to this address this hour',
+    },
+  ] as const
+  for (const { by, limit, what } of limits) {
+    const times = await invitationMailTimes(tx, by, since, limit)
+    const oldest = times[0]
+    if (times.length >= limit && oldest !== undefined)
+      throw tooManyInvitationMails(what, Date.parse(oldest) + windowMs - now)
+  }
+  await insertInvitationMail(
+    tx,
+    { id: newId(), to_key: toKey, sender_id: senderId, created_at: new Date(now).toISOString() },
+    new Date(now - DAY_MS).toISOString(),
+    MAIL_PRUNE_BATCH,
+  )
+}
+
+/**
  * POST /v1/status/:statusId/invitations — the owner makes a link (docs/accounts.md#invitation-links).
- * The token is returned this once; only its hash is kept.
+ * The token is returned this once; only its hash is kept. A link bound to an address needs
+ * `mail` (the service sends e-mail: the link is mailed there, which is what proves the
+ * address at sign-up), and counts against INVITATION_MAIL_LIMITS.
  */
 export async function createInvitationLink(
   deps: ServiceDeps,
@@ -297,13 +366,33 @@ export async function createInvitationLink(
   statusId: string,
   input: CreateInvitationLink,
   now: number,
-): Promise<{ link: InvitationLink; token: string; statusName: string }> {
+  { mail }: { mail: boolean },
+): Promise<{
+  link: InvitationLink
+  token: string
+  statusName: string
+  inviterEmail: string | null
+}> {
   const expiresAt = linkExpiry(input.expiresAt, now)
   const emailIssue = input.email === undefined ? undefined : emailProblem(input.email)
   if (emailIssue) throw validationError([{ field: 'email', message: emailIssue }])
+  if (input.email !== undefined && !mail)
+    throw validationError(
+      [
+        {
+          field: 'email',
+          message:
+            'needs e-mail: this service sends none (SMTP_URL), so nothing could prove the address; make a link without one and hand it over',
+        },
+      ],
+      'A link bound to an e-mail address needs the service to send e-mail',
+    )
   const { token, hash } = newToken('sdi_')
   return writerOf(deps).run(async (tx) => {
     const status = await ownedStatus(tx, caller, statusId)
+    if (input.email !== undefined)
+      await countInvitationMail(tx, caller.userId, emailKeyOf(input.email), now)
+    const inviter = await userById(tx, caller.userId)
     const maxUses = input.maxUses ?? 1
     const row = await insertInvitationLink(tx, {
       id: newId(),
@@ -321,6 +410,7 @@ export async function createInvitationLink(
       link: toInvitationLink(row, new Date(now).toISOString()),
       token,
       statusName: status.name,
+      inviterEmail: inviter?.email ?? null,
     }
   })
 }
@@ -409,20 +499,27 @@ export async function previewLink(
  * Throws unless a new account with this e-mail address could accept the link now: 404 forged,
  * 410 expired, used up or revoked, 403 bound to another address. A sign-up checks this
  * before the password's slow hash; `acceptLinkIn` checks it again, in the transaction.
+ * `bound`: the link is bound to this address (it was mailed there: whoever holds it read
+ * that mail, or was handed it by the inviter).
  */
 export async function assertLinkUsableBy(
   db: Db,
   token: string,
   emailKey: string,
   now: number,
-): Promise<void> {
+): Promise<{ bound: boolean }> {
   const link = await linkOf(db, token)
   const state = linkState(link, new Date(now).toISOString())
   if (state !== 'active') throw gone(state)
   if (link.email_key !== null && link.email_key !== emailKey) throw otherAddress()
+  return { bound: link.email_key !== null }
 }
 
 const otherAddress = () => forbidden('This invitation is for another e-mail address')
+const unprovenAddress = () =>
+  emailNotVerified(
+    'This invitation is for a confirmed e-mail address: confirm yours first (follow the link mailed to you), then accept it',
+  )
 
 /**
  * Accepts a link for a user inside the caller's transaction (the route's, or a sign-up's, so
@@ -433,7 +530,7 @@ const otherAddress = () => forbidden('This invitation is for another e-mail addr
  */
 export async function acceptLinkIn(
   tx: Db,
-  user: Pick<User, 'id' | 'email_key'>,
+  user: Pick<User, 'id' | 'email_key' | 'email_verified_at'>,
   token: string,
   now: number,
   limits?: Caller['limits'],
@@ -444,6 +541,9 @@ export async function acceptLinkIn(
   if (!status || !withinReach(status, limits)) throw notFound('Invitation not found')
   if (status.owner_id === user.id) throw ownerConflict('You own this status')
   if (link.email_key !== null && link.email_key !== user.email_key) throw otherAddress()
+  // an address anyone may type (an e-mail change without SMTP, a sign-up not confirmed yet)
+  // is not the mailbox the link was sent to (docs/accounts.md#invitation-links)
+  if (link.email_key !== null && user.email_verified_at === null) throw unprovenAddress()
   const role = link.role as GrantedRole
   const held = await findRole(tx, status.id, user.id)
   if (held && atLeast(held.role, role)) return subscriptionOf(status, held.role as GrantedRole)
@@ -490,14 +590,20 @@ export function invitationMail(input: {
   url: string
   statusName: string
   inviterName: string
+  /** The inviter's address, so the invitee knows who asks (null: the inviter has none). */
+  inviterEmail: string | null
   link: InvitationLink
 }): MailMessage {
-  const { to, url, statusName, inviterName, link } = input
+  const { to, url, statusName, inviterName, inviterEmail, link } = input
+  const origin = new URL(url).origin
+  const inviter = inviterEmail === null ? inviterName : `${inviterName} <${inviterEmail}>`
   return {
     to,
-    subject: `${inviterName} invites you to "${statusName}"`,
+    // note: nothing the inviter typed goes in the subject, where a mail list shows it as if
+    // the service said it (docs/accounts.md#invitation-links)
+    subject: 'An invitation to a status on statusd',
     text: [
-      `${inviterName} invites you to the status "${statusName}" on statusd, to ${ROLE_WORDS[link.role]}.`,
+      `${inviter}, a user of statusd at ${origin}, invites you to a status they named "${statusName}", to ${ROLE_WORDS[link.role]}.`,
       '',
       'Open this link to accept, signing in or signing up with this address:',
       url,

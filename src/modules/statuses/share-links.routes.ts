@@ -39,7 +39,7 @@ export const shareLinkRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     '/v1/status/:statusId/share-links',
     {
-      config: { scope: 'status:manage', bodyOptional: true },
+      config: { scope: 'status:manage', bodyOptional: true, provenEmail: true },
       schema: {
         operationId: 'createShareLink',
         summary: 'Make a private share link to a status you own (its URL is shown once)',

@@ -33,7 +33,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
   app.put(
     '/v1/status/:statusId/users/:userId',
     {
-      config: { scope: 'status:manage' },
+      config: { scope: 'status:manage', provenEmail: true },
       schema: {
         operationId: 'grantRole',
         summary: 'Offer a user the updater or subscriber role, or lower theirs (owner only)',

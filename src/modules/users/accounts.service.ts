@@ -89,7 +89,15 @@ const lockEmail = (tx: Parameters<typeof lockForTransaction>[0], emailKey: strin
  */
 export async function signUp(
   deps: AccountDeps,
-  input: { email: string; name: string; password: string; verified: boolean; plan?: string },
+  input: {
+    email: string
+    name: string
+    password: string
+    verified: boolean
+    plan?: string
+    /** When the address was proven (a link mailed to it), if it was. */
+    emailVerifiedAt?: string | null
+  },
   alongside?: (tx: Transaction<DB>, user: User) => Promise<void>,
 ): Promise<User> {
   assertEmail(input.email)
@@ -111,7 +119,7 @@ export async function signUp(
       verified: input.verified ? 1 : 0,
       created_at: creationIso(),
       password_hash: passwordHash,
-      email_verified_at: null,
+      email_verified_at: input.emailVerifiedAt ?? null,
     })
     await alongside?.(tx, user)
     return user

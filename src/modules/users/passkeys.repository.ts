@@ -48,6 +48,12 @@ export async function deletePasskeyOfUser(db: Db, userId: string, id: string): P
   return Number(result.numDeletedRows) > 0
 }
 
+/** Deletes every passkey of a user; how many went. */
+export async function deletePasskeysOfUser(db: Db, userId: string): Promise<number> {
+  const result = await db.deleteFrom('passkeys').where('user_id', '=', userId).executeTakeFirst()
+  return Number(result.numDeletedRows)
+}
+
 /**
  * Records a sign-in with a passkey: its new signature counter and when. False when the
  * passkey is gone (deleted while the sign-in was being checked).

@@ -19,6 +19,7 @@ import {
 } from './auth-tokens.service.ts'
 import {
   deletePasskeyOfUser,
+  deletePasskeysOfUser,
   findPasskeyByCredentialId,
   findPasskeysOfUser,
   insertPasskey,
@@ -277,6 +278,13 @@ export async function renamePasskey(
   if (!row) throw passkeyNotFound()
   return toPasskeyView(row)
 }
+
+/**
+ * Removes every passkey of the user (an address proven by a mailed link,
+ * docs/accounts.md#e-mail: no one who held the account before keeps a way in); how many went.
+ */
+export const deleteAllPasskeys = (db: Db, userId: string): Promise<number> =>
+  deletePasskeysOfUser(db, userId)
 
 /** Deletes one of the caller's passkeys: it signs no one in any more. Someone else's is 404. */
 export async function deletePasskey(db: Kysely<DB>, userId: string, id: string): Promise<void> {

@@ -3,7 +3,7 @@ import type { DB, Db, User } from '../../db/database.ts'
 import { UserInputError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { singleLineTextProblem } from '../../lib/text.ts'
-import { creationIso } from '../../lib/time.ts'
+import { creationIso, nowIso } from '../../lib/time.ts'
 import type { Plans } from '../plans/plans.ts'
 import { emailKeyOf, emailProblem } from './email-address.ts'
 import {
@@ -82,7 +82,8 @@ export async function createUser(
     verified: input.verified ? 1 : 0,
     created_at: creationIso(),
     password_hash: null,
-    email_verified_at: null,
+    // the operator vouches for the address of a user they make verified (docs/operations.md#users)
+    email_verified_at: email !== undefined && input.verified ? nowIso() : null,
   })
   return toUserView(user)
 }
@@ -112,14 +113,19 @@ export async function setUser(
   const user = await resolveUser(db, idOrEmail)
   if (changes.plan !== undefined) assertPlan(plans, changes.plan)
   const name = changes.name === undefined ? undefined : checkedName(changes.name)
-  // note: the operator vouches for an address they set, as for --verified: no link is mailed
+  // note: the operator vouches for an address they set, as for --verified: no link is mailed,
+  // and the address counts as confirmed (an e-mail-bound invitation to it may be accepted)
   const email =
     changes.email === undefined ? undefined : await checkedEmail(db, changes.email, user.id)
+  const vouched =
+    email !== undefined ||
+    (changes.verified === true && user.email !== null && user.email_verified_at === null)
   const updated = await updateUser(db, user.id, {
     ...(changes.plan !== undefined && { plan: changes.plan }),
     ...(changes.verified !== undefined && { verified: changes.verified ? 1 : 0 }),
     ...(name !== undefined && { name }),
     ...(email !== undefined && { email, email_key: emailKeyOf(email) }),
+    ...(vouched && { email_verified_at: nowIso() }),
   })
   if (!updated) throw new UserInputError(`no user ${idOrEmail}`)
   return toUserView(updated)
