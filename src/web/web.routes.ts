@@ -50,6 +50,13 @@ const ASSETS: Record<string, PageAsset> = {
     'text/javascript; charset=utf-8',
     readFileSync(new URL('./assets/share.js', import.meta.url), 'utf8'),
   ),
+  // the link pages' forms (web/auth-pages.routes.ts), on top of share.css
+  'auth.css': pageAsset(
+    '/s/assets',
+    'auth.css',
+    'text/css; charset=utf-8',
+    readFileSync(new URL('./assets/auth.css', import.meta.url), 'utf8'),
+  ),
   'favicon.svg': pageAsset(
     '/s/assets',
     'favicon.svg',
@@ -61,6 +68,12 @@ const ASSET_URLS: AssetUrls = {
   css: (ASSETS['share.css'] as PageAsset).url,
   js: (ASSETS['share.js'] as PageAsset).url,
   icon: (ASSETS['favicon.svg'] as PageAsset).url,
+}
+
+/** What the link pages (`/auth/…`) load: the share page's stylesheet, their own, the icon. */
+export const AUTH_PAGE_ASSET_URLS = {
+  stylesheets: [ASSET_URLS.css, (ASSETS['auth.css'] as PageAsset).url],
+  icon: ASSET_URLS.icon,
 }
 
 /** A documented response that is not JSON (for the OpenAPI document only: nothing serializes it). */
