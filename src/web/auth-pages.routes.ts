@@ -7,7 +7,7 @@ import { setSessionCookie } from '../modules/accounts/session-cookie.ts'
 import { PASSWORD_LENGTHS } from '../modules/users/passwords.ts'
 import { prepareError } from '../plugins/error-handler.ts'
 import { html, type SafeHtml } from './html.ts'
-import { AUTH_PAGE_ASSET_URLS } from './web.routes.ts'
+import { AUTH_PAGE_ASSET_URLS } from './share-assets.ts'
 
 // The pages e-mailed and printed links open (docs/accounts.md#e-mail): `/auth/verify/<token>`,
 // `/auth/reset/<token>`, `/auth/link/<token>`, `/auth/channel/<token>` (docs/notifications.md#e-mail).
