@@ -34,7 +34,7 @@ import { freePort } from './webauthn.ts'
 // data and address as the server, as an operator's shell in that folder would.
 
 /** Bound for one journey; a bound, never a timing assertion. */
-export const JOURNEY_TIMEOUT = 180_000
+export const JOURNEY_TIMEOUT = 300_000
 
 export const SIZES = {
   phone: { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
