@@ -22,10 +22,10 @@ const options = ['--test', `--test-concurrency=${concurrency}`]
 const failuresDir = mkdtempSync(join(tmpdir(), 'statusd-test-failures-'))
 const failures: string[] = []
 
-// The browser suites (test/app, test/browser) test pages and screens; the API they call is
-// tested on both engines by the other suites, so the PostgreSQL run leaves them out
-// (docs/architecture.md#tests): they are the slowest files of the suite.
-const BROWSER_SUITES = /^test\/(app|browser)\//
+// The browser suites (test/app, test/browser, test/journeys) test pages, screens and what a
+// person does with them; the API they call is tested on both engines by the other suites, so
+// the PostgreSQL run leaves them out (docs/architecture.md#tests): they are the slowest files.
+const BROWSER_SUITES = /^test\/(app|browser|journeys)\//
 const everyFile = () => globSync('test/**/*.test.ts').sort()
 
 function run(engine: 'sqlite' | 'postgres'): boolean {

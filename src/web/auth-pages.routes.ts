@@ -7,17 +7,25 @@ import { setSessionCookie } from '../modules/accounts/session-cookie.ts'
 import { PASSWORD_LENGTHS } from '../modules/users/passwords.ts'
 import { prepareError } from '../plugins/error-handler.ts'
 import { html, type SafeHtml } from './html.ts'
+import { AUTH_PAGE_ASSET_URLS } from './share-assets.ts'
 
 // The pages e-mailed and printed links open (docs/accounts.md#e-mail): `/auth/verify/<token>`,
-// `/auth/reset/<token>`, `/auth/link/<token>`, `/auth/channel/<token>` (docs/notifications.md#e-mail). Opening one changes nothing (mail scanners and
-// link previews fetch links): it shows a button, and the button's form post does the work,
-// through the same service as the JSON routes. Plain HTML, no script; the app restyles them.
+// `/auth/reset/<token>`, `/auth/link/<token>`, `/auth/channel/<token>` (docs/notifications.md#e-mail).
+// Opening one changes nothing (mail scanners and link previews fetch links): it shows a
+// button, and the button's form post does the work, through the same service as the JSON
+// routes. Plain HTML, no script; styled by the share page's stylesheet and a small one of
+// their own (web/assets/auth.css), served by the service.
 
-// note: no script, no style but the browser's; forms post to this origin only; never framed
-// (a framed button could be clicked for someone, clickjacking); the token in the URL is never
-// sent on as a Referer
+// note: no script, no inline style; forms post to this origin only; never framed (a framed
+// button could be clicked for someone, clickjacking)
 export const AUTH_PAGE_CSP =
-  "default-src 'none'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+  "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// note: `same-origin`, never `no-referrer`: under `no-referrer` browsers send the form's post
+// with `Origin: null`, which the cross-site check refuses, so the button never worked
+// (docs/security.md). The token in the URL still goes to no other site: the pages link and
+// load nothing from elsewhere, and a same-origin policy sends no Referer across origins.
+const AUTH_PAGE_REFERRER_POLICY = 'same-origin'
 
 /** A form post's body: small (a password of 256 characters, percent-encoded, fits). */
 const FORM_BODY_LIMIT = 8 * 1024
@@ -37,10 +45,16 @@ function page(title: string, body: SafeHtml): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
+<meta name="color-scheme" content="light dark">
 <title>${title} · statusd</title>
-</head>
+<link rel="icon" href="${AUTH_PAGE_ASSET_URLS.icon}" type="image/svg+xml">
+${AUTH_PAGE_ASSET_URLS.stylesheets.map(
+  (href) => html`<link rel="stylesheet" href="${href}">
+`,
+)}</head>
 <body>
 <main>
+<p class="brand"><img src="${AUTH_PAGE_ASSET_URLS.icon}" alt=""> statusd</p>
 <h1>${title}</h1>
 ${body}
 </main>
@@ -55,7 +69,7 @@ function sendPage(reply: FastifyReply, status: number, title: string, body: Safe
     .headers({
       'content-type': 'text/html; charset=utf-8',
       'content-security-policy': AUTH_PAGE_CSP,
-      'referrer-policy': 'no-referrer',
+      'referrer-policy': AUTH_PAGE_REFERRER_POLICY,
       'cache-control': 'no-store',
       'x-content-type-options': 'nosniff',
     })
@@ -85,8 +99,8 @@ const home = (publicUrl: string | null) => `${publicUrl ?? ''}/`
 const resetForm = (problem?: string) => html`<form method="post">
 <p><label for="password">New password</label><br>
 <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_LENGTHS.minLength}" maxlength="${PASSWORD_LENGTHS.maxLength}"${problem ? html` aria-invalid="true" aria-describedby="problem"` : ''}></p>
-${problem ? html`<p id="problem" role="alert">The password ${problem}.</p>` : ''}
-<p>${PASSWORD_LENGTHS.minLength} to ${PASSWORD_LENGTHS.maxLength} characters. Setting it signs you out everywhere else.</p>
+${problem ? html`<p id="problem" class="problem" role="alert">The password ${problem}.</p>` : ''}
+<p class="hint">${PASSWORD_LENGTHS.minLength} to ${PASSWORD_LENGTHS.maxLength} characters. Setting it signs you out everywhere else.</p>
 <p><button type="submit">Set the new password</button></p>
 </form>`
 
@@ -127,11 +141,17 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
       409: 'This address is taken',
       429: 'Too many tries',
     }
+    // the cross-site refusal's own message speaks of API requests signed in by cookie; here
+    // it is a page's button, and a person reads it
+    const text =
+      apiError.statusCode === 403
+        ? 'Nothing was done: the browser said the form came from another site. Open the link again from its message and press the button on the page it opens.'
+        : apiError.message
     return sendPage(
       reply,
       apiError.statusCode,
       titles[apiError.statusCode] ?? 'Something went wrong',
-      html`<p>${apiError.message}</p>`,
+      html`<p>${text}</p>`,
     )
   })
 
@@ -228,7 +248,7 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
         200,
         'Address confirmed',
         html`<p>${user.email} is confirmed as the address of your account.</p>
-<p><a href="${home(publicUrl)}">Continue</a></p>`,
+<p><a class="button" href="${home(publicUrl)}">Continue</a></p>`,
       )
     },
   )
@@ -269,7 +289,7 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
         200,
         'Address confirmed',
         html`<p>Notifications will be sent to ${address}.</p>
-<p><a href="${home(publicUrl)}notifications">Your notification settings</a></p>`,
+<p><a class="button" href="${home(publicUrl)}notifications">Your notification settings</a></p>`,
       )
     },
   )

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
@@ -21,9 +20,9 @@ import { ShareIdParamsSchema } from '../modules/statuses/sharing.schemas.ts'
 import { prepareError, sendError } from '../plugins/error-handler.ts'
 import { BadgeQuerySchema, badgeEndpoint, badgeText, greyBadge, renderBadge } from './badge.ts'
 import { renderInvitePage } from './invite-page.ts'
-import { type PageAsset, pageAsset, sendPageAsset } from './page-assets.ts'
-import { paletteCss } from './palette.ts'
-import { type AssetUrls, renderMessagePage, renderSharePage } from './share-page.ts'
+import { sendPageAsset } from './page-assets.ts'
+import { ASSET_URLS, ASSETS } from './share-assets.ts'
+import { renderMessagePage, renderSharePage } from './share-page.ts'
 
 /** Entries of history shown on the page (the API pages through the rest). */
 const PAGE_HISTORY = 20
@@ -36,32 +35,6 @@ export const PAGE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'"
 // an SVG opened on its own must not run anything either
 const BADGE_CSP = "default-src 'none'; style-src 'unsafe-inline'"
-
-const ASSETS: Record<string, PageAsset> = {
-  'share.css': pageAsset(
-    '/s/assets',
-    'share.css',
-    'text/css; charset=utf-8',
-    `${readFileSync(new URL('./assets/share.css', import.meta.url), 'utf8')}\n${paletteCss()}\n`,
-  ),
-  'share.js': pageAsset(
-    '/s/assets',
-    'share.js',
-    'text/javascript; charset=utf-8',
-    readFileSync(new URL('./assets/share.js', import.meta.url), 'utf8'),
-  ),
-  'favicon.svg': pageAsset(
-    '/s/assets',
-    'favicon.svg',
-    'image/svg+xml; charset=utf-8',
-    readFileSync(new URL('./assets/favicon.svg', import.meta.url), 'utf8'),
-  ),
-}
-const ASSET_URLS: AssetUrls = {
-  css: (ASSETS['share.css'] as PageAsset).url,
-  js: (ASSETS['share.js'] as PageAsset).url,
-  icon: (ASSETS['favicon.svg'] as PageAsset).url,
-}
 
 /** A documented response that is not JSON (for the OpenAPI document only: nothing serializes it). */
 const page = (type: string, description: string) => ({

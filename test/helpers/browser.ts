@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type BrowserContext, chromium } from 'playwright-core'
+import { type Browser, type BrowserContext, chromium } from 'playwright-core'
 import { makeApp, type TestApp } from './app.ts'
 import type { Lifetime } from './cleanup.ts'
 
@@ -55,6 +55,15 @@ export async function launchChromium(
       rmSync(profile, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * Headless Chromium that holds several profiles at once (`browser.newContext()`, each with
+ * cookies of its own): the journeys (test/helpers/journey.ts), where each person, and each
+ * screen size, is a context of its own.
+ */
+export function launchChromiumBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS })
 }
 
 /** An app listening on 127.0.0.1 at a random port, for a browser to open. */

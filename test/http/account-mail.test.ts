@@ -151,7 +151,11 @@ describe('e-mail verification', () => {
       assert.equal(page.status, 200)
       assert.match(page.headers.get('content-type') ?? '', /^text\/html/)
       assert.match(page.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/)
-      assert.equal(page.headers.get('referrer-policy'), 'no-referrer')
+      assert.equal(
+        page.headers.get('referrer-policy'),
+        'same-origin',
+        'no Referer to another site; Origin on its own form post',
+      )
       assert.equal(page.headers.get('cache-control'), 'no-store')
       const body = await page.text()
       assert.match(
