@@ -11,6 +11,7 @@ import {
   paletteErrorsOf,
   TextAreaField,
 } from '../../components/status-fields.tsx'
+import { StatusKey } from '../../components/status-key.tsx'
 import { maySetValue } from '../../my-statuses.ts'
 import { navigate } from '../../router.tsx'
 import type { PaletteEntry, Staleness, Status } from '../../types.ts'
@@ -36,6 +37,7 @@ export default function Overview({ status, role, onChange }: StatusTabProps) {
         {status.description && <p class="status-description">{status.description}</p>}
         {maySetValue(role) && <ValueButtons status={status} label={`Set ${status.name}`} />}
       </div>
+      {role === 'owner' && <StatusKey status={status} />}
       {role === 'owner' && <EditForm status={status} onChange={onChange} />}
       {role === 'updater' && <ValueForm status={status} onChange={onChange} />}
       {role === 'owner' && <DeleteStatus status={status} />}
