@@ -27,8 +27,20 @@ const SIGNED_IN: Partial<Record<AppPath, ComponentType<{ params: Record<string, 
   '/statuses/new': lazy(() => import('./screens/new-status.tsx')),
   '/statuses/:id': lazy(() => import('./screens/status.tsx')),
   '/statuses/:id/:tab': lazy(() => import('./screens/status.tsx')),
-  '/boards': lazy(() => import('./screens/boards.tsx')),
-  '/boards/:id': lazy(() => import('./screens/board-edit.tsx')),
+  '/walls': lazy(() => import('./screens/boards.tsx')),
+  '/walls/:id': lazy(() => import('./screens/board-edit.tsx')),
+  '/boards': MovedToWalls,
+  '/boards/:id': MovedToWalls,
+}
+
+/** A wall's former address (/boards/…): the same screen under /walls. */
+function MovedToWalls() {
+  queueMicrotask(() =>
+    navigate(location.pathname.replace(/^\/boards/, '/walls') + location.search, {
+      replace: true,
+    }),
+  )
+  return null
 }
 
 function App() {

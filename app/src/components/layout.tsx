@@ -12,7 +12,7 @@ const PLACES = [
     label: 'Board',
     paths: ['/', '/statuses/new', '/statuses/:id', '/statuses/:id/:tab'],
   },
-  { href: '/boards', label: 'Walls', paths: ['/boards', '/boards/:id'] },
+  { href: '/walls', label: 'Walls', paths: ['/walls', '/walls/:id'] },
   { href: '/notifications', label: 'Notifications', paths: ['/notifications'] },
   { href: '/keys', label: 'API keys', paths: ['/keys'] },
   { href: '/account', label: 'Account', paths: ['/account'] },

@@ -313,7 +313,7 @@ function PrivateLinks(props: { statusId: string }) {
   )
 }
 
-/** Which of my boards show this status; a checkbox adds it to a board or takes it off. */
+/** Which of my walls show this status; a checkbox adds it to a wall or takes it off. */
 function BoardMembership(props: { statusId: string }) {
   const { statusId } = props
   const [boards, setBoards] = useState<Board[] | null>(null)
@@ -346,12 +346,13 @@ function BoardMembership(props: { statusId: string }) {
       </p>
       {boards && boards.length === 0 && (
         <p class="muted">
-          No boards yet: <Link href="/boards">make one</Link> to show statuses on a wall screen.
+          No walls yet: <Link href="/walls">make one</Link> to show statuses on a screen by the
+          door.
         </p>
       )}
       {boards && boards.length > 0 && (
         <fieldset class="choice">
-          <legend>On my boards</legend>
+          <legend>On my walls</legend>
           {boards.map((board) => (
             <label key={board.id}>
               <input
