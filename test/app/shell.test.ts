@@ -84,6 +84,69 @@ describe('the app shell', { skip: chromiumMissing(), timeout: 300_000 }, () => {
     await context.setOffline(false)
   })
 
+  it('the phone header is one compact row at 390×844; every place stays one tap away, by touch and by keyboard', async (ctx) => {
+    const server = await appServer(ctx)
+    const person = await signUpPerson(server, { name: 'Grace' })
+    const { page } = await openApp(ctx, server, {
+      person,
+      viewport: { width: 390, height: 844 },
+    })
+    await expectScreen(page, 'Board')
+    const header = page.locator('header.app-header')
+    const box = await header.boundingBox()
+    assert.ok(box && box.height <= 64, `one row: the header is ${box?.height} px high`)
+    assert.ok(await page.evaluate('document.documentElement.scrollWidth <= innerWidth'))
+    // one row: the brand, every place and Sign out share the header's top and bottom
+    const rows = await header.evaluate((el) => {
+      const items = [
+        el.querySelector('.brand'),
+        ...el.querySelectorAll('nav a'),
+        el.querySelector('.who button'),
+      ]
+      return [
+        ...new Set(
+          items.map((item) => {
+            const r = (
+              item as unknown as { getBoundingClientRect(): { top: number; bottom: number } }
+            ).getBoundingClientRect()
+            return Math.round((r.top + r.bottom) / 2)
+          }),
+        ),
+      ].length
+    })
+    assert.equal(rows, 1, 'every part of the header on one line')
+    const nav = page.getByRole('navigation', { name: 'Main' })
+    // the last place, even when the row scrolls sideways, is a tap away
+    await nav.getByRole('link', { name: 'Account' }).click()
+    await expectScreen(page, 'Account')
+    // the current place is in view, and marked for screen readers
+    const current = nav.locator('a[aria-current="page"]')
+    assert.equal(await current.textContent(), 'Account')
+    assert.ok(await current.isVisible())
+    const inView = await current.evaluate((a) => {
+      const el = a as unknown as {
+        getBoundingClientRect(): { left: number; right: number }
+        closest(s: string): { getBoundingClientRect(): { left: number; right: number } }
+      }
+      const r = el.getBoundingClientRect()
+      const n = el.closest('nav').getBoundingClientRect()
+      return r.left >= n.left - 1 && r.right <= n.right + 1
+    })
+    assert.ok(inView, 'the current place is scrolled into view')
+    // by keyboard, from the top of the page: the skip link, the brand, then each place in order
+    await page.reload()
+    await expectScreen(page, 'Account')
+    await page.keyboard.press('Tab')
+    await page.keyboard.press('Tab')
+    await page.keyboard.press('Tab')
+    assert.equal(await page.evaluate('document.activeElement.textContent'), 'Board')
+    await page.keyboard.press('Tab')
+    await page.keyboard.press('Enter')
+    await expectScreen(page, 'Walls')
+    await page.getByRole('button', { name: 'Sign out' }).waitFor()
+    await expectNoAxeViolations(page, 'walls with the phone header, 390 px')
+  })
+
   for (const colorScheme of ['light', 'dark'] as const)
     for (const width of [375, 1280])
       it(`sign-in and the board pass axe (${colorScheme}, ${width} px)`, async (ctx) => {
