@@ -2,7 +2,7 @@ import { type ComponentType, render } from 'preact'
 import { useEffect } from 'preact/hooks'
 import type { AppPath } from '../../src/web/app-paths.ts'
 import './app.css'
-import { Layout } from './components/layout.tsx'
+import { Layout, Plain } from './components/layout.tsx'
 import { lazy } from './lazy.tsx'
 import { navigate, route } from './router.tsx'
 import Board from './screens/board.tsx'
@@ -66,6 +66,13 @@ function App() {
     }
     return <Screen />
   }
+  // an address that is no screen says so, signed in or not (the server answers it with 404)
+  if (!path && !user)
+    return (
+      <Plain>
+        <NotFound />
+      </Plain>
+    )
   if (!user) {
     const next = location.pathname + location.search
     queueMicrotask(() =>

@@ -84,6 +84,53 @@ describe('the app shell', { skip: chromiumMissing(), timeout: 300_000 }, () => {
     await context.setOffline(false)
   })
 
+  it('an unknown address under the app shows the app’s not-found screen (404); the API’s keep their JSON 404', async (ctx) => {
+    const server = await appServer(ctx)
+    const person = await signUpPerson(server)
+    const html = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
+    // what each request is answered with: the app's page (its not-found screen) or JSON
+    const scenarios = [
+      { method: 'GET', path: '/nonexistent/page', accept: html, page: true },
+      { method: 'HEAD', path: '/nonexistent/page', accept: html, page: true },
+      { method: 'GET', path: '/statuses', accept: html, page: true },
+      { method: 'GET', path: '/nonexistent/page', accept: '*/*', page: false },
+      { method: 'GET', path: '/nonexistent/page', accept: 'application/json', page: false },
+      { method: 'POST', path: '/nonexistent/page', accept: html, page: false },
+      { method: 'GET', path: '/v1/nonexistent', accept: html, page: false },
+      { method: 'GET', path: '/v1', accept: html, page: false },
+    ] as const
+    for (const { method, path, accept, page: isPage } of scenarios) {
+      const res = await fetch(`${server.origin}${path}`, { method, headers: { accept } })
+      const what = `${method} ${path} (${accept})`
+      assert.equal(res.status, 404, what)
+      const type = String(res.headers.get('content-type'))
+      const body = await res.text()
+      if (isPage) {
+        assert.match(type, /^text\/html/, what)
+        assert.match(String(res.headers.get('content-security-policy')), /script-src 'self'/)
+        if (method === 'GET') assert.match(body, /<div id="app">/, what)
+      } else {
+        assert.match(type, /^application\/json/, what)
+        assert.equal(JSON.parse(body).errorCode, 'notFound', what)
+      }
+    }
+
+    // in a browser: the not-found screen, signed in (in the app's frame) and signed out
+    const signedIn = await openApp(ctx, server, { person, path: '/nonexistent/page' })
+    await expectScreen(signedIn.page, 'Nothing here')
+    await signedIn.page.getByRole('navigation', { name: 'Main' }).waitFor()
+    await expectNoAxeViolations(signedIn.page, 'not found, signed in')
+    await signedIn.page.getByRole('link', { name: 'Back to the board' }).click()
+    await expectScreen(signedIn.page, 'Board')
+    const signedOut = await openApp(ctx, server, {
+      path: '/nonexistent/page',
+      viewport: { width: 390, height: 844 },
+    })
+    await expectScreen(signedOut.page, 'Nothing here')
+    assert.equal(new URL(signedOut.page.url()).pathname, '/nonexistent/page')
+    await expectNoAxeViolations(signedOut.page, 'not found, signed out, 390 px')
+  })
+
   it('the phone header is one compact row at 390×844; every place stays one tap away, by touch and by keyboard', async (ctx) => {
     const server = await appServer(ctx)
     const person = await signUpPerson(server, { name: 'Grace' })
