@@ -192,6 +192,13 @@ describe('the app shell', { skip: chromiumMissing(), timeout: 300_000 }, () => {
     await expectScreen(page, 'Walls')
     await page.getByRole('button', { name: 'Sign out' }).waitFor()
     await expectNoAxeViolations(page, 'walls with the phone header, 390 px')
+    // a desktop shows the name and every place at once, in one row as before
+    const wide = await openApp(ctx, server, { person, viewport: { width: 1280, height: 800 } })
+    await expectScreen(wide.page, 'Board')
+    assert.ok(await wide.page.locator('header .brand span').isVisible())
+    assert.ok(await wide.page.getByText('Grace', { exact: true }).isVisible())
+    const wideBox = await wide.page.locator('header.app-header').boundingBox()
+    assert.ok(wideBox && wideBox.height <= 72, `desktop header ${wideBox?.height} px`)
   })
 
   for (const colorScheme of ['light', 'dark'] as const)

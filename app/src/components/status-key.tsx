@@ -33,8 +33,9 @@ export function StatusKey(props: { status: Status }) {
       <h2 id="status-key-heading">From scripts and devices</h2>
       <p class="hint">
         Its key is <code class="user-text">{key}</code>. <code>$KEY</code> is one of your{' '}
-        <Link href="/keys">API keys</Link> (a device&#39;s key may set only this status&#39;s
-        value). The command needs <code>npx statusd login --url {location.origin}</code> once.
+        <Link href="/keys">API keys</Link>; for a device, make one that may set only this
+        status&#39;s value. The command needs <code>npx statusd login --url {location.origin}</code>{' '}
+        once.
       </p>
       <CopyField label="Key" text={key} buttonLabel="Copy key" />
       <CopyField label="curl" text={lines.curl} buttonLabel="Copy curl line" />
