@@ -93,7 +93,12 @@ import {
   type ServerTimeouts,
 } from './plugins/connections.ts'
 import { docsRoutes } from './plugins/docs.ts'
-import { BODY_LIMIT, errorHandlerPlugin, sendError } from './plugins/error-handler.ts'
+import {
+  BODY_LIMIT,
+  errorHandlerPlugin,
+  type NotFoundPage,
+  sendError,
+} from './plugins/error-handler.ts'
 import { idempotencyHooks } from './plugins/idempotency.ts'
 import { trackRoutes } from './plugins/inventory.ts'
 import { optionalBodies, useStrictJsonBodies } from './plugins/json-body.ts'
@@ -562,7 +567,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     confirm: (token: string) => confirmEmailChannel(database.db, clock, token),
   }
 
-  await app.register(errorHandlerPlugin)
+  // the app's page answers a browser's unknown address once the app's routes have loaded it
+  const notFoundPage: NotFoundPage = { send: null }
+  await app.register(errorHandlerPlugin, { notFoundPage })
   // the cookies of every request, parsed before authentication reads the session's
   await app.register(cookie)
   // What each route declares in its config (plugins/route-facts.ts) the plugins below act on
@@ -678,7 +685,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   // the share page and badge: HTML/SVG, with their own not-found and error pages
   await app.register(webRoutes, { prefix: '/s', deps: services, linkBase, rendered })
-  await app.register(appRoutes)
+  await app.register(appRoutes, { notFoundPage })
   await app.register(invitePageRoutes, { prefix: '/invite', deps: services, linkBase, clock })
   await app.register(linkWebRoutes, { prefix: '/l', deps: services })
   // a public board's wall page (docs/app.md#boards-and-the-wall)

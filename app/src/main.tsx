@@ -2,7 +2,7 @@ import { type ComponentType, render } from 'preact'
 import { useEffect } from 'preact/hooks'
 import type { AppPath } from '../../src/web/app-paths.ts'
 import './app.css'
-import { Layout } from './components/layout.tsx'
+import { Layout, Plain } from './components/layout.tsx'
 import { lazy } from './lazy.tsx'
 import { navigate, route, sameOriginTarget } from './router.tsx'
 import Board from './screens/board.tsx'
@@ -27,8 +27,20 @@ const SIGNED_IN: Partial<Record<AppPath, ComponentType<{ params: Record<string, 
   '/statuses/new': lazy(() => import('./screens/new-status.tsx')),
   '/statuses/:id': lazy(() => import('./screens/status.tsx')),
   '/statuses/:id/:tab': lazy(() => import('./screens/status.tsx')),
-  '/boards': lazy(() => import('./screens/boards.tsx')),
-  '/boards/:id': lazy(() => import('./screens/board-edit.tsx')),
+  '/walls': lazy(() => import('./screens/boards.tsx')),
+  '/walls/:id': lazy(() => import('./screens/board-edit.tsx')),
+  '/boards': MovedToWalls,
+  '/boards/:id': MovedToWalls,
+}
+
+/** A wall's former address (/boards/…): the same screen under /walls. */
+function MovedToWalls() {
+  queueMicrotask(() =>
+    navigate(location.pathname.replace(/^\/boards/, '/walls') + location.search, {
+      replace: true,
+    }),
+  )
+  return null
 }
 
 function App() {
@@ -56,6 +68,13 @@ function App() {
     }
     return <Screen />
   }
+  // an address that is no screen says so, signed in or not (the server answers it with 404)
+  if (!path && !user)
+    return (
+      <Plain>
+        <NotFound />
+      </Plain>
+    )
   if (!user) {
     const next = location.pathname + location.search
     queueMicrotask(() =>

@@ -257,18 +257,40 @@ function answerUnknownRoutesFirst(
   else done()
 }
 
+/**
+ * Where a browser's unknown address goes: the app's page (its not-found screen), set by the
+ * app's routes once they have loaded the app (web/app.routes.ts). Null: JSON as for the API.
+ */
+export interface NotFoundPage {
+  send: ((request: FastifyRequest, reply: FastifyReply) => FastifyReply) | null
+}
+
+/**
+ * A browser opening an address of ours that does not exist (docs/app.md#screens): a page
+ * load (GET or HEAD asking for HTML) outside the API. API paths (/v1) keep their JSON 404
+ * whatever they accept, and so does any request that does not ask for HTML (curl, fetch).
+ */
+const wantsPage = (request: FastifyRequest): boolean =>
+  (request.method === 'GET' || request.method === 'HEAD') &&
+  !/^\/v1(\/|$|\?)/.test(request.url) &&
+  /\btext\/html\b/.test(String(request.headers.accept ?? ''))
+
 /** The one error handler and not-found handler of the API. */
-export const errorHandlerPlugin = fp(async (app: FastifyInstance) => {
-  app.addHook('onRequest', answerUnknownRoutesFirst)
-  app.setErrorHandler((err, request, reply) => sendError(err, request, reply))
-  app.setNotFoundHandler((request, reply) =>
-    sendError(
-      // note: a key pasted into a path comes back masked, as in the logs
-      notFound(
-        `No route ${request.method} ${redactRequestUrl(request.url.split('?')[0] ?? '').slice(0, 200)}`,
-      ),
-      request,
-      reply,
-    ),
-  )
-})
+export const errorHandlerPlugin = fp(
+  async (app: FastifyInstance, options: { notFoundPage?: NotFoundPage }) => {
+    app.addHook('onRequest', answerUnknownRoutesFirst)
+    app.setErrorHandler((err, request, reply) => sendError(err, request, reply))
+    app.setNotFoundHandler((request, reply) =>
+      options.notFoundPage?.send && wantsPage(request)
+        ? options.notFoundPage.send(request, reply)
+        : sendError(
+            // note: a key pasted into a path comes back masked, as in the logs
+            notFound(
+              `No route ${request.method} ${redactRequestUrl(request.url.split('?')[0] ?? '').slice(0, 200)}`,
+            ),
+            request,
+            reply,
+          ),
+    )
+  },
+)

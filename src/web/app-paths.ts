@@ -13,6 +13,9 @@ export const APP_PATHS = [
   '/keys',
   '/account',
   '/notifications',
+  '/walls',
+  '/walls/:id',
+  // the walls' former addresses: the app sends them on to /walls
   '/boards',
   '/boards/:id',
 ] as const

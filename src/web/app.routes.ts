@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { NotFoundPage } from '../plugins/error-handler.ts'
 import { APP_PATHS } from './app-paths.ts'
 import { html } from './html.ts'
 
@@ -170,14 +171,17 @@ const WEB_MANIFEST = `${JSON.stringify(
   2,
 )}\n`
 
-export const appRoutes: FastifyPluginAsync = async (app) => {
+export const appRoutes: FastifyPluginAsync<{ notFoundPage?: NotFoundPage }> = async (
+  app,
+  options,
+) => {
   const build = loadBuild()
   if (!build) app.log.warn('the app is not built (dist/app is missing): run npm run build')
   const page = build ? appPage(build) : NOT_BUILT
 
-  const sendPage = (_request: FastifyRequest, reply: FastifyReply) =>
+  const sendPage = (_request: FastifyRequest, reply: FastifyReply, code = 200) =>
     reply
-      .code(build ? 200 : 503)
+      .code(build ? code : 503)
       .headers({
         'content-type': 'text/html; charset=utf-8',
         'content-security-policy': APP_CSP,
@@ -186,7 +190,12 @@ export const appRoutes: FastifyPluginAsync = async (app) => {
         'cache-control': 'no-cache',
       })
       .send(page)
-  for (const url of APP_PATHS) app.get(url, { schema: { hide: true } }, sendPage)
+  for (const url of APP_PATHS)
+    app.get(url, { schema: { hide: true } }, (request, reply) => sendPage(request, reply))
+  // a browser's unknown address (docs/app.md#screens): the app's page with a 404, whose
+  // router shows its not-found screen, instead of the API's JSON (plugins/error-handler.ts)
+  if (options.notFoundPage && build)
+    options.notFoundPage.send = (request, reply) => sendPage(request, reply, 404)
 
   app.get('/manifest.webmanifest', { schema: { hide: true } }, (_request, reply) =>
     reply

@@ -1,7 +1,8 @@
 import type { PublicBoard } from '../modules/boards/boards.schemas.ts'
+import { STALE_COLOR_NO } from './badge.ts'
 import { html } from './html.ts'
 
-// The wall page of a public board (docs/app.md#boards-and-the-wall), server-rendered: the
+// The wall page of a public board (docs/app.md#walls-and-the-wall-page), server-rendered: the
 // tiles are on the page before the script runs; wall.js then fits them to the screen and
 // keeps them live over one event stream.
 
@@ -13,14 +14,21 @@ export interface WallAssets {
 /** "2026-11-22 04:26 UTC": the time as text until the script says "5 minutes ago". */
 const utc = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`
 
-const tile = ({ statusId, status }: PublicBoard['tiles'][number]) =>
-  status === null
-    ? html`<li class="tile off" data-status-id="${statusId}"><span class="value">—</span><span class="name">Not available</span><span class="meta"><time></time><span class="stale" hidden>stale</span></span></li>`
-    : html`<li class="tile c${status.colorNo}" data-status-id="${statusId}"><span class="value" dir="auto">${status.value ?? '—'}</span><span class="name" dir="auto">${status.name}</span><span class="meta">${
-        status.valueUpdatedAt === null
-          ? html`<time></time>`
-          : html`<time datetime="${status.valueUpdatedAt}">${utc(status.valueUpdatedAt)}</time>`
-      }<span class="stale"${(status as { stale?: boolean }).stale === true ? '' : html` hidden`}>stale</span></span></li>`
+/**
+ * A tile. A stale status (docs/notifications.md#staleness) is grey, as on the share page and
+ * the badge, and says "stale": its colour no longer says how things are. A status the wall
+ * may not show is grey with no name and no value, and says why in general terms.
+ */
+const tile = ({ statusId, status }: PublicBoard['tiles'][number]) => {
+  if (status === null)
+    return html`<li class="tile off" data-status-id="${statusId}"><span class="value">—</span><span class="name">Not available</span><span class="meta"><time></time><span class="stale" hidden>stale</span><span class="why">private or deleted</span></span></li>`
+  const stale = (status as { stale?: boolean }).stale === true
+  return html`<li class="tile c${stale ? STALE_COLOR_NO : status.colorNo}${stale ? ' stale' : ''}" data-status-id="${statusId}"><span class="value" dir="auto">${status.value ?? '—'}</span><span class="name" dir="auto">${status.name}</span><span class="meta">${
+    status.valueUpdatedAt === null
+      ? html`<time></time>`
+      : html`<time datetime="${status.valueUpdatedAt}">${utc(status.valueUpdatedAt)}</time>`
+  }<span class="stale"${stale ? '' : html` hidden`}>stale</span><span class="why" hidden>private or deleted</span></span></li>`
+}
 
 const head = (title: string, assets: WallAssets) => html`<!doctype html>
 <html lang="en">

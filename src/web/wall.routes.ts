@@ -55,8 +55,8 @@ function sendHtml(reply: FastifyReply, status: number, body: string): FastifyRep
 
 const notFound = () =>
   renderWallMessage(
-    'Board not found',
-    'There is no public board at this address. It may have been deleted or made private.',
+    'Wall not found',
+    'There is no public wall at this address. It may have been deleted or made private.',
     WALL_ASSETS,
   )
 

@@ -42,6 +42,71 @@ describe('the board', { skip: chromiumMissing(), timeout: 360_000 }, () => {
     await expectTileValue(page, 'Meeting room 4', 'FREE')
   })
 
+  it('README’s first status: "Meeting room 4" with a palette (FREE green, OCCUPIED red) made in the New status form, its tile offers both', async (ctx) => {
+    const server = await appServer(ctx)
+    const person = await signUpPerson(server)
+    const { page } = await openApp(ctx, server, {
+      person,
+      path: '/statuses/new',
+      viewport: { width: 390, height: 844 },
+    })
+    await expectScreen(page, 'New status')
+    await page.getByLabel('Name').fill('Meeting room 4')
+    assert.equal(await page.getByLabel('Key').inputValue(), 'meeting-room-4')
+    const add = page.getByRole('button', { name: 'Add a value' })
+    for (const [n, value, colour] of [
+      [1, 'FREE', 'green'],
+      [2, 'OCCUPIED', 'red'],
+    ] as const) {
+      await add.click()
+      await page.getByLabel(`Palette value ${n}`, { exact: true }).fill(value)
+      await page.getByLabel(`Colour of palette value ${n}`).selectOption({ label: colour })
+    }
+    // no colour picked: the value takes its palette colour, as every later write does
+    await page.getByLabel('Value', { exact: true }).fill('FREE')
+    assert.ok(await page.evaluate('document.documentElement.scrollWidth <= innerWidth'))
+    await page.getByRole('button', { name: 'Create status' }).click()
+    await expectScreen(page, 'Meeting room 4')
+    const read = (
+      await asSession(server.t, person.cookie, 'GET', '/v1/status-keys/meeting-room-4')
+    ).json()
+    assert.deepEqual(read.palette, [
+      { value: 'FREE', colorNo: 3 },
+      { value: 'OCCUPIED', colorNo: 2 },
+    ])
+    assert.equal(read.value, 'FREE')
+    assert.equal(read.colorNo, 3)
+    await page.getByRole('link', { name: 'Board' }).first().click()
+    await expectScreen(page, 'Board')
+    await tile(page, 'Meeting room 4').getByRole('button', { name: 'OCCUPIED' }).click()
+    await expectTileValue(page, 'Meeting room 4', 'OCCUPIED')
+    const after = (
+      await asSession(server.t, person.cookie, 'GET', '/v1/status-keys/meeting-room-4')
+    ).json()
+    assert.equal(after.colorNo, 2)
+  })
+
+  it('a palette entry the API refuses on New status shows its message at that entry, nothing made', async (ctx) => {
+    const server = await appServer(ctx)
+    const person = await signUpPerson(server)
+    const { page } = await openApp(ctx, server, {
+      person,
+      path: '/statuses/new',
+      allowConsoleErrors: true,
+    })
+    await expectScreen(page, 'New status')
+    await page.getByLabel('Name').fill('Door')
+    const add = page.getByRole('button', { name: 'Add a value' })
+    await add.click()
+    await page.getByLabel('Palette value 1', { exact: true }).fill('OPEN')
+    await add.click()
+    await page.getByLabel('Palette value 2', { exact: true }).fill('OPEN')
+    await page.getByRole('button', { name: 'Create status' }).click()
+    await page.getByText(/Value 2: .*unique/).waitFor()
+    const list = await asSession(server.t, person.cookie, 'GET', '/v1/user/status')
+    assert.deepEqual(list.json(), [])
+  })
+
   it('the new-status form shows the API’s messages at their fields, and a key in use is refused', async (ctx) => {
     const server = await appServer(ctx)
     const person = await signUpPerson(server)

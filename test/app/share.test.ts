@@ -107,6 +107,56 @@ describe('the share tab', { skip: chromiumMissing(), timeout: 600_000 }, () => {
     assert.equal((await readStatus(server, owner, status.id)).accessTypeHistory, 'private')
   })
 
+  it('the badge preview follows the status: made public it shows the value, made private "not found", without a reload', async (ctx) => {
+    const server = await appServer(ctx)
+    const owner = await signUpPerson(server)
+    const status = await makeStatus(server, owner, 'room', { name: 'Room', value: 'FREE' })
+    const { page } = await openApp(ctx, server, {
+      person: owner,
+      path: `/statuses/${status.id}/share`,
+      viewport: { width: 390, height: 844 },
+    })
+    await expectScreen(page, 'Room')
+    /** The SVG the preview shows now: its image loaded, read again from its address. */
+    const shown = async (before: string | null) => {
+      // note: a function, not a string: polling a string predicate is an eval, which the
+      // app's CSP (rightly) refuses
+      await page.waitForFunction((old) => {
+        const img = (
+          globalThis as unknown as {
+            document: {
+              querySelector(s: string): {
+                complete: boolean
+                naturalWidth: number
+                currentSrc: string
+              } | null
+            }
+          }
+        ).document.querySelector('.badge-preview img')
+        return Boolean(img?.complete && img.naturalWidth > 0 && img.currentSrc !== old)
+      }, before)
+      const src = await page
+        .locator('.badge-preview img')
+        .evaluate((img) => (img as unknown as { currentSrc: string }).currentSrc)
+      return { src, svg: await (await fetch(src)).text() }
+    }
+    const privately = await shown(null)
+    assert.match(privately.svg, /not found/)
+    await page.getByRole('radio', { name: /^Public/ }).check()
+    await page.getByText('The status is public.').waitFor({ state: 'attached' })
+    const publicly = await shown(privately.src)
+    assert.match(publicly.svg, /FREE/)
+    assert.doesNotMatch(publicly.svg, /not found/)
+    // the copied snippets name the badge itself, without the preview's parameter
+    assert.equal(
+      await page.getByRole('textbox', { name: 'Markdown' }).inputValue(),
+      `[![Room](${server.origin}/s/${status.shareId}/badge.svg)](${server.origin}/s/${status.shareId})`,
+    )
+    await page.getByRole('radio', { name: /^Private/ }).check()
+    await page.getByText('The status is private.').waitFor({ state: 'attached' })
+    assert.match((await shown(publicly.src)).svg, /not found/)
+  })
+
   it('the share link copies, its QR code comes in a chunk of its own, the badge previews and copies', async (ctx) => {
     const server = await appServer(ctx)
     const owner = await signUpPerson(server)

@@ -114,6 +114,71 @@ describe('a status', { skip: chromiumMissing(), timeout: 300_000 }, () => {
     )
   })
 
+  it('shows the status’s key with ready-to-copy curl, command and device lines that work as copied', async (ctx) => {
+    const server = await appServer(ctx)
+    const person = await signUpPerson(server)
+    const room = await createAs(server, person, 'meeting-room-4', {
+      name: 'Meeting room 4',
+      value: 'OCCUPIED',
+      palette: [
+        { value: 'FREE', colorNo: 3 },
+        { value: 'OCCUPIED', colorNo: 2 },
+      ],
+    })
+    const { page, context } = await openApp(ctx, server, {
+      person,
+      path: `/statuses/${room.id}`,
+      viewport: { width: 390, height: 844 },
+    })
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], {
+      origin: server.origin,
+    })
+    await expectScreen(page, 'Meeting room 4')
+    const section = page.getByRole('region', { name: 'From scripts and devices' })
+    assert.equal(await section.getByRole('textbox', { name: 'Key' }).inputValue(), 'meeting-room-4')
+    const url = `${server.origin}/v1/status-keys/meeting-room-4`
+    const lines = {
+      curl: `curl -fsS -X POST ${url} -H "service-api-key: $KEY" -H 'content-type: application/json' -d '{"value":"FREE"}'`,
+      command: 'npx statusd set meeting-room-4 FREE',
+      device: `echo FREE | curl -fsS -T- ${url}/value -H "service-api-key: $KEY"`,
+    }
+    assert.equal(await section.getByRole('textbox', { name: 'curl' }).inputValue(), lines.curl)
+    assert.equal(
+      await section.getByRole('textbox', { name: 'Command' }).inputValue(),
+      lines.command,
+    )
+    assert.equal(
+      await section.getByRole('textbox', { name: 'Device (plain text)' }).inputValue(),
+      lines.device,
+    )
+    await section.getByRole('button', { name: 'Copy device line' }).click()
+    await section.getByText('Copied', { exact: true }).waitFor()
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), lines.device)
+    assert.ok(await page.evaluate('document.documentElement.scrollWidth <= innerWidth'))
+
+    // the device line, as copied, sets the value (the plain-text PUT) with a key of the owner's
+    const key = await asSession(server.t, person.cookie, 'POST', '/v1/user/api-keys', {
+      label: 'door',
+    })
+    assert.equal(key.statusCode, 201, key.body)
+    const put = await fetch(`${url}/value`, {
+      method: 'PUT',
+      headers: { 'service-api-key': key.json().key, 'content-type': 'text/plain' },
+      body: 'FREE\n',
+    })
+    assert.equal(put.status, 200, await put.text())
+    await page.locator('.status-now .value-chip', { hasText: 'FREE' }).waitFor()
+    // a follower sees no key: the key is the owner's name for the status
+    const other = await signUpPerson(server, { name: 'Bo' })
+    await giveRole(server, person, room.id, other, 'subscriber')
+    const theirs = await openApp(ctx, server, { person: other, path: `/statuses/${room.id}` })
+    await expectScreen(theirs.page, 'Meeting room 4')
+    assert.equal(
+      await theirs.page.getByRole('region', { name: 'From scripts and devices' }).count(),
+      0,
+    )
+  })
+
   it('deleting asks in a dialog: Cancel keeps the status, Delete deletes it and goes to the board', async (ctx) => {
     const server = await appServer(ctx)
     const person = await signUpPerson(server)

@@ -8,8 +8,10 @@ import type { Page } from 'playwright-core'
 import { WALL_CSP } from '../../src/web/wall.routes.ts'
 import { PAGE_CSP } from '../../src/web/web.routes.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
+import { expectNoAxeViolations } from '../helpers/axe.ts'
 import { chromiumMissing, launchChromium, listeningApp } from '../helpers/browser.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
+import { testClock } from '../helpers/clock.ts'
 import { TEST_ENGINE, testDatabase } from '../helpers/engine.ts'
 import { createStatus } from '../helpers/sharing.ts'
 
@@ -185,6 +187,8 @@ describe('the wall page in real Chromium', { skip: chromiumMissing(), timeout: 2
     await t.request(owner, 'PATCH', `/v1/status/${first}`, { accessType: 'private' })
     await tileClass(page, first, /\boff\b/)
     await tileText(page, first, '.name', 'Not available')
+    // the tile says why, in general terms (nothing of the status itself)
+    await tileText(page, first, '.why:not([hidden])', 'private or deleted')
     await t.request(owner, 'PATCH', `/v1/status/${first}`, { value: 'BACK' })
     await t.request(owner, 'PATCH', `/v1/status/${first}`, { accessType: 'public' })
     await tileText(page, first, '.value', 'BACK')
@@ -195,6 +199,56 @@ describe('the wall page in real Chromium', { skip: chromiumMissing(), timeout: 2
       'one stream the whole time: no reload, no second connection',
     )
     assert.deepEqual(problems, [])
+  })
+
+  it('a stale status’s tile turns grey and says "stale", live and when the page is loaded; a new value brings its colour back', async (ctx) => {
+    const clock = testClock()
+    const t = await makeApp(ctx, { deps: { clock } })
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+    const owner = await t.user()
+    const quiet = await createStatus(t, owner, 'sensor', {
+      name: 'Sensor',
+      value: 'OK',
+      colorNo: 3,
+      accessType: 'public',
+      staleAfter: 60,
+    })
+    const other = await createStatus(t, owner, 'door', {
+      name: 'Door',
+      value: 'OPEN',
+      colorNo: 3,
+      accessType: 'public',
+    })
+    const board = await makeBoard(t, owner, [quiet.id, other.id])
+    const page = await browser.context.newPage()
+    ctx.after(() => page.close())
+    await page.goto(`${base}/b/${board.shareId}`)
+    await tileClass(page, quiet.id, /^tile c3$/)
+    await page.locator(`[data-status-id="${quiet.id}"] .stale`).waitFor({ state: 'hidden' })
+
+    // the silence passes: the stream says so, and the tile goes grey with its mark
+    clock.advance(61_000)
+    assert.equal(await t.app.staleDetector.runOnce(), 1)
+    await tileClass(page, quiet.id, /^tile c11 stale$/)
+    await page.locator(`[data-status-id="${quiet.id}"] .stale`).waitFor({ state: 'visible' })
+    await tileClass(page, other.id, /^tile c3$/)
+
+    // the page as served is already grey for it
+    const served = await (await fetch(`${base}/b/${board.shareId}`)).text()
+    assert.match(served, new RegExp(`class="tile c11 stale" data-status-id="${quiet.id}"`))
+    await page.reload()
+    await tileClass(page, quiet.id, /^tile c11 stale$/)
+    await page.locator(`[data-status-id="${quiet.id}"] .stale`).waitFor({ state: 'visible' })
+    await t.request(owner, 'PATCH', `/v1/status/${other.id}`, { accessType: 'private' })
+    await tileClass(page, other.id, /\boff\b/)
+    await expectNoAxeViolations(page, 'a wall with a stale tile and a private one')
+    await t.request(owner, 'PATCH', `/v1/status/${other.id}`, { accessType: 'public' })
+
+    // a new value ends the silence: its colour again
+    await t.request(owner, 'PATCH', `/v1/status/${quiet.id}`, { value: 'OK' })
+    await tileClass(page, quiet.id, /^tile c3$/)
+    await page.locator(`[data-status-id="${quiet.id}"] .stale`).waitFor({ state: 'hidden' })
   })
 
   it('no scrollbars: 100 statuses at 1920×1080, 12 at 375×667; the values fit their tiles', async (ctx) => {
@@ -320,7 +374,7 @@ describe('the wall page in real Chromium', { skip: chromiumMissing(), timeout: 2
     await assertFits(page, 3, 'hostile names do not break the layout')
   })
 
-  it('an unknown or private board is a 404 page, not JSON', async (ctx) => {
+  it('an unknown or private wall is a 404 page, not JSON', async (ctx) => {
     const { t, base } = await listeningApp(ctx)
     const owner = await t.user()
     const s = await createStatus(t, owner, 'room-1', { value: 'FREE' })
@@ -331,7 +385,7 @@ describe('the wall page in real Chromium', { skip: chromiumMissing(), timeout: 2
       const res = await fetch(`${base}/b/${shareId}`)
       assert.equal(res.status, 404)
       assert.match(String(res.headers.get('content-type')), /^text\/html/)
-      assert.match(await res.text(), /Board not found/)
+      assert.match(await res.text(), /Wall not found/)
     }
   })
 })

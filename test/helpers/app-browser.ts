@@ -17,14 +17,19 @@ export interface AppServer {
   origin: string
 }
 
-/** A statusd for the app, anyone may sign up (SIGNUP=open) unless `deps` says otherwise. */
+/**
+ * A statusd for the app, anyone may sign up (SIGNUP=open) unless `deps` says otherwise.
+ * PUBLIC_URL is the server's origin, unless `deps.publicUrl` is `null` (none set: the API's
+ * links are paths then).
+ */
 export async function appServer(
   ctx: Lifetime,
   deps: Omit<Partial<AppDeps>, 'database' | 'plans'> = {},
 ): Promise<AppServer> {
   const port = await freePort()
   const origin = `http://localhost:${port}`
-  const t = await makeApp(ctx, { deps: { signup: 'open', ...deps, publicUrl: origin } })
+  const publicUrl = deps.publicUrl === null ? null : origin
+  const t = await makeApp(ctx, { deps: { signup: 'open', ...deps, publicUrl } })
   await t.app.listen({ port, host: '127.0.0.1' })
   return { t, origin }
 }

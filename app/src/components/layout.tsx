@@ -1,10 +1,12 @@
 import type { ComponentChildren } from 'preact'
+import { useEffect, useRef } from 'preact/hooks'
 import { Link, navigate, route } from '../router.tsx'
 import { me, signOut } from '../session.ts'
 import { InvitationsBanner } from './invitations-banner.tsx'
 
 // The frame of every signed-in screen: a skip link, the header with the app's places, and
-// the main landmark (docs/app.md#accessibility).
+// the main landmark (docs/app.md#accessibility). On a phone the header is one row: the
+// places scroll sideways within it (app.css).
 
 const PLACES = [
   {
@@ -12,7 +14,7 @@ const PLACES = [
     label: 'Board',
     paths: ['/', '/statuses/new', '/statuses/:id', '/statuses/:id/:tab'],
   },
-  { href: '/boards', label: 'Walls', paths: ['/boards', '/boards/:id'] },
+  { href: '/walls', label: 'Walls', paths: ['/walls', '/walls/:id'] },
   { href: '/notifications', label: 'Notifications', paths: ['/notifications'] },
   { href: '/keys', label: 'API keys', paths: ['/keys'] },
   { href: '/account', label: 'Account', paths: ['/account'] },
@@ -20,6 +22,16 @@ const PLACES = [
 
 export function Layout(props: { children: ComponentChildren }) {
   const current = route.value.path
+  const nav = useRef<HTMLElement>(null)
+  // on a phone the places scroll sideways in one row: the current one is brought into view
+  useEffect(() => {
+    const here = nav.current?.querySelector<HTMLElement>('[aria-current="page"]')
+    const row = nav.current
+    if (!here || !row || row.scrollWidth <= row.clientWidth) return
+    const left = here.offsetLeft - row.offsetLeft
+    if (left < row.scrollLeft || left + here.offsetWidth > row.scrollLeft + row.clientWidth)
+      row.scrollLeft = left - (row.clientWidth - here.offsetWidth) / 2
+  }, [current])
   return (
     <>
       <a class="skip-link" href="#main">
@@ -30,7 +42,7 @@ export function Layout(props: { children: ComponentChildren }) {
           <img src="/app/icon.svg" alt="" width="28" height="28" />
           <span>statusd</span>
         </Link>
-        <nav aria-label="Main">
+        <nav aria-label="Main" ref={nav}>
           <ul>
             {PLACES.map((place) => (
               <li key={place.href}>

@@ -3,14 +3,19 @@ import { api } from '../api.ts'
 import { ConfirmButton } from '../components/confirm.tsx'
 import { CopyField } from '../components/copy.tsx'
 import { Field, FormError, fieldError } from '../components/form.tsx'
+import { lazy } from '../lazy.tsx'
 import { loadMyStatuses, type MyStatus } from '../my-statuses.ts'
 import { Link, navigate } from '../router.tsx'
 import type { Board } from '../types.ts'
-import { AccessChoice, boardPath } from './boards.tsx'
+import { AccessChoice, boardPath, PrivateOnWall, useLiveStatuses, wallUrl } from './boards.tsx'
 import NotFound from './not-found.tsx'
 
-// One board (docs/app.md#boards-screens): its name, its wall's link, which statuses it shows
-// and in what order, public or private; deleting it asks first (its statuses stay).
+// One wall (docs/app.md#walls-screens): its name, its page's full address and QR code (for
+// the phone or the screen by the door), which statuses it shows and in what order, public or
+// private, and a warning while a status on a public wall is private (a grey tile there);
+// deleting it asks first (its statuses stay).
+
+const QrCode = lazy(() => import('../components/qr-code.tsx'))
 
 export default function BoardEdit(props: { params: Record<string, string> }) {
   const id = props.params.id ?? ''
@@ -20,10 +25,14 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
   const [error, setError] = useState<unknown>(null)
   const [saved, setSaved] = useState('')
   const [busy, setBusy] = useState(false)
+  const [access, setAccess] = useState<'public' | 'private'>('public')
+  const [showQr, setShowQr] = useState(false)
+  const statuses = useLiveStatuses(order)
   useEffect(() => {
     api<Board>('GET', boardPath(id)).then((b) => {
       setBoard(b)
       setOrder(b.statusIds)
+      setAccess(b.accessType)
     }, setError)
     loadMyStatuses().then(setMine, () => {})
   }, [id])
@@ -35,7 +44,9 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
       </p>
     )
   }
-  const nameOf = (statusId: string) => mine.find((s) => s.statusId === statusId)?.name ?? statusId
+  const nameOf = (statusId: string) =>
+    mine.find((s) => s.statusId === statusId)?.name ?? statuses.get(statusId)?.name ?? statusId
+  const url = wallUrl(board)
   const move = (index: number, by: -1 | 1) => {
     const next = [...order]
     const [item] = next.splice(index, 1)
@@ -45,15 +56,31 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
   return (
     <>
       <p class="breadcrumb">
-        <Link href="/boards">Walls</Link>
+        <Link href="/walls">Walls</Link>
       </p>
       <h1 class="user-text">{board.name}</h1>
-      <CopyField label="Wall link" text={board.url} buttonLabel="Copy wall link" />
-      <p>
-        <a class="button quiet" href={board.url} target="_blank" rel="noopener">
-          Open the wall
+      {board.accessType === 'private' && (
+        <p class="hint">The wall is private: its page shows nothing until it is public.</p>
+      )}
+      <CopyField label="Wall link" text={url} buttonLabel="Copy wall link" />
+      <div class="actions">
+        <a class="button quiet" href={url} target="_blank" rel="noopener">
+          Open the wall page
         </a>
-      </p>
+        <button
+          type="button"
+          class="button"
+          aria-expanded={showQr}
+          onClick={() => setShowQr(!showQr)}
+        >
+          {showQr ? 'Hide QR code' : 'Show QR code'}
+        </button>
+      </div>
+      {showQr && (
+        <div class="qr">
+          <QrCode text={url} alt={`QR code for ${url}`} />
+        </div>
+      )}
       <form
         onSubmit={async (event) => {
           event.preventDefault()
@@ -71,7 +98,7 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
             })
             setBoard(changed)
             setOrder(changed.statusIds)
-            setSaved('Board saved.')
+            setSaved('Wall saved.')
           } catch (e) {
             setError(e)
           } finally {
@@ -92,10 +119,14 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
           {fieldError(error, 'statusIds') && (
             <p class="field-error">{fieldError(error, 'statusIds')}</p>
           )}
+          <PrivateOnWall ids={order} statuses={statuses} wallIsPublic={access === 'public'} />
           <ol class="board-order">
             {order.map((statusId, i) => (
               <li key={statusId}>
                 <span class="user-text">{nameOf(statusId)}</span>
+                {access === 'public' && statuses.get(statusId)?.accessType === 'private' && (
+                  <span class="private-mark">Private: grey on the wall</span>
+                )}
                 <span class="actions">
                   <button
                     type="button"
@@ -120,7 +151,7 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
                     class="button quiet"
                     onClick={() => setOrder(order.filter((s) => s !== statusId))}
                   >
-                    Remove<span class="sr-only"> {nameOf(statusId)} from the board</span>
+                    Remove<span class="sr-only"> {nameOf(statusId)} from the wall</span>
                   </button>
                 </span>
               </li>
@@ -149,7 +180,7 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
             </div>
           )}
         </fieldset>
-        <AccessChoice value={board.accessType} />
+        <AccessChoice value={board.accessType} onChange={setAccess} />
         <FormError error={error} />
         <p class="sr-only" aria-live="polite">
           {saved}
@@ -163,12 +194,12 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
       </form>
       <h2>Delete</h2>
       <ConfirmButton
-        label="Delete board"
-        title={`Delete the board ${board.name}?`}
+        label="Delete wall"
+        title={`Delete the wall ${board.name}?`}
         confirmLabel="Delete"
         onConfirm={async () => {
           await api('DELETE', boardPath(id))
-          navigate('/boards', { replace: true })
+          navigate('/walls', { replace: true })
         }}
       >
         <p>Its wall page ends. The statuses on it stay as they are.</p>

@@ -2,13 +2,21 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, apiPath } from '../api.ts'
 import { CopyButton } from '../components/copy.tsx'
 import { Field, FormError, fieldError } from '../components/form.tsx'
+import { subscribe } from '../live.ts'
 import { loadMyStatuses, type MyStatus } from '../my-statuses.ts'
 import { Link, navigate } from '../router.tsx'
-import type { Board } from '../types.ts'
+import type { Board, Status } from '../types.ts'
 
-// My boards (docs/app.md#boards-screens): named sets of statuses shown together on a wall
-// page (docs/app.md#boards-and-the-wall). Listed here with their wall's link; made from
-// statuses picked from mine.
+// My walls (docs/app.md#walls-screens): named sets of statuses shown together on a wall
+// page (docs/app.md#walls-and-the-wall-page). Listed here with their page's full address;
+// made from statuses picked from mine. A person sees "wall" everywhere; the API calls the
+// same thing a board (/v1/boards), and "the board" in the app is the home screen's tiles.
+
+/** The wall page's full address: the API gives PUBLIC_URL's, or a path when it is unset. */
+export const wallUrl = (board: Board): string => new URL(board.url, location.origin).href
+
+/** The app's address of a wall's screen. */
+export const wallPath = (id: string): string => `/walls/${encodeURIComponent(id)}`
 
 export default function Boards() {
   const [boards, setBoards] = useState<Board[] | null>(null)
@@ -22,16 +30,16 @@ export default function Boards() {
     <>
       <h1>Walls</h1>
       <p class="hint">
-        A board shows a set of statuses together on a wall page, made for a screen in a hallway or
-        on a door: large type, live, recovering by itself.
+        A wall shows a set of statuses together on one page, made for a screen in a hallway or on a
+        door: large type, live, recovering by itself.
       </p>
       <FormError error={error} />
-      {boards && boards.length === 0 && <p class="muted">No boards yet.</p>}
+      {boards && boards.length === 0 && <p class="muted">No walls yet.</p>}
       {boards && boards.length > 0 && (
         <ul class="boards-list">
           {boards.map((board) => (
             <li key={board.id} class="boards-item">
-              <Link href={`/boards/${encodeURIComponent(board.id)}`} class="user-text">
+              <Link href={wallPath(board.id)} class="user-text">
                 {board.name}
               </Link>
               <span class="muted">
@@ -39,10 +47,10 @@ export default function Boards() {
                 {board.accessType}
               </span>
               <span class="actions">
-                <a class="button quiet" href={board.url} target="_blank" rel="noopener">
-                  Open the wall<span class="sr-only"> of {board.name}</span>
+                <a class="button quiet" href={wallUrl(board)} target="_blank" rel="noopener">
+                  Open the wall page<span class="sr-only"> of {board.name}</span>
                 </a>
-                <CopyButton text={board.url} label={`Copy the wall link of ${board.name}`} />
+                <CopyButton text={wallUrl(board)} label={`Copy the wall link of ${board.name}`} />
               </span>
             </li>
           ))}
@@ -56,11 +64,14 @@ export default function Boards() {
 function NewBoard(props: { mine: MyStatus[] }) {
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
+  const [chosen, setChosen] = useState<string[]>([])
+  const [access, setAccess] = useState<'public' | 'private'>('public')
+  const statuses = useLiveStatuses(chosen)
   return (
     <section aria-labelledby="new-board">
-      <h2 id="new-board">New board</h2>
+      <h2 id="new-board">New wall</h2>
       {props.mine.length === 0 ? (
-        <p class="muted">A board shows statuses: make or follow one first.</p>
+        <p class="muted">A wall shows statuses: make or follow one first.</p>
       ) : (
         <form
           onSubmit={async (event) => {
@@ -76,7 +87,7 @@ function NewBoard(props: { mine: MyStatus[] }) {
                   accessType: form.get('accessType'),
                 },
               })
-              navigate(`/boards/${encodeURIComponent(board.id)}`)
+              navigate(wallPath(board.id))
             } catch (e) {
               setError(e)
             } finally {
@@ -91,11 +102,17 @@ function NewBoard(props: { mine: MyStatus[] }) {
             maxLength={60}
             error={fieldError(error, 'name')}
           />
-          <StatusPicker mine={props.mine} chosen={[]} error={fieldError(error, 'statusIds')} />
-          <AccessChoice value="public" />
+          <StatusPicker
+            mine={props.mine}
+            chosen={[]}
+            error={fieldError(error, 'statusIds')}
+            onChange={setChosen}
+          />
+          <AccessChoice value="public" onChange={setAccess} />
+          <PrivateOnWall ids={chosen} statuses={statuses} wallIsPublic={access === 'public'} />
           <FormError error={error} />
           <button type="submit" class="button primary" disabled={busy}>
-            Make board
+            Make wall
           </button>
         </form>
       )}
@@ -104,9 +121,22 @@ function NewBoard(props: { mine: MyStatus[] }) {
 }
 
 /** Checkboxes of my statuses (name="statusIds"), in the order given. */
-export function StatusPicker(props: { mine: MyStatus[]; chosen: string[]; error?: string }) {
+export function StatusPicker(props: {
+  mine: MyStatus[]
+  chosen: string[]
+  error?: string
+  onChange?: (ids: string[]) => void
+}) {
   return (
-    <fieldset class="choice status-picker">
+    <fieldset
+      class="choice status-picker"
+      onChange={(event) => {
+        const boxes = event.currentTarget.querySelectorAll<HTMLInputElement>(
+          'input[name="statusIds"]:checked',
+        )
+        props.onChange?.([...boxes].map((box) => box.value))
+      }}
+    >
       <legend>Statuses</legend>
       {props.error && <p class="field-error">{props.error}</p>}
       {props.mine.map((s) => (
@@ -124,9 +154,18 @@ export function StatusPicker(props: { mine: MyStatus[]; chosen: string[]; error?
   )
 }
 
-export function AccessChoice(props: { value: 'public' | 'private' }) {
+export function AccessChoice(props: {
+  value: 'public' | 'private'
+  onChange?: (value: 'public' | 'private') => void
+}) {
   return (
-    <fieldset class="choice">
+    <fieldset
+      class="choice"
+      onChange={(event) => {
+        const target = event.target as HTMLInputElement
+        if (target.name === 'accessType') props.onChange?.(target.value as 'public' | 'private')
+      }}
+    >
       <legend>Wall page</legend>
       <label>
         <input
@@ -151,3 +190,70 @@ export function AccessChoice(props: { value: 'public' | 'private' }) {
 }
 
 export const boardPath = (id: string): string => apiPath`/v1/boards/${id}`
+
+/**
+ * The statuses of these ids as they are now, kept live (live.ts): the wall editor warns of
+ * the private ones while they are private, and stops when one is made public.
+ */
+export function useLiveStatuses(ids: string[]): Map<string, Status> {
+  const [statuses, setStatuses] = useState<Map<string, Status>>(() => new Map())
+  const key = ids.join(' ')
+  useEffect(() => {
+    const stops = ids.map((id) =>
+      subscribe(id, (event) =>
+        setStatuses((before) => {
+          const next = new Map(before)
+          if (event.kind === 'status') next.set(id, event.status)
+          else next.delete(id)
+          return next
+        }),
+      ),
+    )
+    return () => {
+      for (const stop of stops) stop()
+    }
+  }, [key])
+  return statuses
+}
+
+/**
+ * The warning a public wall needs when some of its statuses are private: the wall page shows
+ * them as grey "Not available" tiles (nothing of a private status is shown), and the person
+ * who made the wall would otherwise find out only in front of the screen.
+ */
+export function PrivateOnWall(props: {
+  ids: string[]
+  statuses: Map<string, Status>
+  wallIsPublic: boolean
+}) {
+  const hidden = props.ids
+    .map((id) => props.statuses.get(id))
+    .filter((s): s is Status => s?.accessType === 'private')
+  if (!props.wallIsPublic || hidden.length === 0) return null
+  const one = hidden.length === 1
+  return (
+    <div class="warning" role="status">
+      <p>
+        <strong>
+          {one ? '1 status here is private' : `${hidden.length} statuses here are private`}:
+        </strong>{' '}
+        the wall page shows {one ? 'it' : 'them'} as a grey “Not available” tile, with no name and
+        no value. Make {one ? 'it' : 'them'} public on {one ? 'its' : 'their'} Share tab (its owner
+        can), or take {one ? 'it' : 'them'} off this wall.
+      </p>
+      <ul class="warning-list">
+        {hidden.map((s) => (
+          <li key={s.id}>
+            {s.statusKey !== null ? (
+              <Link href={`/statuses/${encodeURIComponent(s.id)}/share`} class="user-text">
+                {s.name}
+              </Link>
+            ) : (
+              <span class="user-text">{s.name}</span>
+            )}
+          </li>
+        ))}
+      </ul>
+    </div>
+  )
+}

@@ -5,15 +5,18 @@ import {
   ACCESS_OPTIONS,
   Choice,
   ColourPicker,
+  PaletteEditor,
+  paletteErrorsOf,
   TextAreaField,
 } from '../components/status-fields.tsx'
 import { publish } from '../live.ts'
 import { Link, navigate } from '../router.tsx'
-import type { Status } from '../types.ts'
+import type { PaletteEntry, Status } from '../types.ts'
 
 // A new status (docs/app.md#a-new-status): created with POST /v1/status-keys/:key and
 // `If-None-Match: *`, so an existing status of the same key is never overwritten (412).
-// Every message is the API's own, shown at its field.
+// Every message is the API's own, shown at its field. The palette is made here too (README's
+// first status has one), with the status screen's editor.
 
 export default function NewStatus() {
   const [name, setName] = useState('')
@@ -21,6 +24,10 @@ export default function NewStatus() {
   const [keyEdited, setKeyEdited] = useState(false)
   const [value, setValue] = useState('')
   const [colorNo, setColorNo] = useState(1)
+  // a colour the person picked wins; otherwise a value found in the palette takes its colour
+  // there (docs/app.md#value-palette), as it does for every later write
+  const [colourPicked, setColourPicked] = useState(false)
+  const [palette, setPalette] = useState<PaletteEntry[]>([])
   const [description, setDescription] = useState('')
   const [accessType, setAccessType] = useState<'private' | 'public'>('private')
   const [error, setError] = useState<unknown>(null)
@@ -45,8 +52,11 @@ export default function NewStatus() {
     event.preventDefault()
     setBusy(true)
     setError(null)
-    const body: Record<string, unknown> = { name, colorNo, description, accessType }
+    const body: Record<string, unknown> = { name, description, accessType }
     if (value !== '') body.value = value
+    if (palette.length > 0) body.palette = palette
+    const fromPalette = !colourPicked && palette.some((entry) => entry.value === value)
+    if (!fromPalette) body.colorNo = colorNo
     try {
       const status = await api<Status>('POST', apiPath`/v1/status-keys/${key}`, {
         body,
@@ -60,9 +70,11 @@ export default function NewStatus() {
     }
   }
 
+  const paletteErrors = paletteErrorsOf(error)
   const formLevel =
     error &&
     !['name', 'value', 'colorNo', 'description', 'accessType'].some((f) => fieldError(error, f)) &&
+    paletteErrors.length === 0 &&
     !keyError()
 
   return (
@@ -95,7 +107,7 @@ export default function NewStatus() {
         />
         <Field
           label="Value"
-          hint="1 to 10 characters, for example FREE or 42. You may leave it empty for now."
+          hint="1 to 10 characters, for example FREE or 42. You may leave it empty for now. A value of the palette below takes its colour there."
           value={value}
           onInput={(event) => setValue(event.currentTarget.value)}
           error={fieldError(error, 'value')}
@@ -104,9 +116,13 @@ export default function NewStatus() {
           legend="Colour"
           name="colorNo"
           value={colorNo}
-          onChange={setColorNo}
+          onChange={(n) => {
+            setColorNo(n)
+            setColourPicked(true)
+          }}
           error={fieldError(error, 'colorNo')}
         />
+        <PaletteEditor palette={palette} onChange={setPalette} errors={paletteErrors} />
         <TextAreaField
           label="Description"
           value={description}

@@ -1,4 +1,4 @@
-// statusd wall page (docs/app.md#boards-and-the-wall): the tiles fitted to the screen, kept
+// statusd wall page (docs/app.md#walls-and-the-wall-page): the tiles fitted to the screen, kept
 // live over ONE event stream for the whole board. Plain JavaScript, no build step; served as
 // a file (CSP: script-src 'self'). Every text goes in through textContent.
 ;(() => {
@@ -103,7 +103,11 @@
     stale.className = 'stale'
     stale.hidden = true
     stale.textContent = 'stale'
-    meta.append(time, stale)
+    const why = document.createElement('span')
+    why.className = 'why'
+    why.hidden = true
+    why.textContent = 'private or deleted'
+    meta.append(time, stale, why)
     tile.append(value, name, meta)
     return tile
   }
@@ -113,6 +117,7 @@
     const name = tile.querySelector('.name')
     const time = tile.querySelector('time')
     const stale = tile.querySelector('.stale')
+    const why = tile.querySelector('.why')
     if (!status) {
       tile.className = 'tile off'
       value.textContent = '—'
@@ -122,10 +127,14 @@
       time.removeAttribute('datetime')
       time.textContent = ''
       stale.hidden = true
+      if (why) why.hidden = false
       return
     }
+    if (why) why.hidden = true
     const colorNo = Number.isInteger(status.colorNo) ? status.colorNo : 1
-    tile.className = `tile c${colorNo}`
+    // a stale status is grey (slate, colour 11), as on the share page and the badge: its
+    // colour no longer says how things are (docs/notifications.md#staleness)
+    tile.className = status.stale === true ? 'tile c11 stale' : `tile c${colorNo}`
     value.textContent = status.value ?? '—'
     value.dir = 'auto'
     name.textContent = status.name
@@ -184,7 +193,7 @@
     }
     if (res.status === 404) {
       render({ name: title.textContent, tiles: [] })
-      return retry('This board is not available')
+      return retry('This wall is not available')
     }
     if (!res.ok) return retry('Reconnecting…')
     try {

@@ -1,5 +1,4 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { PALETTE } from '../../../../src/web/palette.ts'
 import { ApiError, api, apiPath } from '../../api.ts'
 import { Field, FormError, fieldError } from '../../components/form.tsx'
 import { LastChange, StaleMark, ValueButtons, ValueChip } from '../../components/status-bits.tsx'
@@ -8,8 +7,11 @@ import {
   Choice,
   ColourPicker,
   LEVEL_OPTIONS,
+  PaletteEditor,
+  paletteErrorsOf,
   TextAreaField,
 } from '../../components/status-fields.tsx'
+import { StatusKey } from '../../components/status-key.tsx'
 import { maySetValue } from '../../my-statuses.ts'
 import { navigate } from '../../router.tsx'
 import type { PaletteEntry, Staleness, Status } from '../../types.ts'
@@ -18,8 +20,6 @@ import type { StatusTabProps } from './tabs.ts'
 // A status's first tab (docs/app.md#a-status): the value (one tap on the palette sets it),
 // and for the owner every setting, the palette editor and deletion. An updater may set the
 // value only, so that is all the form offers them; a follower reads.
-
-const MAX_PALETTE = 12
 
 export default function Overview({ status, role, onChange }: StatusTabProps) {
   return (
@@ -37,6 +37,7 @@ export default function Overview({ status, role, onChange }: StatusTabProps) {
         {status.description && <p class="status-description">{status.description}</p>}
         {maySetValue(role) && <ValueButtons status={status} label={`Set ${status.name}`} />}
       </div>
+      {role === 'owner' && <StatusKey status={status} />}
       {role === 'owner' && <EditForm status={status} onChange={onChange} />}
       {role === 'updater' && <ValueForm status={status} onChange={onChange} />}
       {role === 'owner' && <DeleteStatus status={status} />}
@@ -175,8 +176,7 @@ function EditForm({ status, onChange }: Pick<StatusTabProps, 'status' | 'onChang
     'listed',
     'staleAfter',
   ]
-  const paletteErrors =
-    error instanceof ApiError ? error.errors.filter((e) => e.field.startsWith('palette')) : []
+  const paletteErrors = paletteErrorsOf(error)
   const formLevel =
     error &&
     !(
@@ -301,126 +301,6 @@ function EditForm({ status, onChange }: Pick<StatusTabProps, 'status' | 'onChang
         <span aria-live="polite">{saved}</span>
       </div>
     </form>
-  )
-}
-
-/** Up to 12 values with their colours, in the order the buttons show them. */
-function PaletteEditor(props: {
-  palette: PaletteEntry[]
-  onChange: (palette: PaletteEntry[]) => void
-  errors: { field: string; message: string }[]
-}) {
-  const { palette, onChange } = props
-  const move = (from: number, to: number) => {
-    const next = [...palette]
-    const [entry] = next.splice(from, 1)
-    if (entry) next.splice(to, 0, entry)
-    onChange(next)
-  }
-  const errorAt = (i: number, part: string) =>
-    props.errors.find((e) => e.field === `palette.${i}.${part}`)?.message
-  const whole = props.errors.find((e) => e.field === 'palette')?.message
-  return (
-    <fieldset class="field palette-editor">
-      <legend class="label">Palette</legend>
-      <p class="hint">
-        The values offered as one-tap buttons, each with its colour (at most {MAX_PALETTE}).
-      </p>
-      {whole && <p class="field-error">{whole}</p>}
-      {palette.length > 0 && (
-        <ol class="palette-rows">
-          {palette.map((entry, i) => {
-            const n = i + 1
-            const valueError = errorAt(i, 'value')
-            const colourError = errorAt(i, 'colorNo')
-            return (
-              <li key={i} class="palette-row">
-                <div class="palette-cells">
-                  <label>
-                    <span class="sr-only">Palette value {n}</span>
-                    <input
-                      value={entry.value}
-                      aria-invalid={valueError ? 'true' : undefined}
-                      onInput={(e) => {
-                        const next = [...palette]
-                        next[i] = { ...entry, value: e.currentTarget.value }
-                        onChange(next)
-                      }}
-                    />
-                  </label>
-                  <label>
-                    <span class="sr-only">Colour of palette value {n}</span>
-                    <select
-                      value={entry.colorNo}
-                      onChange={(e) => {
-                        const next = [...palette]
-                        next[i] = { ...entry, colorNo: Number(e.currentTarget.value) }
-                        onChange(next)
-                      }}
-                    >
-                      {PALETTE.map((c) => (
-                        <option key={c.colorNo} value={c.colorNo}>
-                          {c.name}
-                        </option>
-                      ))}
-                    </select>
-                  </label>
-                  <ValueChip value={entry.value || '…'} colorNo={entry.colorNo} />
-                </div>
-                <div class="palette-moves">
-                  <button
-                    type="button"
-                    class="button quiet"
-                    disabled={i === 0}
-                    aria-label={`Move palette value ${n} up`}
-                    onClick={() => move(i, i - 1)}
-                  >
-                    ↑
-                  </button>
-                  <button
-                    type="button"
-                    class="button quiet"
-                    disabled={i === palette.length - 1}
-                    aria-label={`Move palette value ${n} down`}
-                    onClick={() => move(i, i + 1)}
-                  >
-                    ↓
-                  </button>
-                  <button
-                    type="button"
-                    class="button quiet"
-                    aria-label={`Remove palette value ${n}`}
-                    onClick={() => onChange(palette.filter((_, j) => j !== i))}
-                  >
-                    Remove
-                  </button>
-                </div>
-                {valueError && (
-                  <p class="field-error">
-                    Value {n}: {valueError}
-                  </p>
-                )}
-                {colourError && (
-                  <p class="field-error">
-                    Colour {n}: {colourError}
-                  </p>
-                )}
-              </li>
-            )
-          })}
-        </ol>
-      )}
-      <div class="actions">
-        <button
-          type="button"
-          class="button"
-          disabled={palette.length >= MAX_PALETTE}
-          onClick={() => onChange([...palette, { value: '', colorNo: 1 }])}
-        >
-          Add a value
-        </button>
-      </div>
-    </fieldset>
   )
 }
 

@@ -179,8 +179,15 @@ function Badge(props: { status: Status }) {
       <h2 id="share-badge">Badge</h2>
       <p class="hint">An image of the current value for a README or a web page.</p>
       <p class="badge-preview">
-        {/* the badge of a private status is the grey "not found" one: what others would see */}
-        <img src={`/s/${status.shareId}/badge.svg`} alt={`Badge preview: ${status.name}`} />
+        {/* the badge of a private status is the grey "not found" one: what others would see.
+            The browser keeps an image of the same address for the whole page, so the
+            preview's address names the status's version: made public (or given a new value),
+            the preview is read again instead of staying "not found" until a reload. The
+            badge route ignores a parameter it does not know. */}
+        <img
+          src={`/s/${status.shareId}/badge.svg?preview=${encodeURIComponent(`${status.accessType}.${status.updatedAt}`)}`}
+          alt={`Badge preview: ${status.name}`}
+        />
       </p>
       <CopyField label="Markdown" text={markdown} buttonLabel="Copy Markdown" />
       <CopyField label="HTML" text={html} buttonLabel="Copy HTML" />
@@ -313,7 +320,7 @@ function PrivateLinks(props: { statusId: string }) {
   )
 }
 
-/** Which of my boards show this status; a checkbox adds it to a board or takes it off. */
+/** Which of my walls show this status; a checkbox adds it to a wall or takes it off. */
 function BoardMembership(props: { statusId: string }) {
   const { statusId } = props
   const [boards, setBoards] = useState<Board[] | null>(null)
@@ -346,12 +353,13 @@ function BoardMembership(props: { statusId: string }) {
       </p>
       {boards && boards.length === 0 && (
         <p class="muted">
-          No boards yet: <Link href="/boards">make one</Link> to show statuses on a wall screen.
+          No walls yet: <Link href="/walls">make one</Link> to show statuses on a screen by the
+          door.
         </p>
       )}
       {boards && boards.length > 0 && (
         <fieldset class="choice">
-          <legend>On my boards</legend>
+          <legend>On my walls</legend>
           {boards.map((board) => (
             <label key={board.id}>
               <input
