@@ -9,7 +9,8 @@
 // its latencies are kept; then again for as long while `--attackers` loops send
 // wrong-password sign-ins (POST /v1/auth/login) without pause, each request from an address
 // and for an e-mail of its own, so that no throttle stops them and every one asks for a
-// password to be judged (a botnet's worst case). The sign-ins' answers are counted by status.
+// password to be judged (a botnet's worst case); a loop answered 429 waits its Retry-After
+// before the next one. The sign-ins' answers are counted by status.
 //
 // note: the client shares the machine with the server; on 2 cores the figures are upper
 // bounds.
@@ -97,6 +98,12 @@ try {
       })
       await res.arrayBuffer()
       answers[res.status] = (answers[res.status] ?? 0) + 1
+      // told to wait, it waits (a loop that does not is a flood of requests, not of hashes)
+      const wait = Number(res.headers.get('retry-after') ?? 0)
+      if (res.status === 429 && wait > 0)
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.min(wait * 1000, until - performance.now())),
+        )
     }
   }
 
@@ -119,7 +126,7 @@ try {
     ...runInfo(
       ROOT,
       `npm run bench:signin-stall -- --attackers ${attackers} --duration ${durationS}`,
-      'statusd serve (SQLite, TRUST_PROXY=1); one loop PATCHes a status with an API key, one request at a time, for `durationS` alone, then for as long beside `attackers` loops of wrong-password sign-ins, each request from an X-Forwarded-For address and for an e-mail of its own',
+      'statusd serve (SQLite, TRUST_PROXY=1); one loop PATCHes a status with an API key, one request at a time, for `durationS` alone, then for as long beside `attackers` loops of wrong-password sign-ins, each request from an X-Forwarded-For address and for an e-mail of its own; a loop answered 429 waits its Retry-After',
     ),
     kind: 'stall',
     params: { attackers, durationS },

@@ -24,6 +24,7 @@ export const ERROR_CODES = [
   'idempotencyKeyReused',
   'rateLimited',
   'tooManyStreams',
+  'tooManyRequests',
   'requestTimeout',
   'requestHeadersTooLarge',
   'internalError',
@@ -136,6 +137,14 @@ export const tooManyStreams = (limit: number, retryAfterSeconds: number) =>
     undefined,
     { 'retry-after': String(retryAfterSeconds) },
   )
+/**
+ * 429 when the server is too busy with work of this kind to take more now (the password hash
+ * pool's queue is full, docs/accounts.md#password-hashing): not a limit of the caller's own.
+ */
+export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
+  new ApiError(429, 'tooManyRequests', message, undefined, {
+    'retry-after': String(retryAfterSeconds),
+  })
 export const unavailable = (message = 'Storage is unavailable, try again shortly') =>
   new ApiError(503, 'unavailable', message, undefined, {
     'retry-after': '5',
