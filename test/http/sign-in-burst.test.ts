@@ -5,12 +5,12 @@ import type { AddressInfo } from 'node:net'
 import { after, describe, it } from 'node:test'
 import { ACCOUNT_FAILURES, ADDRESS_FAILURES } from '../../src/modules/users/login-throttle.ts'
 import {
-  HASH_POOL_RETRY_AFTER_S,
   HashPool,
   type PasswordHasher,
   type ScryptJob,
   scryptHasherWith,
 } from '../../src/modules/users/passwords.ts'
+import { POOL_RETRY_AFTER_S } from '../../src/modules/users/thread-pool.ts'
 import { GOOD_PASSWORD, signUpUser } from '../helpers/accounts.ts'
 import { makeApp } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
@@ -235,7 +235,7 @@ describe('password hashing runs on a bounded pool of its own (finding 4)', () =>
     for (const a of busy) {
       assert.equal(a.body.errorCode, 'tooManyRequests')
       assert.match(a.type ?? '', /^application\/json/)
-      assert.equal(a.retryAfter, String(HASH_POOL_RETRY_AFTER_S))
+      assert.equal(a.retryAfter, String(POOL_RETRY_AFTER_S))
       assert.ok(a.body.message)
     }
     assert.deepEqual(

@@ -5,12 +5,12 @@ import { availableParallelism } from 'node:os'
 import { describe, it } from 'node:test'
 import { ApiError } from '../../src/lib/errors.ts'
 import {
-  HASH_POOL_RETRY_AFTER_S,
   HashPool,
   hashPassword,
   hashPool,
   verifyPassword,
 } from '../../src/modules/users/passwords.ts'
+import { POOL_RETRY_AFTER_S } from '../../src/modules/users/thread-pool.ts'
 
 // docs/accounts.md#password-hashing and docs/security.md (finding 4, sign-ins stall writes):
 // password hashing runs on a bounded pool of its own.
@@ -34,7 +34,7 @@ describe('password hashing runs on a bounded pool of its own (finding 4)', () =>
     assert.ok(error instanceof ApiError)
     assert.equal(error.statusCode, 429)
     assert.equal(error.errorCode, 'tooManyRequests')
-    assert.equal(error.headers?.['retry-after'], String(HASH_POOL_RETRY_AFTER_S))
+    assert.equal(error.headers?.['retry-after'], String(POOL_RETRY_AFTER_S))
     for (const done of [first, second]) {
       assert.equal(done?.status, 'fulfilled')
       const stored = (done as PromiseFulfilledResult<string>).value

