@@ -190,11 +190,6 @@ export async function changeProfile(
   const user = await userOrNotFound(deps.db, userId)
   let passwordHash: string | undefined
   if (changes.password !== undefined) {
-    await assertPassword(
-      changes.password,
-      'password',
-      accountWords(changes.email ?? user.email, changes.name ?? user.name),
-    )
     const hasher = deps.hasher ?? scryptHasher
     if (user.password_hash !== null) {
       if (changes.currentPassword === undefined)
@@ -217,6 +212,13 @@ export async function changeProfile(
       // a right one costs nothing, as before this count came first
       deps.throttle?.refund(key, ip)
     }
+    // note: after the current password: a stolen session's guesses are throttled before any
+    // other work is done for them
+    await assertPassword(
+      changes.password,
+      'password',
+      accountWords(changes.email ?? user.email, changes.name ?? user.name),
+    )
     passwordHash = await hasher.hash(changes.password)
   }
   const emailKey = changes.email === undefined ? undefined : emailKeyOf(changes.email)
