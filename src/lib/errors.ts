@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   'rateLimited',
   'tooManyStreams',
   'serverBusy',
+  'tooManyRequests',
   'requestTimeout',
   'requestHeadersTooLarge',
   'internalError',
@@ -158,6 +159,15 @@ export const serverBusy = (retryAfterSeconds: number) =>
     undefined,
     { 'retry-after': String(retryAfterSeconds), connection: 'close' },
   )
+
+/**
+ * 429 when the server is too busy with work of this kind to take more now (the password hash
+ * pool's queue is full, docs/accounts.md#password-hashing): not a limit of the caller's own.
+ */
+export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
+  new ApiError(429, 'tooManyRequests', message, undefined, {
+    'retry-after': String(retryAfterSeconds),
+  })
 export const unavailable = (message = 'Storage is unavailable, try again shortly') =>
   new ApiError(503, 'unavailable', message, undefined, {
     'retry-after': '5',

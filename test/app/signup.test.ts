@@ -92,7 +92,7 @@ describe('signing up and in', { skip: chromiumMissing(), timeout: 600_000 }, () 
     await expectScreen(b.page, 'Create an account')
     await b.page.getByLabel('Name').fill('Sam')
     await b.page.getByLabel('E-mail').fill('sam@example.com')
-    // long enough for the browser, one of the most common passwords for the API
+    // long enough for the browser, in the common-password list for the API
     await b.page.getByLabel('Password').fill('1qaz2wsx3edc')
     await b.page.getByRole('button', { name: 'Create account' }).click()
     await b.page.locator('.field-error').waitFor()

@@ -171,7 +171,7 @@ function PasswordForm(props: { profile: Profile; onChanged: () => void }) {
           type="password"
           autocomplete="new-password"
           required
-          hint="12 to 256 characters, not one of the most common passwords. A few words you will remember make a good one."
+          hint="12 to 256 characters, not a common password nor one easy to guess. A few unrelated words you will remember make a good one."
           error={fieldError(error, 'password')}
         />
         <FormError error={error} />

@@ -96,7 +96,7 @@ export default function SignUp() {
           autocomplete="new-password"
           required
           minLength={12}
-          hint="At least 12 characters; a few words you remember make a good one."
+          hint="At least 12 characters, not a common password nor one easy to guess; a few unrelated words you remember make a good one."
           error={fieldError(error, 'password')}
         />
         {!inviteOnly && <FormError error={error} />}
