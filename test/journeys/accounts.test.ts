@@ -5,7 +5,8 @@
 // an axe violation on a screen it checks).
 //
 // 1. Signing up on the phone, confirming the address from the mail: the sign-up screen, the
-//    mailed link's page and its button; the account then reads as confirmed.
+//    mailed link's page and its button; the account then reads as confirmed. (A todo step
+//    holds the board of an account not yet confirmed to asking for nothing it may not see.)
 // 2. Signing in on the laptop, seeing both browsers, signing the phone out from the laptop,
 //    then signing out: the sign-in screen, the account's signed-in browsers, the sign-out
 //    button; the phone finds itself signed out.
@@ -20,6 +21,7 @@
 //    shows it, nothing else is open to the key; revoked on the keys screen, it stops.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import type { Response } from 'playwright-core'
 import { GOOD_PASSWORD } from '../helpers/accounts.ts'
 import { chromiumMissing } from '../helpers/browser.ts'
 import { journeyBrowser, startJourney } from '../helpers/journey.ts'
@@ -56,6 +58,10 @@ describe('accounts', () => {
     const laptop = await j.open('desktop')
     let email = 'ada@example.com'
     let password = GOOD_PASSWORD
+    const refused: string[] = []
+    const noteRefusal = (response: Response) => {
+      if (response.status() === 403) refused.push(new URL(response.url()).pathname)
+    }
     const sessionsOf = (page: typeof laptop) =>
       page.locator('section', { has: page.getByRole('heading', { name: 'Signed-in browsers' }) })
 
@@ -69,11 +75,29 @@ describe('accounts', () => {
       await phone.getByLabel('E-mail').fill(email)
       await phone.getByLabel('Password').fill(password)
       // an account not yet confirmed may not see statuses: the board's lists answer 403
+      // (the step below, a todo, holds the board to asking for nothing it may not see)
       j.expectResponse(403, /^\/v1\/user\/(status|subscriptions)$/)
+      phone.on('response', noteRefusal)
       await phone.getByRole('button', { name: 'Create account' }).click()
       await onScreen(phone, 'Board')
       assert.ok(await fitsTheScreen(phone), 'the board fits the phone')
+      phone.off('response', noteRefusal)
     })
+
+    await t.test(
+      'the board of an account not yet confirmed asks for nothing it may not see, and says why it is empty',
+      {
+        todo: 'app-ux: the board lists /v1/user/status and /v1/user/subscriptions for an unconfirmed account and gets 403 notVerified',
+      },
+      async () => {
+        assert.deepEqual(refused, [])
+        await phone
+          .getByRole('main')
+          .getByText(/confirm/i)
+          .first()
+          .waitFor({ timeout: 1000 })
+      },
+    )
 
     await t.test('confirms her address from the mail, on the phone', async () => {
       const { link } = await mailedLink(j, email, origin, '/auth/verify/')
