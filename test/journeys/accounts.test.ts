@@ -19,6 +19,8 @@
 // 6. A device key: a status made on the New status screen, a key confined to it with only
 //    `status:value` made on the keys screen; the device sets the value over HTTP, the board
 //    shows it, nothing else is open to the key; revoked on the keys screen, it stops.
+// 7. Locking out: the operator's sign-in link (`statusd user link`) signs the phone in; a
+//    password changed on the account screen signs every other browser out.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { Response } from 'playwright-core'
@@ -252,6 +254,37 @@ describe('accounts', () => {
         const after = await sensor('POST', '/v1/status-keys/front-door', { value: 'SHUT' })
         assert.equal(after.status, 401)
         await j.check(laptop, 'keys after revoking, desktop')
+      },
+    )
+
+    await t.test(
+      'the operator’s sign-in link signs her phone in; a new password on the laptop signs it out',
+      async () => {
+        await signOut(phone)
+        // the operator, in a shell beside the server (docs/accounts.md#sign-in-links)
+        const { stdout } = await j.cli('user', 'link', email)
+        const link = stdout.split(/\s+/).find((word) => word.startsWith(`${origin}/auth/link/`))
+        assert.ok(link, `statusd user link printed a link under ${origin}:\n${stdout}`)
+        await phone.goto(link)
+        await phone.getByRole('heading', { name: 'Sign in to statusd' }).waitFor()
+        await phone.getByRole('button', { name: 'Sign in' }).click()
+        await onScreen(phone, 'Board')
+        await goTo(phone, 'Account')
+        await sessionsOf(phone)
+          .locator('.item.current')
+          .getByText('signed in with a link')
+          .waitFor()
+
+        await goTo(laptop, 'Account')
+        await laptop.getByLabel('Current password').fill(password)
+        await laptop.getByLabel('New password').fill('a kite over the dunes 9')
+        await laptop.getByRole('button', { name: 'Change password' }).click()
+        await laptop.getByText('Every other browser signed in as you was signed out').waitFor()
+        password = 'a kite over the dunes 9'
+        await phone.reload()
+        await onScreen(phone, 'Sign in')
+        await signInWithPassword(phone, origin, email, password)
+        await j.check(phone, 'board signed in again, phone')
       },
     )
   })

@@ -16,7 +16,10 @@
 //    declines a role Olivia offers on the People tab, then accepts the next offer.
 // 5. A private share link: made on the Share tab, opened signed out, live; revoked on the
 //    tab, the open page says so at once.
-// 6. Discovery: a public status made findable on its screen; Sam finds it and follows it
+// 6. An updater at work: Sam sets the room's value on his phone; the wall follows.
+// 7. Made private while a share page is open: the page says it is not available, and goes
+//    live again when the status is public again.
+// 8. Discovery: a public status made findable on its screen; Sam finds it and follows it
 //    (no screen searches or follows yet: the API, as docs/accounts.md#discovery shows), and
 //    it is on his board.
 import assert from 'node:assert/strict'
@@ -55,6 +58,7 @@ describe('sharing', () => {
     const wall = await j.open('desktop')
     let room = ''
     let lab = ''
+    let roomShareId = ''
 
     const setValue = async (statusId: string, value: string) => {
       await olivia.goto(`${origin}/statuses/${statusId}`)
@@ -87,6 +91,7 @@ describe('sharing', () => {
       await olivia.goto(`${origin}/statuses/${room}`)
       await goTo(olivia, 'Share', 'Meeting room 4')
       const shareUrl = await olivia.getByRole('textbox', { name: 'Share link' }).inputValue()
+      roomShareId = new URL(shareUrl).pathname.split('/')[2] as string
       assert.ok(shareUrl.startsWith(`${origin}/s/`), shareUrl)
       await olivia.getByRole('img', { name: 'Badge preview: Meeting room 4' }).waitFor()
       await olivia.waitForFunction("document.querySelector('.badge-preview img')?.naturalWidth > 0")
@@ -217,6 +222,40 @@ describe('sharing', () => {
       },
     )
 
+    await t.test(
+      'Sam, now an updater, sets the room from his phone; the wall and the share page follow',
+      async () => {
+        await sam.goto(`${origin}/statuses/${room}`)
+        await onScreen(sam, 'Meeting room 4')
+        await sam.getByLabel('Value', { exact: true }).fill('FREE')
+        await sam.getByRole('button', { name: 'Set value' }).click()
+        await sam.getByText('Saved.').waitFor()
+        await wall.locator('li.tile .value').filter({ hasText: 'FREE' }).waitFor()
+        assert.ok(await fitsTheScreen(sam), 'the status screen fits the phone')
+        await j.check(sam, 'status screen as an updater, phone')
+      },
+    )
+
+    await t.test(
+      'made private, the open share page says so; public again, it is live again',
+      async () => {
+        await stranger.goto(`${origin}/s/${roomShareId}`)
+        await stranger.locator('#live[data-state="live"]').waitFor()
+        // the page then asks the share view again and again: 404 while the status is private
+        j.expectResponse(404, /^\/v1\/share\/[^/]+$/)
+        await olivia.goto(`${origin}/statuses/${room}/share`)
+        await onScreen(olivia, 'Meeting room 4')
+        await olivia.getByRole('radio', { name: /^Private/ }).check()
+        await olivia.getByText('The status is private.').waitFor({ state: 'attached' })
+        await stranger.getByText('This status is not available right now').waitFor()
+        await j.check(stranger, 'share page of a status made private, phone')
+        await olivia.getByRole('radio', { name: /^Public/ }).check()
+        await olivia.getByText('The status is public.').waitFor({ state: 'attached' })
+        await stranger.locator('#live[data-state="live"]').waitFor()
+        await stranger.locator('#value-text').filter({ hasText: 'FREE' }).waitFor()
+      },
+    )
+
     await t.test('Sam finds a listed public status by its name and follows it', async () => {
       const library = await newStatus(olivia, {
         name: 'Library opening hours',
@@ -241,7 +280,7 @@ describe('sharing', () => {
         headers: { origin },
       })
       assert.equal(followed.status(), 201)
-      await sam.reload()
+      await goTo(sam, 'Board')
       await sam.locator('li.board-tile').filter({ hasText: 'Library opening hours' }).waitFor()
       await j.check(sam, 'board with a followed status, phone')
     })
