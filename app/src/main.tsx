@@ -4,7 +4,7 @@ import type { AppPath } from '../../src/web/app-paths.ts'
 import './app.css'
 import { Layout } from './components/layout.tsx'
 import { lazy } from './lazy.tsx'
-import { navigate, route } from './router.tsx'
+import { navigate, route, sameOriginTarget } from './router.tsx'
 import Board from './screens/board.tsx'
 import NotFound from './screens/not-found.tsx'
 import SignIn from './screens/sign-in.tsx'
@@ -49,7 +49,9 @@ function App() {
   if (path && SIGNED_OUT[path]) {
     const Screen = SIGNED_OUT[path] as ComponentType
     if (user && path === '/sign-in') {
-      queueMicrotask(() => navigate('/', { replace: true }))
+      // signed in (now, or already): on to where `next=` leads, as the sign-in screen goes
+      const next = new URLSearchParams(location.search).get('next')
+      queueMicrotask(() => navigate(sameOriginTarget(next), { replace: true }))
       return null
     }
     return <Screen />

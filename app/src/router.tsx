@@ -35,6 +35,22 @@ function matchPath(pattern: string, pathname: string): Record<string, string> | 
   return params
 }
 
+/**
+ * Where a `?next=` target leads (docs/security.md): parsed as a URL against this origin and
+ * kept only when the result is on it, so a backslash, a tab or an encoded form that the
+ * browser reads as another host (`/\host`, `/%09/host`) leads to the board instead.
+ */
+export function sameOriginTarget(target: string | null): string {
+  if (!target) return '/'
+  let url: URL
+  try {
+    url = new URL(target, location.origin)
+  } catch {
+    return '/'
+  }
+  return url.origin === location.origin ? url.pathname + url.search + url.hash : '/'
+}
+
 /** Goes to a path of the app without reloading (`replace`: no new history entry). */
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
   const url = new URL(to, location.href)

@@ -76,3 +76,41 @@ it('a real older Node.js runs the check and is refused with the message', {
   for (const part of refusal(version)) assert.ok(r.stderr.includes(part), r.stderr)
   assert.ok(!r.stderr.includes('ERR_'), 'no Node error code, only the message')
 })
+
+// `npm ci` in a checkout: npm runs `prepare` (which builds the app from TypeScript) after
+// installing, and an older Node failed there with ERR_UNKNOWN_FILE_EXTENSION. The check runs
+// first, on its own, and names what to run again.
+const CHECK = `${ROOT}/bin/check-node.js`
+
+it("npm ci's first script is the Node.js check", () => {
+  const pkg = JSON.parse(fs.readFileSync(`${ROOT}/package.json`, 'utf8'))
+  assert.match(pkg.scripts.prepare, /^node bin\/check-node\.js && /)
+})
+
+it('the check on its own (npm ci) names the Node it needs and says to run npm ci again', async (t) => {
+  const r = await runToEnd(
+    t,
+    process.execPath,
+    [
+      '--import',
+      "data:text/javascript,Object.defineProperty(process.versions,'node',{value:'20.20.2'})",
+      CHECK,
+    ],
+    env,
+  )
+  assert.equal(r.code, 2, r.stderr)
+  for (const part of refusal('20.20.2')) assert.ok(r.stderr.includes(part), r.stderr)
+  assert.match(r.stderr, /then run npm ci again with it\.$/)
+  const ok = await runToEnd(t, process.execPath, [CHECK], env)
+  assert.equal(ok.code, 0, ok.stderr)
+  assert.equal(ok.stdout + ok.stderr, '', 'a Node new enough: silent')
+})
+
+it('a real older Node.js: the check run by npm ci refuses it with the message', {
+  skip: oldNode ? false : 'no Node.js older than 22.18 on this machine',
+}, async (t) => {
+  const r = await runToEnd(t, oldNode as string, [CHECK], env)
+  assert.equal(r.code, 2, r.stderr)
+  assert.match(r.stderr, /^statusd: needs Node\.js >=22\.18, but this is Node\.js /)
+  assert.ok(!r.stderr.includes('ERR_'), 'no Node error code, only the message')
+})

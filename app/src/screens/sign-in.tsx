@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks'
 import { api } from '../api.ts'
 import { Field, FormError, fieldError } from '../components/form.tsx'
 import { Plain } from '../components/layout.tsx'
-import { Link, navigate } from '../router.tsx'
+import { Link, navigate, sameOriginTarget } from '../router.tsx'
 import { loadMe } from '../session.ts'
 import { passkeysSupported, signInWithPasskey } from '../webauthn.ts'
 
@@ -12,9 +12,8 @@ export default function SignIn() {
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
   const next = new URLSearchParams(location.search).get('next')
-  // only a path of this app: never an open redirect
-  const goOn = () =>
-    navigate(next?.startsWith('/') && !next.startsWith('//') ? next : '/', { replace: true })
+  // only a page of this origin: never an open redirect
+  const goOn = () => navigate(sameOriginTarget(next), { replace: true })
   return (
     <Plain>
       <h1>Sign in</h1>

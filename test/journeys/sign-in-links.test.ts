@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { Page } from 'playwright-core'
+import { chromiumMissing } from '../helpers/browser.ts'
+import { JOURNEY_TIMEOUT, type Journey, journeyBrowser, startJourney } from '../helpers/journey.ts'
+
+// The ways back in without a password at hand (docs/accounts.md#e-mail): the operator's
+// `statusd user link <email>`, printed in a terminal and handed over; and a password reset
+// through the link the real SMTP server receives. Each link opens a page with one button;
+// pressing it leaves the person in the app, signed in.
+
+const chromium = journeyBrowser()
+
+const FIRST_PASSWORD = 'violet harbour lantern ferns'
+const NEW_PASSWORD = 'copper kettle under moss'
+
+/** The header's link to a place of the app. */
+const place = (page: Page, name: string) =>
+  page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name })
+
+/** Signs in on the sign-in screen (signed out, the app first hears 401 from /v1/user). */
+async function signIn(j: Journey, page: Page, email: string, password: string): Promise<void> {
+  j.expectResponse(401, '/v1/user')
+  await page.goto(`${j.url}/sign-in`)
+  await page.getByLabel('E-mail').fill(email)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await place(page, 'Board').waitFor()
+}
+
+describe('sign-in links', { skip: chromiumMissing(), timeout: JOURNEY_TIMEOUT }, () => {
+  it('statusd user link <email>: the printed link opens a page whose button signs the person in', async (t) => {
+    const j = await startJourney(t, chromium())
+    // the operator, in a terminal next to the server
+    await j.cli('user', 'add', '--name', 'Bea Operator', '--email', 'bea@example.com')
+    const { stdout } = await j.cli('user', 'link', 'bea@example.com')
+    const link = /(https?:\/\/\S+\/auth\/link\/\S+)/.exec(stdout)?.[1]
+    assert.ok(link, `statusd user link prints the link:\n${stdout}`)
+    assert.ok(link.startsWith(`${j.url}/auth/link/`), 'the link points at the running server')
+
+    // Bea, on her phone
+    const page = await j.open('phone')
+    await page.goto(link)
+    await page.getByRole('heading', { name: 'Sign in to statusd' }).waitFor()
+    await j.check(page, 'the printed sign-in link')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL(`${j.url}/`)
+    await j.check(page, "Bea's board")
+    // signed in as herself
+    await place(page, 'Account').click()
+    const name = page.getByRole('region', { name: 'Profile' }).getByLabel('Name')
+    assert.equal(await name.inputValue(), 'Bea Operator')
+  })
+
+  it('a password reset through the mailed link: a new password, signed in, other browsers out', async (t) => {
+    const j = await startJourney(t, chromium(), { smtp: true })
+    // first, as README's first five minutes: in by the first start's link, then an e-mail
+    // address (confirmed through the mailed link) and a password under Account
+    const laptop = await j.open('desktop')
+    await laptop.goto(j.firstSignInLink())
+    await laptop.getByRole('button', { name: 'Sign in' }).click()
+    await place(laptop, 'Account').click()
+    const profile = laptop.getByRole('region', { name: 'Profile' })
+    await profile.getByLabel('E-mail').fill('me@example.com')
+    await profile.getByRole('button', { name: 'Save profile' }).click()
+    await profile.getByText('A link was mailed to me@example.com').waitFor()
+    const password = laptop.getByRole('region', { name: 'Password' })
+    await password.getByLabel('New password').fill(FIRST_PASSWORD)
+    await password.getByRole('button', { name: 'Set a password' }).click()
+    await password.getByText('Password changed.').waitFor()
+
+    const verifyMail = await j.mail()
+    assert.equal(verifyMail.subject, 'Confirm your e-mail address')
+    const phone = await j.open('phone')
+    await phone.goto(j.linkIn(verifyMail, '/auth/verify/'))
+    await j.check(phone, 'the e-mailed confirmation link')
+    await phone.getByRole('button', { name: 'Confirm my address' }).click()
+    await phone.getByRole('heading', { name: 'Address confirmed' }).waitFor()
+    await j.check(phone, 'the address confirmed')
+
+    // the password forgotten: the reset is asked for as docs/accounts.md says (the API);
+    // see the todo below for the sign-in screen
+    const asked = await fetch(`${j.url}/v1/auth/password-reset`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'me@example.com' }),
+    })
+    assert.equal(asked.status, 202)
+    const resetMail = await j.mail()
+    const link = j.linkIn(resetMail, '/auth/reset/')
+    await phone.goto(link)
+    await phone.getByRole('heading', { name: 'Choose a new password' }).waitFor()
+    await j.check(phone, 'the e-mailed reset link')
+    await phone.getByLabel('New password').fill(NEW_PASSWORD)
+    await phone.getByRole('button', { name: 'Set the new password' }).click()
+    await phone.waitForURL(`${j.url}/`)
+    await place(phone, 'Board').waitFor()
+    await j.check(phone, 'the board after the reset')
+
+    // the laptop was signed out by the reset; the new password signs in there
+    j.expectResponse(401, '/v1/user')
+    await laptop.reload()
+    await laptop.getByRole('heading', { name: 'Sign in' }).waitFor()
+    await signIn(j, laptop, 'me@example.com', NEW_PASSWORD)
+    await j.check(laptop, 'signed in with the new password')
+  })
+
+  it.todo(
+    'asks for the reset link on the sign-in screen (the app offers no "Forgot your password?" yet)',
+  )
+})
