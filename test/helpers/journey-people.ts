@@ -142,6 +142,8 @@ export const fitsTheScreen = (page: Page): Promise<boolean> =>
 /**
  * The person's device as a passkey provider: Chromium's virtual authenticator on the page's
  * profile (CTAP2, keeps discoverable credentials, verifies the user, always accepts).
+ * note: WebAuthn answers only the focused page (NotAllowedError otherwise), and a journey
+ * holds several: bring the page to the front before each passkey button.
  */
 export async function holdPasskeys(page: Page): Promise<void> {
   const cdp = await page.context().newCDPSession(page)

@@ -11,7 +11,7 @@
 // 2. A rule: set on a status's Notifications tab (changes to FAILING); the value set on the
 //    status screen reaches the receiver, signed, with the value before it.
 // 3. An e-mail channel: added on the Notifications screen; the confirmation mail's link page
-//    confirms it; a test mail and the next change's mail arrive.
+//    confirms it; a test mail and the next change's mail arrive; turned off and on again.
 // 4. Browser push: the phone adds itself on the Notifications screen; the test arrives at the
 //    push service encrypted for that browser, and decrypts to the test notice.
 // 5. Staleness: a stale time set on the status screen and a "goes stale" rule on its tab; the
@@ -166,6 +166,14 @@ describe('notifications', () => {
         const changed = await j.mail()
         assert.equal(changed.subject, 'Build: FAILING')
         assert.equal((await nextEvent()).status?.value, 'FAILING')
+
+        // a channel can be turned off for a while, and on again
+        await desk.goto(`${origin}/notifications`)
+        await desk.getByRole('button', { name: 'Turn off Pager' }).click()
+        await desk.getByText('Pager was turned off.').waitFor()
+        await desk.getByRole('button', { name: 'Turn on Pager' }).click()
+        await desk.getByText('Pager was turned on.').waitFor()
+        await j.check(desk, 'notifications with two channels, desktop')
       },
     )
 
