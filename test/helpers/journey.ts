@@ -9,6 +9,7 @@ import { chromiumMissing, launchChromiumBrowser } from './browser.ts'
 import { defer, tempDir } from './cleanup.ts'
 import { asLogLine, BIN, type Proc, ROOT, runToEnd, start, statusdEnv } from './processes.ts'
 import { linkIn, startSmtpServer, type TestSmtpServer } from './smtp.ts'
+import { freePort } from './webauthn.ts'
 
 // Journeys (docs/architecture.md#tests): what a person does, done as a person does it.
 //
@@ -33,7 +34,7 @@ import { linkIn, startSmtpServer, type TestSmtpServer } from './smtp.ts'
 // data and address as the server, as an operator's shell in that folder would.
 
 /** Bound for one journey; a bound, never a timing assertion. */
-export const JOURNEY_TIMEOUT = 180_000
+export const JOURNEY_TIMEOUT = 300_000
 
 export const SIZES = {
   phone: { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
@@ -57,7 +58,7 @@ export function journeyBrowser(): () => Browser {
 }
 
 export interface Journey {
-  /** The server's own base URL, from its "statusd ready" line. */
+  /** The server's base URL: its PUBLIC_URL, else the address of its "statusd ready" line. */
   url: string
   /** The server process: its output lines (`stdout`, `stderr`), `waitForLine`, `stop`. */
   server: Proc
@@ -98,13 +99,25 @@ const STATUS_CONSOLE = /^Failed to load resource: the server responded with a st
 export async function startJourney(
   t: TestContext,
   browser: Browser,
-  options: { smtp?: boolean; env?: Record<string, string> } = {},
+  options: {
+    /** Mail through the real test SMTP server (`SMTP_URL`); read with `j.mail()`. */
+    smtp?: boolean
+    /**
+     * Reached as `http://localhost:<port>` with `PUBLIC_URL` naming it, as an operator sets
+     * it up (passkeys need a host name, not an address); otherwise `PORT=0`, no PUBLIC_URL.
+     */
+    localhost?: boolean
+    /** More of the server's settings, e.g. `{ SIGNUP: 'open' }`. */
+    env?: Record<string, string>
+  } = {},
 ): Promise<Journey> {
   const dir = tempDir(t, 'statusd-journey-')
   const smtp = options.smtp ? await startSmtpServer(t) : null
+  const publicUrl = options.localhost ? `http://localhost:${await freePort()}` : null
   const env = statusdEnv({
-    PORT: '0',
+    PORT: publicUrl ? new URL(publicUrl).port : '0',
     HOST: '127.0.0.1',
+    ...(publicUrl && { PUBLIC_URL: publicUrl }),
     ...(smtp && { SMTP_URL: smtp.url }),
     ...options.env,
   })
@@ -115,7 +128,7 @@ export async function startJourney(
       'the "statusd ready" line',
     ),
   )
-  const url = String(ready?.address)
+  const url = publicUrl ?? String(ready?.address)
   // the banner comes with the first start, written next to the ready line (either first)
   const linkLine = await server.waitForLine((line) => LINK_LINE.test(line), 'the sign-in link')
   const keyLine = server.stdout.find((line) => KEY_LINE.test(line))
@@ -188,7 +201,7 @@ export async function startJourney(
     return context.newPage()
   }
 
-  const port = new URL(url).port
+  const port = new URL(String(ready?.address)).port
   return {
     url,
     server,

@@ -12,7 +12,9 @@ import {
 
 // README.md "The first five minutes", step by step, as a newcomer does it: start the server,
 // copy the link its first start printed, open it, press the button, and be in the app;
-// then give yourself an e-mail address and a password under Account.
+// then give yourself an e-mail address and a password under Account; make a status with a
+// palette, make it public and open its share page, put it on a wall and change it from the
+// board while the wall watches. What the app does not offer yet is a todo at the end.
 
 const PASSWORD = 'violet harbour lantern ferns'
 
@@ -27,7 +29,7 @@ for (const size of Object.keys(SIZES) as Size[]) {
     skip: chromiumMissing(),
     timeout: JOURNEY_TIMEOUT,
   }, () => {
-    it('steps 1–2: the printed link signs in; e-mail and password are set under Account', async (t) => {
+    it('steps 1–5: signed in by the printed link, then Account, a status, Share, a wall', async (t) => {
       // 1. `npm start`: the first start prints an API key and a one-time sign-in link
       const j = await startJourney(t, chromium())
       const link = j.firstSignInLink()
@@ -65,6 +67,76 @@ for (const size of Object.keys(SIZES) as Size[]) {
       await again.goto(link)
       await again.getByRole('heading', { name: 'This link has expired' }).waitFor()
 
+      // 3. a status on the board, "Meeting room 4", with a palette: FREE green, OCCUPIED red
+      // (the New status form has no palette: set under the status's Settings, see the todo)
+      await place(page, 'Board').click()
+      await page.getByRole('link', { name: 'Create a status' }).first().click()
+      await page.getByRole('heading', { name: 'New status', level: 1 }).waitFor()
+      await page.getByLabel('Name').fill('Meeting room 4')
+      await page.getByLabel('Value', { exact: true }).fill('FREE')
+      await j.check(page, `the New status form (${size})`)
+      await page.getByRole('button', { name: 'Create status' }).click()
+      await page.getByRole('heading', { name: 'Meeting room 4', level: 1 }).waitFor()
+      const palette = page.getByRole('group', { name: 'Palette' })
+      for (const [n, value, colour] of [
+        [1, 'FREE', 'green'],
+        [2, 'OCCUPIED', 'red'],
+      ] as const) {
+        await palette.getByRole('button', { name: 'Add a value' }).click()
+        await palette.getByLabel(`Palette value ${n}`, { exact: true }).fill(value)
+        await palette.getByLabel(`Colour of palette value ${n}`).selectOption({ label: colour })
+      }
+      await page.getByRole('button', { name: 'Save changes' }).click()
+      await page.getByText('Saved.', { exact: true }).waitFor()
+      await j.check(page, `a status with its palette (${size})`)
+      // its tile offers both values as one-tap buttons
+      await place(page, 'Board').click()
+      const buttons = page.getByRole('list', { name: 'Set Meeting room 4' })
+      await buttons.getByRole('button', { name: 'OCCUPIED' }).click()
+      await buttons.getByRole('button', { name: 'OCCUPIED', pressed: true }).waitFor()
+      await j.check(page, `the board with one tile (${size})`)
+
+      // 4. public under Share: its share link opens its page for anyone
+      // (the tab previews the badge of the still private status: 404, see the todo)
+      j.expectResponse(404, /^\/s\/[^/]+\/badge\.svg$/)
+      await page.getByRole('link', { name: 'Meeting room 4' }).click()
+      await page
+        .getByRole('navigation', { name: 'Status' })
+        .getByRole('link', { name: 'Share' })
+        .click()
+      await page.getByLabel('Public: anyone with the link sees it').check()
+      await page.getByText('The status is public.').waitFor()
+      await j.check(page, `the Share tab of a public status (${size})`)
+      const shareLink = await page.getByRole('textbox', { name: 'Share link' }).inputValue()
+      const anyone = await j.open(size)
+      await anyone.goto(shareLink)
+      await anyone.getByRole('heading', { name: 'Meeting room 4' }).waitFor()
+      await anyone.getByText('OCCUPIED').first().waitFor()
+      await j.check(anyone, `the share page (${size})`)
+
+      // 5. under Walls, a public board of it; its wall on the screen by the door; a tap on
+      // the phone's board changes the wall at once
+      await place(page, 'Walls').click()
+      await page.getByRole('heading', { name: 'Walls', level: 1 }).waitFor()
+      const newBoard = page.getByRole('region', { name: 'New board' })
+      await newBoard.getByLabel('Name').fill('By the door')
+      await newBoard.getByLabel('Meeting room 4').check()
+      await newBoard.getByRole('button', { name: 'Make board' }).click()
+      await page.getByRole('heading', { name: 'By the door', level: 1 }).waitFor()
+      await j.check(page, `a board (${size})`)
+      const wallLink = new URL(
+        await page.getByRole('textbox', { name: 'Wall link' }).inputValue(),
+        j.url,
+      ).href
+      const door = await j.open('desktop')
+      await door.goto(wallLink)
+      const tile = door.getByRole('list', { name: 'Statuses' }).getByRole('listitem')
+      await tile.getByText('OCCUPIED').waitFor()
+      await j.check(door, `the wall (${size})`)
+      await place(page, 'Board').click()
+      await buttons.getByRole('button', { name: 'FREE' }).click()
+      await tile.getByText('FREE').waitFor()
+
       // the password signs in from another browser
       const other = await j.open(size)
       // signed out, the app asks who is signed in, and hears: no one
@@ -79,3 +151,8 @@ for (const size of Object.keys(SIZES) as Size[]) {
     })
   })
 }
+
+describe('the first five minutes: what the app does not offer yet', () => {
+  it.todo("step 3: the New status form offers a palette (set under the status's Settings today)")
+  it.todo('step 4: the Share tab of a private status shows no badge preview that answers 404')
+})

@@ -30,7 +30,9 @@ async function signIn(j: Journey, page: Page, email: string, password: string): 
 
 describe('sign-in links', { skip: chromiumMissing(), timeout: JOURNEY_TIMEOUT }, () => {
   it('statusd user link <email>: the printed link opens a page whose button signs the person in', async (t) => {
-    const j = await startJourney(t, chromium())
+    // set up as an operator does: reached by a name, PUBLIC_URL saying which
+    const j = await startJourney(t, chromium(), { localhost: true })
+    assert.match(j.url, /^http:\/\/localhost:\d+$/)
     // the operator, in a terminal next to the server
     await j.cli('user', 'add', '--name', 'Bea Operator', '--email', 'bea@example.com')
     const { stdout } = await j.cli('user', 'link', 'bea@example.com')
