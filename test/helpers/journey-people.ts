@@ -6,7 +6,6 @@ import type { Page } from 'playwright-core'
 import { DEFAULT_PLANS } from '../../src/modules/plans/plans.ts'
 import { tempDir } from './cleanup.ts'
 import type { Journey } from './journey.ts'
-import { freePort } from './webauthn.ts'
 
 // What the people of the journeys (test/journeys/) do often, on top of the journey harness
 // (test/helpers/journey.ts): reach a screen, sign in on the sign-in screen, answer a dialog,
@@ -27,15 +26,6 @@ export function plansWithoutRateLimit(t: { after(fn: () => unknown): void }): st
   )
   writeFileSync(file, JSON.stringify(plans))
   return file
-}
-
-/** The env for a server reached at `http://localhost:<port>` (PUBLIC_URL), the origin passkeys need. */
-export async function localhostServer(
-  env: Record<string, string> = {},
-): Promise<{ origin: string; env: Record<string, string> }> {
-  const port = await freePort()
-  const origin = `http://localhost:${port}`
-  return { origin, env: { ...env, PORT: String(port), PUBLIC_URL: origin } }
 }
 
 /** Waits until the screen's heading says `text` (each screen has one h1). */

@@ -32,7 +32,6 @@ import {
   fitsTheScreen,
   goTo,
   holdPasskeys,
-  localhostServer,
   mailedLink,
   newStatus,
   onScreen,
@@ -48,12 +47,15 @@ describe('accounts', () => {
     skip: chromiumMissing(),
     timeout: 900_000,
   }, async (t) => {
-    const { origin, env } = await localhostServer({
-      SIGNUP: 'open',
-      PLANS_FILE: plansWithoutRateLimit(t),
+    const j = await startJourney(t, chromium(), {
+      smtp: true,
+      localhost: true,
+      env: {
+        SIGNUP: 'open',
+        PLANS_FILE: plansWithoutRateLimit(t),
+      },
     })
-
-    const j = await startJourney(t, chromium(), { smtp: true, env })
+    const origin = j.url
     // the app asks who is signed in whenever it starts: nobody, signed out, is a 401
     j.expectResponse(401, '/v1/user')
     const phone = await j.open('phone')

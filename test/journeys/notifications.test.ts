@@ -24,7 +24,6 @@ import { chromiumMissing } from '../helpers/browser.ts'
 import { journeyBrowser, startJourney } from '../helpers/journey.ts'
 import {
   goTo,
-  localhostServer,
   mailedLink,
   newStatus,
   onScreen,
@@ -51,13 +50,17 @@ describe('notifications', () => {
   }, async (t) => {
     const receiver = await startReceiver(t)
     const push = await startPushService(t)
-    const { origin, env } = await localhostServer({
-      SIGNUP: 'open',
-      PLANS_FILE: plansWithoutRateLimit(t),
-      WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8',
-      STALE_CHECK_INTERVAL_MS: '1000',
+    const j = await startJourney(t, chromium(), {
+      smtp: true,
+      localhost: true,
+      env: {
+        SIGNUP: 'open',
+        PLANS_FILE: plansWithoutRateLimit(t),
+        WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8',
+        STALE_CHECK_INTERVAL_MS: '1000',
+      },
     })
-    const j = await startJourney(t, chromium(), { smtp: true, env })
+    const origin = j.url
     j.expectResponse(401, '/v1/user')
     const desk = await j.open('desktop')
     const phone = await j.open('phone')

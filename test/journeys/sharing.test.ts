@@ -31,7 +31,6 @@ import {
   confirmDialog,
   fitsTheScreen,
   goTo,
-  localhostServer,
   mailedLink,
   newStatus,
   onScreen,
@@ -46,11 +45,15 @@ describe('sharing', () => {
     skip: chromiumMissing(),
     timeout: 900_000,
   }, async (t) => {
-    const { origin, env } = await localhostServer({
-      SIGNUP: 'open',
-      PLANS_FILE: plansWithoutRateLimit(t),
+    const j = await startJourney(t, chromium(), {
+      smtp: true,
+      localhost: true,
+      env: {
+        SIGNUP: 'open',
+        PLANS_FILE: plansWithoutRateLimit(t),
+      },
     })
-    const j = await startJourney(t, chromium(), { smtp: true, env })
+    const origin = j.url
     j.expectResponse(401, '/v1/user')
     const olivia = await j.open('desktop')
     const sam = await j.open('phone')
