@@ -20,8 +20,8 @@
 // 7. Made private while a share page is open: the page says it is not available, and goes
 //    live again when the status is public again.
 // 8. Discovery: a public status made findable on its screen; Sam finds it and follows it
-//    (no screen searches or follows yet: the API, as docs/accounts.md#discovery shows), and
-//    it is on his board.
+//    (no screen searches or follows yet: the API, as docs/accounts.md#discovery shows, and a
+//    todo step for the screen), and it is on his board.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { GOOD_PASSWORD } from '../helpers/accounts.ts'
@@ -287,5 +287,15 @@ describe('sharing', () => {
       await sam.locator('li.board-tile').filter({ hasText: 'Library opening hours' }).waitFor()
       await j.check(sam, 'board with a followed status, phone')
     })
+
+    await t.test(
+      'a person signed in finds listed statuses and follows one on a screen',
+      { todo: 'no screen searches listed statuses, and a share page offers no Follow button' },
+      async () => {
+        await sam.goto(`${origin}/s/${roomShareId}`)
+        await sam.locator('#live[data-state="live"]').waitFor()
+        assert.ok((await sam.getByRole('button', { name: /^Follow/ }).count()) > 0)
+      },
+    )
   })
 })
