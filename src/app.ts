@@ -667,7 +667,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // the share page and badge: HTML/SVG, with their own not-found and error pages
   await app.register(webRoutes, { prefix: '/s', deps: services, linkBase, rendered })
   await app.register(appRoutes)
-  await app.register(invitePageRoutes, { prefix: '/invite', deps: services, linkBase, clock })
+  await app.register(invitePageRoutes, { prefix: '/invite', deps: services, clock })
   await app.register(linkWebRoutes, { prefix: '/l', deps: services })
   // a public board's wall page (docs/app.md#boards-and-the-wall)
   await app.register(wallRoutes, { prefix: '/b', deps: services })
