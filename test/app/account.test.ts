@@ -61,6 +61,31 @@ describe('the account screen', { skip: chromiumMissing(), timeout: 360_000 }, ()
     assert.equal(profile.name, 'Ada Lovelace')
   })
 
+  it('an unconfirmed address is said to have a mailed link only when this statusd sends mail', async (ctx) => {
+    // e-mail off: nothing was mailed, so nothing is to be followed
+    const quiet = await appServer(ctx)
+    const ada = await signUpPerson(quiet, { name: 'Ada' })
+    assert.equal(
+      (await asSession(quiet.t, ada.cookie, 'GET', '/v1/user')).json().emailVerified,
+      false,
+    )
+    const off = await openApp(ctx, quiet, { person: ada, path: '/account' })
+    await expectScreen(off.page, 'Account')
+    await off.page.getByText('This statusd sends no mail').waitFor()
+    assert.equal(await off.page.getByText('follow the link mailed to it').count(), 0)
+
+    // e-mail on: the sign-up's link was mailed
+    const smtp = await startSmtpServer(ctx)
+    const mailing = await appServer(ctx, {
+      mailer: createMailer(smtp.url, 'statusd <statusd@example.com>'),
+    })
+    const grace = await signUpPerson(mailing, { name: 'Grace' })
+    await smtp.next()
+    const on = await openApp(ctx, mailing, { person: grace, path: '/account' })
+    await expectScreen(on.page, 'Account')
+    await on.page.getByText('Not confirmed yet: follow the link mailed to it.').waitFor()
+  })
+
   it('changes the password: the API’s rules show at the field, other sessions end, this one stays', async (ctx) => {
     const server = await appServer(ctx)
     const person = await signUpPerson(server)
