@@ -86,7 +86,7 @@ describe('the account screen', { skip: chromiumMissing(), timeout: 360_000 }, ()
     await on.page.getByText('Not confirmed yet: follow the link mailed to it.').waitFor()
   })
 
-  it('changes the password: the API’s rules show at the field, other sessions end, this one stays', async (ctx) => {
+  it('changes the password: the API’s rules show at the field (a wrong current password in words, no field name), other sessions end, this one stays', async (ctx) => {
     const server = await appServer(ctx)
     const person = await signUpPerson(server)
     const elsewhere = await anotherSession(server, person)
@@ -101,6 +101,12 @@ describe('the account screen', { skip: chromiumMissing(), timeout: 360_000 }, ()
     await page.getByLabel('New password').fill('a new and long password 7')
     await page.getByRole('button', { name: 'Change password' }).click()
     await page.getByRole('alert').waitFor()
+    assert.equal(await page.getByRole('alert').textContent(), 'The current password is wrong')
+    await page
+      .locator('#main .field-error')
+      .filter({ hasText: 'is not your current password' })
+      .waitFor()
+    assert.doesNotMatch((await page.locator('#main').textContent()) ?? '', /currentPassword/)
     assert.ok(await signsIn(server, elsewhere), 'a refused change ends nothing')
 
     // a password the API's rules refuse: its own message, at the field

@@ -187,14 +187,17 @@ export async function changeProfile(
       if (changes.currentPassword === undefined)
         throw validationError(
           [{ field: 'currentPassword', message: 'is required to change the password' }],
-          'A new password needs the current one (currentPassword)',
+          'A new password needs the current one',
         )
       const key = user.email_key ?? `id ${user.id}`
       const wait = deps.throttle?.retryAfter(key, ip) ?? 0
       if (wait > 0) throw rateLimited(wait)
       if (!(await hasher.verify(user.password_hash, changes.currentPassword))) {
         deps.throttle?.failed(key, ip)
-        throw forbidden('The current password (currentPassword) is wrong')
+        // words for a person; the field a program looks for is in `errors`
+        throw forbidden('The current password is wrong', [
+          { field: 'currentPassword', message: 'is not your current password' },
+        ])
       }
     }
     passwordHash = await hasher.hash(changes.password)
