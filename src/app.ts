@@ -92,7 +92,6 @@ import {
   SERVER_TIMEOUTS,
   type ServerTimeouts,
 } from './plugins/connections.ts'
-import { docsRoutes } from './plugins/docs.ts'
 import { BODY_LIMIT, errorHandlerPlugin, sendError } from './plugins/error-handler.ts'
 import { idempotencyHooks } from './plugins/idempotency.ts'
 import { trackRoutes } from './plugins/inventory.ts'
@@ -103,6 +102,7 @@ import { publicViews } from './plugins/public-views.ts'
 import { userRateLimit } from './plugins/rate-limit.ts'
 import { appRoutes } from './web/app.routes.ts'
 import { authPageRoutes } from './web/auth-pages.routes.ts'
+import { docsRoutes } from './web/docs.routes.ts'
 import { wallRoutes } from './web/wall.routes.ts'
 import {
   invitePageRoutes,
