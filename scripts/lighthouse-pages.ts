@@ -123,7 +123,11 @@ console.log('| --- | --- | --- | --- | --- | --- | --- | --- |')
 // `node scripts/lighthouse-pages.ts wall`: only the pages whose name has that word
 const only = process.argv[2]
 for (const page of PAGES.filter((p) => !only || p.name.includes(only))) {
-  const out = path.join(dir, 'report.json')
+  // LIGHTHOUSE_REPORTS=<dir> keeps each page's whole report there
+  const keep = process.env.LIGHTHOUSE_REPORTS
+  const out = keep
+    ? path.join(keep, `${page.name.replace(/[^a-z0-9]+/gi, '-')}.json`)
+    : path.join(dir, 'report.json')
   const [command, ...args] = lighthouse as [string, ...string[]]
   await run(
     command,
