@@ -28,7 +28,7 @@ export function Unreachable(props: { reason: string }) {
         The server does not answer: it may be restarting, or this device may be offline. You are
         still signed in; nothing is lost.
       </p>
-      <p class="muted">{props.reason}</p>
+      {props.reason && <p class="muted">{props.reason}</p>}
       <button type="button" class="button primary" disabled={busy} onClick={retry}>
         {busy ? 'Trying…' : 'Try again'}
       </button>
