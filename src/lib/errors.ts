@@ -114,8 +114,8 @@ export const emailNotVerified = (
  */
 export const insufficientScope = (message: string, field = 'scopes', detail = message) =>
   new ApiError(403, 'insufficientScope', message, [{ field, message: detail }])
-export const forbidden = (message = 'You may not change this status') =>
-  new ApiError(403, 'forbidden', message)
+export const forbidden = (message = 'You may not change this status', errors?: FieldError[]) =>
+  new ApiError(403, 'forbidden', message, errors)
 export const csrfRejected = () =>
   new ApiError(
     403,

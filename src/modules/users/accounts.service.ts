@@ -203,7 +203,7 @@ export async function changeProfile(
       if (changes.currentPassword === undefined)
         throw validationError(
           [{ field: 'currentPassword', message: 'is required to change the password' }],
-          'A new password needs the current one (currentPassword)',
+          'A new password needs the current one',
         )
       const key = user.email_key ?? `id ${user.id}`
       // counted before it is judged, as a sign-in is
@@ -216,7 +216,11 @@ export async function changeProfile(
         deps.throttle?.refund(key, ip)
         throw error
       }
-      if (!matches) throw forbidden('The current password (currentPassword) is wrong')
+      // words for a person; the field a program looks for is in `errors`
+      if (!matches)
+        throw forbidden('The current password is wrong', [
+          { field: 'currentPassword', message: 'is not your current password' },
+        ])
       // a right one costs nothing, as before this count came first
       deps.throttle?.refund(key, ip)
     }
