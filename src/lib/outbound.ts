@@ -218,6 +218,32 @@ export class OutboundClient {
   }
 
   /**
+   * Why the address rules refuse `url` now (the delivery log's words after `refused: `), or
+   * null when a request would be tried: what a user is told when making or testing a channel.
+   * A name that does not resolve now, or not within the timeout, is not refused here: every
+   * send judges it again (DNS answers change).
+   */
+  async refusalOf(url: string): Promise<string | null> {
+    const parsed = URL.parse(url)
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
+      return 'only http and https URLs are called'
+    let timer: NodeJS.Timeout | undefined
+    const unresolved = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), this.#timeoutMs)
+    })
+    const judged = this.checkedAddress(parsed.hostname).then(
+      () => null,
+      (err: unknown) =>
+        err instanceof OutboundError && err.refused ? err.message.replace(/^refused: /, '') : null,
+    )
+    try {
+      return await Promise.race([judged, unresolved])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /**
    * POSTs `body` to `url`; resolves with a 2xx answer, rejects with OutboundError otherwise
    * (a 3xx is a failure: redirects are not followed).
    */

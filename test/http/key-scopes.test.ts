@@ -78,6 +78,10 @@ async function world(ctx: Lifetime): Promise<ScenarioContext> {
   }
 }
 
+/** What a key confined to statuses is told of a status key it does not reach. */
+const confinedKeyMiss = (key: string) =>
+  `None of the statuses this API key is confined to has the key ${key}: a key confined to statuses reaches only those, and cannot create one`
+
 const errorNames = (body: { message: string; errors?: { field: string; message: string }[] }) =>
   `${body.message} ${JSON.stringify(body.errors ?? [])}`
 
@@ -709,18 +713,45 @@ runScenarios('device keys: a confined key reaches only its statuses', world, [
     expectErrorCode: 'notFound',
   },
   {
-    name: 'a device key cannot create a status: 403 insufficientScope, a confined key cannot create statuses',
+    name: 'a key confined to statuses writing a status key none of its statuses has: 404 saying it reaches only its statuses and creates none',
     as: 'confinedMinter',
     method: 'POST',
     url: '/v1/status-keys/garage',
     body: { value: 'shut' },
-    expectStatus: 403,
-    expectErrorCode: 'insufficientScope',
+    expectStatus: 404,
+    expectErrorCode: 'notFound',
     expect: async (body, ctx) => {
-      assert.match(body.message, /confined key cannot create statuses/)
+      assert.equal(body.message, confinedKeyMiss('garage'))
       const list = await ctx.t.request(ctx.users.owner ?? null, 'GET', '/v1/user/status')
-      assert.equal(list.json().length, 2)
+      assert.equal(list.json().length, 2, 'nothing was created')
     },
+  },
+  {
+    name: 'a key confined to statuses writing the key of a status beyond its reach: the same 404 (which keys exist does not leak)',
+    as: 'confinedMinter',
+    method: 'POST',
+    url: '/v1/status-keys/office',
+    body: { value: 'out' },
+    expectStatus: 404,
+    expectErrorCode: 'notFound',
+    expect: (body) => assert.equal(body.message, confinedKeyMiss('office')),
+  },
+  {
+    name: 'a key confined to statuses reading a status key none of its statuses has: 404 saying so',
+    as: 'device',
+    method: 'GET',
+    url: '/v1/status-keys/garage',
+    expectStatus: 404,
+    expectErrorCode: 'notFound',
+    expect: (body) => assert.equal(body.message, confinedKeyMiss('garage')),
+  },
+  {
+    name: 'a key confined to statuses writes by key a status it is confined to: 200',
+    as: 'confinedMinter',
+    method: 'POST',
+    url: '/v1/status-keys/door',
+    body: { value: 'open' },
+    expectStatus: 200,
   },
   {
     name: 'a device key reading another status’s history: 404',

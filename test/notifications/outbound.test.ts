@@ -143,20 +143,24 @@ describe('the guarded client (docs/notifications.md#outbound-safety)', () => {
     assert.equal((await refusal(client, 'ftp://example.com/')).refused, true)
   })
 
-  it('an IPv6 address carrying an IPv4 one is judged as that IPv4 address: ::127.0.0.1, ::10.0.0.1 and 64:ff9b::10.0.0.1 are refused before any connection', // note: a guard that let them through would connect: only in a namespace with nothing but
+  // note: a guard that let these through would connect: only in a namespace with nothing but
   // `lo` does that send nothing off the machine
-  { skip: networkNamespaceUnavailable() ?? false }, async (t) => {
-    const outbound = pathToFileURL(path.join(ROOT, 'src', 'lib', 'outbound.ts')).href
-    const urls = [
-      'http://[::127.0.0.1]:8080/hook',
-      'http://[::10.0.0.1]/hook',
-      'http://[::a9fe:a9fe]/latest/meta-data/',
-      'http://[64:ff9b::10.0.0.1]/hook',
-      'http://[::ffff:0:10.0.0.1]/hook',
-    ]
-    const answer = (await runWithoutNetwork(
-      t,
-      `const { OutboundClient } = await import(${JSON.stringify(outbound)})
+  const isolation = { skip: networkNamespaceUnavailable() ?? false }
+  it(
+    'an IPv6 address carrying an IPv4 one is judged as that IPv4 address: ::127.0.0.1, ::10.0.0.1 and 64:ff9b::10.0.0.1 are refused before any connection',
+    isolation,
+    async (t) => {
+      const outbound = pathToFileURL(path.join(ROOT, 'src', 'lib', 'outbound.ts')).href
+      const urls = [
+        'http://[::127.0.0.1]:8080/hook',
+        'http://[::10.0.0.1]/hook',
+        'http://[::a9fe:a9fe]/latest/meta-data/',
+        'http://[64:ff9b::10.0.0.1]/hook',
+        'http://[::ffff:0:10.0.0.1]/hook',
+      ]
+      const answer = (await runWithoutNetwork(
+        t,
+        `const { OutboundClient } = await import(${JSON.stringify(outbound)})
         const client = new OutboundClient({ timeoutMs: 2000 })
         const results = []
         for (const url of ${JSON.stringify(urls)}) {
@@ -169,17 +173,18 @@ describe('the guarded client (docs/notifications.md#outbound-safety)', () => {
         }
         await client.close()
         return results`,
-    )) as {
-      interfaces: string[]
-      result: { url: string; called?: boolean; message?: string; refused?: boolean }[]
-    }
-    assert.deepEqual(answer.interfaces, ['lo'], 'the guard ran where only loopback exists')
-    for (const outcome of answer.result) {
-      assert.equal(outcome.called, undefined, `${outcome.url} was called`)
-      assert.equal(outcome.refused, true, `${outcome.url}: ${outcome.message}`)
-      assert.match(outcome.message ?? '', /^refused: .* written as IPv6\)$/, outcome.url)
-    }
-  })
+      )) as {
+        interfaces: string[]
+        result: { url: string; called?: boolean; message?: string; refused?: boolean }[]
+      }
+      assert.deepEqual(answer.interfaces, ['lo'], 'the guard ran where only loopback exists')
+      for (const outcome of answer.result) {
+        assert.equal(outcome.called, undefined, `${outcome.url} was called`)
+        assert.equal(outcome.refused, true, `${outcome.url}: ${outcome.message}`)
+        assert.match(outcome.message ?? '', /^refused: .* written as IPv6\)$/, outcome.url)
+      }
+    },
+  )
 
   it('every address of a name is checked: one inside refuses the name', async (t) => {
     const client = new OutboundClient({ resolve: async () => ['93.184.216.34', '127.0.0.1'] })
@@ -242,25 +247,33 @@ describe('the guarded client (docs/notifications.md#outbound-safety)', () => {
 
   it('a webhook to a refused address: its delivery fails at once, logged, never retried', async (t) => {
     const receiver = await startReceiver(t)
-    // no WEBHOOK_ALLOW_NETWORKS
-    const app = await makeApp(t, { deps: { notifications: { autoStart: false } } })
+    // a name that was public when its channel was made and points at loopback when sent
+    // (DNS rebinding): each send judges the address again. No WEBHOOK_ALLOW_NETWORKS.
+    let answer = ['93.184.216.34']
+    const app = await makeApp(t, {
+      deps: { notifications: { autoStart: false, outbound: { resolve: async () => answer } } },
+    })
     const owner = await app.user()
     const made = await app.request(owner, 'POST', '/v1/user/channels', {
       type: 'webhook',
-      config: { url: `${receiver.origin}/hook`, format: 'standard' },
+      config: {
+        url: `http://rebind.example:${new URL(receiver.origin).port}/hook`,
+        format: 'standard',
+      },
     })
-    assert.equal(
-      made.statusCode,
-      201,
-      'a private URL is taken: whether it may be called is judged at each send',
-    )
+    assert.equal(made.statusCode, 201, made.body)
     const channel = made.json()
-    await app.request(owner, 'POST', `/v1/user/channels/${channel.id}/test`)
+    const tested = await app.request(owner, 'POST', `/v1/user/channels/${channel.id}/test`)
+    assert.equal(tested.statusCode, 202, tested.body)
+    answer = ['127.0.0.1']
     await app.app.deliveryWorker.runOnce()
     const [attempt] = (
       await app.request(owner, 'GET', `/v1/user/channels/${channel.id}/deliveries`)
     ).json()
-    assert.match(attempt.error, /^refused: 127\.0\.0\.1 is a loopback address/)
+    assert.match(
+      attempt.error,
+      /^refused: rebind\.example resolves to 127\.0\.0\.1 is a loopback address/,
+    )
     assert.equal(attempt.statusCode, null)
     const delivery = await app.database.db
       .selectFrom('deliveries')
