@@ -14,6 +14,7 @@ import * as appAndNotifications from './2026-11-29T000000-app-and-notifications.
 import * as deliveryLog from './2026-11-29T010000-delivery-log.ts'
 import * as outboxCommitOrder from './2026-11-30T000000-outbox-commit-order.ts'
 import * as rateLimitCounters from './2026-11-30T010000-rate-limit-counters.ts'
+import * as historyKey from './2026-12-01T030000-history-key.ts'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T010000-delivery-log': deliveryLog,
   '2026-11-30T000000-outbox-commit-order': outboxCommitOrder,
   '2026-11-30T010000-rate-limit-counters': rateLimitCounters,
+  '2026-12-01T030000-history-key': historyKey,
 }

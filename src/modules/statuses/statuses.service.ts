@@ -62,6 +62,8 @@ export interface Caller {
    * readers: they act with all their user may.
    */
   limits?: CredentialLimits
+  /** The API key the caller presented, if any: history notes which key wrote a value. */
+  keyId?: string
 }
 
 /** A status as the API answers it, with its entity tag. */
@@ -247,6 +249,7 @@ async function applyUpdate(
       value: updated.value as string,
       at: now,
       by_user_id: caller.userId,
+      by_key_id: caller.keyId ?? null,
     })
     // retention follows the owner's plan; an updater's plan does not matter
     await pruneExpiredHistory(tx, deps.plans, updated, role === 'owner' ? caller.plan : undefined)
@@ -342,6 +345,7 @@ async function writtenInOneStatement(
   const write: ValueWrite = {
     target,
     userId: caller.userId,
+    keyId: caller.keyId ?? null,
     value,
     now: nowIso(),
     clockNow: clockIso(deps),
@@ -480,6 +484,7 @@ export async function setStatusByKey(
             value: inserted.value,
             at: inserted.created_at,
             by_user_id: caller.userId,
+            by_key_id: caller.keyId ?? null,
           })
           await recordChange(tx, deps, inserted, null, inserted.created_at)
         }
