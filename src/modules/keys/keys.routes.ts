@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
@@ -8,7 +7,6 @@ import { ApiKeySchema, NewApiKeySchema, RotatedApiKeySchema } from './keys.schem
 import {
   apiKeysOfCaller,
   createOwnApiKey,
-  type KeyCaller,
   type KeyDeps,
   LABEL_LENGTHS,
   MAX_GRACE_SECONDS,
@@ -88,13 +86,6 @@ const RevokedAllSchema = Type.Object(
   },
 )
 
-/** Who calls a key route: the user, and the id and limits of the API key they call with. */
-const keyCallerOf = ({ caller }: FastifyRequest): KeyCaller => ({
-  userId: caller.userId,
-  ...(caller.limits && { limits: caller.limits }),
-  ...(caller.credential.kind === 'key' && { keyId: caller.credential.id }),
-})
-
 const tags = ['api keys']
 // managing one's own keys does not need a verified user
 const auth = 'authenticated'
@@ -119,7 +110,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
         response: { 200: Type.Array(ApiKeySchema), ...ERROR_RESPONSES },
       },
     },
-    (request) => apiKeysOfCaller(deps, keyCallerOf(request)),
+    (request) => apiKeysOfCaller(deps, request.caller),
   )
 
   app.post(
@@ -164,7 +155,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
       },
     },
     async (request, reply) => {
-      await revokeOwnKey(deps, keyCallerOf(request), request.params.keyId)
+      await revokeOwnKey(deps, request.caller, request.params.keyId)
       return reply.code(204).send(null)
     },
   )
@@ -188,7 +179,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
     async (request, reply) => {
       const { userId: _userId, ...key } = await rotateOwnKey(
         deps,
-        keyCallerOf(request),
+        request.caller,
         request.params.keyId,
         request.body.graceSeconds === undefined ? {} : { graceSeconds: request.body.graceSeconds },
       )
@@ -211,6 +202,6 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
         response: { 200: RevokedAllSchema, ...ERROR_RESPONSES },
       },
     },
-    (request) => revokeAllKeys(deps, keyCallerOf(request), request.body.keep),
+    (request) => revokeAllKeys(deps, request.caller, request.body.keep),
   )
 }
