@@ -21,6 +21,21 @@ const options = ['--test', `--test-concurrency=${concurrency}`]
 // the very end of the output, where a long run's log is read (scripts/failures-reporter.ts)
 const failuresDir = mkdtempSync(join(tmpdir(), 'statusd-test-failures-'))
 const failures: string[] = []
+// the slowest files of each engine's pass, printed at the end: where a run's time goes
+// (scripts/durations-reporter.ts)
+const slowest: string[] = []
+const SLOWEST_SHOWN = 10
+
+function slowestFiles(engine: string, durationsFile: string): string {
+  let lines: string[] = []
+  try {
+    lines = readFileSync(durationsFile, 'utf8').split('\n').filter(Boolean)
+  } catch {
+    // no file: the run ended before its reporters wrote anything
+  }
+  const total = lines.reduce((sum, line) => sum + Number.parseFloat(line), 0)
+  return `${engine}: ${lines.length} files, ${total.toFixed(0)} s in all (${concurrency} at a time); the slowest, in seconds:\n${lines.slice(0, SLOWEST_SHOWN).join('\n')}\n`
+}
 
 // The browser suites (test/app, test/browser) test pages and screens; the API they call is
 // tested on both engines by the other suites, so the PostgreSQL run leaves them out
@@ -37,11 +52,14 @@ function run(engine: 'sqlite' | 'postgres'): boolean {
         ? everyFile().filter((f) => !BROWSER_SUITES.test(f))
         : ['test/**/*.test.ts']
   const failuresFile = join(failuresDir, engine)
+  const durationsFile = join(failuresDir, `${engine}.durations`)
   const reporters = [
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     `--test-reporter=${import.meta.dirname}/failures-reporter.ts`,
     `--test-reporter-destination=${failuresFile}`,
+    `--test-reporter=${import.meta.dirname}/durations-reporter.ts`,
+    `--test-reporter-destination=${durationsFile}`,
   ]
   const result = spawnSync(process.execPath, [...options, ...reporters, ...chosen], {
     stdio: 'inherit',
@@ -54,6 +72,7 @@ function run(engine: 'sqlite' | 'postgres'): boolean {
     // no file: the run ended before its reporters wrote anything (the exit status says so)
   }
   if (failed) failures.push(`--- failed on ${engine} ---\n${failed}`)
+  slowest.push(slowestFiles(engine, durationsFile))
   return result.status === 0
 }
 
@@ -73,6 +92,7 @@ if (pgUrl) {
 }
 
 rmSync(failuresDir, { recursive: true, force: true })
+process.stdout.write(`\n=== the slowest files ===\n\n${slowest.join('\n')}`)
 if (failures.length > 0) process.stdout.write(`\n=== what failed ===\n\n${failures.join('\n')}`)
 process.stdout.write(
   `\n=== ${results.join(' · ')} · ${concurrency} files at a time · TEST_SEED=${seed} ===\n`,
