@@ -12,6 +12,7 @@ import { globSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from './build-app.ts'
+import { engineFiles } from './engine-files.ts'
 
 const files = process.argv.slice(2)
 const concurrency = Number(process.env.TEST_CONCURRENCY) || availableParallelism()
@@ -37,20 +38,26 @@ function slowestFiles(engine: string, durationsFile: string): string {
   return `${engine}: ${lines.length} files, ${total.toFixed(0)} s in all (${concurrency} at a time); the slowest, in seconds:\n${lines.slice(0, SLOWEST_SHOWN).join('\n')}\n`
 }
 
-// The browser suites (test/app, test/browser) test pages and screens; the API they call is
-// tested on both engines by the other suites, so the PostgreSQL run leaves them out
-// (docs/architecture.md#tests): they are the slowest files of the suite.
-const BROWSER_SUITES = /^test\/(app|browser)\//
-const everyFile = () => globSync('test/**/*.test.ts').sort()
+// What the PostgreSQL pass runs (docs/architecture.md#tests): only the files whose result
+// can depend on the engine, those that import test/helpers/engine.ts (scripts/engine-files.ts);
+// the others would run the same a second time. Of the whole suite, not the browser suites
+// (test/app, test/browser, test/journeys) either: they test pages and screens, and the API
+// they call is tested on both engines by the other suites. Named files run on PostgreSQL
+// when they depend on the engine, browser suites too.
+const BROWSER_SUITES = /^test\/(app|browser|journeys)\//
+const named = files.length > 0
+const testFiles = named
+  ? [...new Set(files.flatMap((f) => globSync(f)))].sort()
+  : globSync('test/**/*.test.ts').sort()
+const onEngine = engineFiles(testFiles)
+const postgresFiles = named ? onEngine : onEngine.filter((f) => !BROWSER_SUITES.test(f))
 
 function run(engine: 'sqlite' | 'postgres'): boolean {
-  process.stdout.write(`\n=== test suite on ${engine} (TEST_SEED=${seed}) ===\n\n`)
-  const chosen =
-    files.length > 0
-      ? files
-      : engine === 'postgres'
-        ? everyFile().filter((f) => !BROWSER_SUITES.test(f))
-        : ['test/**/*.test.ts']
+  const chosen = engine === 'postgres' ? postgresFiles : named ? files : ['test/**/*.test.ts']
+  const count = engine === 'postgres' ? postgresFiles.length : testFiles.length
+  process.stdout.write(`\n=== test suite on ${engine}: ${count} files (TEST_SEED=${seed}) ===\n\n`)
+  // note: node --test given no file runs its own default set
+  if (count === 0) return true
   const failuresFile = join(failuresDir, engine)
   const durationsFile = join(failuresDir, `${engine}.durations`)
   const reporters = [
@@ -61,9 +68,16 @@ function run(engine: 'sqlite' | 'postgres'): boolean {
     `--test-reporter=${import.meta.dirname}/durations-reporter.ts`,
     `--test-reporter-destination=${durationsFile}`,
   ]
+  // TEST_ENGINE_FILES: test/helpers/engine.ts fails a file it is loaded by that is not there
+  const env = {
+    ...process.env,
+    TEST_ENGINE: engine,
+    TEST_SEED: seed,
+    TEST_ENGINE_FILES: onEngine.join('\n'),
+  }
   const result = spawnSync(process.execPath, [...options, ...reporters, ...chosen], {
     stdio: 'inherit',
-    env: { ...process.env, TEST_ENGINE: engine, TEST_SEED: seed },
+    env,
   })
   let failed = ''
   try {

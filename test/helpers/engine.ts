@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { relative } from 'node:path'
 import pg from 'pg'
 import { defer, type Lifetime } from './cleanup.ts'
 
@@ -16,6 +17,20 @@ export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined
 
 if (TEST_ENGINE === 'postgres' && !TEST_DATABASE_URL)
   throw new Error('TEST_ENGINE=postgres needs TEST_DATABASE_URL=postgres://…')
+
+// scripts/test.ts runs on PostgreSQL only the test files it finds importing this module
+// (scripts/engine-files.ts), and names them in TEST_ENGINE_FILES: a test file that loads it
+// without being named there would be left out of the PostgreSQL pass, so it fails instead
+// (docs/architecture.md#tests). A process that is not a test file (a script a test starts)
+// sets its engine itself.
+const entry = process.argv[1]
+if (process.env.TEST_ENGINE_FILES !== undefined && entry?.endsWith('.test.ts')) {
+  const file = relative(process.cwd(), entry).split('\\').join('/')
+  if (!process.env.TEST_ENGINE_FILES.split('\n').includes(file))
+    throw new Error(
+      `${file} loads test/helpers/engine.ts, but scripts/engine-files.ts does not find it importing that module, so the PostgreSQL pass would leave it out: import it (or a helper that does) with a static import or import() of a literal path`,
+    )
+}
 
 /**
  * `skip` option for a test that needs PostgreSQL: false on the PostgreSQL run, otherwise
