@@ -1,6 +1,7 @@
 // `npm test` after the type check: the whole suite on SQLite, then — when TEST_DATABASE_URL
-// names a PostgreSQL server — the same suite again on PostgreSQL (TEST_ENGINE=postgres).
-// Arguments (test files or globs) replace the default "test/**/*.test.ts".
+// names a PostgreSQL server — again on PostgreSQL (TEST_ENGINE=postgres), the files whose
+// result can depend on the engine (below). Arguments (test files or globs) replace the
+// default "test/**/*.test.ts".
 //
 // Test files run in parallel, one per core (TEST_CONCURRENCY to change): each is a process
 // of its own, and tests share nothing across files (ports are picked by the system, files
