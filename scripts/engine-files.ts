@@ -5,7 +5,7 @@
 // the module is among its imports, followed from file to file through the test folder.
 // test/helpers/engine.ts checks the answer at run time: a test file that loads it without
 // being found here fails the SQLite pass.
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 
 /** The module through which test code learns the engine under test. */
@@ -29,7 +29,10 @@ export function engineFiles(files: readonly string[], root = process.cwd()): str
   for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
     if (seen.has(file)) continue
     seen.add(file)
-    const text = existsSync(file) ? readFileSync(file, 'utf8') : ''
+    // a path that is no file (a module the scan guessed from a comment, a folder) adds nothing
+    const text = statSync(file, { throwIfNoEntry: false })?.isFile()
+      ? readFileSync(file, 'utf8')
+      : ''
     for (const [, specifier] of text.matchAll(IMPORTED)) {
       const target = resolve(dirname(file), specifier as string)
       // src/ and the packages never read the engine under test: test code hands them a URL
