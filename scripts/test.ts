@@ -1,6 +1,7 @@
 // `npm test` after the type check: the whole suite on SQLite, then — when TEST_DATABASE_URL
-// names a PostgreSQL server — the same suite again on PostgreSQL (TEST_ENGINE=postgres).
-// Arguments (test files or globs) replace the default "test/**/*.test.ts".
+// names a PostgreSQL server — again on PostgreSQL (TEST_ENGINE=postgres), the files whose
+// result can depend on the engine (below). Arguments (test files or globs) replace the
+// default "test/**/*.test.ts".
 //
 // Test files run in parallel, one per core (TEST_CONCURRENCY to change): each is a process
 // of its own, and tests share nothing across files (ports are picked by the system, files
@@ -12,6 +13,7 @@ import { globSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from './build-app.ts'
+import { engineFiles } from './engine-files.ts'
 
 const files = process.argv.slice(2)
 const concurrency = Number(process.env.TEST_CONCURRENCY) || availableParallelism()
@@ -21,31 +23,66 @@ const options = ['--test', `--test-concurrency=${concurrency}`]
 // the very end of the output, where a long run's log is read (scripts/failures-reporter.ts)
 const failuresDir = mkdtempSync(join(tmpdir(), 'statusd-test-failures-'))
 const failures: string[] = []
+// the slowest files of each engine's pass, printed at the end: where a run's time goes
+// (scripts/durations-reporter.ts)
+const slowest: string[] = []
+const SLOWEST_SHOWN = 10
 
-// The browser suites (test/app, test/browser, test/journeys) test pages, screens and what a
-// person does with them; the API they call is tested on both engines by the other suites, so
-// the PostgreSQL run leaves them out (docs/architecture.md#tests): they are the slowest files.
+function slowestFiles(engine: string, durationsFile: string): string {
+  let lines: string[] = []
+  try {
+    lines = readFileSync(durationsFile, 'utf8').split('\n').filter(Boolean)
+  } catch {
+    // no file: the run ended before its reporters wrote anything
+  }
+  const total = lines.reduce((sum, line) => sum + Number.parseFloat(line), 0)
+  return `${engine}: ${lines.length} files, ${total.toFixed(0)} s in all (${concurrency} at a time); the slowest, in seconds:\n${lines.slice(0, SLOWEST_SHOWN).join('\n')}\n`
+}
+
+// What the PostgreSQL pass runs (docs/architecture.md#tests): only the files whose result
+// can depend on the engine, those that import test/helpers/engine.ts (scripts/engine-files.ts);
+// the others would run the same a second time. Of the whole suite, not the browser suites
+// (test/app, test/browser, test/journeys) either: they test pages and screens, and the API
+// they call is tested on both engines by the other suites. Named files run on PostgreSQL
+// when they depend on the engine, browser suites too.
 const BROWSER_SUITES = /^test\/(app|browser|journeys)\//
-const everyFile = () => globSync('test/**/*.test.ts').sort()
+const named = files.length > 0
+const testFiles = named
+  ? [...new Set(files.flatMap((f) => globSync(f)))].sort()
+  : globSync('test/**/*.test.ts').sort()
+const onEngine = engineFiles(testFiles)
+const postgresFiles = named ? onEngine : onEngine.filter((f) => !BROWSER_SUITES.test(f))
 
 function run(engine: 'sqlite' | 'postgres'): boolean {
-  process.stdout.write(`\n=== test suite on ${engine} (TEST_SEED=${seed}) ===\n\n`)
-  const chosen =
-    files.length > 0
-      ? files
-      : engine === 'postgres'
-        ? everyFile().filter((f) => !BROWSER_SUITES.test(f))
-        : ['test/**/*.test.ts']
+  const chosen = engine === 'postgres' ? postgresFiles : named ? files : ['test/**/*.test.ts']
+  const count = engine === 'postgres' ? postgresFiles.length : testFiles.length
+  process.stdout.write(`\n=== test suite on ${engine}: ${count} files (TEST_SEED=${seed}) ===\n\n`)
+  // note: node --test given no file runs its own default set
+  if (count === 0) return true
   const failuresFile = join(failuresDir, engine)
+  const durationsFile = join(failuresDir, `${engine}.durations`)
   const reporters = [
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     `--test-reporter=${import.meta.dirname}/failures-reporter.ts`,
     `--test-reporter-destination=${failuresFile}`,
+    `--test-reporter=${import.meta.dirname}/durations-reporter.ts`,
+    `--test-reporter-destination=${durationsFile}`,
   ]
+  // TEST_ENGINE_FILES: test/helpers/engine.ts fails a file it is loaded by that is not there.
+  // NODE_COMPILE_CACHE: every file is a process that loads much the same modules; Node keeps
+  // their compiled code (the type-stripped TypeScript too) for the next, in the directory
+  // bin/statusd.js uses for statusd itself.
+  const env = {
+    NODE_COMPILE_CACHE: join(tmpdir(), 'node-compile-cache'),
+    ...process.env,
+    TEST_ENGINE: engine,
+    TEST_SEED: seed,
+    TEST_ENGINE_FILES: onEngine.join('\n'),
+  }
   const result = spawnSync(process.execPath, [...options, ...reporters, ...chosen], {
     stdio: 'inherit',
-    env: { ...process.env, TEST_ENGINE: engine, TEST_SEED: seed },
+    env,
   })
   let failed = ''
   try {
@@ -54,6 +91,7 @@ function run(engine: 'sqlite' | 'postgres'): boolean {
     // no file: the run ended before its reporters wrote anything (the exit status says so)
   }
   if (failed) failures.push(`--- failed on ${engine} ---\n${failed}`)
+  slowest.push(slowestFiles(engine, durationsFile))
   return result.status === 0
 }
 
@@ -73,6 +111,7 @@ if (pgUrl) {
 }
 
 rmSync(failuresDir, { recursive: true, force: true })
+process.stdout.write(`\n=== the slowest files ===\n\n${slowest.join('\n')}`)
 if (failures.length > 0) process.stdout.write(`\n=== what failed ===\n\n${failures.join('\n')}`)
 process.stdout.write(
   `\n=== ${results.join(' · ')} · ${concurrency} files at a time · TEST_SEED=${seed} ===\n`,

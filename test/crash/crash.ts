@@ -24,7 +24,7 @@ import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { DEFAULT_PLANS, type Plans } from '../../src/modules/plans/plans.ts'
 import { createUser } from '../../src/modules/users/users.service.ts'
 import { type Lifetime, scriptLifetime } from '../helpers/cleanup.ts'
-import { testDatabase } from '../helpers/engine.ts'
+import { TEST_DATABASE_URL, testDatabase } from '../helpers/engine.ts'
 import { type Server, startServer } from '../helpers/processes.ts'
 import { type Random, random, runSeed } from '../helpers/seed.ts'
 import { waitUntil } from '../helpers/sse.ts'
@@ -548,8 +548,9 @@ export async function unavailableReason(target: CrashTarget): Promise<string | n
 
 /** The engines to run on: SQLite always, PostgreSQL when TEST_DATABASE_URL names a server. */
 export function crashEngines(): CrashTarget['engine'][] {
-  const pg = process.env.TEST_DATABASE_URL
-  return pg && /^postgres(ql)?:\/\//.test(pg) ? ['sqlite', 'postgres'] : ['sqlite']
+  return TEST_DATABASE_URL && /^postgres(ql)?:\/\//.test(TEST_DATABASE_URL)
+    ? ['sqlite', 'postgres']
+    : ['sqlite']
 }
 
 /** Fresh storage on `engine` for a run: a SQLite file in `dir`, or a schema of its own. */

@@ -7,7 +7,7 @@ import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { DEFAULT_PLANS, type Plans } from '../../src/modules/plans/plans.ts'
 import { createUser } from '../../src/modules/users/users.service.ts'
 import { defer, type Lifetime } from './cleanup.ts'
-import { freshDatabase } from './engine.ts'
+import { freshDatabase, migratedCopy } from './engine.ts'
 
 /** Plans for tests: the built-ins plus an unlimited one, so rate limits never interfere. */
 export const TEST_PLANS: Plans = {
@@ -50,8 +50,9 @@ export interface TestApp {
 }
 
 /**
- * A fresh app on its own migrated database (DESIGN: no shared seeded database): in-memory
- * SQLite, or on the PostgreSQL run (TEST_ENGINE=postgres) a schema of its own. Both go when
+ * A fresh app on its own migrated database (no shared seeded database): in-memory SQLite,
+ * or on the PostgreSQL run (TEST_ENGINE=postgres) a copy of a database migrated once per
+ * process (engine.ts migratedCopy; a schema of its own when it cannot). Both go when
  * `t` ends (the test's context, or `{ after }` for an app a suite shares): no test closes it.
  * `databaseUrl` puts the app on a database the caller manages instead.
  */
@@ -67,7 +68,9 @@ export async function makeApp(
   } = {},
 ): Promise<TestApp> {
   const plans = options.plans ?? TEST_PLANS
-  const fresh = options.databaseUrl === undefined ? await freshDatabase() : undefined
+  // on PostgreSQL a copy of a database migrated once per process; else migrated below
+  const copy = options.databaseUrl === undefined ? await migratedCopy() : undefined
+  const fresh = copy ?? (options.databaseUrl === undefined ? await freshDatabase() : undefined)
   if (fresh) defer(t, () => fresh.drop())
   const database = createDatabase(options.databaseUrl ?? (fresh?.url as string), {
     poolSize: 5,
@@ -81,6 +84,7 @@ export async function makeApp(
     return closing
   }
   defer(t, close)
+  // note: even on a migrated copy, so that a test sees what an app meets at start
   await migrateToLatest(database.db)
   // note: no key cache unless a test asks for one, so that changes made behind the app's
   // back (revocation through a service, a user unverified) show on the very next request

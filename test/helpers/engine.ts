@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto'
+import { relative } from 'node:path'
 import pg from 'pg'
+import { createDatabase } from '../../src/db/create-database.ts'
+import { migrateToLatest } from '../../src/db/migrate.ts'
 import { defer, type Lifetime } from './cleanup.ts'
 
 /**
@@ -16,6 +19,20 @@ export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined
 
 if (TEST_ENGINE === 'postgres' && !TEST_DATABASE_URL)
   throw new Error('TEST_ENGINE=postgres needs TEST_DATABASE_URL=postgres://…')
+
+// scripts/test.ts runs on PostgreSQL only the test files it finds importing this module
+// (scripts/engine-files.ts), and names them in TEST_ENGINE_FILES: a test file that loads it
+// without being named there would be left out of the PostgreSQL pass, so it fails instead
+// (docs/architecture.md#tests). A process that is not a test file (a script a test starts)
+// sets its engine itself.
+const entry = process.argv[1]
+if (process.env.TEST_ENGINE_FILES !== undefined && entry?.endsWith('.test.ts')) {
+  const file = relative(process.cwd(), entry).split('\\').join('/')
+  if (!process.env.TEST_ENGINE_FILES.split('\n').includes(file))
+    throw new Error(
+      `${file} loads test/helpers/engine.ts, but scripts/engine-files.ts does not find it importing that module, so the PostgreSQL pass would leave it out: import it (or a helper that does) with a static import or import() of a literal path`,
+    )
+}
 
 /**
  * `skip` option for a test that needs PostgreSQL: false on the PostgreSQL run, otherwise
@@ -82,16 +99,46 @@ async function workerDatabase(base: string): Promise<{ url: string; held: boolea
     } finally {
       await client.end()
     }
-    const url = new URL(base)
-    url.pathname = `/${encodeURIComponent(name)}`
-    return { url: url.href, held: true }
+    return { url: onDatabase(base, name), held: true }
   }
   return { url: base, held: false }
 }
 
-let admin: Promise<{ pool: pg.Pool; url: string }> | undefined
+interface Admin {
+  pool: pg.Pool
+  /** The database this process works in. */
+  url: string
+  /** Whether it is this process's alone (see workerDatabase). */
+  held: boolean
+}
 
-function adminPool(base: string): Promise<{ pool: pg.Pool; url: string }> {
+let admin: Promise<Admin> | undefined
+
+/**
+ * Drops a database, ending the connections a test left open (as dropping a schema does)
+ * where the server can (WITH (FORCE), PostgreSQL 13 and later).
+ */
+async function dropDatabase(pool: pg.Pool, name: string): Promise<void> {
+  try {
+    await pool.query(`drop database if exists "${name}" with (force)`)
+  } catch (err) {
+    // 42601: a syntax error, from a server older than WITH (FORCE)
+    if ((err as { code?: string }).code !== '42601') throw err
+    await pool.query(`drop database if exists "${name}"`)
+  }
+}
+
+/** `base` naming the database `name` on the same server. */
+function onDatabase(base: string, name: string): string {
+  const url = new URL(base)
+  url.pathname = `/${encodeURIComponent(name)}`
+  return url.href
+}
+
+/** The name of the database `url` names. */
+const databaseName = (url: string): string => decodeURIComponent(new URL(url).pathname.slice(1))
+
+function adminPool(base: string): Promise<Admin> {
   admin ??= (async () => {
     const worker = await workerDatabase(base)
     const pool = new pg.Pool({ connectionString: worker.url, max: 2, allowExitOnIdle: true })
@@ -106,7 +153,16 @@ function adminPool(base: string): Promise<{ pool: pg.Pool; url: string }> {
       const born = Number(name.slice(SCHEMA_PREFIX.length).split('_')[0])
       if (born < cutoff) await pool.query(`drop schema if exists "${name}" cascade`).catch(() => {})
     }
-    return { pool, url: worker.url }
+    if (worker.held) {
+      // and so is every app database copied beside it (migratedCopy), and its template
+      const prefix = `${databaseName(worker.url)}_`
+      const { rows: copies } = await pool.query<{ name: string }>(
+        'select datname as name from pg_database where left(datname, length($1)) = $1',
+        [prefix],
+      )
+      for (const { name } of copies) await dropDatabase(pool, name).catch(() => {})
+    }
+    return { pool, url: worker.url, held: worker.held }
   })()
   return admin
 }
@@ -146,4 +202,48 @@ export async function testDatabase(
   const fresh = await freshDatabase(engine)
   defer(t, () => fresh.drop())
   return fresh
+}
+
+let template: Promise<string | undefined> | undefined
+
+/**
+ * The name of a database with every migration applied, made once per process beside this
+ * process's own (`<name>_w<n>_template`), or undefined when the process has no database of
+ * its own (no right to create one).
+ */
+function migratedTemplate(): Promise<string | undefined> {
+  template ??= (async () => {
+    const { pool, url, held } = await adminPool(TEST_DATABASE_URL as string)
+    if (!held) return undefined
+    const name = `${databaseName(url)}_template`
+    await pool.query(`create database "${name}"`)
+    const database = createDatabase(onDatabase(url, name), { poolSize: 1 })
+    try {
+      await migrateToLatest(database.db)
+    } finally {
+      await database.close()
+    }
+    return name
+  })()
+  return template
+}
+
+/**
+ * On PostgreSQL, a fresh database with every migration applied, for one app (makeApp), and
+ * how to drop it: a database of its own, copied from a template this process migrated once
+ * (CREATE DATABASE … TEMPLATE), which is cheaper than applying every migration again; no
+ * other test sees the copy. Undefined on SQLite (an in-memory database cannot be copied
+ * into) and without the right to create databases: the caller migrates a freshDatabase().
+ */
+export async function migratedCopy(): Promise<TestDatabase | undefined> {
+  if (TEST_ENGINE !== 'postgres') return undefined
+  const source = await migratedTemplate()
+  if (source === undefined) return undefined
+  const { pool, url } = await adminPool(TEST_DATABASE_URL as string)
+  const name = `${databaseName(url)}_${Math.floor(Date.now() / 1000)}_${randomBytes(6).toString('hex')}`
+  await pool.query(`create database "${name}" template "${source}"`)
+  return {
+    url: onDatabase(url, name),
+    drop: () => dropDatabase(pool, name),
+  }
 }
