@@ -1,5 +1,6 @@
-import { signal } from '@preact/signals'
+import { batch, signal } from '@preact/signals'
 import { ApiError, api, whenSignedOut } from './api.ts'
+import { navigate } from './router.tsx'
 import type { Profile } from './types.ts'
 
 // Who is signed in (docs/accounts.md#sessions): undefined while the app asks, null when
@@ -33,7 +34,12 @@ export async function signOut(): Promise<void> {
   try {
     await api('POST', '/v1/auth/logout')
   } finally {
-    me.value = null
+    // to the sign-in screen in the same step as signing out: the screen left behind must
+    // not see a signed-out visitor and ask to come back to it after signing in
+    batch(() => {
+      navigate('/sign-in', { replace: true })
+      me.value = null
+    })
   }
 }
 

@@ -20,7 +20,7 @@ const SCENARIOS: { next: string; lands: string }[] = [
   // on this origin: kept
   { next: '/account', lands: '/account' },
   { next: '%2Fkeys%3Fx%3D1%23top', lands: '/keys?x=1#top' },
-  { next: '/boards', lands: '/boards' },
+  { next: '/walls', lands: '/walls' },
   // another origin, however spelled: the board
   { next: '/\\evil.example/phish', lands: '/' },
   { next: '/%09/evil.example/x', lands: '/' },

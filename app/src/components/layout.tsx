@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useEffect, useRef } from 'preact/hooks'
-import { Link, navigate, route } from '../router.tsx'
+import { Link, route } from '../router.tsx'
 import { me, signOut } from '../session.ts'
 import { InvitationsBanner } from './invitations-banner.tsx'
 
@@ -63,7 +63,6 @@ export function Layout(props: { children: ComponentChildren }) {
             class="button quiet"
             onClick={async () => {
               await signOut()
-              navigate('/sign-in', { replace: true })
             }}
           >
             Sign out
