@@ -2,6 +2,7 @@
 // type-checked against exactly what the routes validate and answer.
 import type { Static } from 'typebox'
 import type {
+  AuthSettingsSchema,
   ChangedProfileSchema,
   ProfileSchema,
   SessionSchema,
@@ -47,6 +48,8 @@ import type {
 } from '../../src/modules/statuses/statuses.schemas.ts'
 
 export type Profile = Static<typeof ProfileSchema>
+/** Who may sign up, whether mail is sent (`GET /v1/auth/settings`). */
+export type AuthSettings = Static<typeof AuthSettingsSchema>
 export type SessionView = Static<typeof SessionSchema>
 export type Status = Static<typeof StatusSchema>
 export type StatusInput = Static<typeof StatusInputSchema>

@@ -253,6 +253,8 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       'GET /s/{shareId}',
       'GET /s/{shareId}/badge.json',
       'GET /s/{shareId}/badge.svg',
+      // how people join, read before signing up (docs/api.md#sign-up-sign-in-and-sessions)
+      'GET /v1/auth/settings',
       'GET /v1/invitations/{token}',
       'GET /v1/share-links/{token}',
       'GET /v1/share-links/{token}/events',

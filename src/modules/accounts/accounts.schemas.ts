@@ -121,3 +121,27 @@ export const SessionSchema = Type.Object(
     ],
   },
 )
+
+/**
+ * What a person needs to know before signing up or in (`GET /v1/auth/settings`): who may
+ * sign up, and whether this service sends mail. Nothing secret: the same can be learnt by
+ * trying to sign up or to reset a password.
+ */
+export const AuthSettingsSchema = Type.Object(
+  {
+    signup: Type.Union([Type.Literal('open'), Type.Literal('invite')], {
+      description:
+        '`open`: anyone may sign up; `invite`: only with an invitation link (SIGNUP, docs/accounts.md#signing-up)',
+    }),
+    email: Type.Boolean({
+      description:
+        'This service sends mail (SMTP_URL): addresses are confirmed by a mailed link, passwords reset by one',
+    }),
+  },
+  {
+    $id: 'AuthSettings',
+    additionalProperties: false,
+    description: 'How people join and sign in to this service',
+    examples: [{ signup: 'invite', email: true }],
+  },
+)

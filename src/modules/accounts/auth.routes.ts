@@ -13,6 +13,7 @@ import {
 } from '../users/sessions.service.ts'
 import type { AccountMail } from './account-mail.service.ts'
 import {
+  AuthSettingsSchema,
   EmailSchema,
   NameSchema,
   NewPasswordSchema,
@@ -78,6 +79,22 @@ const config = { auth: 'none', anonymousLimit: true, refuseCrossSite: true } as 
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteOptions> = async (app, options) => {
   const { accounts, sessions, publicUrl } = options
   const clock = sessions.clock
+
+  app.get(
+    '/v1/auth/settings',
+    {
+      config: { auth: 'none', anonymousLimit: true },
+      schema: {
+        operationId: 'getAuthSettings',
+        summary: 'How people join this service: who may sign up, whether it sends mail',
+        description:
+          'For a sign-up page to say "by invitation" before anyone types, and an account page to mention a mailed link only when mail is sent.',
+        tags,
+        response: { 200: AuthSettingsSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async () => ({ signup: options.signup, email: options.mail.enabled }),
+  )
 
   app.post(
     '/v1/auth/signup',
