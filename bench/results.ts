@@ -198,6 +198,25 @@ export interface SigninResult extends ResultBase {
   errors: number
 }
 
+/** `npm run bench:signin-stall`: keyed writes alone and beside wrong-password sign-ins. */
+export interface StallResult extends ResultBase {
+  kind: 'stall'
+  params: { attackers: number; durationS: number }
+  /** PATCH /v1/status/:id with an API key, one at a time: alone, then beside the sign-ins. */
+  patch: { alone: LatencyStats; during: LatencyStats }
+  /** The sign-ins' answers, by HTTP status. */
+  signIns: Record<string, number>
+  /** PATCHes not answered 200: a run with any is not a result. */
+  errors: number
+}
+
+interface LatencyStats {
+  p50Ms: number
+  p99Ms: number
+  maxMs: number
+  count: number
+}
+
 /** `npm run bench:notify`: writers beside notification rules, fan-out to webhooks, a crash. */
 export interface NotifyResult extends ResultBase {
   kind: 'notify'
@@ -284,6 +303,7 @@ export type Result =
   | LayoutResult
   | VersusResult
   | SigninResult
+  | StallResult
 
 /** The host this process runs on. */
 export function thisHost(): Host {

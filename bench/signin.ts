@@ -8,9 +8,9 @@
 // `--duration` seconds, a cheap authenticated request (GET /v1/user with a session cookie)
 // runs alone, one at a time, and its latencies are kept; then again for as long while
 // `--concurrency` loops sign in with e-mail and password (POST /v1/auth/login) without
-// pause. Scrypt runs on libuv's thread pool, so the cheap request's p99 beside the sign-ins
-// shows whether a sign-in holds up the event loop. The hash's cost alone is measured in this
-// process (verifyPassword, one at a time).
+// pause. Scrypt runs on the hash pool's threads, so the cheap request's p99 beside the
+// sign-ins shows whether a sign-in holds up the event loop. The hash's cost alone is measured
+// in this process (verifyPassword, one at a time).
 //
 // note: the client shares the machine with the server; on 2 cores the sign-ins' hashing takes
 // most of the CPU, and the figures are upper bounds.

@@ -3,7 +3,7 @@
 // JavaScript compiled from src/ into lib/, module for module, in the same layout (so paths
 // such as `../../package.json` and `../../dist/app` still meet their files). TypeScript's own
 // emit rewrites the `.ts` import specifiers to `.js` (rewriteRelativeImportExtensions,
-// tsconfig.build.json). The files src/ reads at run time (web assets, the docs theme) are
+// tsconfig.build.json). The files src/ reads at run time (the web pages' assets) are
 // copied beside their modules. The browser app (dist/app) is built by the `prepare` script,
 // which npm runs after this one when it packs.
 // A checkout never uses lib/: bin/statusd.js runs src/ when it is there.

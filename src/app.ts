@@ -92,7 +92,6 @@ import {
   SERVER_TIMEOUTS,
   type ServerTimeouts,
 } from './plugins/connections.ts'
-import { docsRoutes } from './plugins/docs.ts'
 import {
   BODY_LIMIT,
   errorHandlerPlugin,
@@ -108,6 +107,7 @@ import { publicViews } from './plugins/public-views.ts'
 import { userRateLimit } from './plugins/rate-limit.ts'
 import { appRoutes } from './web/app.routes.ts'
 import { authPageRoutes } from './web/auth-pages.routes.ts'
+import { docsRoutes } from './web/docs.routes.ts'
 import { wallRoutes } from './web/wall.routes.ts'
 import {
   invitePageRoutes,
@@ -686,7 +686,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // the share page and badge: HTML/SVG, with their own not-found and error pages
   await app.register(webRoutes, { prefix: '/s', deps: services, linkBase, rendered })
   await app.register(appRoutes, { notFoundPage })
-  await app.register(invitePageRoutes, { prefix: '/invite', deps: services, linkBase, clock })
+  await app.register(invitePageRoutes, { prefix: '/invite', deps: services, clock })
   await app.register(linkWebRoutes, { prefix: '/l', deps: services })
   // a public board's wall page (docs/app.md#boards-and-the-wall)
   await app.register(wallRoutes, { prefix: '/b', deps: services })

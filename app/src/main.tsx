@@ -3,12 +3,13 @@ import { useEffect } from 'preact/hooks'
 import type { AppPath } from '../../src/web/app-paths.ts'
 import './app.css'
 import { Layout, Plain } from './components/layout.tsx'
+import { Unreachable } from './components/unreachable.tsx'
 import { lazy } from './lazy.tsx'
 import { navigate, route, sameOriginTarget } from './router.tsx'
 import Board from './screens/board.tsx'
 import NotFound from './screens/not-found.tsx'
 import SignIn from './screens/sign-in.tsx'
-import { loadMe, me } from './session.ts'
+import { loadMe, me, unreachable } from './session.ts'
 
 // The app (docs/app.md): one page, one screen per path of src/web/app-paths.ts.
 
@@ -46,12 +47,16 @@ function MovedToWalls() {
 function App() {
   useEffect(() => {
     loadMe().catch(() => {
-      // offline at start: the service worker served the shell; show sign-in's retry
+      // an answer the app does not understand: sign-in, where it shows what goes wrong
       me.value = null
     })
   }, [])
   const { path, params } = route.value
   const user = me.value
+  // the server is down or this device offline (the service worker served the shell):
+  // say so, rather than look signed out
+  if (user === undefined && unreachable.value !== null)
+    return <Unreachable reason={unreachable.value} />
   if (user === undefined)
     return (
       <p class="loading" aria-live="polite">

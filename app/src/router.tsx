@@ -54,7 +54,8 @@ export function sameOriginTarget(target: string | null): string {
 /** Goes to a path of the app without reloading (`replace`: no new history entry). */
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
   const url = new URL(to, location.href)
-  if (url.origin !== location.origin) {
+  // a page that is not the app's (an invitation's, a share page): the server's, loaded whole
+  if (url.origin !== location.origin || !match(url.pathname).path) {
     location.href = url.href
     return
   }

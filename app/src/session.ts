@@ -7,11 +7,24 @@ import type { Profile } from './types.ts'
 
 export const me = signal<Profile | null | undefined>(undefined)
 
+/**
+ * Why the app could not ask who is signed in (the server down, restarting behind its proxy,
+ * or this device offline: '' when there was no answer at all), or null. Not knowing is not being signed out: the app says the
+ * server cannot be reached and offers to try again, rather than showing sign-in.
+ */
+export const unreachable = signal<string | null>(null)
+
 export async function loadMe(): Promise<void> {
   try {
     me.value = await api<Profile>('GET', '/v1/user')
+    unreachable.value = null
   } catch (error) {
-    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) me.value = null
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+      me.value = null
+      unreachable.value = null
+    } else if (error instanceof ApiError && (error.status === 0 || error.status >= 500))
+      // no connection: nothing to add to what the screen says; a 5xx: the server's words
+      unreachable.value = error.status === 0 ? '' : error.message
     else throw error
   }
 }

@@ -4,7 +4,7 @@ import type { Command } from 'commander'
 import { baseUrl, type ClientSettings, readSettings, saveSettings } from './client-config.ts'
 import { call, realSleep, type Sleep } from './client-http.ts'
 import { type Output, print, table, UsageError } from './output.ts'
-import { watch } from './watch.ts'
+import { currentStatuses, watch } from './watch.ts'
 
 export { ClientError } from './client-http.ts'
 
@@ -44,6 +44,14 @@ interface HistoryEntry {
   value: string
   at: string
   by: { userId: string; name: string } | null
+  /** The API key of an entry you wrote yourself with one (docs/api.md#sharing-history-and-live-updates). */
+  via: { type: 'key'; keyId: string; label: string | null } | null
+}
+
+/** Who wrote a history entry, and with which of your keys, when it has a label. */
+const writer = (h: HistoryEntry): string => {
+  const who = h.by?.name ?? '-'
+  return h.via?.label ? `${who} (key ${h.via.label})` : who
 }
 
 const NOT_LOGGED_IN =
@@ -192,21 +200,49 @@ Examples:
 
   program
     .command('ls')
-    .description('list the statuses you own, oldest first')
-    .addHelpText('after', '\nExamples:\n  $ statusd ls\n  $ statusd ls --json')
+    .description('list the statuses you own with their values, oldest first')
+    .addHelpText(
+      'after',
+      `
+Each line: key, name, value, when the value was set, share id and id. --json prints the
+list entries, each with its value and valueUpdatedAt.
+
+Examples:
+  $ statusd ls
+  $ statusd ls --json`,
+    )
     .action(async () => {
+      const settings = settingsFor(io)
       const res = await call<ListEntry[]>(
-        settingsFor(io),
+        settings,
         { method: 'GET', path: '/v1/user/status' },
         sleep,
       )
+      // note: list entries are the interface's four fields; the values come from the stream of
+      // many statuses, which sends each one's current state first (one request per 100)
+      const states = await currentStatuses<Status>(
+        settings,
+        res.body.map((s) => s.statusId),
+      )
       const list = res.body
+        .filter((s) => states.has(s.statusId))
+        .map((s) => {
+          const state = states.get(s.statusId) as Status
+          return { ...s, value: state.value, valueUpdatedAt: state.valueUpdatedAt }
+        })
       print(output, list, () =>
         list.length === 0
           ? '(no statuses)'
           : table([
-              ['KEY', 'NAME', 'SHARE ID', 'ID'],
-              ...list.map((s) => [s.statusKey ?? '-', s.name, s.shareId, s.statusId]),
+              ['KEY', 'NAME', 'VALUE', 'SET', 'SHARE ID', 'ID'],
+              ...list.map((s) => [
+                s.statusKey ?? '-',
+                s.name,
+                s.value ?? '(none)',
+                s.valueUpdatedAt ?? '-',
+                s.shareId,
+                s.statusId,
+              ]),
             ]),
       )
     })
@@ -241,10 +277,7 @@ Examples:
       print(output, entries, () =>
         entries.length === 0
           ? '(no value updates)'
-          : table([
-              ['AT', 'VALUE', 'BY'],
-              ...entries.map((h) => [h.at, h.value, h.by?.name ?? '-']),
-            ]),
+          : table([['AT', 'VALUE', 'BY'], ...entries.map((h) => [h.at, h.value, writer(h)])]),
       )
     })
 

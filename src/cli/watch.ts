@@ -215,3 +215,76 @@ function show(
       : `${s.valueUpdatedAt ?? s.updatedAt}  ${s.statusKey ?? s.name}  ${s.value ?? '(none)'}\n`,
   )
 }
+
+/** The most statuses one stream of many carries (docs/api.md#one-stream-for-many-statuses). */
+const STATUSES_PER_STREAM = 100
+
+/**
+ * The current state of each status named, by id, read from the stream of many statuses
+ * (`GET /v1/events?status=…`), which sends the current state of each first: one request per
+ * 100 statuses instead of one per status. The stream is closed as soon as every state came.
+ * A status deleted since its id was listed is left out.
+ */
+export async function currentStatuses<T extends { id: string }>(
+  settings: ClientSettings,
+  ids: readonly string[],
+): Promise<Map<string, T>> {
+  const found = new Map<string, T>()
+  for (let start = 0; start < ids.length; start += STATUSES_PER_STREAM) {
+    let batch = ids.slice(start, start + STATUSES_PER_STREAM)
+    while (batch.length > 0) {
+      const gone = await readStates(settings, batch, found)
+      if (gone.length === 0) break
+      // refused for ids that are gone (deleted meanwhile): ask again without them
+      batch = batch.filter((id) => !gone.includes(id))
+    }
+  }
+  return found
+}
+
+/** One stream's first states into `found`; the ids the server refused it for, if it did. */
+async function readStates<T>(
+  settings: ClientSettings,
+  ids: readonly string[],
+  found: Map<string, T>,
+): Promise<string[]> {
+  const query = ids.map((id) => `status=${encodeURIComponent(id)}`).join('&')
+  const done = new AbortController()
+  let res: Response
+  try {
+    res = await fetch(`${settings.url}/v1/events?${query}`, {
+      headers: {
+        accept: 'text/event-stream',
+        ...(settings.apiKey && { authorization: `Bearer ${settings.apiKey}` }),
+      },
+      signal: done.signal,
+    })
+  } catch (e) {
+    throw new ClientError(`cannot reach ${settings.url}: ${networkReason(e)}`)
+  }
+  if (!res.ok || !res.body) {
+    const text = await res.text().catch(() => '')
+    if (res.status === 404) {
+      // each id that may not be streamed is named by its position (`status.3`)
+      const body = JSON.parse(text || '{}') as { errors?: { field?: string }[] }
+      const gone = (body.errors ?? [])
+        .map((e) => /^status\.(\d+)$/.exec(e.field ?? '')?.[1])
+        .map((i) => (i === undefined ? undefined : ids[Number(i)]))
+        .filter((id): id is string => id !== undefined)
+      if (gone.length > 0) return gone
+    }
+    throw refusal(res, text)
+  }
+  const waiting = new Set(ids)
+  try {
+    for await (const event of serverEvents(res.body)) {
+      const { statusId, status } = JSON.parse(event.data) as { statusId: string; status?: T }
+      if (event.event === 'status' && status !== undefined) found.set(statusId, status)
+      waiting.delete(statusId)
+      if (waiting.size === 0) break
+    }
+  } finally {
+    done.abort()
+  }
+  return []
+}

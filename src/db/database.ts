@@ -79,6 +79,8 @@ export interface StatusHistoryTable {
   value: string
   at: string
   by_user_id: string
+  /** The API key the value was written with; null: a session, the CLI, or before keys were noted. */
+  by_key_id: string | null
 }
 
 /**

@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   'rateLimited',
   'tooManyStreams',
   'serverBusy',
+  'tooManyRequests',
   'requestTimeout',
   'requestHeadersTooLarge',
   'internalError',
@@ -113,8 +114,8 @@ export const emailNotVerified = (
  */
 export const insufficientScope = (message: string, field = 'scopes', detail = message) =>
   new ApiError(403, 'insufficientScope', message, [{ field, message: detail }])
-export const forbidden = (message = 'You may not change this status') =>
-  new ApiError(403, 'forbidden', message)
+export const forbidden = (message = 'You may not change this status', errors?: FieldError[]) =>
+  new ApiError(403, 'forbidden', message, errors)
 export const csrfRejected = () =>
   new ApiError(
     403,
@@ -158,6 +159,15 @@ export const serverBusy = (retryAfterSeconds: number) =>
     undefined,
     { 'retry-after': String(retryAfterSeconds), connection: 'close' },
   )
+
+/**
+ * 429 when the server is too busy with work of this kind to take more now (the password hash
+ * pool's queue is full, docs/accounts.md#password-hashing): not a limit of the caller's own.
+ */
+export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
+  new ApiError(429, 'tooManyRequests', message, undefined, {
+    'retry-after': String(retryAfterSeconds),
+  })
 export const unavailable = (message = 'Storage is unavailable, try again shortly') =>
   new ApiError(503, 'unavailable', message, undefined, {
     'retry-after': '5',

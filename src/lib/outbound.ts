@@ -42,40 +42,73 @@ export function parseNetworks(text: string): Network[] {
     })
 }
 
-/** The address as IPv4 when it is an IPv4 address written as IPv6 (`::ffff:10.0.0.1`). */
-const normalized = (address: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipaddr.IPv6 =>
-  address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()
-    ? (address as ipaddr.IPv6).toIPv4Address()
-    : address
+/** An address written as IPv6 in one of the forms that carry an IPv4 address in their last 32 bits. */
+const IPV4_EMBEDDING: readonly Network[] = [
+  // IPv4-mapped: the IPv4 address itself, to a dual-stack socket
+  ipaddr.parseCIDR('::ffff:0:0/96'),
+  // IPv4-translated (SIIT)
+  ipaddr.parseCIDR('::ffff:0:0:0/96'),
+  // NAT64's well-known prefix: a NAT64 gateway connects to the IPv4 address
+  ipaddr.parseCIDR('64:ff9b::/96'),
+  // IPv4-compatible (deprecated): a host that still routes it (a sit tunnel) reaches the IPv4
+  // address; :: and ::1 are in it too, and are judged as themselves (see embeddedIPv4)
+  ipaddr.parseCIDR('::/96'),
+]
 
-function inNetwork(address: ipaddr.IPv4 | ipaddr.IPv6, [range, bits]: Network): boolean {
-  const candidate = normalized(address)
-  const base = normalized(range)
-  if (candidate.kind() !== base.kind()) return false
-  // a mapped range (::ffff:10.0.0.0/104) became IPv4: its prefix loses the 96 bits of the mapping
-  const prefix = base !== range ? bits - 96 : bits
-  return candidate.match(base, Math.max(0, prefix))
+/**
+ * The IPv4 address an IPv6 address carries and reaches, for the forms that do
+ * (IPV4_EMBEDDING); null for any other address. `::` and `::1` are the unspecified and
+ * loopback addresses themselves, not IPv4 0.0.0.0 and 0.0.0.1.
+ */
+function embeddedIPv4(address: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | null {
+  if (address.kind() !== 'ipv6') return null
+  const v6 = address as ipaddr.IPv6
+  const range = v6.range()
+  if (range === 'unspecified' || range === 'loopback') return null
+  if (!IPV4_EMBEDDING.some(([base, bits]) => v6.match(base as ipaddr.IPv6, bits))) return null
+  const bytes = v6.toByteArray()
+  return new ipaddr.IPv4(bytes.slice(12))
+}
+
+/** An allowed range written as IPv4-mapped IPv6 (`::ffff:10.0.0.0/104`), as the IPv4 range it maps. */
+function asIPv4Range([range, bits]: Network): Network {
+  if (range.kind() === 'ipv6' && (range as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96)
+    return [(range as ipaddr.IPv6).toIPv4Address(), bits - 96]
+  return [range, bits]
+}
+
+/** Whether `address`, or the IPv4 address it carries, is in the network. */
+function inNetwork(address: ipaddr.IPv4 | ipaddr.IPv6, network: Network): boolean {
+  const [base, bits] = asIPv4Range(network)
+  const embedded = embeddedIPv4(address)
+  return [address, ...(embedded ? [embedded] : [])].some(
+    (candidate) => candidate.kind() === base.kind() && candidate.match(base, bits),
+  )
 }
 
 /**
  * Why the service refuses to connect to `ip` (null: it may). Only ordinary public unicast
  * addresses pass: ipaddr.js names every special range (private, loopback, link-local, unique
  * local, CGNAT, multicast, broadcast, unspecified, reserved, documentation, 6to4 and Teredo
- * tunnels, NAT64, …), and an IPv4-mapped IPv6 address is judged as the IPv4 address it maps.
- * The cloud metadata address 169.254.169.254 is link-local. A network in `allow` passes
- * whatever its range.
+ * tunnels, …). An IPv6 address that carries an IPv4 one (IPv4-mapped `::ffff:10.0.0.1`,
+ * IPv4-compatible `::10.0.0.1`, IPv4-translated, NAT64 `64:ff9b::10.0.0.1`) is judged as the
+ * IPv4 address it reaches, so none of them is a way around the rules. The cloud metadata
+ * address 169.254.169.254 is link-local. A network in `allow` passes whatever its range.
  */
 export function addressRefusal(ip: string, allow: readonly Network[] = []): string | null {
   let address: ipaddr.IPv4 | ipaddr.IPv6
   try {
-    address = normalized(ipaddr.parse(ip))
+    address = ipaddr.parse(ip)
   } catch {
     return `not an IP address: ${ip}`
   }
   if (allow.some((network) => inNetwork(address, network))) return null
-  const range = address.range()
+  const embedded = embeddedIPv4(address)
+  const range = (embedded ?? address).range()
   if (range === 'unicast') return null
-  return `${ip} is a ${range} address`
+  return embedded
+    ? `${ip} is a ${range} address (IPv4 ${embedded.toString()} written as IPv6)`
+    : `${ip} is a ${range} address`
 }
 
 /** A refusal or failure of an outbound request: what the delivery log shows. */
@@ -182,6 +215,32 @@ export class OutboundClient {
         )
     }
     return addresses[0] as string
+  }
+
+  /**
+   * Why the address rules refuse `url` now (the delivery log's words after `refused: `), or
+   * null when a request would be tried: what a user is told when making or testing a channel.
+   * A name that does not resolve now, or not within the timeout, is not refused here: every
+   * send judges it again (DNS answers change).
+   */
+  async refusalOf(url: string): Promise<string | null> {
+    const parsed = URL.parse(url)
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
+      return 'only http and https URLs are called'
+    let timer: NodeJS.Timeout | undefined
+    const unresolved = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), this.#timeoutMs)
+    })
+    const judged = this.checkedAddress(parsed.hostname).then(
+      () => null,
+      (err: unknown) =>
+        err instanceof OutboundError && err.refused ? err.message.replace(/^refused: /, '') : null,
+    )
+    try {
+      return await Promise.race([judged, unresolved])
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   /**

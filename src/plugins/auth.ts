@@ -60,6 +60,7 @@ const callerOf = (user: User, credential: Credential): ApiCaller => ({
   // what the services hold the caller to (docs/accounts.md#scoped-keys): a key's limits
   ...(credential.kind === 'key' && {
     limits: { scopes: credential.scopes, statusIds: credential.statusIds },
+    keyId: credential.id,
   }),
 })
 

@@ -128,6 +128,7 @@ const appPage = (build: Build) =>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <meta name="theme-color" content="#1d4ed8">
+<meta name="description" content="statusd: short statuses (a room free or busy, a build, who is away) set from anywhere, shown live, shared by link, on a wall or as a badge.">
 <meta name="referrer" content="same-origin">
 <title>statusd</title>
 <link rel="manifest" href="/manifest.webmanifest">

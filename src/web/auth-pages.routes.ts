@@ -100,7 +100,7 @@ const resetForm = (problem?: string) => html`<form method="post">
 <p><label for="password">New password</label><br>
 <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_LENGTHS.minLength}" maxlength="${PASSWORD_LENGTHS.maxLength}"${problem ? html` aria-invalid="true" aria-describedby="problem"` : ''}></p>
 ${problem ? html`<p id="problem" class="problem" role="alert">The password ${problem}.</p>` : ''}
-<p class="hint">${PASSWORD_LENGTHS.minLength} to ${PASSWORD_LENGTHS.maxLength} characters. Setting it signs you out everywhere else.</p>
+<p class="hint">${PASSWORD_LENGTHS.minLength} to ${PASSWORD_LENGTHS.maxLength} characters, not a common password nor one easy to guess (a few unrelated words make a good one). Setting it signs you out everywhere else.</p>
 <p><button type="submit">Set the new password</button></p>
 </form>`
 

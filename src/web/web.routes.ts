@@ -5,11 +5,12 @@ import type { Clock } from '../lib/clock.ts'
 import { ERROR_RESPONSES } from '../lib/error-schema.ts'
 import type { ApiError } from '../lib/errors.ts'
 import { viewEtag } from '../lib/etag.ts'
+import { hashApiKey } from '../lib/ids.ts'
 import type { RenderCache, Rendered } from '../lib/render-cache.ts'
 import { PRIVATE_LINK_HEADERS, PUBLIC_VIEW_CACHE_CONTROL } from '../lib/response-headers.ts'
 import type { ServiceDeps } from '../modules/service-deps.ts'
 import { InvitationTokenParamsSchema } from '../modules/statuses/invitations.schemas.ts'
-import { previewLink } from '../modules/statuses/invitations.service.ts'
+import { acceptLink, previewLink } from '../modules/statuses/invitations.service.ts'
 import { shareBadge, sharePage } from '../modules/statuses/share.service.ts'
 import {
   linkBadge,
@@ -17,6 +18,7 @@ import {
   ShareLinkTokenParamsSchema,
 } from '../modules/statuses/share-links.service.ts'
 import { ShareIdParamsSchema } from '../modules/statuses/sharing.schemas.ts'
+import { authenticateSession, SESSION_COOKIE } from '../modules/users/sessions.service.ts'
 import { prepareError, sendError } from '../plugins/error-handler.ts'
 import { BadgeQuerySchema, badgeEndpoint, badgeText, greyBadge, renderBadge } from './badge.ts'
 import { renderInvitePage } from './invite-page.ts'
@@ -358,17 +360,30 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
 /**
  * The page an invitation link opens, `GET /invite/:token` (docs/accounts.md#invitation-links):
  * what the link offers and how to take it up; its own pages for a link unknown (404) or no
- * longer usable (410). Never cached, and its URL (a secret) is sent to no other site.
+ * longer usable (410). Never cached, and its URL (a secret) is sent to no other site. Someone
+ * signed in answers it on the page: its form posts to `POST /invite/:token`.
  */
 export const invitePageRoutes: FastifyPluginAsyncTypebox<{
   deps: ServiceDeps
-  /** Where links point: PUBLIC_URL, or the address the server listens on. */
-  linkBase: () => string
   clock: Clock
-}> = async (app, { deps, linkBase, clock }) => {
-  const noStore = { 'cache-control': 'no-store' }
+}> = async (app, { deps, clock }) => {
+  // note: the page's own form may post here, and nowhere else; and it is never framed (a
+  // framed Accept button could be clicked for someone: clickjacking)
+  const pageHeaders = {
+    'cache-control': 'no-store',
+    'content-security-policy': PAGE_CSP.replace(
+      "form-action 'none'",
+      "form-action 'self'; frame-ancestors 'none'",
+    ),
+  }
+  // the page's form posts as browsers do; what it sends is not read
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 1024 },
+    (_request, _body, done) => done(null, {}),
+  )
   app.setNotFoundHandler((_request, reply) =>
-    sendHtml(reply, 404, invitationNotFoundPage(), noStore),
+    sendHtml(reply, 404, invitationNotFoundPage(), pageHeaders),
   )
   app.setErrorHandler((err: Error, request, reply) => {
     const apiError = prepareError(err, request, reply, 'invitation page failed')
@@ -381,9 +396,24 @@ export const invitePageRoutes: FastifyPluginAsyncTypebox<{
               'Invitation no longer valid',
               `${apiError.message}. Ask whoever invited you for a new one.`,
             )
-          : renderMessagePage(ASSET_URLS, 'Something went wrong', apiError.message)
-    return sendHtml(reply, apiError.statusCode, body, noStore)
+          : apiError.statusCode === 401
+            ? renderMessagePage(
+                ASSET_URLS,
+                'Sign in again',
+                'You are no longer signed in. Open the invitation link again to sign in and accept it.',
+              )
+            : renderMessagePage(ASSET_URLS, 'The invitation was not accepted', apiError.message)
+    return sendHtml(reply, apiError.statusCode, body, pageHeaders)
   })
+
+  /** The name of whoever the request's session cookie signs in, if it is a session that works. */
+  const signedInName = async (request: FastifyRequest): Promise<string | null> => {
+    const token = request.cookies?.[SESSION_COOKIE]
+    // a real session token is 44 characters: anything far longer is not worth hashing
+    if (token === undefined || token === '' || token.length > 256) return null
+    const found = await authenticateSession(deps.db, hashApiKey(token), clock)
+    return found?.user.name ?? null
+  }
 
   app.get(
     '/:token',
@@ -392,6 +422,8 @@ export const invitePageRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         operationId: 'getInvitePage',
         summary: 'The page an invitation link opens (HTML): what it offers, how to accept it',
+        description:
+          'Signed out: links to sign up or sign in. Signed in (session cookie): Accept, a form post to `POST /invite/{token}`.',
         tags: ['public'],
         params: InvitationTokenParamsSchema,
         response: {
@@ -409,8 +441,45 @@ export const invitePageRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const { token } = request.params
       const invitation = await previewLink(deps, token, clock.now())
-      const body = renderInvitePage(ASSET_URLS, invitation, linkBase(), token)
-      return sendHtml(reply, 200, body, noStore)
+      const body = renderInvitePage(ASSET_URLS, invitation, token, await signedInName(request))
+      return sendHtml(reply, 200, body, pageHeaders)
+    },
+  )
+
+  app.post(
+    '/:token',
+    {
+      // the session's own request from the page (a cookie's POST must come from this origin)
+      config: { auth: 'authenticated', scope: 'status:manage' },
+      schema: {
+        operationId: 'acceptInvitePage',
+        summary: "The invitation page's Accept button (HTML form post): accept the invitation",
+        description:
+          "As `POST /v1/invitations/{token}/accept`, answered for a browser: 303 to the status's screen in the app, or a page saying why not.",
+        tags: ['public'],
+        params: InvitationTokenParamsSchema,
+        response: {
+          303: { description: "Accepted: `Location` is the status's screen in the app" },
+          401: page('text/html', 'Not signed in, or the session has ended'),
+          403: page(
+            'text/html',
+            'Sent from another site, or the link is bound to another e-mail address',
+          ),
+          404: page('text/html', 'No invitation has this token'),
+          409: page('text/html', 'Your own status'),
+          410: page('text/html', 'The invitation has expired, been used up or been revoked'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { statusId } = await acceptLink(deps, request.caller, request.params.token, clock.now())
+      return reply
+        .code(303)
+        .headers({
+          location: `/statuses/${encodeURIComponent(statusId)}`,
+          'cache-control': 'no-store',
+        })
+        .send()
     },
   )
 }

@@ -61,7 +61,32 @@ describe('the account screen', { skip: chromiumMissing(), timeout: 360_000 }, ()
     assert.equal(profile.name, 'Ada Lovelace')
   })
 
-  it('changes the password: the API’s rules show at the field, other sessions end, this one stays', async (ctx) => {
+  it('an unconfirmed address is said to have a mailed link only when this statusd sends mail', async (ctx) => {
+    // e-mail off: nothing was mailed, so nothing is to be followed
+    const quiet = await appServer(ctx)
+    const ada = await signUpPerson(quiet, { name: 'Ada' })
+    assert.equal(
+      (await asSession(quiet.t, ada.cookie, 'GET', '/v1/user')).json().emailVerified,
+      false,
+    )
+    const off = await openApp(ctx, quiet, { person: ada, path: '/account' })
+    await expectScreen(off.page, 'Account')
+    await off.page.getByText('This statusd sends no mail').waitFor()
+    assert.equal(await off.page.getByText('follow the link mailed to it').count(), 0)
+
+    // e-mail on: the sign-up's link was mailed
+    const smtp = await startSmtpServer(ctx)
+    const mailing = await appServer(ctx, {
+      mailer: createMailer(smtp.url, 'statusd <statusd@example.com>'),
+    })
+    const grace = await signUpPerson(mailing, { name: 'Grace' })
+    await smtp.next()
+    const on = await openApp(ctx, mailing, { person: grace, path: '/account' })
+    await expectScreen(on.page, 'Account')
+    await on.page.getByText('Not confirmed yet: follow the link mailed to it.').waitFor()
+  })
+
+  it('changes the password: the API’s rules show at the field (a wrong current password in words, no field name), other sessions end, this one stays', async (ctx) => {
     const server = await appServer(ctx)
     const person = await signUpPerson(server)
     const elsewhere = await anotherSession(server, person)
@@ -76,6 +101,12 @@ describe('the account screen', { skip: chromiumMissing(), timeout: 360_000 }, ()
     await page.getByLabel('New password').fill('a new and long password 7')
     await page.getByRole('button', { name: 'Change password' }).click()
     await page.getByRole('alert').waitFor()
+    assert.equal(await page.getByRole('alert').textContent(), 'The current password is wrong')
+    await page
+      .locator('#main .field-error')
+      .filter({ hasText: 'is not your current password' })
+      .waitFor()
+    assert.doesNotMatch((await page.locator('#main').textContent()) ?? '', /currentPassword/)
     assert.ok(await signsIn(server, elsewhere), 'a refused change ends nothing')
 
     // a password the API's rules refuse: its own message, at the field

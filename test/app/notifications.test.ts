@@ -71,6 +71,23 @@ describe('the notifications screen', { skip: chromiumMissing(), timeout: 360_000
     assert.match((await row.textContent()) ?? '', /delivered \(HTTP 200\)/)
   })
 
+  it('a webhook to a loopback address is refused as it is added: the URL field says why, naming WEBHOOK_ALLOW_NETWORKS', async (ctx) => {
+    // no WEBHOOK_ALLOW_NETWORKS: loopback is not called (docs/notifications.md#outbound-safety)
+    const server = await appServer(ctx)
+    const person = await signUpPerson(server)
+    const { page } = await openApp(ctx, server, { person, path: '/notifications' })
+    await expectScreen(page, 'Notifications')
+    const form = page.locator('form', { has: page.getByRole('heading', { name: 'A webhook' }) })
+    await form.getByLabel('URL').fill('http://127.0.0.1:8080/hook')
+    await form.getByRole('button', { name: 'Add the webhook' }).click()
+    const said = form.locator('.field-error')
+    await said.waitFor()
+    const text = (await said.textContent()) ?? ''
+    assert.match(text, /127\.0\.0\.1 is a loopback address/)
+    assert.match(text, /WEBHOOK_ALLOW_NETWORKS/)
+    assert.deepEqual(await channelsOf(server, person), [], 'no channel was made')
+  })
+
   it('turns a channel off and on, and deletes it after a confirmation', async (ctx) => {
     const server = await appServer(ctx, { webhookAllowNetworks: ['127.0.0.0/8'] })
     const person = await signUpPerson(server)

@@ -201,6 +201,33 @@ describe('the app shell', { skip: chromiumMissing(), timeout: 300_000 }, () => {
     assert.ok(wideBox && wideBox.height <= 72, `desktop header ${wideBox?.height} px`)
   })
 
+  it('reloaded while the server is down, the app says the server cannot be reached (not signed out), and Try again comes back', async (ctx) => {
+    const server = await appServer(ctx)
+    const person = await signUpPerson(server)
+    const { page } = await openApp(ctx, server, { person, viewport: { width: 390, height: 844 } })
+    await expectScreen(page, 'Board')
+    await page.evaluate('navigator.serviceWorker.ready.then(() => true)')
+    await page.reload() // now under the worker's control, which keeps the shell
+    await expectScreen(page, 'Board')
+    // the server stops: nothing listens on its port any more
+    const http = server.t.app.server
+    await new Promise<void>((resolve) => {
+      http.close(() => resolve())
+      http.closeAllConnections()
+    })
+    await page.reload()
+    await expectScreen(page, 'statusd cannot be reached')
+    assert.equal(await page.getByLabel('Password').count(), 0, 'no sign-in form')
+    assert.equal(new URL(page.url()).pathname, '/')
+    await expectNoAxeViolations(page, 'server unreachable, phone')
+    // the server is back on the same address
+    await new Promise<void>((resolve) =>
+      http.listen(Number(new URL(server.origin).port), '127.0.0.1', resolve),
+    )
+    await page.getByRole('button', { name: 'Try again' }).click()
+    await expectScreen(page, 'Board')
+  })
+
   for (const colorScheme of ['light', 'dark'] as const)
     for (const width of [375, 1280])
       it(`sign-in and the board pass axe (${colorScheme}, ${width} px)`, async (ctx) => {

@@ -59,7 +59,7 @@ describe('signing up and in', { skip: chromiumMissing(), timeout: 600_000 }, () 
 
     const { page } = await openApp(ctx, server, { path: new URL(url).pathname })
     await page.getByRole('heading', { name: 'Room 4' }).waitFor()
-    await page.getByRole('link', { name: 'Accept the invitation' }).click()
+    await page.getByRole('link', { name: 'Sign up and accept' }).click()
     await expectScreen(page, 'Create an account')
     await page.getByText('Olivia invites you to follow Room 4 as a subscriber').waitFor()
     await page.getByLabel('Name').fill('Sam')
@@ -77,22 +77,26 @@ describe('signing up and in', { skip: chromiumMissing(), timeout: 600_000 }, () 
     )
   })
 
-  it('without an invitation, SIGNUP=invite is explained; SIGNUP=open signs up with the API’s rules', async (ctx) => {
+  it('without an invitation, SIGNUP=invite says sign-up is by invitation before any form; SIGNUP=open signs up with the API’s rules', async (ctx) => {
     const closed = await appServer(ctx, { signup: 'invite' })
-    const a = await openApp(ctx, closed, { path: '/sign-up', allowConsoleErrors: true })
-    await expectScreen(a.page, 'Create an account')
-    await a.page.getByLabel('Name').fill('Sam')
-    await a.page.getByLabel('E-mail').fill('sam@example.com')
-    await a.page.getByLabel('Password').fill(GOOD_PASSWORD)
-    await a.page.getByRole('button', { name: 'Create account' }).click()
-    await a.page.getByRole('alert').filter({ hasText: 'open by invitation only' }).waitFor()
+    const a = await openApp(ctx, closed, {
+      path: '/sign-up',
+      viewport: { width: 390, height: 844 },
+    })
+    await expectScreen(a.page, 'Sign-up is by invitation')
+    await a.page.getByText('Ask someone who uses it to invite you').waitFor()
+    assert.equal(await a.page.getByLabel('Password').count(), 0, 'no form to fill in vain')
+    assert.equal(await a.page.getByRole('button', { name: 'Create account' }).count(), 0)
+    await expectNoAxeViolations(a.page, 'sign-up by invitation only, phone')
+    await a.page.getByRole('link', { name: 'Sign in' }).click()
+    await expectScreen(a.page, 'Sign in')
 
     const open = await appServer(ctx)
     const b = await openApp(ctx, open, { path: '/sign-up', allowConsoleErrors: true })
     await expectScreen(b.page, 'Create an account')
     await b.page.getByLabel('Name').fill('Sam')
     await b.page.getByLabel('E-mail').fill('sam@example.com')
-    // long enough for the browser, one of the most common passwords for the API
+    // long enough for the browser, in the common-password list for the API
     await b.page.getByLabel('Password').fill('1qaz2wsx3edc')
     await b.page.getByRole('button', { name: 'Create account' }).click()
     await b.page.locator('.field-error').waitFor()
@@ -200,7 +204,7 @@ describe('signing up and in', { skip: chromiumMissing(), timeout: 600_000 }, () 
           `sign-in with the passkey button, ${colorScheme}, ${width} px`,
         )
         await page.goto(url)
-        await page.getByRole('link', { name: 'Accept the invitation' }).waitFor()
+        await page.getByRole('link', { name: 'Sign up and accept' }).waitFor()
         await expectNoAxeViolations(page, `invitation page, ${colorScheme}, ${width} px`)
       })
 })

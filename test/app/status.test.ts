@@ -204,8 +204,16 @@ describe('a status', { skip: chromiumMissing(), timeout: 300_000 }, () => {
     const server = await appServer(ctx)
     const person = await signUpPerson(server, { name: 'Hana' })
     const meter = await createAs(server, person, 'meter', { name: 'Meter', value: '10' })
-    for (const value of ['12', '9', '15'])
+    for (const value of ['12', '9'])
       await asSession(server.t, person.cookie, 'PATCH', `/v1/status/${meter.id}`, { value })
+    // the last value from a device: its key's label shows (docs/sharing.md#history)
+    const sensor = await asSession(server.t, person.cookie, 'POST', '/v1/user/api-keys', {
+      label: 'meter sensor',
+      scopes: ['status:value'],
+      statusIds: [meter.id],
+    })
+    const device = { id: person.id, key: sensor.json().key as string }
+    await server.t.request(device, 'PATCH', `/v1/status/${meter.id}`, { value: '15' })
     const mood = await createAs(server, person, 'mood', { name: 'Mood', value: 'OK' })
     for (const value of ['GREAT', 'OK', 'MEH'])
       await asSession(server.t, person.cookie, 'PATCH', `/v1/status/${mood.id}`, { value })
@@ -228,7 +236,15 @@ describe('a status', { skip: chromiumMissing(), timeout: 300_000 }, () => {
       (await timeline.locator('.value-chip').allTextContents()).map((s) => s.trim()),
       ['15', '9', '12', '10'],
     )
-    assert.match((await timeline.locator('li').first().textContent()) ?? '', /by Hana/)
+    assert.match(
+      (await timeline.locator('li').first().textContent()) ?? '',
+      /by Hana with the key “meter sensor”/,
+    )
+    assert.doesNotMatch(
+      (await timeline.locator('li').nth(1).textContent()) ?? '',
+      /with the key/,
+      'a value set in the app names no key',
+    )
     await page.locator('.value-chart canvas').waitFor()
     assert.equal(scripts.filter((s) => s.includes('/history-')).length, 1, 'the chart chunk')
     const img = page.getByRole('img', { name: /Chart of the last 4 values/ })

@@ -188,14 +188,27 @@ describe('statusd set / get / ls / history (docs/cli.md#commands)', () => {
       /^key {7}room-4\nname {6}Room four\nvalue {5}OCCUPIED\ncolour {4}3\n/,
     )
 
+    // ls shows each status's value (docs/cli.md#commands)
     const list = await json(['ls'])
     assert.deepEqual(
-      list.map((s: { statusKey: string }) => s.statusKey),
-      ['room-4', 'lamp-x'],
+      list.map((s: { statusKey: string; value: string }) => [s.statusKey, s.value]),
+      [
+        ['room-4', 'OCCUPIED'],
+        ['lamp-x', 'ON'],
+      ],
     )
+    assert.equal(list[0].valueUpdatedAt, got.valueUpdatedAt)
     const table = (await statusd(['ls'])).stdout.split('\n')
-    assert.match(table[0] ?? '', /^KEY {5}NAME {7}SHARE ID {2}ID$/)
-    assert.equal(table[1], `room-4  Room four  ${created.shareId}  ${created.id}`)
+    assert.deepEqual(table[0]?.split(/ {2,}/), ['KEY', 'NAME', 'VALUE', 'SET', 'SHARE ID', 'ID'])
+    assert.deepEqual(table[1]?.split(/ {2,}/), [
+      'room-4',
+      'Room four',
+      'OCCUPIED',
+      got.valueUpdatedAt,
+      created.shareId,
+      created.id,
+    ])
+    assert.equal(table[2]?.split(/ {2,}/)[2], 'ON')
 
     const history = await json(['history', 'room-4'])
     assert.deepEqual(

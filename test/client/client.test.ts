@@ -73,6 +73,33 @@ describe('StatusdClient: each method against a real server (docs/client.md#metho
     assert.deepEqual([last.items.map((s) => s.statusId), last.nextCursor], [[second.id], null])
   })
 
+  it('listStatuses gives your statuses with their values (list entries have none); getMany reads many by id', async () => {
+    const owner = await t.user()
+    const client = clientOf(owner)
+    const room = await client.set('room-4', { value: 'FREE' })
+    const lamp = await client.set('lamp-x', { value: 'ON', colorNo: 2 })
+    const build = await client.set('build', { value: 'PASSING' })
+    await client.delete(build.id)
+    const updated = await client.set('room-4', { value: 'OCCUPIED' })
+    const listed = await client.listStatuses()
+    assert.deepEqual(
+      listed.map((s) => [s.statusKey, s.value]),
+      [
+        ['room-4', 'OCCUPIED'],
+        ['lamp-x', 'ON'],
+      ],
+    )
+    assert.deepEqual(listed[0], updated)
+    assert.deepEqual(await client.getMany([lamp.id, room.id]), [lamp, updated])
+    const unknown = await refusal(client.getMany([room.id, 'nosuchstatus000000000']))
+    assert.equal(unknown.status, 404)
+    assert.deepEqual(
+      unknown.errors.map((e) => e.field),
+      ['status.1'],
+    )
+    assert.deepEqual(await client.getMany([]), [])
+  })
+
   it('create makes a new key only; update PATCHes by id; history lists the values, newest first', async () => {
     const owner = await t.user()
     const client = clientOf(owner)

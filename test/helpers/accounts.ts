@@ -5,6 +5,13 @@ import type { TestApp } from './app.ts'
 /** A password that passes the rules (docs/accounts.md#users). */
 export const GOOD_PASSWORD = 'plum tree at dusk 42'
 
+/**
+ * A password of `n` astral characters (two UTF-16 units, one code point each), all different
+ * enough that the strength estimator passes it: a test of the lengths alone.
+ */
+export const astralPassword = (n: number): string =>
+  Array.from({ length: n }, (_, i) => String.fromCodePoint(0x1f400 + ((i * 37) % 250))).join('')
+
 /** The `statusd_session` cookie a response sets (its value), or undefined. */
 export function sessionCookieOf(res: {
   headers: Record<string, unknown>

@@ -361,7 +361,7 @@ describe('password reset', () => {
     // a password the rules refuse: the form again, saying why; the link still works
     const weak = await browser.submit(link, { password: 'QWERTY123456' })
     assert.equal(weak.status, 400)
-    assert.match(await weak.text(), /most common passwords/)
+    assert.match(await weak.text(), /list of common passwords/)
 
     const done = await browser.submit(link, { password: NEW_PASSWORD })
     assert.equal(done.status, 303)

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import {
   asSession,
+  astralPassword,
   GOOD_PASSWORD,
   sessionCookieOf,
   signInUser,
@@ -98,13 +99,13 @@ runScenarios('sign-up and sign-in: the input rules', openSignup, [
   {
     name: 'sign-up: a password of 12 astral characters is fine',
     as: null,
-    ...signup({ email: 'bo@example.com', name: 'Bo', password: '𝄞'.repeat(12) }),
+    ...signup({ email: 'bo@example.com', name: 'Bo', password: astralPassword(12) }),
     expectStatus: 201,
   },
   {
     name: 'sign-up: a password of 256 characters is fine',
     as: null,
-    ...signup({ email: 'bo@example.com', name: 'Bo', password: '😀'.repeat(256) }),
+    ...signup({ email: 'bo@example.com', name: 'Bo', password: astralPassword(256) }),
     expectStatus: 201,
   },
   {
@@ -121,6 +122,28 @@ runScenarios('sign-up and sign-in: the input rules', openSignup, [
     expectStatus: 400,
     expectErrorCode: 'validationError',
     expect: (body) => assert.equal(body.errors[0].field, 'password'),
+  },
+  {
+    name: 'sign-up: password1234 is refused: found in the large common-password list (finding 12)',
+    as: null,
+    ...signup({ email: 'bo@example.com', name: 'Bo', password: 'password1234' }),
+    expectStatus: 400,
+    expectErrorCode: 'validationError',
+    expect: (body) => {
+      assert.equal(body.errors[0].field, 'password')
+      assert.match(body.errors[0].message, /list of common passwords/)
+    },
+  },
+  {
+    name: 'sign-up: Password1234! is refused: the strength estimator scores it below 3 of 4 (finding 12)',
+    as: null,
+    ...signup({ email: 'bo@example.com', name: 'Bo', password: 'Password1234!' }),
+    expectStatus: 400,
+    expectErrorCode: 'validationError',
+    expect: (body) => {
+      assert.equal(body.errors[0].field, 'password')
+      assert.match(body.errors[0].message, /too easy to guess/)
+    },
   },
   {
     name: 'sign-up: unknown properties are refused',

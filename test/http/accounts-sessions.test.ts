@@ -188,19 +188,24 @@ describe('the profile (docs/accounts.md#users)', () => {
     assert.equal((await login(t, 'ada@example.com', GOOD_PASSWORD)).statusCode, 401)
   })
 
-  it('a password change needs currentPassword; a wrong one is 403 and changes nothing', async (ctx) => {
+  it('a password change needs currentPassword; a wrong one is 403, changes nothing, and its message names no API field (the field is in errors)', async (ctx) => {
     const { t } = await openApp(ctx)
     const { cookie } = await signUpUser(t)
     const next = 'a brand new passphrase'
     const missing = await asSession(t, cookie, 'PATCH', '/v1/user', { password: next })
     assert.equal(missing.statusCode, 400)
     assert.equal(missing.json().errors[0].field, 'currentPassword')
+    assert.equal(missing.json().message, 'A new password needs the current one')
     const wrong = await asSession(t, cookie, 'PATCH', '/v1/user', {
       password: next,
       currentPassword: 'not my password',
     })
     assert.equal(wrong.statusCode, 403)
     assert.equal(wrong.json().errorCode, 'forbidden')
+    assert.equal(wrong.json().message, 'The current password is wrong')
+    assert.deepEqual(wrong.json().errors, [
+      { field: 'currentPassword', message: 'is not your current password' },
+    ])
     assert.equal((await login(t, 'ada@example.com', GOOD_PASSWORD)).statusCode, 200)
     const common = await asSession(t, cookie, 'PATCH', '/v1/user', {
       password: 'qwerty123456',

@@ -276,6 +276,123 @@ runScenarios('boards API (docs/api.md#boards)', world, [
   },
 ])
 
+/**
+ * The world above, plus a board of the door alone and a key confined to the door that may
+ * read and manage (docs/accounts.md#scoped-keys).
+ */
+async function confinedWorld(ctx: Lifetime): Promise<ScenarioContext> {
+  const base = await world(ctx)
+  const owner = base.users.owner as TestUser
+  const doorBoard = await base.t.request(owner, 'POST', '/v1/boards', {
+    name: 'Door',
+    statusIds: [base.vars.door],
+  })
+  assert.equal(doorBoard.statusCode, 201, doorBoard.body)
+  return {
+    ...base,
+    users: {
+      ...base.users,
+      doorKey: await makeKey(base.t, owner, { scopes: ['status:*'], statusIds: [base.vars.door] }),
+    },
+    vars: { ...base.vars, doorBoard: doorBoard.json().id },
+  }
+}
+
+const boardName = async (ctx: ScenarioContext, id: string) =>
+  (await ctx.t.request(ctx.users.owner ?? null, 'GET', `/v1/boards/${id}`)).json().name
+
+runScenarios(
+  'a confined key sees and changes only boards whose statuses are all within its reach',
+  confinedWorld,
+  [
+    {
+      name: 'a confined key lists only the boards whose statuses are all within its reach',
+      as: 'doorKey',
+      method: 'GET',
+      url: '/v1/boards',
+      expectStatus: 200,
+      expect: (b, ctx) =>
+        assert.deepEqual(
+          b.map((x: { id: string }) => x.id),
+          [ctx.vars.doorBoard],
+        ),
+    },
+    {
+      name: 'a confined key reading a board holding a status beyond its reach: 404',
+      as: 'doorKey',
+      method: 'GET',
+      url: '/v1/boards/{board}',
+      expectStatus: 404,
+      expectErrorCode: 'notFound',
+    },
+    {
+      name: 'a confined key renaming a board holding a status beyond its reach: 404, unchanged',
+      as: 'doorKey',
+      method: 'PATCH',
+      url: '/v1/boards/{board}',
+      body: { name: 'Taken over' },
+      expectStatus: 404,
+      expectErrorCode: 'notFound',
+      expect: async (_b, ctx) =>
+        assert.equal(await boardName(ctx, ctx.vars.board as string), 'Floor 2'),
+    },
+    {
+      name: 'a confined key deleting a board holding a status beyond its reach: 404, it stays',
+      as: 'doorKey',
+      method: 'DELETE',
+      url: '/v1/boards/{board}',
+      expectStatus: 404,
+      expectErrorCode: 'notFound',
+      expect: async (_b, ctx) =>
+        assert.equal(await boardName(ctx, ctx.vars.board as string), 'Floor 2'),
+    },
+    {
+      name: 'a confined key reads a board of its statuses alone: 200',
+      as: 'doorKey',
+      method: 'GET',
+      url: '/v1/boards/{doorBoard}',
+      expectStatus: 200,
+    },
+    {
+      name: 'a confined key renames a board of its statuses alone: 200',
+      as: 'doorKey',
+      method: 'PATCH',
+      url: '/v1/boards/{doorBoard}',
+      body: { name: 'Front door' },
+      expectStatus: 200,
+      expect: (b) => assert.equal(b.name, 'Front door'),
+    },
+    {
+      name: 'a confined key cannot add a status beyond its reach to a board: 400 naming it',
+      as: 'doorKey',
+      method: 'PATCH',
+      url: '/v1/boards/{doorBoard}',
+      body: body('{"statusIds":["{door}","{office}"]}'),
+      expectStatus: 400,
+      expectErrorCode: 'validationError',
+      expect: (b) =>
+        assert.deepEqual(
+          b.errors.map((e: { field: string }) => e.field),
+          ['statusIds.1'],
+        ),
+    },
+    {
+      name: 'a confined key deletes a board of its statuses alone: 204',
+      as: 'doorKey',
+      method: 'DELETE',
+      url: '/v1/boards/{doorBoard}',
+      expectStatus: 204,
+    },
+    {
+      name: 'an unconfined key of the same user sees every board',
+      method: 'GET',
+      url: '/v1/boards',
+      expectStatus: 200,
+      expect: (b) => assert.equal(b.length, 2),
+    },
+  ],
+)
+
 describe('boards: plan limit and privacy', () => {
   it('a plan allows maxBoards boards; one more is 402 planLimitReached (free: 3, pro: 50)', async (ctx) => {
     assert.deepEqual([DEFAULT_PLANS.free?.maxBoards, DEFAULT_PLANS.pro?.maxBoards], [3, 50])

@@ -31,9 +31,74 @@ test('history: newest first, the creation value is the oldest entry, each with b
       ['PASSING', owner.id, 'Olivia Owner'],
     ],
   )
-  assert.deepEqual(Object.keys(body[0]).sort(), ['at', 'by', 'value'])
+  assert.deepEqual(Object.keys(body[0]).sort(), ['at', 'by', 'value', 'via'])
   assert.ok(body[0].at >= body[1].at && body[1].at >= body[2].at)
   assert.equal(body[2].at, s.createdAt, 'the creation value is dated at creation')
+})
+
+test('history names the API key that wrote each value (via), to the writer alone', async (ctx) => {
+  const t = await makeApp(ctx)
+  const { owner, updater } = await makeCast(t)
+  const s = await createStatus(t, owner, 'door', {
+    value: 'SHUT',
+    accessType: 'public',
+    accessTypeHistory: 'public',
+    accessTypeUserList: 'public',
+  })
+  await grant(t, owner, s.id, updater, 'updater')
+  const [ownerKey] = (await t.request(owner, 'GET', '/v1/user/api-keys')).json()
+  const made = await t.request(owner, 'POST', '/v1/user/api-keys', {
+    label: 'door sensor',
+    scopes: ['status:read', 'status:value'],
+    statusIds: [s.id],
+  })
+  assert.equal(made.statusCode, 201, made.body)
+  const device = { id: owner.id, key: made.json().key as string }
+  const deviceVia = { type: 'key', keyId: made.json().id, label: 'door sensor' }
+  // by id (a value alone: PostgreSQL writes it in one statement) and by key (the general path)
+  assert.equal(
+    (await t.request(device, 'PATCH', `/v1/status/${s.id}`, { value: 'OPEN' })).statusCode,
+    200,
+  )
+  assert.equal(
+    (await t.request(device, 'POST', '/v1/status-keys/door', { value: 'AJAR' })).statusCode,
+    200,
+  )
+  assert.equal(
+    (await t.request(updater, 'PATCH', `/v1/status/${s.id}`, { value: 'SHUT' })).statusCode,
+    200,
+  )
+  const [updaterKey] = (await t.request(updater, 'GET', '/v1/user/api-keys')).json()
+  const seen = async (who: typeof owner | null, url = `/v1/status/${s.id}/history`) =>
+    (await t.request(who, 'GET', url))
+      .json()
+      .map((e: { value: string; via: unknown }) => [e.value, e.via])
+  assert.deepEqual(await seen(owner), [
+    ['SHUT', null],
+    ['AJAR', deviceVia],
+    ['OPEN', deviceVia],
+    ['SHUT', { type: 'key', keyId: ownerKey.id, label: null }],
+  ])
+  assert.deepEqual(
+    await seen(updater),
+    [
+      ['SHUT', { type: 'key', keyId: updaterKey.id, label: null }],
+      ['AJAR', null],
+      ['OPEN', null],
+      ['SHUT', null],
+    ],
+    "another user's keys are not named to the updater",
+  )
+  assert.deepEqual(
+    await seen(null, `/v1/share/${s.shareId}/history`),
+    [
+      ['SHUT', null],
+      ['AJAR', null],
+      ['OPEN', null],
+      ['SHUT', null],
+    ],
+    'nor to anyone anonymous',
+  )
 })
 
 test('history of a status created without a value starts at its first value', async (ctx) => {
@@ -152,9 +217,9 @@ test('history never reveals who has a role: by is null unless the caller may see
     accessTypeUserList: 'owner',
   })
   const theirs = (await t.request(stranger, 'GET', `/v1/status/${s.id}/history`)).json()
-  assert.deepEqual(theirs, [{ value: 'ON', at: s.createdAt, by: null }])
+  assert.deepEqual(theirs, [{ value: 'ON', at: s.createdAt, by: null, via: null }])
   const anonymous = (await t.request(null, 'GET', `/v1/share/${s.shareId}/history`)).json()
-  assert.deepEqual(anonymous, [{ value: 'ON', at: s.createdAt, by: null }])
+  assert.deepEqual(anonymous, [{ value: 'ON', at: s.createdAt, by: null, via: null }])
   const mine = (await t.request(owner, 'GET', `/v1/status/${s.id}/history`)).json()
   assert.deepEqual(mine[0].by, { userId: owner.id, name: 'Olivia Owner' })
 })

@@ -73,9 +73,14 @@ async function world(ctx: Lifetime): Promise<ScenarioContext> {
       strangerId: stranger.id,
       ownerKeyId,
       deviceKeyId: users.device.keyId,
+      confinedMinterKeyId: users.confinedMinter.keyId,
     },
   }
 }
+
+/** What a key confined to statuses is told of a status key it does not reach. */
+const confinedKeyMiss = (key: string) =>
+  `None of the statuses this API key is confined to has the key ${key}: a key confined to statuses reaches only those, and cannot create one`
 
 const errorNames = (body: { message: string; errors?: { field: string; message: string }[] }) =>
   `${body.message} ${JSON.stringify(body.errors ?? [])}`
@@ -332,6 +337,139 @@ runScenarios('scoped keys: the minting rule', world, [
   },
 ])
 
+/** True when the key still authenticates. */
+const works = async (ctx: ScenarioContext, who: string) =>
+  (await ctx.t.request(ctx.users[who] ?? null, 'GET', '/v1/checkAuth')).statusCode === 200
+
+runScenarios('a key confined to statuses manages no key but itself', world, [
+  {
+    name: 'a key confined to statuses lists only itself',
+    as: 'confinedMinter',
+    method: 'GET',
+    url: '/v1/user/api-keys',
+    expectStatus: 200,
+    expect: (body, ctx) =>
+      assert.deepEqual(
+        body.map((k: { id: string }) => k.id),
+        [ctx.vars.confinedMinterKeyId],
+      ),
+  },
+  {
+    name: 'a key confined to statuses cannot revoke the owner’s unconfined key: 404, it still works',
+    as: 'confinedMinter',
+    method: 'DELETE',
+    url: '/v1/user/api-keys/{ownerKeyId}',
+    expectStatus: 404,
+    expectErrorCode: 'notFound',
+    expect: async (_body, ctx) => assert.equal(await works(ctx, 'owner'), true),
+  },
+  {
+    name: 'a key confined to statuses cannot revoke another key, even one within its statuses: 404',
+    as: 'confinedMinter',
+    method: 'DELETE',
+    url: '/v1/user/api-keys/{deviceKeyId}',
+    expectStatus: 404,
+    expectErrorCode: 'notFound',
+    expect: async (_body, ctx) => assert.equal(await works(ctx, 'device'), true),
+  },
+  {
+    name: 'a key confined to statuses cannot rotate another key: 404, the key keeps working',
+    as: 'confinedMinter',
+    method: 'POST',
+    url: '/v1/user/api-keys/{deviceKeyId}/rotate',
+    expectStatus: 404,
+    expectErrorCode: 'notFound',
+    expect: async (_body, ctx) => {
+      assert.equal(await works(ctx, 'device'), true)
+      const keys = (await ctx.t.request(ctx.users.owner ?? null, 'GET', '/v1/user/api-keys')).json()
+      assert.equal(keys.length, 9, 'no successor was made')
+    },
+  },
+  {
+    name: 'a key confined to statuses cannot rotate the owner’s key: 404',
+    as: 'confinedMinter',
+    method: 'POST',
+    url: '/v1/user/api-keys/{ownerKeyId}/rotate',
+    expectStatus: 404,
+    expectErrorCode: 'notFound',
+  },
+  {
+    name: 'a key confined to statuses running revoke-all revokes only itself',
+    as: 'confinedMinter',
+    method: 'POST',
+    url: '/v1/user/api-keys/revoke-all',
+    body: {},
+    expectStatus: 200,
+    expect: async (body, ctx) => {
+      assert.deepEqual(body, { revoked: 1 })
+      assert.equal(await works(ctx, 'confinedMinter'), false)
+      for (const other of ['owner', 'device', 'twoStatuses', 'reader', 'minter'])
+        assert.equal(await works(ctx, other), true, `${other} still works`)
+    },
+  },
+  {
+    name: 'a key confined to statuses cannot keep another key in revoke-all: 404, nothing revoked',
+    as: 'confinedMinter',
+    method: 'POST',
+    url: '/v1/user/api-keys/revoke-all',
+    body: '{"keep":"{ownerKeyId}"}',
+    expectStatus: 404,
+    expectErrorCode: 'notFound',
+    expect: async (_body, ctx) => {
+      assert.equal(await works(ctx, 'confinedMinter'), true)
+      assert.equal(await works(ctx, 'owner'), true)
+    },
+  },
+  {
+    name: 'a key confined to statuses keeping itself in revoke-all revokes nothing',
+    as: 'confinedMinter',
+    method: 'POST',
+    url: '/v1/user/api-keys/revoke-all',
+    body: '{"keep":"{confinedMinterKeyId}"}',
+    expectStatus: 200,
+    expect: async (body, ctx) => {
+      assert.deepEqual(body, { revoked: 0 })
+      assert.equal(await works(ctx, 'confinedMinter'), true)
+      assert.equal(await works(ctx, 'owner'), true)
+    },
+  },
+  {
+    name: 'a key confined to statuses rotates itself: 201, as limited as before',
+    as: 'confinedMinter',
+    method: 'POST',
+    url: '/v1/user/api-keys/{confinedMinterKeyId}/rotate',
+    expectStatus: 201,
+    expect: (body, ctx) => {
+      assert.deepEqual(body.statusIds, [ctx.vars.doorId])
+      assert.equal(body.replaced.id, ctx.vars.confinedMinterKeyId)
+    },
+  },
+  {
+    name: 'a key confined to statuses revokes itself: 204',
+    as: 'confinedMinter',
+    method: 'DELETE',
+    url: '/v1/user/api-keys/{confinedMinterKeyId}',
+    expectStatus: 204,
+    expect: async (_body, ctx) => assert.equal(await works(ctx, 'confinedMinter'), false),
+  },
+  {
+    name: 'an unconfined key with `keys` still manages every key of its user: revokes the device key',
+    as: 'owner',
+    method: 'DELETE',
+    url: '/v1/user/api-keys/{deviceKeyId}',
+    expectStatus: 204,
+    expect: async (_body, ctx) => assert.equal(await works(ctx, 'device'), false),
+  },
+  {
+    name: 'an unconfined key lists every key of its user',
+    as: 'owner',
+    method: 'GET',
+    url: '/v1/user/api-keys',
+    expectStatus: 200,
+    expect: (body) => assert.equal(body.length, 9),
+  },
+])
+
 runScenarios('scoped keys: what each scope allows', world, [
   {
     name: 'a status:value device key sets the value of its status: 200',
@@ -575,18 +713,45 @@ runScenarios('device keys: a confined key reaches only its statuses', world, [
     expectErrorCode: 'notFound',
   },
   {
-    name: 'a device key cannot create a status: 403 insufficientScope, a confined key cannot create statuses',
+    name: 'a key confined to statuses writing a status key none of its statuses has: 404 saying it reaches only its statuses and creates none',
     as: 'confinedMinter',
     method: 'POST',
     url: '/v1/status-keys/garage',
     body: { value: 'shut' },
-    expectStatus: 403,
-    expectErrorCode: 'insufficientScope',
+    expectStatus: 404,
+    expectErrorCode: 'notFound',
     expect: async (body, ctx) => {
-      assert.match(body.message, /confined key cannot create statuses/)
+      assert.equal(body.message, confinedKeyMiss('garage'))
       const list = await ctx.t.request(ctx.users.owner ?? null, 'GET', '/v1/user/status')
-      assert.equal(list.json().length, 2)
+      assert.equal(list.json().length, 2, 'nothing was created')
     },
+  },
+  {
+    name: 'a key confined to statuses writing the key of a status beyond its reach: the same 404 (which keys exist does not leak)',
+    as: 'confinedMinter',
+    method: 'POST',
+    url: '/v1/status-keys/office',
+    body: { value: 'out' },
+    expectStatus: 404,
+    expectErrorCode: 'notFound',
+    expect: (body) => assert.equal(body.message, confinedKeyMiss('office')),
+  },
+  {
+    name: 'a key confined to statuses reading a status key none of its statuses has: 404 saying so',
+    as: 'device',
+    method: 'GET',
+    url: '/v1/status-keys/garage',
+    expectStatus: 404,
+    expectErrorCode: 'notFound',
+    expect: (body) => assert.equal(body.message, confinedKeyMiss('garage')),
+  },
+  {
+    name: 'a key confined to statuses writes by key a status it is confined to: 200',
+    as: 'confinedMinter',
+    method: 'POST',
+    url: '/v1/status-keys/door',
+    body: { value: 'open' },
+    expectStatus: 200,
   },
   {
     name: 'a device key reading another status’s history: 404',

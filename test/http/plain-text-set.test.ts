@@ -420,15 +420,18 @@ const scopes: Scenario[] = [
     expect: doorIs('open'),
   },
   {
-    name: 'a device key cannot create: creating needs status:write (403 insufficientScope)',
+    name: 'a device key cannot create: a key confined to statuses reaches only those (404 notFound saying so)',
     as: 'device',
     method: 'PUT',
     url: NEW,
     body: 'ON',
     headers: NO_TYPE,
-    expectStatus: 403,
-    expectErrorCode: 'insufficientScope',
-    expect: nothingCreated,
+    expectStatus: 404,
+    expectErrorCode: 'notFound',
+    expect: async (body, ctx) => {
+      assert.match(body.message, /confined to statuses reaches only those, and cannot create one/)
+      await nothingCreated(body, ctx)
+    },
   },
   {
     name: 'a key with status:write creates',

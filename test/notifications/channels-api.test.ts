@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import type { Resolve } from '../../src/lib/outbound.ts'
 import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { MAX_CHANNELS_PER_USER } from '../../src/modules/notifications/channels.service.ts'
 import { makeApp } from '../helpers/app.ts'
@@ -13,8 +14,15 @@ const HOOK = {
   config: { url: 'https://hooks.example.com/in', format: 'standard' },
 }
 
+/** A resolver that knows no name: a URL's name is then judged at each send, not when made. */
+const noAnswer: Resolve = async (name) => {
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${name}`), { code: 'ENOTFOUND' })
+}
+
 async function setup(t: Lifetime): Promise<ScenarioContext> {
-  const app = await makeApp(t, { deps: { notifications: { autoStart: false } } })
+  const app = await makeApp(t, {
+    deps: { notifications: { autoStart: false, outbound: { resolve: noAnswer } } },
+  })
   const owner = await app.user()
   const other = await app.user()
   const statusOnly = await createApiKey(app.database.db, owner.id, { scopes: ['status:read'] })
@@ -283,6 +291,127 @@ runScenarios('channels (docs/api.md#channels)', setup, [
     expectErrorCode: 'unauthorized',
   },
 ])
+
+/**
+ * An app whose DNS the test answers: `lan.example` is on a private network, `public.example`
+ * on the internet, `moved.example` was public when its channel was made and is loopback now
+ * (its channel: `movedId`); any other name does not resolve.
+ */
+async function guarded(t: Lifetime): Promise<ScenarioContext> {
+  const answers: Record<string, string[]> = {
+    'lan.example': ['192.168.1.20'],
+    'public.example': ['93.184.216.34'],
+    'moved.example': ['93.184.216.34'],
+  }
+  const resolve: Resolve = async (name) => answers[name] ?? noAnswer(name)
+  const app = await makeApp(t, {
+    deps: { notifications: { autoStart: false, outbound: { resolve } } },
+  })
+  const owner = await app.user()
+  const moved = await app.request(owner, 'POST', '/v1/user/channels', {
+    type: 'webhook',
+    config: { url: 'https://moved.example/in', format: 'standard' },
+  })
+  assert.equal(moved.statusCode, 201, moved.body)
+  answers['moved.example'] = ['127.0.0.1']
+  return { t: app, users: { owner }, vars: { movedId: moved.json().id } }
+}
+
+/** The refusal of a webhook URL, as made: 400, at config.url, naming the address and the setting. */
+const refusedWhenMade =
+  (range: RegExp) =>
+  async (body: { errors: { field: string; message: string }[] }, ctx: ScenarioContext) => {
+    assert.equal(body.errors.length, 1)
+    assert.equal(body.errors[0]?.field, 'config.url')
+    assert.match(body.errors[0]?.message ?? '', range)
+    assert.match(body.errors[0]?.message ?? '', /WEBHOOK_ALLOW_NETWORKS/)
+    const list = await ctx.t.request(ctx.users.owner ?? null, 'GET', '/v1/user/channels')
+    assert.equal(list.json().length, 1, 'no channel was made')
+  }
+
+runScenarios('a webhook the outbound guard refuses is refused when made and when tested', guarded, [
+  {
+    name: 'a webhook to a loopback address is refused when made: 400 naming WEBHOOK_ALLOW_NETWORKS',
+    method: 'POST',
+    url: '/v1/user/channels',
+    body: webhook({ url: 'http://127.0.0.1:8080/hook', format: 'standard' }),
+    expectStatus: 400,
+    expectErrorCode: 'validationError',
+    expect: refusedWhenMade(/127\.0\.0\.1 is a loopback address/),
+  },
+  {
+    name: 'a webhook to a LAN address is refused when made: 400',
+    method: 'POST',
+    url: '/v1/user/channels',
+    body: webhook({ url: 'http://192.168.1.20/hook', format: 'slack' }),
+    expectStatus: 400,
+    expectErrorCode: 'validationError',
+    expect: refusedWhenMade(/private address/),
+  },
+  {
+    name: 'a webhook to a name that resolves to a LAN address is refused when made: 400 naming it',
+    method: 'POST',
+    url: '/v1/user/channels',
+    body: webhook({ url: 'https://lan.example/topic', format: 'ntfy' }),
+    expectStatus: 400,
+    expectErrorCode: 'validationError',
+    expect: refusedWhenMade(/lan\.example resolves to 192\.168\.1\.20/),
+  },
+  {
+    name: 'a webhook to an IPv6 address carrying a loopback IPv4 one is refused when made',
+    method: 'POST',
+    url: '/v1/user/channels',
+    body: webhook({ url: 'http://[::127.0.0.1]:8080/hook', format: 'standard' }),
+    expectStatus: 400,
+    expectErrorCode: 'validationError',
+    expect: refusedWhenMade(/loopback/),
+  },
+  {
+    name: 'a webhook to a public address is made: 201',
+    method: 'POST',
+    url: '/v1/user/channels',
+    body: webhook({ url: 'https://public.example/in', format: 'standard' }),
+    expectStatus: 201,
+  },
+  {
+    name: 'a webhook to a name that does not resolve now is made (judged again at each send): 201',
+    method: 'POST',
+    url: '/v1/user/channels',
+    body: webhook({ url: 'https://later.example/in', format: 'standard' }),
+    expectStatus: 201,
+  },
+  {
+    name: 'testing a webhook whose name now resolves to a refused address: 409 saying why, nothing sent',
+    method: 'POST',
+    url: '/v1/user/channels/{movedId}/test',
+    expectStatus: 409,
+    expectErrorCode: 'conflict',
+    expect: async (body, ctx) => {
+      assert.match(body.message, /moved\.example resolves to 127\.0\.0\.1 is a loopback address/)
+      assert.match(body.message, /WEBHOOK_ALLOW_NETWORKS/)
+      const events = await ctx.t.database.db
+        .selectFrom('outbox_events')
+        .select('id')
+        .where('type', '=', 'channel.test')
+        .execute()
+      assert.deepEqual(events, [], 'no test event was recorded')
+    },
+  },
+])
+
+test('a webhook to loopback is made when WEBHOOK_ALLOW_NETWORKS allows it', async (t) => {
+  const app = await makeApp(t, {
+    deps: { webhookAllowNetworks: ['127.0.0.0/8'], notifications: { autoStart: false } },
+  })
+  const owner = await app.user()
+  const made = await app.request(owner, 'POST', '/v1/user/channels', {
+    type: 'webhook',
+    config: { url: 'http://127.0.0.1:8080/hook', format: 'standard' },
+  })
+  assert.equal(made.statusCode, 201, made.body)
+  const tested = await app.request(owner, 'POST', `/v1/user/channels/${made.json().id}/test`)
+  assert.equal(tested.statusCode, 202, tested.body)
+})
 
 test('a disabled channel shows why and is enabled again by its owner', async (t) => {
   const app = await makeApp(t, { deps: { notifications: { autoStart: false } } })

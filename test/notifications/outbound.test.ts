@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import path from 'node:path'
 import { describe, it } from 'node:test'
+import { pathToFileURL } from 'node:url'
 import {
   addressRefusal,
   OUTBOUND_MAX_RESPONSE_BYTES,
@@ -12,6 +14,8 @@ import {
 } from '../../src/lib/outbound.ts'
 import { makeApp } from '../helpers/app.ts'
 import { defer } from '../helpers/cleanup.ts'
+import { networkNamespaceUnavailable, runWithoutNetwork } from '../helpers/netns.ts'
+import { ROOT } from '../helpers/processes.ts'
 import { startReceiver } from '../helpers/webhook-receiver.ts'
 
 // docs/notifications.md#outbound-safety: every address a name resolves to is checked, the
@@ -40,13 +44,34 @@ const REFUSED: [string, RegExp][] = [
   ['::ffff:127.0.0.1', /loopback/],
   ['::ffff:169.254.169.254', /linkLocal/],
   ['::ffff:10.0.0.1', /private/],
-  ['64:ff9b::a00:1', /rfc6052/],
+  // IPv6 forms that carry an IPv4 address are judged as the IPv4 address they reach
+  ['::ffff:0:10.0.0.1', /private .*IPv4 10\.0\.0\.1/],
+  ['::127.0.0.1', /loopback .*IPv4 127\.0\.0\.1/],
+  ['::10.0.0.1', /private .*IPv4 10\.0\.0\.1/],
+  // the same in hex, as a URL's host and getaddrinfo write them
+  ['::7f00:1', /loopback .*IPv4 127\.0\.0\.1/],
+  ['::a00:1', /private .*IPv4 10\.0\.0\.1/],
+  ['::a9fe:a9fe', /linkLocal .*IPv4 169\.254\.169\.254/],
+  ['::169.254.169.254', /linkLocal/],
+  ['::100.64.0.1', /carrierGradeNat/],
+  ['64:ff9b::a00:1', /private .*IPv4 10\.0\.0\.1/],
+  ['64:ff9b::127.0.0.1', /loopback/],
+  ['64:ff9b::169.254.169.254', /linkLocal/],
+  // the local-use NAT64 prefix embeds the address where its operator chose: refused as a whole
+  ['64:ff9b:1::a00:1', /rfc6052/],
   ['2002:7f00:1::', /6to4/],
   ['2001::1', /teredo/],
   ['not-an-ip', /not an IP address/],
 ]
 
-const ALLOWED = ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']
+const ALLOWED = [
+  '93.184.216.34',
+  '8.8.8.8',
+  '2606:4700:4700::1111',
+  '::ffff:8.8.8.8',
+  // a public IPv4 address through NAT64 (what DNS64 answers on an IPv6-only host)
+  '64:ff9b::808:808',
+]
 
 describe('address rules (docs/notifications.md#outbound-safety)', () => {
   for (const [ip, why] of REFUSED)
@@ -58,6 +83,7 @@ describe('address rules (docs/notifications.md#outbound-safety)', () => {
     const allow = parseNetworks('127.0.0.0/8, fd00::/8, 10.9.9.9')
     assert.equal(addressRefusal('127.0.0.1', allow), null)
     assert.equal(addressRefusal('::ffff:127.0.0.1', allow), null, 'the mapped form too')
+    assert.equal(addressRefusal('::127.0.0.1', allow), null, 'the compatible form too')
     assert.equal(addressRefusal('fd12::1', allow), null)
     assert.equal(addressRefusal('10.9.9.9', allow), null, 'a bare address is its own /32')
     assert.match(addressRefusal('10.9.9.10', allow) ?? '', /private/)
@@ -116,6 +142,49 @@ describe('the guarded client (docs/notifications.md#outbound-safety)', () => {
     assert.equal(receiver.requests.length, 0, 'nothing reached the receiver')
     assert.equal((await refusal(client, 'ftp://example.com/')).refused, true)
   })
+
+  // note: a guard that let these through would connect: only in a namespace with nothing but
+  // `lo` does that send nothing off the machine
+  const isolation = { skip: networkNamespaceUnavailable() ?? false }
+  it(
+    'an IPv6 address carrying an IPv4 one is judged as that IPv4 address: ::127.0.0.1, ::10.0.0.1 and 64:ff9b::10.0.0.1 are refused before any connection',
+    isolation,
+    async (t) => {
+      const outbound = pathToFileURL(path.join(ROOT, 'src', 'lib', 'outbound.ts')).href
+      const urls = [
+        'http://[::127.0.0.1]:8080/hook',
+        'http://[::10.0.0.1]/hook',
+        'http://[::a9fe:a9fe]/latest/meta-data/',
+        'http://[64:ff9b::10.0.0.1]/hook',
+        'http://[::ffff:0:10.0.0.1]/hook',
+      ]
+      const answer = (await runWithoutNetwork(
+        t,
+        `const { OutboundClient } = await import(${JSON.stringify(outbound)})
+        const client = new OutboundClient({ timeoutMs: 2000 })
+        const results = []
+        for (const url of ${JSON.stringify(urls)}) {
+          try {
+            await client.post(url, { headers: {}, body: '{}' })
+            results.push({ url, called: true })
+          } catch (err) {
+            results.push({ url, message: err.message, refused: err.refused })
+          }
+        }
+        await client.close()
+        return results`,
+      )) as {
+        interfaces: string[]
+        result: { url: string; called?: boolean; message?: string; refused?: boolean }[]
+      }
+      assert.deepEqual(answer.interfaces, ['lo'], 'the guard ran where only loopback exists')
+      for (const outcome of answer.result) {
+        assert.equal(outcome.called, undefined, `${outcome.url} was called`)
+        assert.equal(outcome.refused, true, `${outcome.url}: ${outcome.message}`)
+        assert.match(outcome.message ?? '', /^refused: .* written as IPv6\)$/, outcome.url)
+      }
+    },
+  )
 
   it('every address of a name is checked: one inside refuses the name', async (t) => {
     const client = new OutboundClient({ resolve: async () => ['93.184.216.34', '127.0.0.1'] })
@@ -178,25 +247,33 @@ describe('the guarded client (docs/notifications.md#outbound-safety)', () => {
 
   it('a webhook to a refused address: its delivery fails at once, logged, never retried', async (t) => {
     const receiver = await startReceiver(t)
-    // no WEBHOOK_ALLOW_NETWORKS
-    const app = await makeApp(t, { deps: { notifications: { autoStart: false } } })
+    // a name that was public when its channel was made and points at loopback when sent
+    // (DNS rebinding): each send judges the address again. No WEBHOOK_ALLOW_NETWORKS.
+    let answer = ['93.184.216.34']
+    const app = await makeApp(t, {
+      deps: { notifications: { autoStart: false, outbound: { resolve: async () => answer } } },
+    })
     const owner = await app.user()
     const made = await app.request(owner, 'POST', '/v1/user/channels', {
       type: 'webhook',
-      config: { url: `${receiver.origin}/hook`, format: 'standard' },
+      config: {
+        url: `http://rebind.example:${new URL(receiver.origin).port}/hook`,
+        format: 'standard',
+      },
     })
-    assert.equal(
-      made.statusCode,
-      201,
-      'a private URL is taken: whether it may be called is judged at each send',
-    )
+    assert.equal(made.statusCode, 201, made.body)
     const channel = made.json()
-    await app.request(owner, 'POST', `/v1/user/channels/${channel.id}/test`)
+    const tested = await app.request(owner, 'POST', `/v1/user/channels/${channel.id}/test`)
+    assert.equal(tested.statusCode, 202, tested.body)
+    answer = ['127.0.0.1']
     await app.app.deliveryWorker.runOnce()
     const [attempt] = (
       await app.request(owner, 'GET', `/v1/user/channels/${channel.id}/deliveries`)
     ).json()
-    assert.match(attempt.error, /^refused: 127\.0\.0\.1 is a loopback address/)
+    assert.match(
+      attempt.error,
+      /^refused: rebind\.example resolves to 127\.0\.0\.1 is a loopback address/,
+    )
     assert.equal(attempt.statusCode, null)
     const delivery = await app.database.db
       .selectFrom('deliveries')

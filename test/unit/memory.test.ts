@@ -21,7 +21,7 @@ module.registerHooks({
   },
 })
 const packages = () =>
-  ['nodemailer', 'undici', '@simplewebauthn/server', 'web-push'].filter((name) =>
+  ['nodemailer', 'undici', '@simplewebauthn/server', 'web-push', 'piscina'].filter((name) =>
     [...loaded].some((u) => u.includes(\`/node_modules/\${name}/\`)),
   )
 const { makeApp } = await import(${JSON.stringify(url('../helpers/app.ts'))})
@@ -57,7 +57,7 @@ process.stdout.write(JSON.stringify({ before, atStart, set: set.statusCode, opti
 `
 
 describe('memory (docs/performance.md#cold-start-and-memory)', () => {
-  it('e-mail, webhooks, browser push and passkeys load at first use, and that use works', () => {
+  it('e-mail, webhooks, browser push, passkeys and the password threads load at first use, and that use works', () => {
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', child], {
       encoding: 'utf8',
       env: { ...process.env, TEST_ENGINE: 'sqlite' },

@@ -1,10 +1,12 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, apiPath } from '../api.ts'
+import { useAuthSettings } from '../auth-settings.ts'
 import { ConfirmButton } from '../components/confirm.tsx'
 import { Field, FormError, fieldError } from '../components/form.tsx'
 import { When } from '../components/when.tsx'
 import { me } from '../session.ts'
 import type {
+  AuthSettings,
   ChangedProfile,
   Passkey,
   PasskeyRegistrationOptions,
@@ -41,8 +43,19 @@ export default function Account() {
   )
 }
 
+/** What the e-mail field says of the address: a mailed link only when this service sends mail. */
+function emailHint(
+  profile: Profile,
+  settings: AuthSettings | null | undefined,
+): string | undefined {
+  if (!profile.email || !settings) return undefined
+  if (!settings.email) return 'This statusd sends no mail: nothing is sent to this address.'
+  return profile.emailVerified ? undefined : 'Not confirmed yet: follow the link mailed to it.'
+}
+
 function ProfileForm(props: { profile: Profile }) {
   const { profile } = props
+  const settings = useAuthSettings()
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
   const [notice, setNotice] = useState('')
@@ -99,11 +112,7 @@ function ProfileForm(props: { profile: Profile }) {
           type="email"
           defaultValue={profile.email ?? ''}
           autocomplete="email"
-          hint={
-            profile.email && !profile.emailVerified
-              ? 'Not confirmed yet: follow the link mailed to it.'
-              : undefined
-          }
+          hint={emailHint(profile, settings)}
           error={fieldError(error, 'email')}
         />
         <FormError error={error} />
@@ -171,7 +180,7 @@ function PasswordForm(props: { profile: Profile; onChanged: () => void }) {
           type="password"
           autocomplete="new-password"
           required
-          hint="12 to 256 characters, not one of the most common passwords. A few words you will remember make a good one."
+          hint="12 to 256 characters, not a common password nor one easy to guess. A few unrelated words you will remember make a good one."
           error={fieldError(error, 'password')}
         />
         <FormError error={error} />

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
 import { ApiError, api, apiPath } from '../api.ts'
+import { useAuthSettings } from '../auth-settings.ts'
 import { Field, FormError, fieldError } from '../components/form.tsx'
 import { Plain } from '../components/layout.tsx'
 import { Link, navigate } from '../router.tsx'
@@ -9,7 +10,8 @@ import type { InvitationLinkPreview } from '../types.ts'
 // Signing up (docs/app.md#signing-up, docs/accounts.md#signing-up), on its own or through an
 // invitation link (`/sign-up?invitation=<token>`, where the link's page leads): the account
 // and the role come in one request. Someone signed in already accepts the invitation instead.
-// Whether this service lets anyone sign up is the server's to say: its 403 is shown as is.
+// Whether this service lets anyone sign up is the server's to say (`GET /v1/auth/settings`):
+// by invitation only, the screen says so instead of offering a form; a 403 is shown as is.
 
 const ROLE_TEXT = {
   subscriber: 'a subscriber: you will see it and its updates',
@@ -32,8 +34,20 @@ export default function SignUp() {
     )
   }, [token])
 
+  const settings = useAuthSettings()
   const user = me.value
   if (token && user) return <AcceptAsMe token={token} preview={preview} error={previewError} />
+  // without an invitation, the service says beforehand whether anyone may sign up
+  if (!token && settings === undefined)
+    return (
+      <Plain>
+        <h1>Create an account</h1>
+        <p class="loading" aria-live="polite">
+          Loading…
+        </p>
+      </Plain>
+    )
+  if (!token && settings?.signup === 'invite') return <ByInvitation />
 
   const inviteOnly = error instanceof ApiError && error.status === 403 && !token
   return (
@@ -96,7 +110,7 @@ export default function SignUp() {
           autocomplete="new-password"
           required
           minLength={12}
-          hint="At least 12 characters; a few words you remember make a good one."
+          hint="At least 12 characters, not a common password nor one easy to guess; a few unrelated words you remember make a good one."
           error={fieldError(error, 'password')}
         />
         {!inviteOnly && <FormError error={error} />}
@@ -179,6 +193,24 @@ function AcceptAsMe(props: {
           Not now
         </Link>
       </div>
+    </Plain>
+  )
+}
+
+/** SIGNUP=invite and no invitation: no form to fill in vain, but how to get in. */
+function ByInvitation() {
+  return (
+    <Plain>
+      <h1>Sign-up is by invitation</h1>
+      <div class="callout">
+        <p>
+          This statusd takes new people by invitation only. Ask someone who uses it to invite you:
+          their invitation link brings you back here to sign up.
+        </p>
+      </div>
+      <p>
+        Have an account? <Link href="/sign-in">Sign in</Link>
+      </p>
     </Plain>
   )
 }

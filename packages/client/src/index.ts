@@ -84,6 +84,9 @@ interface Call {
 
 const enc = encodeURIComponent
 
+/** The most statuses one stream of many carries (docs/api.md#one-stream-for-many-statuses). */
+const STATUSES_PER_STREAM = 100
+
 /** A random Idempotency-Key (crypto.getRandomValues: also on plain-HTTP pages, unlike randomUUID). */
 function newIdempotencyKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16))
@@ -151,6 +154,29 @@ export class StatusdClient {
     return (
       await this.#json<StatusListEntry[]>({ method: 'GET', path: '/v1/user/status', safe: true })
     ).body
+  }
+
+  /**
+   * All your statuses with their values, in creation order. A list entry is the interface's
+   * four fields, without the value: this reads the list, then each status's current state
+   * (getMany). A status deleted in between is left out.
+   */
+  async listStatuses(): Promise<Status[]> {
+    const entries = await this.list()
+    return this.#states(
+      entries.map((e) => e.statusId),
+      true,
+    )
+  }
+
+  /**
+   * The current state of many statuses by id (yours, shared with you, or public), in the order
+   * asked: read from the stream of many statuses, which sends each one's state first, in one
+   * request per 100 statuses (docs/api.md#one-stream-for-many-statuses). An id you may not see
+   * rejects with a 404 `StatusdError` naming it in `errors` (`status.<position>`).
+   */
+  async getMany(statusIds: readonly string[]): Promise<Status[]> {
+    return this.#states(statusIds, false)
   }
 
   /** One page of your statuses; pass `nextCursor` back as `cursor` for the next. */
@@ -346,6 +372,59 @@ export class StatusdClient {
       }
       if (signal?.aborted) return
       await sleep(reconnectMs, signal).catch(() => {})
+    }
+  }
+
+  /** The states of `ids` from the stream of many statuses, 100 a stream; `dropGone`: skip refused ids. */
+  async #states(ids: readonly string[], dropGone: boolean): Promise<Status[]> {
+    const found = new Map<string, Status>()
+    for (let start = 0; start < ids.length; start += STATUSES_PER_STREAM) {
+      let batch = ids.slice(start, start + STATUSES_PER_STREAM)
+      while (batch.length > 0) {
+        try {
+          await this.#readStates(batch, found)
+          break
+        } catch (err) {
+          if (!dropGone || !(err instanceof StatusdError) || err.status !== 404) throw err
+          // the ids the server names are gone (deleted meanwhile): ask again without them
+          const gone = new Set(
+            err.errors
+              .map((e) => /^status\.(\d+)$/.exec(e.field)?.[1])
+              .map((i) => (i === undefined ? undefined : batch[Number(i)])),
+          )
+          if (gone.size === 0 || gone.has(undefined)) throw err
+          batch = batch.filter((id) => !gone.has(id))
+        }
+      }
+    }
+    return ids.flatMap((id) => found.get(id) ?? [])
+  }
+
+  /** One stream's first states into `found`; the stream closes as soon as all came. */
+  async #readStates(ids: readonly string[], found: Map<string, Status>): Promise<void> {
+    const query = ids.map((id) => `status=${enc(id)}`).join('&')
+    const done = new AbortController()
+    const response = await this.#send({
+      method: 'GET',
+      path: `/v1/events?${query}`,
+      headers: { accept: 'text/event-stream' },
+      signal: done.signal,
+      safe: true,
+    })
+    if (!response.body) throw new Error('the event stream has no body')
+    const waiting = new Set(ids)
+    try {
+      for await (const message of parseEventStream(response.body, () => {})) {
+        const { statusId, status } = JSON.parse(message.data) as {
+          statusId: string
+          status?: Status
+        }
+        if (message.event === 'status' && status !== undefined) found.set(statusId, status)
+        waiting.delete(statusId)
+        if (waiting.size === 0) break
+      }
+    } finally {
+      done.abort()
     }
   }
 

@@ -15,6 +15,7 @@ import * as deliveryLog from './2026-11-29T010000-delivery-log.ts'
 import * as outboxCommitOrder from './2026-11-30T000000-outbox-commit-order.ts'
 import * as rateLimitCounters from './2026-11-30T010000-rate-limit-counters.ts'
 import * as invitationMails from './2026-12-01T000000-invitation-mails.ts'
+import * as historyKey from './2026-12-01T030000-history-key.ts'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-30T000000-outbox-commit-order': outboxCommitOrder,
   '2026-11-30T010000-rate-limit-counters': rateLimitCounters,
   '2026-12-01T000000-invitation-mails': invitationMails,
+  '2026-12-01T030000-history-key': historyKey,
 }

@@ -18,10 +18,11 @@ export const EmailSchema = Type.String({
 /** A person's display name: 1 to 60 characters, the text rules of a status name. */
 export const NameSchema = SingleLineText(USER_NAME_LENGTHS)
 
-/** A new password; the rest of its rules (the most common passwords) are the service's. */
+/** A new password; the rest of its rules (common passwords, strength) are the service's. */
 export const NewPasswordSchema = Type.String({
   ...PASSWORD_LENGTHS,
-  description: '12 to 256 characters, not one of the 10 000 most common passwords',
+  description:
+    '12 to 256 characters, not in a large list of common passwords (any case), and scored at least 3 of 4 by a strength estimator (zxcvbn)',
 })
 
 /** A password being checked: anything a password could be. */

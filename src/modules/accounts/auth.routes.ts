@@ -141,7 +141,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteOptions> = async (ap
         operationId: 'signIn',
         summary: 'Sign in with e-mail and password: a new session',
         description:
-          'Sets the `statusd_session` cookie (HttpOnly, SameSite=Lax, Path=/, Secure over https, Max-Age 90 days). A wrong e-mail or password: 401 `invalidCredentials`, the same for both. After 5 failures for an account in 15 minutes, or 30 from one address: 429 `rateLimited` with Retry-After.',
+          'Sets the `statusd_session` cookie (HttpOnly, SameSite=Lax, Path=/, Secure over https, Max-Age 90 days). A wrong e-mail or password: 401 `invalidCredentials`, the same for both. Attempts are counted before the password is judged: past 5 for an account in 15 minutes (a correct password clears them), or 30 failures from one address, 429 `rateLimited` with Retry-After. While the server checks as many passwords as it can at once, queue included: 429 `tooManyRequests` with Retry-After.',
         tags,
         body: SignInBodySchema,
         response: { 200: ProfileSchema, ...ERROR_RESPONSES },

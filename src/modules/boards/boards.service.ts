@@ -98,18 +98,33 @@ export async function createBoard(
   })
 }
 
-/** GET /v1/boards — the caller's boards, oldest first. */
-export const listBoards = (deps: ServiceDeps, caller: Caller): Promise<BoardRow[]> =>
-  listBoardsOf(deps.db, caller.userId)
+/**
+ * True when every status of the board is within the caller's reach: always for a session or an
+ * unconfined key; for a key confined to statuses, only a board of its statuses alone
+ * (docs/accounts.md#scoped-keys). A board also showing another status is none of its business:
+ * it would learn that status's id and could rename or delete what shows it.
+ */
+const boardWithinReach = (row: BoardRow, caller: Caller): boolean => {
+  const reach = caller.limits?.statusIds
+  return reach == null || boardStatusIds(row).every((id) => reach.includes(id))
+}
 
-/** The caller's own board; anyone else's, or none, is 404 (a board's existence does not leak). */
+/** GET /v1/boards — the caller's boards, oldest first (a confined key's: those within its reach). */
+export const listBoards = async (deps: ServiceDeps, caller: Caller): Promise<BoardRow[]> =>
+  (await listBoardsOf(deps.db, caller.userId)).filter((row) => boardWithinReach(row, caller))
+
+/**
+ * The caller's own board; anyone else's, or none, is 404 (a board's existence does not leak),
+ * and so is one holding a status beyond the reach of the caller's confined key.
+ */
 export async function ownBoard(
   deps: ServiceDeps,
   caller: Caller,
   boardId: string,
 ): Promise<BoardRow> {
   const row = await findBoardById(deps.db, boardId)
-  if (!row || row.owner_id !== caller.userId) throw notFound('Board not found')
+  if (!row || row.owner_id !== caller.userId || !boardWithinReach(row, caller))
+    throw notFound('Board not found')
   return row
 }
 

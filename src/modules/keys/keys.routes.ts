@@ -5,7 +5,7 @@ import { StringEnum, Timestamp } from '../../lib/schema.ts'
 import { SingleLineText } from '../../lib/text.ts'
 import { ApiKeySchema, NewApiKeySchema, RotatedApiKeySchema } from './keys.schemas.ts'
 import {
-  apiKeysOf,
+  apiKeysOfCaller,
   createOwnApiKey,
   type KeyDeps,
   LABEL_LENGTHS,
@@ -97,7 +97,6 @@ const scope = 'keys'
  * once), rotate, revoke.
  */
 export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async (app, { deps }) => {
-  const { db } = deps
   app.get(
     '/v1/user/api-keys',
     {
@@ -106,12 +105,12 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
         operationId: 'listMyApiKeys',
         summary: 'List your API keys (prefix only, never the secret)',
         description:
-          'Oldest first: every working key, and the 100 keys that stopped working (revoked or expired) last. Creating or rotating a key deletes older ended keys.',
+          'Oldest first: every working key, and the 100 keys that stopped working (revoked or expired) last. Creating or rotating a key deletes older ended keys. Called with a key confined to statuses (`statusIds`), only that key: it manages no key but itself.',
         tags,
         response: { 200: Type.Array(ApiKeySchema), ...ERROR_RESPONSES },
       },
     },
-    (request) => apiKeysOf(db, request.caller.userId),
+    (request) => apiKeysOfCaller(deps, request.caller),
   )
 
   app.post(
@@ -148,13 +147,15 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
       schema: {
         operationId: 'revokeApiKey',
         summary: 'Revoke one of your API keys (it stops working at once)',
+        description:
+          "Another user's key, or one that does not exist, is 404; so is every key but itself to a key confined to statuses (`statusIds`).",
         tags,
         params: KeyIdParamsSchema,
         response: { 204: Type.Null(), ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
-      await revokeOwnKey(deps, request.caller.userId, request.params.keyId)
+      await revokeOwnKey(deps, request.caller, request.params.keyId)
       return reply.code(204).send(null)
     },
   )
@@ -168,7 +169,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
         operationId: 'rotateApiKey',
         summary: 'Rotate one of your API keys: a new secret (shown once) replaces it',
         description:
-          "The new key keeps the label, expiry, scopes and statuses; `replaced` is the old key as it is now, its `replacedBy` the new one. The old key is revoked at once, or keeps working for `graceSeconds` (at most 24 h, never past its own expiry). A revoked or expired key, or one a rotation already replaced, cannot be rotated (409). Called with an API key, the key rotated may have no scope or status beyond the calling key's (403 insufficientScope).",
+          "The new key keeps the label, expiry, scopes and statuses; `replaced` is the old key as it is now, its `replacedBy` the new one. The old key is revoked at once, or keeps working for `graceSeconds` (at most 24 h, never past its own expiry). A revoked or expired key, or one a rotation already replaced, cannot be rotated (409). Called with an API key, the key rotated may have no scope or status beyond the calling key's (403 insufficientScope); a key confined to statuses rotates only itself (404 for any other key).",
         tags,
         params: KeyIdParamsSchema,
         body: RotateApiKeyBodySchema,
@@ -195,12 +196,12 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
         operationId: 'revokeAllApiKeys',
         summary: 'Revoke every working API key of yours at once, but the one you keep',
         description:
-          'Locks out whoever holds a leaked key, in one step (docs/accounts.md#locking-an-attacker-out): every working key but `keep` stops working at once, its open event streams end, and every instance forgets it. `keep` must be one of your working keys (404 otherwise). Without `keep`, the key you call with is revoked too.',
+          'Locks out whoever holds a leaked key, in one step (docs/accounts.md#locking-an-attacker-out): every working key but `keep` stops working at once, its open event streams end, and every instance forgets it. `keep` must be one of your working keys (404 otherwise). Without `keep`, the key you call with is revoked too. A key confined to statuses (`statusIds`) manages no key but itself: it revokes only itself, and `keep` naming another key is 404.',
         tags,
         body: RevokeAllBodySchema,
         response: { 200: RevokedAllSchema, ...ERROR_RESPONSES },
       },
     },
-    (request) => revokeAllKeys(deps, request.caller.userId, request.body.keep),
+    (request) => revokeAllKeys(deps, request.caller, request.body.keep),
   )
 }

@@ -209,6 +209,25 @@ export async function apiKeysOf(db: Kysely<DB>, userId: string): Promise<ApiKeyV
   return (await listApiKeys(db, userId)).map(toApiKeyView)
 }
 
+/**
+ * True when the caller is a key confined to statuses: it manages no key but itself
+ * (docs/accounts.md#scoped-keys), so a leaked device key cannot revoke its owner's keys.
+ */
+const confinedCaller = (caller: KeyCaller): boolean => caller.limits?.statusIds != null
+
+/** Whether the caller manages the key with this id: any of its user's, or a confined key only itself. */
+const manages = (caller: KeyCaller, keyId: string): boolean =>
+  !confinedCaller(caller) || caller.keyId === keyId
+
+/**
+ * GET /v1/user/api-keys: the caller's keys, oldest first; a key confined to statuses sees only
+ * itself (the labels and scopes of the owner's other keys are none of a device's business).
+ */
+export async function apiKeysOfCaller(deps: KeyDeps, caller: KeyCaller): Promise<ApiKeyView[]> {
+  const keys = await apiKeysOf(deps.db, caller.userId)
+  return confinedCaller(caller) ? keys.filter((key) => key.id === caller.keyId) : keys
+}
+
 /** Revokes a key: it stops working, and what this process holds open on it ends. */
 export async function revokeKey(deps: KeyDeps, keyId: string): Promise<ApiKeyView> {
   const key = await revokeApiKey(deps.db, keyId, nowIso())
@@ -249,14 +268,18 @@ export interface AuthenticatedKey {
   limits: CredentialLimits
 }
 
-/** Revokes one of the user's own keys; someone else's key is "not found", like a missing one. */
+/**
+ * Revokes one of the caller's own keys; someone else's key is "not found", like a missing one,
+ * and so is any key but itself to a key confined to statuses.
+ */
 export async function revokeOwnKey(
   deps: KeyDeps,
-  userId: string,
+  caller: KeyCaller,
   keyId: string,
 ): Promise<ApiKeyView> {
   const key = await findApiKeyById(deps.db, keyId)
-  if (!key || key.user_id !== userId) throw notFound('API key not found')
+  if (!key || key.user_id !== caller.userId || !manages(caller, keyId))
+    throw notFound('API key not found')
   return revokeKey(deps, keyId)
 }
 
@@ -277,12 +300,14 @@ const tooManyKeys = () =>
 const keysLock = (userId: string) => `statusd:keys:${userId}`
 
 /**
- * Who asks for a key operation through the API: the user, and the limits of the API key they
- * call with (absent for a session, which may make any key).
+ * Who asks for a key operation through the API: the user, and the id and limits of the API key
+ * they call with (absent for a session, which may make any key and manage every key).
  */
 export interface KeyCaller {
   userId: string
   limits?: CredentialLimits
+  /** The calling API key's id: the one key a key confined to statuses manages. */
+  keyId?: string
 }
 
 /**
@@ -357,13 +382,16 @@ export async function createOwnApiKey(
 /**
  * POST /v1/user/api-keys/revoke-all: revokes every working key of the user but `keep` (one of
  * their working keys, else 404), ends what is open on each, and announces each end: one step
- * that locks out whoever holds a leaked key (docs/accounts.md#locking-an-attacker-out).
+ * that locks out whoever holds a leaked key (docs/accounts.md#locking-an-attacker-out). A key
+ * confined to statuses manages only itself: it revokes itself (unless it keeps itself), and
+ * any other key named as `keep` is 404.
  */
 export async function revokeAllKeys(
   deps: KeyDeps,
-  userId: string,
+  caller: KeyCaller,
   keep?: string,
 ): Promise<{ revoked: number }> {
+  const { userId } = caller
   const revoked = await deps.db.transaction().execute(async (tx) => {
     const now = nowIso()
     if (keep !== undefined) {
@@ -371,9 +399,16 @@ export async function revokeAllKeys(
       const working =
         kept !== undefined &&
         kept.user_id === userId &&
+        manages(caller, keep) &&
         kept.revoked_at === null &&
         (kept.expires_at === null || kept.expires_at > now)
       if (!working) throw notFound('keep: no working API key of yours has this id')
+    }
+    if (confinedCaller(caller)) {
+      const own = caller.keyId
+      if (own === undefined || own === keep) return []
+      const ended = await revokeApiKey(tx, own, now)
+      return ended ? [own] : []
     }
     return revokeWorkingApiKeys(tx, userId, now, keep)
   })
@@ -494,7 +529,10 @@ export async function rotateKey(
   return rotated
 }
 
-/** Rotates one of the caller's own keys; someone else's key is "not found", like a missing one. */
+/**
+ * Rotates one of the caller's own keys; someone else's key is "not found", like a missing one,
+ * and so is any key but itself to a key confined to statuses.
+ */
 export async function rotateOwnKey(
   deps: KeyDeps,
   caller: KeyCaller,
@@ -502,7 +540,8 @@ export async function rotateOwnKey(
   options: { graceSeconds?: number } = {},
 ): Promise<RotatedKey> {
   const key = await findApiKeyById(deps.db, keyId)
-  if (!key || key.user_id !== caller.userId) throw notFound('API key not found')
+  if (!key || key.user_id !== caller.userId || !manages(caller, keyId))
+    throw notFound('API key not found')
   // the successor keeps the key's scopes and statuses: a key may rotate only what it could make
   assertWithinCaller(caller, limitsOf(key))
   try {

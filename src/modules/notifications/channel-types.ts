@@ -69,6 +69,12 @@ export interface ChannelTypeDefinition<Config = unknown> {
    * problem a field error (`config.url`), answered as 400 validationError.
    */
   configProblems?(config: Config): FieldError[]
+  /**
+   * Why the channel's receiver would be refused now (a webhook to an address the outbound
+   * guard refuses): a field error, answered before the channel is made (400) and before a
+   * test is recorded (409); null when nothing is known against it.
+   */
+  reachProblem?(config: Config): Promise<FieldError | null>
   /** The name of a channel created without one (default: the type). */
   defaultName?(config: Config): string
   /**

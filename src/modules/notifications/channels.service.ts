@@ -119,6 +119,10 @@ export async function createChannel(
     throw validationError([{ field: 'type', message: 'is not a channel type this service offers' }])
   const problems = definition.configProblems?.(input.config) ?? []
   if (problems.length > 0) throw validationError(problems)
+  // said now, not first in the delivery log (docs/notifications.md#outbound-safety)
+  const unreachable = await definition.reachProblem?.(input.config)
+  if (unreachable)
+    throw validationError([unreachable], 'The URL is refused: statusd does not call this address')
   await definition.beforeCreate?.({ userId, config: input.config })
   const now = iso(deps.clock)
   const row: ChannelRow = {
@@ -190,6 +194,12 @@ export async function testChannel(
   userId: string,
   id: string,
 ): Promise<{ eventId: string }> {
+  // a receiver the guard refuses is said here rather than only in the delivery log
+  const found = await findUserChannel(deps.db, userId, id)
+  if (!found) throw channelNotFound()
+  const definition = channelTypeOf(deps.types, found.type)
+  const unreachable = await definition?.reachProblem?.(JSON.parse(found.config))
+  if (unreachable) throw conflict(unreachable.message)
   const eventId = await writerOf(deps).run(async (tx) => {
     const channel = await findUserChannel(tx, userId, id)
     if (!channel) throw channelNotFound()

@@ -141,6 +141,13 @@ export function webhookRequest(
 }
 
 /**
+ * What a user is told of a webhook URL the outbound guard refuses, and what the operator can
+ * do about it (docs/notifications.md#outbound-safety).
+ */
+export const unreachableMessage = (refusal: string): string =>
+  `statusd will not call this address: ${refusal}. Webhooks reach only public addresses, unless the operator allows the network in WEBHOOK_ALLOW_NETWORKS`
+
+/**
  * The `webhook` channel type; every request goes through `outbound`, the guarded client
  * (docs/notifications.md#outbound-safety).
  */
@@ -157,6 +164,11 @@ export const webhookChannel = (outbound: OutboundClient): ChannelTypeDefinition<
     if (config.format === 'ntfy' && !/[^/]$/.test(url.pathname))
       return [{ field: 'config.url', message: "must be the topic's URL (https://ntfy.sh/mytopic)" }]
     return []
+  },
+  async reachProblem(config) {
+    // note: ntfy's JSON goes to the server's root; the host, and so the address, is the same
+    const refusal = await outbound.refusalOf(config.url)
+    return refusal === null ? null : { field: 'config.url', message: unreachableMessage(refusal) }
   },
   defaultName: (config) => `${URL.parse(config.url)?.hostname ?? 'webhook'} (${config.format})`,
   newSecret: (config) => (config.format === 'standard' ? newWebhookSecret() : null),

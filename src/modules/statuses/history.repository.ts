@@ -15,6 +15,9 @@ export interface HistoryRow {
   at: string
   by_user_id: string
   by_name: string | null
+  /** The API key the value was written with (null: none noted), and its label if it still exists. */
+  by_key_id: string | null
+  by_key_label: string | null
 }
 
 export interface HistoryQuery {
@@ -46,7 +49,16 @@ const historyPageQuery = preparedByShape(
       let query = db
         .selectFrom('status_history as h')
         .leftJoin('users as u', 'u.id', 'h.by_user_id')
-        .select(['h.change_no', 'h.value', 'h.at', 'h.by_user_id', 'u.name as by_name'])
+        .leftJoin('api_keys as k', 'k.id', 'h.by_key_id')
+        .select([
+          'h.change_no',
+          'h.value',
+          'h.at',
+          'h.by_user_id',
+          'u.name as by_name',
+          'h.by_key_id',
+          'k.label as by_key_label',
+        ])
         .where('h.status_id', '=', p('statusId'))
       // note: pruning happens on write, so a status nobody writes to may still hold old rows;
       // the read filter keeps the answer exact anyway

@@ -34,7 +34,11 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{
       const { limit = MAX_PAGE_SIZE, cursor } = request.query
       const { statusId } = request.params
       const access = await accessById(deps.db, request.caller, statusId)
-      const page = await listStatusHistory(deps, access, { limit, cursor })
+      const page = await listStatusHistory(
+        deps,
+        { ...access, viewerId: request.caller.userId },
+        { limit, cursor },
+      )
       return pageItems(reply, page, { publicUrl, path: `/v1/status/${statusId}/history`, limit })
     },
   )

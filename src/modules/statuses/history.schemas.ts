@@ -11,6 +11,25 @@ export const HistoryEntrySchema = Type.Object(
       description:
         'Who set the value; null when the caller may not see the user list (accessTypeUserList)',
     }),
+    via: Type.Union(
+      [
+        Type.Object(
+          {
+            type: Type.Literal('key'),
+            keyId: Type.String({ description: 'The id of the API key the value was written with' }),
+            label: Type.Union([Type.String(), Type.Null()], {
+              description: "The key's label; null when it has none, or was deleted since",
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      {
+        description:
+          'Which of your API keys set the value (a device, a script): shown on the entries you wrote yourself, null on the others and on values set from the app or the CLI',
+      },
+    ),
   },
   { $id: 'HistoryEntry', additionalProperties: false, description: 'One value update' },
 )

@@ -40,10 +40,12 @@ export async function pruneExpiredHistory(
   if (cutoff !== null) await pruneHistory(db, status.id, cutoff, Number(status.change_count))
 }
 
-/** Who asks: their role on the status (null: none, or anonymous). */
+/** Who asks: their role on the status (null: none, or anonymous), and who they are. */
 export interface HistoryAccess {
   status: StatusRow
   role: Role | null
+  /** The user asking (absent: anonymous): the entries they wrote name the key they used. */
+  viewerId?: string
 }
 
 function beforeOf(cursor: string | undefined): number | undefined {
@@ -58,6 +60,7 @@ function beforeOf(cursor: string | undefined): number | undefined {
  * GET …/history — value updates, newest first, within the owner's retention; visible per
  * `accessTypeHistory` (403 when the caller sees the status but not its history). `by` is
  * null for a caller who may not see the user list: history must not reveal who has a role.
+ * `via` names the API key of the entries the caller wrote, null on every other entry.
  */
 export async function listStatusHistory(
   deps: ServiceDeps,
@@ -86,6 +89,11 @@ export async function listStatusHistory(
       value: r.value,
       at: r.at,
       by: showBy ? { userId: r.by_user_id, name: r.by_name ?? '(deleted user)' } : null,
+      // note: only to the writer: another user's keys (their ids and labels) are theirs alone
+      via:
+        r.by_key_id !== null && access.viewerId !== undefined && r.by_user_id === access.viewerId
+          ? { type: 'key', keyId: r.by_key_id, label: r.by_key_label }
+          : null,
     }),
   )
 }

@@ -47,6 +47,24 @@ export function assertVisible(
   return status
 }
 
+/**
+ * The caller's own status with this status key, for a route by key: 404 unless it exists and
+ * is within reach of the caller's key. A key confined to statuses is told why, in words that
+ * fit whether no status has the key or one beyond its reach has it (which must not leak): it
+ * reaches only its statuses, and creates none (docs/accounts.md#scoped-keys).
+ */
+export function assertOwnKeyReached(
+  status: StatusRow | undefined,
+  key: string,
+  limits: CredentialLimits | undefined,
+): StatusRow {
+  if (limits?.statusIds != null && !(status && withinReach(status, limits)))
+    throw notFound(
+      `None of the statuses this API key is confined to has the key ${key}: a key confined to statuses reaches only those, and cannot create one`,
+    )
+  return assertVisible(status, 'owner', limits)
+}
+
 /** Throws 403 unless the role may change every property in the input. */
 export function assertMayChange(role: Role | null, input: StatusInput | 'delete'): void {
   if (role === 'owner') return

@@ -133,6 +133,7 @@ const historyInsert = prepareQuery<NewHistoryRow, never>((db, p) =>
     value: p('value'),
     at: p('at'),
     by_user_id: p('by_user_id'),
+    by_key_id: p('by_key_id'),
   }),
 )
 
@@ -171,8 +172,8 @@ const VALUE_WRITE_CTES = `updated as (
     s.updated_at, s.value_updated_at, locked.value as previous_value,
     exists (select 1 from notification_rules r where r.status_id = s.id) as has_rule
 ), history as (
-  insert into status_history (status_id, change_no, value, at, by_user_id)
-  select id, change_count, value, $now, $userId from updated
+  insert into status_history (status_id, change_no, value, at, by_user_id, by_key_id)
+  select id, change_count, value, $now, $userId, $keyId::text from updated
 ), pruned as (
   delete from status_history h using updated u
   where h.status_id = u.id and h.at < $cutoff::text
@@ -221,6 +222,8 @@ export interface ValueWrite {
   target: { id: string } | { key: string }
   /** The writer, who must own the status. */
   userId: string
+  /** The API key the writer presented; null: none (a session). */
+  keyId: string | null
   value: string
   /** The write's time (updated_at, the history entry, the status event). */
   now: string

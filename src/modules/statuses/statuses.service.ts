@@ -5,7 +5,6 @@ import { writerOf } from '../../db/writer.ts'
 import { systemClock } from '../../lib/clock.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import {
-  insufficientScope,
   invalidStatusKey,
   notFound,
   preconditionFailed,
@@ -28,7 +27,7 @@ import { pruneExpiredHistory, retentionCutoff } from './history.service.ts'
 import { assertUniquePalette, paletteColor, parsePalette, storedPalette } from './palette.ts'
 import { staleAtOf, staleChanges, staleFieldsOf } from './staleness.ts'
 import { announceCommitted, announcedWrite, type StatusChange } from './status-events.ts'
-import { assertMayChange, assertVisible, roleOn } from './statuses.access.ts'
+import { assertMayChange, assertOwnKeyReached, assertVisible, roleOn } from './statuses.access.ts'
 import {
   countOwnedStatuses,
   deleteStatusRow,
@@ -63,6 +62,8 @@ export interface Caller {
    * readers: they act with all their user may.
    */
   limits?: CredentialLimits
+  /** The API key the caller presented, if any: history notes which key wrote a value. */
+  keyId?: string
 }
 
 /** A status as the API answers it, with its entity tag. */
@@ -248,6 +249,7 @@ async function applyUpdate(
       value: updated.value as string,
       at: now,
       by_user_id: caller.userId,
+      by_key_id: caller.keyId ?? null,
     })
     // retention follows the owner's plan; an updater's plan does not matter
     await pruneExpiredHistory(tx, deps.plans, updated, role === 'owner' ? caller.plan : undefined)
@@ -343,6 +345,7 @@ async function writtenInOneStatement(
   const write: ValueWrite = {
     target,
     userId: caller.userId,
+    keyId: caller.keyId ?? null,
     value,
     now: nowIso(),
     clockNow: clockIso(deps),
@@ -455,6 +458,8 @@ export async function setStatusByKey(
     async (tx): Promise<Written> => {
       for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
         const existing = await findStatusByKeyForWrite(tx, caller.userId, key)
+        // a confined key updates one of its statuses, or is told it reaches no status by this key
+        if (caller.limits?.statusIds != null) assertOwnKeyReached(existing, key, caller.limits)
         if (existing) return applyUpdate(tx, deps, caller, existing, input, options)
         assertMayCreate(caller, input)
         assertPreconditions(null, options)
@@ -479,6 +484,7 @@ export async function setStatusByKey(
             value: inserted.value,
             at: inserted.created_at,
             by_user_id: caller.userId,
+            by_key_id: caller.keyId ?? null,
           })
           await recordChange(tx, deps, inserted, null, inserted.created_at)
         }
@@ -499,16 +505,10 @@ export async function setStatusByKey(
 
 /**
  * Throws 403 insufficientScope unless the caller's API key may create a status: it needs
- * `status:write` (and `status:manage` for access settings), and a key confined to some
- * statuses creates none (docs/accounts.md#scoped-keys).
+ * `status:write` (and `status:manage` for access settings). A key confined to some statuses
+ * creates none: it is told so before (assertOwnKeyReached).
  */
 function assertMayCreate(caller: Caller, input: StatusInput): void {
-  if (caller.limits?.statusIds != null)
-    throw insufficientScope(
-      'A confined key cannot create statuses: it reaches only the statuses it was made for',
-      'statusIds',
-      'a key confined to statuses cannot create one',
-    )
   assertWriteScopes(caller.limits, { kind: 'create', fields: Object.keys(input) })
 }
 
@@ -569,7 +569,7 @@ export async function getStatusByKey(
 ): Promise<TaggedStatus> {
   assertStatusKey(key)
   const status = await findStatusByKey(deps.db, caller.userId, key)
-  return tagged(assertVisible(status, 'owner', caller.limits), caller.userId, nowOf(deps))
+  return tagged(assertOwnKeyReached(status, key, caller.limits), caller.userId, nowOf(deps))
 }
 
 /**
@@ -617,9 +617,9 @@ export async function deleteStatusByKey(
   await announcedWrite(
     deps,
     async (tx) => {
-      const status = assertVisible(
+      const status = assertOwnKeyReached(
         await findStatusByKeyForWrite(tx, caller.userId, key),
-        'owner',
+        key,
         caller.limits,
       )
       assertWriteScopes(caller.limits, { kind: 'delete' })

@@ -15,7 +15,7 @@ import type { Plans } from '../plans/plans.ts'
 import { emailKeyOf, emailProblem } from './email-address.ts'
 import { emailTaken } from './email-and-password.service.ts'
 import type { LoginThrottle } from './login-throttle.ts'
-import { type PasswordHasher, passwordProblem, scryptHasher } from './passwords.ts'
+import { accountWords, type PasswordHasher, passwordProblem, scryptHasher } from './passwords.ts'
 import { endSessionsOf, type SessionHolders } from './sessions.service.ts'
 import { findUserByEmail, findUserById, insertUser, updateUser } from './users.repository.ts'
 import { type AuthLevel, authLevelOf } from './users.service.ts'
@@ -69,8 +69,12 @@ function assertEmail(email: string): void {
     throw validationError([{ field: 'email', message: problem }], `E-mail address ${problem}`)
 }
 
-async function assertPassword(password: string, field: string): Promise<void> {
-  const problem = await passwordProblem(password)
+async function assertPassword(
+  password: string,
+  field: string,
+  userInputs: string[],
+): Promise<void> {
+  const problem = await passwordProblem(password, userInputs)
   if (problem !== undefined)
     throw validationError([{ field, message: problem }], `Password ${problem}`)
 }
@@ -101,7 +105,7 @@ export async function signUp(
   alongside?: (tx: Transaction<DB>, user: User) => Promise<void>,
 ): Promise<User> {
   assertEmail(input.email)
-  await assertPassword(input.password, 'password')
+  await assertPassword(input.password, 'password', accountWords(input.email, input.name))
   const emailKey = emailKeyOf(input.email)
   // a taken address is refused before the slow hash
   if (await findUserByEmail(deps.db, input.email)) throw emailTaken()
@@ -129,25 +133,30 @@ export async function signUp(
 /**
  * The user an e-mail and password belong to (docs/accounts.md#signing-in). A wrong e-mail
  * and a wrong password get the same 401 `invalidCredentials` after the same work: an unknown
- * e-mail is checked against a dummy hash. Past the failure limits (per account, per address)
- * 429 `rateLimited`, before any hash is computed.
+ * e-mail is checked against a dummy hash. The attempt is counted against the account and the
+ * address before its password is judged; past either limit, 429 `rateLimited` and no hash.
  */
 export async function signIn(
   deps: AccountDeps,
   input: { email: string; password: string; ip: string },
 ): Promise<User> {
   const emailKey = emailKeyOf(input.email)
-  const wait = deps.throttle?.retryAfter(emailKey, input.ip) ?? 0
+  const wait = deps.throttle?.attempt(emailKey, input.ip) ?? 0
   if (wait > 0) throw rateLimited(wait)
   const hasher = deps.hasher ?? scryptHasher
-  const user = await findUserByEmail(deps.db, input.email)
-  const stored = user?.password_hash ?? (await hasher.dummyHash())
-  const matches = await hasher.verify(stored, input.password)
-  if (!user || user.password_hash === null || !matches) {
-    deps.throttle?.failed(emailKey, input.ip)
-    throw invalidCredentials()
+  let user: User | undefined
+  let matches: boolean
+  try {
+    user = await findUserByEmail(deps.db, input.email)
+    const stored = user?.password_hash ?? (await hasher.dummyHash())
+    matches = await hasher.verify(stored, input.password)
+  } catch (error) {
+    // no password was judged (the hash pool was full, the database failed): not an attempt
+    deps.throttle?.refund(emailKey, input.ip)
+    throw error
   }
-  deps.throttle?.succeeded(emailKey)
+  if (!user || user.password_hash === null || !matches) throw invalidCredentials()
+  deps.throttle?.succeeded(emailKey, input.ip)
   return user
 }
 
@@ -189,22 +198,39 @@ export async function changeProfile(
   const user = await userOrNotFound(deps.db, userId)
   let passwordHash: string | undefined
   if (changes.password !== undefined) {
-    await assertPassword(changes.password, 'password')
     const hasher = deps.hasher ?? scryptHasher
     if (user.password_hash !== null) {
       if (changes.currentPassword === undefined)
         throw validationError(
           [{ field: 'currentPassword', message: 'is required to change the password' }],
-          'A new password needs the current one (currentPassword)',
+          'A new password needs the current one',
         )
       const key = user.email_key ?? `id ${user.id}`
-      const wait = deps.throttle?.retryAfter(key, ip) ?? 0
+      // counted before it is judged, as a sign-in is
+      const wait = deps.throttle?.attempt(key, ip) ?? 0
       if (wait > 0) throw rateLimited(wait)
-      if (!(await hasher.verify(user.password_hash, changes.currentPassword))) {
-        deps.throttle?.failed(key, ip)
-        throw forbidden('The current password (currentPassword) is wrong')
+      let matches: boolean
+      try {
+        matches = await hasher.verify(user.password_hash, changes.currentPassword)
+      } catch (error) {
+        deps.throttle?.refund(key, ip)
+        throw error
       }
+      // words for a person; the field a program looks for is in `errors`
+      if (!matches)
+        throw forbidden('The current password is wrong', [
+          { field: 'currentPassword', message: 'is not your current password' },
+        ])
+      // a right one costs nothing, as before this count came first
+      deps.throttle?.refund(key, ip)
     }
+    // note: after the current password: a stolen session's guesses are throttled before any
+    // other work is done for them
+    await assertPassword(
+      changes.password,
+      'password',
+      accountWords(changes.email ?? user.email, changes.name ?? user.name),
+    )
     passwordHash = await hasher.hash(changes.password)
   }
   const emailKey = changes.email === undefined ? undefined : emailKeyOf(changes.email)

@@ -2,11 +2,14 @@ import { isIPv6 } from 'node:net'
 import { LRUCache } from 'lru-cache'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 
-/** Failed sign-ins one account takes in a window before it is refused for the rest of it. */
+/**
+ * Password attempts one account takes in a window before it is refused for the rest of it
+ * (a correct password clears the count).
+ */
 export const ACCOUNT_FAILURES = 5
-/** Failed sign-ins one client address makes in a window, whatever the accounts. */
+/** Password attempts one client address makes in a window, whatever the accounts (a correct one is given back). */
 export const ADDRESS_FAILURES = 30
-/** The window, from the first failure counted. */
+/** The window, from the first attempt counted. */
 export const FAILURE_WINDOW_MS = 15 * 60_000
 
 /**
@@ -26,16 +29,19 @@ export function addressKey(ip: string): string {
 }
 
 /**
- * Failed password sign-ins, counted per account (its folded e-mail, known or not, so that
+ * Password sign-in attempts, counted per account (its folded e-mail, known or not, so that
  * the limit says nothing about whether an account exists) and per client address
- * (docs/accounts.md#locking-an-attacker-out). In this process's memory: each instance counts
- * its own, and a restart forgets. Bounded (LRU), so a flood of addresses cannot fill memory.
+ * (docs/accounts.md#locking-an-attacker-out). An attempt is counted *before* its password is
+ * judged, so a burst of concurrent sign-ins judges no more passwords than the limit; a correct
+ * password then gives back what only failures should cost. In this process's memory: each
+ * instance counts its own, and a restart forgets. Bounded (LRU), so a flood of addresses
+ * cannot fill memory.
  */
 export class LoginThrottle {
-  readonly #failures: LRUCache<string, { count: number }>
+  readonly #attempts: LRUCache<string, { count: number }>
 
   constructor({ clock = systemClock, max = 100_000 }: { clock?: Clock; max?: number } = {}) {
-    this.#failures = new LRUCache({
+    this.#attempts = new LRUCache({
       // note: as a size of one per entry, not lru-cache's `max`, which allocates room for all
       // `max` entries up front (about 5 MB for 100 000) (docs/performance.md#cold-start-and-memory)
       maxSize: max,
@@ -49,31 +55,47 @@ export class LoginThrottle {
   }
 
   /**
-   * Seconds until a sign-in for this account from this address may be tried again, or 0 when
-   * it may be tried now.
+   * Counts an attempt for this account from this address and answers 0, when both are under
+   * their limits; otherwise counts nothing and answers the seconds until one may be tried.
+   * The check and the count happen in one synchronous step: no other attempt comes between.
    */
-  retryAfter(emailKey: string, ip: string): number {
-    const wait = (key: string, limit: number) =>
-      (this.#failures.get(key)?.count ?? 0) >= limit ? this.#failures.getRemainingTTL(key) : 0
-    const ms = Math.max(
-      wait(`account ${emailKey}`, ACCOUNT_FAILURES),
-      wait(`address ${addressKey(ip)}`, ADDRESS_FAILURES),
-    )
-    return ms > 0 ? Math.max(1, Math.ceil(ms / 1000)) : 0
-  }
-
-  /** Counts a failed sign-in against the account and the address. */
-  failed(emailKey: string, ip: string): void {
-    for (const key of [`account ${emailKey}`, `address ${addressKey(ip)}`]) {
-      const entry = this.#failures.get(key)
-      // note: the window runs from the first failure: counting does not extend it
+  attempt(emailKey: string, ip: string): number {
+    const limits: [string, number][] = [
+      [`account ${emailKey}`, ACCOUNT_FAILURES],
+      [`address ${addressKey(ip)}`, ADDRESS_FAILURES],
+    ]
+    let ms = 0
+    for (const [key, limit] of limits)
+      if ((this.#attempts.get(key)?.count ?? 0) >= limit)
+        ms = Math.max(ms, this.#attempts.getRemainingTTL(key))
+    if (ms > 0) return Math.max(1, Math.ceil(ms / 1000))
+    for (const [key] of limits) {
+      const entry = this.#attempts.get(key)
+      // note: the window runs from the first attempt: counting does not extend it
       if (entry) entry.count += 1
-      else this.#failures.set(key, { count: 1 })
+      else this.#attempts.set(key, { count: 1 })
     }
+    return 0
   }
 
-  /** A correct password clears the account's count (never the address's: an attacker's own account would clear it). */
-  succeeded(emailKey: string): void {
-    this.#failures.delete(`account ${emailKey}`)
+  /** Gives back an attempt whose password was never judged (or was right, for the address). */
+  #giveBack(key: string): void {
+    const entry = this.#attempts.get(key)
+    if (entry && entry.count > 0) entry.count -= 1
+  }
+
+  /** An attempt counted by `attempt` whose password was not judged after all (the pool was full). */
+  refund(emailKey: string, ip: string): void {
+    this.#giveBack(`account ${emailKey}`)
+    this.#giveBack(`address ${addressKey(ip)}`)
+  }
+
+  /**
+   * A correct password: the account's count is cleared, and the address gets this attempt back
+   * (only failures count against it; clearing it would let an attacker's own account clear it).
+   */
+  succeeded(emailKey: string, ip: string): void {
+    this.#attempts.delete(`account ${emailKey}`)
+    this.#giveBack(`address ${addressKey(ip)}`)
   }
 }

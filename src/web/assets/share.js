@@ -20,7 +20,9 @@
 
   /** "just now", "5 minutes ago", "yesterday", "3 weeks ago": the largest whole unit elapsed. */
   const ago = (at) => {
-    // a clock a little ahead of the viewer's: "just now", never "in 2 minutes"
+    // a time ahead (an expiry): its date; a clock a little ahead of the viewer's is "just
+    // now", never "in 2 minutes"
+    if (at.getTime() - Date.now() > 60_000) return when.format(at)
     const seconds = Math.max(0, (Date.now() - at.getTime()) / 1000)
     for (const [unit, size] of UNITS)
       if (seconds >= size) return relative.format(-Math.floor(seconds / size), unit)
@@ -28,11 +30,14 @@
     return 'just now'
   }
 
-  /** A <time>: the relative time as text, the absolute one (viewer's zone) as its title. */
+  /**
+   * A <time>: the relative time as text, the absolute one (viewer's zone) as its title; one
+   * marked `data-absolute` (the invitation's expiry) shows the date itself.
+   */
   const localise = (el) => {
     const at = new Date(el.dateTime)
     if (Number.isNaN(at.getTime())) return
-    el.textContent = ago(at)
+    el.textContent = 'absolute' in el.dataset ? when.format(at) : ago(at)
     el.title = when.format(at)
   }
   const localiseAll = () => {

@@ -68,6 +68,13 @@ export default function History({ status }: StatusTabProps) {
                     {relativeTime(entry.at, now.value)}
                   </time>
                   {entry.by && <span class="muted"> by {entry.by.name}</span>}
+                  {entry.via && (
+                    <span class="muted">
+                      {entry.via.label === null
+                        ? ' with an API key'
+                        : ` with the key “${entry.via.label}”`}
+                    </span>
+                  )}
                 </span>
               </li>
             ))}
