@@ -243,6 +243,46 @@ describe('the account screen', { skip: chromiumMissing(), timeout: 360_000 }, ()
     assert.deepEqual(dialogs, [])
     assert.ok(await page.evaluate('document.documentElement.scrollWidth <= innerWidth'))
   })
+
+  it('an address not confirmed yet: making a key or a status says to follow the mailed link, and sends it again', async (ctx) => {
+    const smtp = await startSmtpServer(ctx)
+    const server = await appServer(ctx, {
+      mailer: createMailer(smtp.url, 'statusd <statusd@example.com>'),
+    })
+    const person = await signUpPerson(server, { name: 'Ada' })
+    await smtp.next() // the sign-up's verification link, not followed
+    // the refused requests are 403s, which the browser logs
+    const { page } = await openApp(ctx, server, {
+      person,
+      path: '/keys',
+      allowConsoleErrors: true,
+    })
+    await expectScreen(page, 'API keys')
+    await page.getByText('Create a key').click()
+    await page.getByLabel('Label').fill('door sensor')
+    await page.getByRole('button', { name: 'Create the key' }).click()
+    const alert = page.getByRole('alert').filter({ hasText: 'Confirm your address first' })
+    await alert.getByText(`follow the link mailed to ${person.email}`).waitFor()
+    // in words: no endpoint, no error code
+    assert.doesNotMatch((await alert.textContent()) ?? '', /POST|\/v1\/|emailNotVerified/)
+    await expectNoAxeViolations(page, 'an address to confirm first, on the keys screen')
+
+    await alert.getByRole('button', { name: 'Send the link again' }).click()
+    await alert.getByText(`A new link was mailed to ${person.email}.`).waitFor()
+    const mail = await smtp.next()
+    assert.equal(mail.subject, 'Confirm your e-mail address')
+    assert.equal((mail.to as { text: string }).text, person.email)
+
+    // the same words on the New status form (a status needs a confirmed address too)
+    await page.goto(`${server.origin}/statuses/new`)
+    await expectScreen(page, 'New status')
+    await page.getByLabel('Name').fill('Meeting room 4')
+    await page.getByRole('button', { name: 'Create status' }).click()
+    await page
+      .getByRole('alert')
+      .getByText(`Confirm your address first: follow the link mailed to ${person.email}`)
+      .waitFor()
+  })
 })
 
 describe('keys, account, notifications and a status’s notifications tab pass axe', {

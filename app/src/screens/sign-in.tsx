@@ -1,12 +1,15 @@
 import { useState } from 'preact/hooks'
 import { api } from '../api.ts'
+import { useAuthSettings } from '../auth-settings.ts'
 import { Field, FormError, fieldError } from '../components/form.tsx'
 import { Plain } from '../components/layout.tsx'
 import { Link, navigate, sameOriginTarget } from '../router.tsx'
 import { loadMe } from '../session.ts'
 import { passkeysSupported, signInWithPasskey } from '../webauthn.ts'
 
-// Sign in with e-mail and password (docs/accounts.md#signing-in).
+// Sign in with e-mail and password (docs/accounts.md#signing-in). A forgotten password is
+// reset through a mailed link (docs/accounts.md#resetting-a-password): offered only when this
+// service sends mail (`GET /v1/auth/settings`), since without it there is no link to send.
 
 export default function SignIn() {
   const [error, setError] = useState<unknown>(null)
@@ -14,6 +17,9 @@ export default function SignIn() {
   const next = new URLSearchParams(location.search).get('next')
   // only a page of this origin: never an open redirect
   const goOn = () => navigate(sameOriginTarget(next), { replace: true })
+  const settings = useAuthSettings()
+  const [email, setEmail] = useState('')
+  const [forgot, setForgot] = useState(false)
   return (
     <Plain>
       <h1>Sign in</h1>
@@ -42,6 +48,8 @@ export default function SignIn() {
           type="email"
           autocomplete="username"
           required
+          value={email}
+          onInput={(event) => setEmail(event.currentTarget.value)}
           error={fieldError(error, 'email')}
         />
         <Field
@@ -85,9 +93,70 @@ export default function SignIn() {
           </button>
         </div>
       )}
+      {settings?.email &&
+        (forgot ? (
+          <ForgotPassword email={email} />
+        ) : (
+          <p>
+            <button type="button" class="button quiet" onClick={() => setForgot(true)}>
+              Forgot your password?
+            </button>
+          </p>
+        ))}
       <p>
         New here? <Link href="/sign-up">Create an account</Link>
       </p>
     </Plain>
+  )
+}
+
+/**
+ * Asks for a reset link (`POST /v1/auth/password-reset`): the answer is the same 202 for
+ * every address, so the screen says only that a link is on its way if an account has it.
+ */
+function ForgotPassword(props: { email: string }) {
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  const [sent, setSent] = useState(false)
+  return (
+    <section class="forgot-password" aria-labelledby="forgot-password">
+      <h2 id="forgot-password">Forgot your password?</h2>
+      <p class="hint">A link to choose a new one is mailed to your address.</p>
+      <form
+        onSubmit={async (event) => {
+          event.preventDefault()
+          const email = String(new FormData(event.currentTarget).get('email') ?? '')
+          setBusy(true)
+          setError(null)
+          setSent(false)
+          try {
+            await api('POST', '/v1/auth/password-reset', { body: { email } })
+            setSent(true)
+          } catch (e) {
+            setError(e)
+          } finally {
+            setBusy(false)
+          }
+        }}
+      >
+        <Field
+          label="Your e-mail address"
+          name="email"
+          type="email"
+          autocomplete="email"
+          required
+          defaultValue={props.email}
+          error={fieldError(error, 'email')}
+        />
+        <FormError error={error} />
+        <button type="submit" class="button" disabled={busy}>
+          Mail me a link
+        </button>
+        <p aria-live="polite">
+          {sent &&
+            'If an account has this address, a link is on its way. It works for an hour, on any device.'}
+        </p>
+      </form>
+    </section>
   )
 }

@@ -178,17 +178,25 @@ function Badge(props: { status: Status }) {
     <section aria-labelledby="share-badge">
       <h2 id="share-badge">Badge</h2>
       <p class="hint">An image of the current value for a README or a web page.</p>
-      <p class="badge-preview">
-        {/* the badge of a private status is the grey "not found" one: what others would see.
-            The browser keeps an image of the same address for the whole page, so the
-            preview's address names the status's version: made public (or given a new value),
-            the preview is read again instead of staying "not found" until a reload. The
-            badge route ignores a parameter it does not know. */}
-        <img
-          src={`/s/${status.shareId}/badge.svg?preview=${encodeURIComponent(`${status.accessType}.${status.updatedAt}`)}`}
-          alt={`Badge preview: ${status.name}`}
-        />
-      </p>
+      {status.accessType === 'public' ? (
+        <p class="badge-preview">
+          {/* The browser keeps an image of the same address for the whole page, so the
+              preview's address names the status's version: given a new value, the preview
+              is read again instead of staying as it was until a reload. The badge route
+              ignores a parameter it does not know. */}
+          <img
+            src={`/s/${status.shareId}/badge.svg?preview=${encodeURIComponent(status.updatedAt)}`}
+            alt={`Badge preview: ${status.name}`}
+          />
+        </p>
+      ) : (
+        // a private status's badge answers 404 (a grey "not found" image), which a browser
+        // logs as a failed request: say what others would see instead of asking for it
+        <p class="badge-preview">
+          No preview while the status is private: others see a grey “not found” badge until it is
+          public.
+        </p>
+      )}
       <CopyField label="Markdown" text={markdown} buttonLabel="Copy Markdown" />
       <CopyField label="HTML" text={html} buttonLabel="Copy HTML" />
     </section>
