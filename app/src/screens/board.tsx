@@ -162,7 +162,13 @@ function Tile(props: { entry: MyStatus; status: Status | undefined }) {
           {maySetValue(entry.role) && <ValueButtons status={status} label={`Set ${name}`} />}
         </>
       ) : (
-        <p class="tile-meta muted">{RELATION_LABEL[entry.relation]}</p>
+        <>
+          {/* the value's line, held empty until the value comes, so the tile does not grow */}
+          <p class="tile-value" aria-hidden="true">
+            <span class="value-chip placeholder">&nbsp;</span>
+          </p>
+          <p class="tile-meta muted">{RELATION_LABEL[entry.relation]}</p>
+        </>
       )}
     </li>
   )
