@@ -111,15 +111,18 @@ describe('probes and API description on a running server', () => {
     }
   })
 
-  it('GET /docs serves an HTML page whose scripts load', async () => {
+  it('GET /docs serves an HTML page whose stylesheets and scripts load', async () => {
     const res = await fetch(`${server.url}/docs`)
     assert.equal(res.status, 200)
     assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
     const html = await res.text()
     assert.match(html, /<html/i)
-    const scripts = [...html.matchAll(/<script[^>]*\ssrc="([^"]+)"/g)].map((m) => m[1] as string)
-    assert.ok(scripts.length > 0, 'the page loads scripts')
-    for (const src of scripts) {
+    const assets = [
+      ...html.matchAll(/<script[^>]*\ssrc="([^"]+)"/g),
+      ...html.matchAll(/<link[^>]*\srel="stylesheet"[^>]*\shref="([^"]+)"/g),
+    ].map((m) => m[1] as string)
+    assert.ok(assets.length > 0, 'the page loads its stylesheet')
+    for (const src of assets) {
       const asset = await fetch(new URL(src, res.url))
       assert.equal(asset.status, 200, `${src} loads`)
       await asset.arrayBuffer()
