@@ -3,6 +3,7 @@ import { useEffect } from 'preact/hooks'
 import type { AppPath } from '../../src/web/app-paths.ts'
 import './app.css'
 import { Layout, Plain } from './components/layout.tsx'
+import { RateLimitNotice } from './components/rate-limit-notice.tsx'
 import { lazy } from './lazy.tsx'
 import { navigate, route, sameOriginTarget } from './router.tsx'
 import Board from './screens/board.tsx'
@@ -54,9 +55,12 @@ function App() {
   const user = me.value
   if (user === undefined)
     return (
-      <p class="loading" aria-live="polite">
-        Loading…
-      </p>
+      <>
+        <RateLimitNotice />
+        <p class="loading" aria-live="polite">
+          Loading…
+        </p>
+      </>
     )
   if (path && SIGNED_OUT[path]) {
     const Screen = SIGNED_OUT[path] as ComponentType
