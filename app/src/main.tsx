@@ -22,6 +22,7 @@ const SIGNED_OUT: Partial<Record<AppPath, ComponentType>> = {
 /** Screens of a signed-in person (heavy ones load on first use: lazy). */
 const SIGNED_IN: Partial<Record<AppPath, ComponentType<{ params: Record<string, string> }>>> = {
   '/': Board,
+  '/find': lazy(() => import('./screens/find.tsx')),
   '/keys': lazy(() => import('./screens/keys.tsx')),
   '/account': lazy(() => import('./screens/account.tsx')),
   '/notifications': lazy(() => import('./screens/notifications.tsx')),

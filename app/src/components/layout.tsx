@@ -13,7 +13,7 @@ const PLACES = [
   {
     href: '/',
     label: 'Board',
-    paths: ['/', '/statuses/new', '/statuses/:id', '/statuses/:id/:tab'],
+    paths: ['/', '/find', '/statuses/new', '/statuses/:id', '/statuses/:id/:tab'],
   },
   { href: '/walls', label: 'Walls', paths: ['/walls', '/walls/:id'] },
   { href: '/notifications', label: 'Notifications', paths: ['/notifications'] },

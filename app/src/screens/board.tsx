@@ -134,6 +134,9 @@ function Statuses() {
           </p>
           <Link href="/statuses/new" class="button primary">
             Create a status
+          </Link>{' '}
+          <Link href="/find" class="button">
+            Find a status to follow
           </Link>
         </div>
       )}
@@ -165,6 +168,9 @@ function Statuses() {
             </div>
             <Link href="/statuses/new" class="button primary">
               Create a status
+            </Link>
+            <Link href="/find" class="button">
+              Find a status to follow
             </Link>
           </div>
           <p class="muted" aria-live="polite">
