@@ -9,7 +9,7 @@ import {
   openApp,
   signUpPerson,
 } from '../helpers/app-browser.ts'
-import { expectTileValue, makeStatus } from '../helpers/app-statuses.ts'
+import { expectTileValue, makeStatus, makeUnlimited } from '../helpers/app-statuses.ts'
 import { chromiumMissing } from '../helpers/browser.ts'
 
 // The app over its plan's requests a minute (docs/app.md#too-many-requests): the server's
@@ -84,5 +84,28 @@ describe('too many requests', { skip: chromiumMissing(), timeout: 240_000 }, () 
     await expectTileValue(page, 'Meeting room 4', 'FREE')
     await page.clock.fastForward(2000)
     await notice.waitFor({ state: 'detached' })
+  })
+
+  it('a change refused with 429 says in words how long to wait, and is not sent again by itself', async (ctx) => {
+    const server = await appServer(ctx, {}, { plans: tightPlans(0) })
+    const person = await signUpPerson(server)
+    const room = await makeStatus(server, person, 'meeting-room-4', ROOM)
+    await makeUnlimited(server, person)
+    const { page } = await openApp(ctx, server, { person, path: `/statuses/${room.id}` })
+    await expectScreen(page, 'Meeting room 4')
+    // the screen has read what it needs: from now on every request is one too many
+    await page.getByLabel('Value', { exact: true }).waitFor()
+    await onPlan(server, person.id, 'tight')
+    const writes: string[] = []
+    page.on('request', (request) => {
+      if (request.method() === 'PATCH') writes.push(request.url())
+    })
+    await page.getByLabel('Value', { exact: true }).fill('BUSY')
+    await page.getByRole('button', { name: 'Save changes' }).click()
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /^Too many requests — try again in \d+ s\.$/ })
+      .waitFor()
+    assert.equal(writes.length, 1, 'the refused change was sent once')
   })
 })
