@@ -3,6 +3,7 @@ import { useEffect } from 'preact/hooks'
 import type { AppPath } from '../../src/web/app-paths.ts'
 import './app.css'
 import { Layout, Plain } from './components/layout.tsx'
+import { RateLimitNotice } from './components/rate-limit-notice.tsx'
 import { Unreachable } from './components/unreachable.tsx'
 import { lazy } from './lazy.tsx'
 import { navigate, route, sameOriginTarget } from './router.tsx'
@@ -22,6 +23,7 @@ const SIGNED_OUT: Partial<Record<AppPath, ComponentType>> = {
 /** Screens of a signed-in person (heavy ones load on first use: lazy). */
 const SIGNED_IN: Partial<Record<AppPath, ComponentType<{ params: Record<string, string> }>>> = {
   '/': Board,
+  '/find': lazy(() => import('./screens/find.tsx')),
   '/keys': lazy(() => import('./screens/keys.tsx')),
   '/account': lazy(() => import('./screens/account.tsx')),
   '/notifications': lazy(() => import('./screens/notifications.tsx')),
@@ -59,9 +61,12 @@ function App() {
     return <Unreachable reason={unreachable.value} />
   if (user === undefined)
     return (
-      <p class="loading" aria-live="polite">
-        Loading…
-      </p>
+      <>
+        <RateLimitNotice />
+        <p class="loading" aria-live="polite">
+          Loading…
+        </p>
+      </>
     )
   if (path && SIGNED_OUT[path]) {
     const Screen = SIGNED_OUT[path] as ComponentType

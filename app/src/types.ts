@@ -32,6 +32,7 @@ import type {
   InvitationLinkSchema,
   RoleInvitationSchema,
 } from '../../src/modules/statuses/invitations.schemas.ts'
+import type { SearchResultSchema } from '../../src/modules/statuses/search.service.ts'
 import type {
   NewShareLinkSchema,
   ShareLinkSchema,
@@ -81,6 +82,7 @@ export type InvitationLink = Static<typeof InvitationLinkSchema>
 export type CreatedInvitationLink = Static<typeof CreatedInvitationLinkSchema>
 export type InvitationLinkPreview = Static<typeof InvitationLinkPreviewSchema>
 export type Subscription = Static<typeof SubscriptionSchema>
+export type SearchResult = Static<typeof SearchResultSchema>
 export type HistoryEntry = Static<typeof HistoryEntrySchema>
 export type PaletteEntry = Static<typeof PaletteEntrySchema>
 /** Staleness (docs/notifications.md#staleness): optional, so the app works with or without it. */

@@ -10,6 +10,7 @@ export const APP_PATHS = [
   '/statuses/new',
   '/statuses/:id',
   '/statuses/:id/:tab',
+  '/find',
   '/keys',
   '/account',
   '/notifications',

@@ -7,6 +7,7 @@ import {
   describedText,
   expectTileValue,
   giveRole,
+  makeStatus,
   makeUnlimited,
   tile,
 } from '../helpers/app-statuses.ts'
@@ -338,5 +339,41 @@ describe('the board', { skip: chromiumMissing(), timeout: 360_000 }, () => {
     )
     assert.equal(await page.locator('main script, main b, main i').count(), 0)
     assert.deepEqual(dialogs, [])
+  })
+
+  it('an account whose address is not confirmed sees where its link went and its invitations, and asks for no list', async (ctx) => {
+    const server = await appServer(ctx)
+    const owner = await signUpPerson(server, { name: 'Olivia' })
+    const sam = await signUpPerson(server, { name: 'Sam' })
+    const room = await makeStatus(server, owner, 'room', { name: 'Room', value: 'FREE' })
+    // not yet confirmed (with e-mail on, a new account starts so: docs/accounts.md)
+    await server.t.database.db
+      .updateTable('users')
+      .set({ verified: 0 })
+      .where('id', '=', sam.id)
+      .execute()
+    const offered = await asSession(
+      server.t,
+      owner.cookie,
+      'PUT',
+      `/v1/status/${room.id}/users/${sam.id}`,
+      { role: 'subscriber' },
+    )
+    assert.equal(offered.statusCode, 202, offered.body)
+    const { context } = await openApp(ctx, server, { person: sam, path: '/keys' })
+    const page = await context.newPage()
+    const lists: string[] = []
+    page.on('request', (request) => {
+      const { pathname } = new URL(request.url())
+      if (/^\/v1\/user\/(status|subscriptions)$/.test(pathname)) lists.push(pathname)
+    })
+    await page.goto(server.origin)
+    await expectScreen(page, 'Board')
+    await page.getByRole('heading', { name: 'Confirm your e-mail address' }).waitFor()
+    await page.getByText(`The link to confirm it was mailed to ${sam.email}.`).waitFor()
+    await page.getByRole('button', { name: 'Send the link again' }).waitFor()
+    await page.getByRole('button', { name: 'Accept the invitation to Room' }).click()
+    await page.getByText('You accepted the invitation to Room.').waitFor({ state: 'attached' })
+    assert.deepEqual(lists, [], 'the board asked for no list it may not read')
   })
 })

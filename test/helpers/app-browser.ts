@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import type { BrowserContext, Page } from 'playwright-core'
 import type { AppDeps } from '../../src/app.ts'
+import type { Plans } from '../../src/modules/plans/plans.ts'
 import { GOOD_PASSWORD, signUpUser } from './accounts.ts'
 import { makeApp, type TestApp } from './app.ts'
 import { launchChromium } from './browser.ts'
@@ -20,16 +21,17 @@ export interface AppServer {
 /**
  * A statusd for the app, anyone may sign up (SIGNUP=open) unless `deps` says otherwise.
  * PUBLIC_URL is the server's origin, unless `deps.publicUrl` is `null` (none set: the API's
- * links are paths then).
+ * links are paths then). `options.plans` replaces the tests' plans (TEST_PLANS).
  */
 export async function appServer(
   ctx: Lifetime,
   deps: Omit<Partial<AppDeps>, 'database' | 'plans'> = {},
+  options: { plans?: Plans } = {},
 ): Promise<AppServer> {
   const port = await freePort()
   const origin = `http://localhost:${port}`
   const publicUrl = deps.publicUrl === null ? null : origin
-  const t = await makeApp(ctx, { deps: { signup: 'open', ...deps, publicUrl } })
+  const t = await makeApp(ctx, { ...options, deps: { signup: 'open', ...deps, publicUrl } })
   await t.app.listen({ port, host: '127.0.0.1' })
   return { t, origin }
 }
@@ -72,6 +74,8 @@ export async function openApp(
     viewport?: { width: number; height: number }
     colorScheme?: 'light' | 'dark'
     allowConsoleErrors?: boolean
+    /** The page's timers and Date stand still until the test moves them (`page.clock`). */
+    fakeClock?: boolean
   } = {},
 ): Promise<Browser> {
   const browser = await launchChromium({
@@ -97,6 +101,7 @@ export async function openApp(
     await browser.close()
     if (!options.allowConsoleErrors) assert.deepEqual(errors, [], 'the page logged no errors')
   })
+  if (options.fakeClock) await context.clock.install()
   await page.goto(server.origin + (options.path ?? '/'))
   return { context, page }
 }

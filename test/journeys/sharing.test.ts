@@ -19,9 +19,8 @@
 // 6. An updater at work: Sam sets the room's value on his phone; the wall follows.
 // 7. Made private while a share page is open: the page says it is not available, and goes
 //    live again when the status is public again.
-// 8. Discovery: a public status made findable on its screen; Sam finds it and follows it
-//    (no screen searches or follows yet: the API, as docs/accounts.md#discovery shows, and a
-//    todo step for the screen), and it is on his board.
+// 8. Discovery: a public status made findable on its screen; Sam finds it on the Find
+//    screen and follows it there, and it is on his board.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { GOOD_PASSWORD } from '../helpers/accounts.ts'
@@ -271,31 +270,25 @@ describe('sharing', () => {
       await olivia.getByRole('button', { name: 'Save changes' }).click()
       await olivia.getByText('Saved.').waitFor()
 
-      // no screen searches or follows yet: the API, with Sam's session (docs/accounts.md#discovery)
-      const found = await sam.request.get(`${origin}/v1/search/statuses?q=lib%20hours`)
-      assert.equal(found.status(), 200)
-      const results = (await found.json()) as { statusId: string; ownerName: string }[]
-      assert.deepEqual(
-        results.map((r) => [r.statusId, r.ownerName]),
-        [[library, 'Olivia']],
-      )
-      const followed = await sam.request.post(`${origin}/v1/status/${library}/subscription`, {
-        headers: { origin },
-      })
-      assert.equal(followed.status(), 201)
+      // Sam looks for it from his board, on the Find screen (docs/accounts.md#discovery)
+      await goTo(sam, 'Board')
+      await sam.getByRole('link', { name: 'Find a status to follow' }).click()
+      await onScreen(sam, 'Find a status')
+      await sam.getByLabel('Words of its name').fill('lib hours')
+      await sam.getByRole('button', { name: 'Search' }).click()
+      await sam.getByText('1 found for “lib hours”.').waitFor()
+      const result = sam.locator('.find-results li')
+      assert.equal(await result.count(), 1)
+      await result.getByText('Library opening hours').waitFor()
+      await result.getByText('Olivia').waitFor()
+      await j.check(sam, 'finding a status, phone')
+      await sam.getByRole('button', { name: 'Follow Library opening hours' }).click()
+      const following = result.getByRole('link', { name: 'Following' })
+      await following.waitFor()
+      assert.equal(await following.getAttribute('href'), `/statuses/${library}`)
       await goTo(sam, 'Board')
       await sam.locator('li.board-tile').filter({ hasText: 'Library opening hours' }).waitFor()
       await j.check(sam, 'board with a followed status, phone')
     })
-
-    await t.test(
-      'a person signed in finds listed statuses and follows one on a screen',
-      { todo: 'no screen searches listed statuses, and a share page offers no Follow button' },
-      async () => {
-        await sam.goto(`${origin}/s/${roomShareId}`)
-        await sam.locator('#live[data-state="live"]').waitFor()
-        assert.ok((await sam.getByRole('button', { name: /^Follow/ }).count()) > 0)
-      },
-    )
   })
 })

@@ -3,6 +3,7 @@ import { useEffect, useRef } from 'preact/hooks'
 import { Link, route } from '../router.tsx'
 import { me, signOut } from '../session.ts'
 import { InvitationsBanner } from './invitations-banner.tsx'
+import { RateLimitNotice } from './rate-limit-notice.tsx'
 
 // The frame of every signed-in screen: a skip link, the header with the app's places, and
 // the main landmark (docs/app.md#accessibility). On a phone the header is one row: the
@@ -12,7 +13,7 @@ const PLACES = [
   {
     href: '/',
     label: 'Board',
-    paths: ['/', '/statuses/new', '/statuses/:id', '/statuses/:id/:tab'],
+    paths: ['/', '/find', '/statuses/new', '/statuses/:id', '/statuses/:id/:tab'],
   },
   { href: '/walls', label: 'Walls', paths: ['/walls', '/walls/:id'] },
   { href: '/notifications', label: 'Notifications', paths: ['/notifications'] },
@@ -70,6 +71,7 @@ export function Layout(props: { children: ComponentChildren }) {
         </div>
       </header>
       <main id="main">
+        <RateLimitNotice />
         <InvitationsBanner />
         {props.children}
       </main>

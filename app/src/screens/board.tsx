@@ -1,10 +1,12 @@
 import { useEffect, useMemo, useState } from 'preact/hooks'
+import { api } from '../api.ts'
 import { Announcer, announce } from '../components/announcer.tsx'
 import { FormError } from '../components/form.tsx'
 import { LastChange, StaleMark, ValueButtons, ValueChip } from '../components/status-bits.tsx'
 import { subscribe } from '../live.ts'
 import { loadMyStatuses, type MyStatus, maySetValue, type Relation } from '../my-statuses.ts'
 import { Link } from '../router.tsx'
+import { me } from '../session.ts'
 import type { Staleness, Status } from '../types.ts'
 
 // The board (docs/app.md#the-board): every status I own, was given a role on, or follow, as
@@ -20,6 +22,54 @@ const RELATION_LABEL: Record<Relation, string> = {
 }
 
 export default function Board() {
+  // an address not confirmed yet may not list statuses (403 notVerified): say what to do
+  if (me.value && me.value.authLevel !== 'verified') return <ConfirmFirst email={me.value.email} />
+  return <Statuses />
+}
+
+/**
+ * The board of an account whose address is not confirmed yet (docs/accounts.md#until-the-address-is-confirmed):
+ * where the link went and a new one on request; the invitations it may answer show above.
+ */
+function ConfirmFirst(props: { email: string | null }) {
+  const [sent, setSent] = useState<string | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  async function sendAgain() {
+    setBusy(true)
+    setError(null)
+    try {
+      const answer = await api<{ email: string }>('POST', '/v1/user/email/verification')
+      setSent(answer.email)
+    } catch (e) {
+      setError(e)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <>
+      <h1>Board</h1>
+      <section class="confirm-address" aria-labelledby="confirm-heading">
+        <h2 id="confirm-heading">Confirm your e-mail address</h2>
+        <p>
+          The link to confirm it was mailed to <strong class="user-text">{props.email}</strong>.
+          Follow it, and your statuses, keys and channels open up here. Until then you can answer
+          the invitations made to you and manage your account.
+        </p>
+        <button type="button" class="button" disabled={busy} onClick={sendAgain}>
+          Send the link again
+        </button>
+        <p aria-live="polite">
+          {sent && `A new link was mailed to ${sent}. It works for 24 hours.`}
+        </p>
+        <FormError error={error} />
+      </section>
+    </>
+  )
+}
+
+function Statuses() {
   const [mine, setMine] = useState<MyStatus[] | null>(null)
   const [error, setError] = useState<unknown>(null)
   const [statuses, setStatuses] = useState<Record<string, Status | 'gone'>>({})
@@ -84,6 +134,9 @@ export default function Board() {
           </p>
           <Link href="/statuses/new" class="button primary">
             Create a status
+          </Link>{' '}
+          <Link href="/find" class="button">
+            Find a status to follow
           </Link>
         </div>
       )}
@@ -115,6 +168,9 @@ export default function Board() {
             </div>
             <Link href="/statuses/new" class="button primary">
               Create a status
+            </Link>
+            <Link href="/find" class="button">
+              Find a status to follow
             </Link>
           </div>
           <p class="muted" aria-live="polite">
