@@ -463,7 +463,7 @@ export const invitePageRoutes: FastifyPluginAsyncTypebox<{
           401: page('text/html', 'Not signed in, or the session has ended'),
           403: page(
             'text/html',
-            'Sent from another site, or the link is bound to another e-mail address',
+            'Sent from another site, the link is bound to another e-mail address, or an API key without `status:manage` (`insufficientScope`)',
           ),
           404: page('text/html', 'No invitation has this token'),
           409: page('text/html', 'Your own status'),
