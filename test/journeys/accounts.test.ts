@@ -181,8 +181,8 @@ describe('accounts', () => {
       await signOut(laptop)
       await laptop.bringToFront()
       await laptop.getByRole('button', { name: 'Use a passkey' }).click()
-      // signed in, back on the screen she signed out from
-      await onScreen(laptop, 'Account')
+      // signed in: a sign-out leads to a plain sign-in screen, so the board follows
+      await onScreen(laptop, 'Board')
       await laptop.getByRole('button', { name: 'Sign out', exact: true }).waitFor()
       await goTo(laptop, 'Account')
       await laptop.getByRole('button', { name: 'Delete Laptop' }).click()
