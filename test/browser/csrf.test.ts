@@ -21,7 +21,14 @@ async function attackerPage(t: Lifetime, script: string): Promise<string> {
     res.end(`<!doctype html><title>elsewhere</title><script>${script}</script>`)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  // the browser keeps its connection open for reuse: end it, or closing waits for its timeout
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
+  )
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
 }
 
