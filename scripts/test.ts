@@ -3,7 +3,7 @@
 // result can depend on the engine (below). Arguments (test files or globs) replace the
 // default "test/**/*.test.ts".
 //
-// Test files run in parallel, one per core (TEST_CONCURRENCY to change): each is a process
+// Test files run in parallel, one more than there are cores (TEST_CONCURRENCY to change): each is a process
 // of its own, and tests share nothing across files (ports are picked by the system, files
 // live in folders of their own, each process has a PostgreSQL database of its own). One
 // seed drives every test's randomness in a run: TEST_SEED=<the printed seed> replays it.
@@ -16,7 +16,9 @@ import { buildApp } from './build-app.ts'
 import { engineFiles } from './engine-files.ts'
 
 const files = process.argv.slice(2)
-const concurrency = Number(process.env.TEST_CONCURRENCY) || availableParallelism()
+// one more file than cores: a file spends much of its time waiting on a browser, a server
+// process or a socket, and with one per core the cores stood idle for half the run
+const concurrency = Number(process.env.TEST_CONCURRENCY) || availableParallelism() + 1
 const seed = process.env.TEST_SEED || process.env.FUZZ_SEED || String(randomInt(2 ** 31))
 const options = ['--test', `--test-concurrency=${concurrency}`]
 // the failures, each with its error, are also written to a file per engine and repeated at
