@@ -3,10 +3,11 @@
 // result can depend on the engine (below). Arguments (test files or globs) replace the
 // default "test/**/*.test.ts".
 //
-// Test files run in parallel, one more than there are cores (TEST_CONCURRENCY to change): each is a process
-// of its own, and tests share nothing across files (ports are picked by the system, files
-// live in folders of their own, each process has a PostgreSQL database of its own). One
-// seed drives every test's randomness in a run: TEST_SEED=<the printed seed> replays it.
+// Test files run in parallel, one more than there are cores (TEST_CONCURRENCY to change):
+// each is a process of its own, and tests share nothing across files (ports are picked by
+// the system, files live in folders of their own, each process has a PostgreSQL database of
+// its own). One seed drives every test's randomness in a run: TEST_SEED=<the printed seed>
+// replays it.
 import { spawnSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import { globSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
