@@ -1,9 +1,8 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api } from '../api.ts'
 import { ConfirmButton } from '../components/confirm.tsx'
-import { CopyField } from '../components/copy.tsx'
 import { Field, FormError, fieldError } from '../components/form.tsx'
-import { lazy } from '../lazy.tsx'
+import { SharedLink } from '../components/shared-link.tsx'
 import { loadMyStatuses, type MyStatus } from '../my-statuses.ts'
 import { Link, navigate } from '../router.tsx'
 import type { Board } from '../types.ts'
@@ -15,8 +14,6 @@ import NotFound from './not-found.tsx'
 // private, and a warning while a status on a public wall is private (a grey tile there);
 // deleting it asks first (its statuses stay).
 
-const QrCode = lazy(() => import('../components/qr-code.tsx'))
-
 export default function BoardEdit(props: { params: Record<string, string> }) {
   const id = props.params.id ?? ''
   const [board, setBoard] = useState<Board | null>(null)
@@ -26,7 +23,6 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
   const [saved, setSaved] = useState('')
   const [busy, setBusy] = useState(false)
   const [access, setAccess] = useState<'public' | 'private'>('public')
-  const [showQr, setShowQr] = useState(false)
   const statuses = useLiveStatuses(order)
   useEffect(() => {
     api<Board>('GET', boardPath(id)).then((b) => {
@@ -62,25 +58,12 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
       {board.accessType === 'private' && (
         <p class="hint">The wall is private: its page shows nothing until it is public.</p>
       )}
-      <CopyField label="Wall link" text={url} buttonLabel="Copy wall link" />
-      <div class="actions">
-        <a class="button quiet" href={url} target="_blank" rel="noopener">
-          Open the wall page
-        </a>
-        <button
-          type="button"
-          class="button"
-          aria-expanded={showQr}
-          onClick={() => setShowQr(!showQr)}
-        >
-          {showQr ? 'Hide QR code' : 'Show QR code'}
-        </button>
-      </div>
-      {showQr && (
-        <div class="qr">
-          <QrCode text={url} alt={`QR code for ${url}`} />
-        </div>
-      )}
+      <SharedLink
+        label="Wall link"
+        url={url}
+        copyLabel="Copy wall link"
+        openLabel="Open the wall page"
+      />
       <form
         onSubmit={async (event) => {
           event.preventDefault()

@@ -3,15 +3,13 @@ import { api, apiPath } from '../../api.ts'
 import { ConfirmButton } from '../../components/confirm.tsx'
 import { CopyField } from '../../components/copy.tsx'
 import { FormError } from '../../components/form.tsx'
-import { lazy } from '../../lazy.tsx'
+import { SharedLink } from '../../components/shared-link.tsx'
 import { Link } from '../../router.tsx'
 import type { Board, NewShareLink, ShareLink, Status } from '../../types.ts'
 import type { StatusTabProps } from './tabs.ts'
 
 // The share tab (docs/app.md#sharing-a-status): who may see the status, its link, QR code
 // and badge, private links for people without an account, and the walls it is on.
-
-const QrCode = lazy(() => import('../../components/qr-code.tsx'))
 
 const LEVEL_TEXT = {
   public: 'Anyone who can see the status',
@@ -135,7 +133,6 @@ function Visibility(props: { status: Status; onChange: (status: Status) => void 
 function ShareLinkSection(props: { status: Status }) {
   const { status } = props
   const url = `${location.origin}/s/${status.shareId}`
-  const [showQr, setShowQr] = useState(false)
   return (
     <section aria-labelledby="share-link">
       <h2 id="share-link">Share link</h2>
@@ -145,25 +142,12 @@ function ShareLinkSection(props: { status: Status }) {
           private link below to show it to someone without a role.
         </p>
       )}
-      <CopyField label="Share link" text={url} buttonLabel="Copy link" />
-      <div class="actions">
-        <a class="button quiet" href={url} target="_blank" rel="noopener">
-          Open the share page
-        </a>
-        <button
-          type="button"
-          class="button"
-          aria-expanded={showQr}
-          onClick={() => setShowQr(!showQr)}
-        >
-          {showQr ? 'Hide QR code' : 'Show QR code'}
-        </button>
-      </div>
-      {showQr && (
-        <div class="qr">
-          <QrCode text={url} alt={`QR code for ${url}`} />
-        </div>
-      )}
+      <SharedLink
+        label="Share link"
+        url={url}
+        copyLabel="Copy link"
+        openLabel="Open the share page"
+      />
     </section>
   )
 }

@@ -1,0 +1,41 @@
+import { useState } from 'preact/hooks'
+import { lazy } from '../lazy.tsx'
+import { CopyField } from './copy.tsx'
+
+// A link to hand out (a status's share page, a wall): copy it, open it, or show it as a QR
+// code for a phone to scan (docs/app.md#sharing-a-status).
+
+const QrCode = lazy(() => import('./qr-code.tsx'))
+
+export function SharedLink(props: {
+  label: string
+  url: string
+  copyLabel: string
+  openLabel: string
+}) {
+  const { url } = props
+  const [showQr, setShowQr] = useState(false)
+  return (
+    <>
+      <CopyField label={props.label} text={url} buttonLabel={props.copyLabel} />
+      <div class="actions">
+        <a class="button quiet" href={url} target="_blank" rel="noopener">
+          {props.openLabel}
+        </a>
+        <button
+          type="button"
+          class="button"
+          aria-expanded={showQr}
+          onClick={() => setShowQr(!showQr)}
+        >
+          {showQr ? 'Hide QR code' : 'Show QR code'}
+        </button>
+      </div>
+      {showQr && (
+        <div class="qr">
+          <QrCode text={url} alt={`QR code for ${url}`} />
+        </div>
+      )}
+    </>
+  )
+}
