@@ -135,7 +135,10 @@ export interface ScaleRow {
   walBytesPerRequest?: number | null
 }
 
-/** `npm run bench:layout`: one table stored two ways, calls alternated in one process. */
+/**
+ * bench/layout.ts (gone with the migrations it ran both ways): one table stored two ways,
+ * calls alternated in one process. Its results stay in bench/results/.
+ */
 export interface LayoutResult extends ResultBase {
   kind: 'layout'
   engine: 'sqlite'

@@ -35,10 +35,13 @@ export interface RowClaimable<Q> extends RowLockable<Q> {
   skipLocked(): Q
 }
 
+/** A table being created (Kysely's schema builder), whatever its columns. */
+type NewTable = import('kysely').CreateTableBuilder<string, string>
+
 /**
- * The steps of statusd's migrations that differ by engine, one member per migration that
- * needs one: an engine where the step has nothing to do says so with an empty function.
- * Migrations reach them through `migrationSteps(db)` (engines.ts).
+ * What statusd's schema needs that differs by engine. The tables are written once, with
+ * Kysely's schema builder, in migrations/; they reach these through `migrationSteps(db)`
+ * (engines.ts).
  */
 export interface MigrationSteps {
   /**
@@ -46,28 +49,20 @@ export interface MigrationSteps {
    * (migrate.ts); undefined where it has none.
    */
   bookkeepingSchema(db: Kysely<unknown>): Promise<string | undefined>
-  /** 2026-11-24 clustered-history: status_history stored in primary-key order (up), or not. */
-  clusteredHistory(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
-  /** 2026-11-24 clustered-statuses: statuses stored in primary-key order (up), or not. */
-  clusteredStatuses(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
-  /** 2026-11-25 bigint-counters: a status's counters hold 64 bits (up), or 32 (down). */
-  bigintCounters(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
   /**
-   * 2026-11-27 history-sweep: status_history without its reference to statuses (up), so a
-   * status's delete does not cascade into its whole history, or with it again (down).
+   * Makes a table stored in its primary key's order (SQLite: WITHOUT ROWID), for the tables
+   * read by ranges of their key; undefined where the engine keeps every table in a heap
+   * beside its key's index (PostgreSQL). An index a table is read by in another order then
+   * carries the columns those reads show (docs/decisions/0009-clustered-tables.md).
    */
-  historyWithoutStatusReference(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
+  readonly keyOrderedTable: (<T extends NewTable>(table: T) => T) | undefined
   /**
-   * 2026-11-30 outbox-commit-order: `outbox_events.tx_id` (up), where the engine can say in
-   * which order events committed (PostgreSQL: the recording transaction's id), or not (down).
+   * Makes (up) or drops (down) what only the engine's own parts use, once statusd's tables
+   * exist: the column that orders `outbox_events` by commit for its `OutboxTail`, and the
+   * table its `RequestCounter` counts in. Where the engine has neither, `outbox_events.tx_id`
+   * is still there, always null, so that `statusd copy` moves the table like any other.
    */
-  outboxCommitOrder(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
-  /**
-   * 2026-11-30 rate-limit-counters: the table where instances sharing the database count each
-   * user's requests (up), or none (down). Only an engine whose `Database.requestCounter` is
-   * not null needs one.
-   */
-  rateLimitCounters(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
+  engineSchema(db: Kysely<unknown>, direction: 'up' | 'down'): Promise<void>
 }
 
 /** How `statusd copy` (copy.ts) treats a URL of the engine, as source or as target. */

@@ -60,31 +60,3 @@ export const statusRow = (ownerId: string, over: Partial<NewStatusRow> = {}): Ne
     ...over,
   }
 }
-
-/** A row without the columns the people migration (2026-11-28T000000-people) added. */
-function beforePeople<T extends object>(row: T): T {
-  const {
-    email_key: _emailKey,
-    password_hash: _passwordHash,
-    email_verified_at: _emailVerifiedAt,
-    scopes: _scopes,
-    status_ids: _statusIds,
-    listed: _listed,
-    // note: added after people (2026-11-28T050000-share-links-search), gone with it here
-    name_search: _nameSearch,
-    // added by the app and notifications (2026-11-29T000000-app-and-notifications)
-    palette: _palette,
-    stale_after: _staleAfter,
-    stale_at: _staleAt,
-    stale_notified_at: _staleNotifiedAt,
-    ...rest
-  } = row as Record<string, unknown>
-  return rest as T
-}
-
-/** Rows for the schema as it stood before people (migration tests of earlier steps). */
-export const oldUserRow = (over: Partial<NewUser> = {}): NewUser => beforePeople(userRow(over))
-export const oldKeyRow = (userId: string, over: Partial<NewApiKey> = {}): NewApiKey =>
-  beforePeople(keyRow(userId, over))
-export const oldStatusRow = (ownerId: string, over: Partial<NewStatusRow> = {}): NewStatusRow =>
-  beforePeople(statusRow(ownerId, over))

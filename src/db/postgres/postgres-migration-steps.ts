@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { MigrationSteps } from '../engine.ts'
 
-// The engine-specific steps of statusd's migrations on PostgreSQL.
+// What statusd's schema needs on PostgreSQL alone (MigrationSteps, engine.ts).
 
 /**
  * The schema statusd's tables live in (the first of `search_path`), so the migrator keeps its
@@ -25,58 +25,34 @@ async function currentSchema(db: Kysely<unknown>): Promise<string> {
   return schema
 }
 
-// the counters of a status, int8 since 2026-11-25 bigint-counters
-const COUNTERS = [
-  ['statuses', 'version'],
-  ['statuses', 'change_count'],
-  ['status_history', 'change_no'],
-] as const
-
-async function setCounterType(db: Kysely<unknown>, type: 'bigint' | 'integer'): Promise<void> {
-  for (const [table, column] of COUNTERS)
-    await db.schema
-      .alterTable(table)
-      .alterColumn(column, (c) => c.setDataType(type))
-      .execute()
-}
-
-/** PostgreSQL's steps: schemas; heap tables with their indexes; 32-bit `integer` widened. */
+/** PostgreSQL's steps: schemas; heap tables; the outbox's commit order and shared counters. */
 export const postgresMigrationSteps: MigrationSteps = {
   bookkeepingSchema: currentSchema,
   // a heap table and its primary-key index serve a history page well enough
-  clusteredHistory: async () => {},
-  clusteredStatuses: async () => {},
-  bigintCounters: (db, direction) => setCounterType(db, direction === 'up' ? 'bigint' : 'integer'),
-  historyWithoutStatusReference: async (db, direction) => {
-    // the name PostgreSQL gave the initial migration's inline reference
-    if (direction === 'up')
-      await sql`alter table status_history drop constraint status_history_status_id_fkey`.execute(
-        db,
-      )
-    else
-      await sql`alter table status_history add constraint status_history_status_id_fkey
-        foreign key (status_id) references statuses (id) on delete cascade`.execute(db)
-  },
-  // note: a volatile default, so existing rows are rewritten once (the migration's own
-  // transaction id: events recorded before it are old news to every stream)
-  outboxCommitOrder: async (db, direction) => {
-    if (direction === 'up') {
-      await sql`alter table outbox_events add column tx_id xid8 default pg_current_xact_id()`.execute(
-        db,
-      )
-      await sql`create index outbox_events_tx_id on outbox_events (tx_id)`.execute(db)
-    } else await sql`alter table outbox_events drop column tx_id`.execute(db)
-  },
-  rateLimitCounters: async (db, direction) => {
-    // UNLOGGED: no WAL record per request, so a count costs no fsync; a crash empties the
-    // table, which forgets the current minute's counts. fillfactor leaves room on each page
-    // for the updated row version (a HOT update: no index entry to write).
-    if (direction === 'up')
-      await sql`create unlogged table rate_limit_counters (
-        key text primary key,
-        window_ends timestamptz not null,
-        count bigint not null
-      ) with (fillfactor = 50)`.execute(db)
-    else await sql`drop table rate_limit_counters`.execute(db)
+  keyOrderedTable: undefined,
+  engineSchema: async (db, direction) => {
+    if (direction === 'down') {
+      await db.schema.dropTable('rate_limit_counters').execute()
+      await db.schema.alterTable('outbox_events').dropColumn('tx_id').execute()
+      return
+    }
+    // outbox_events.tx_id: the id of the transaction that recorded the event, filled in by the
+    // column's default, indexed: every instance reads the status events other instances
+    // committed in commit order, without gaps (outbox-tail.ts,
+    // docs/postgres.md#live-updates-across-instances)
+    await sql`alter table outbox_events add column tx_id xid8 default pg_current_xact_id()`.execute(
+      db,
+    )
+    await db.schema.createIndex('outbox_events_tx_id').on('outbox_events').column('tx_id').execute()
+    // the per-user request counts the instances share (pg-request-counter.ts,
+    // docs/postgres.md#scaling-out-behind-a-load-balancer). UNLOGGED: no WAL record per
+    // request, so a count costs no fsync; a crash empties the table, which forgets the current
+    // window's counts. fillfactor leaves room on each page for the updated row version (a HOT
+    // update: no index entry to write). Not statusd's data: not in `DB`, not copied.
+    await sql`create unlogged table rate_limit_counters (
+      key text primary key,
+      window_ends timestamptz not null,
+      count bigint not null
+    ) with (fillfactor = 50)`.execute(db)
   },
 }
