@@ -241,14 +241,19 @@ const isDatabaseProblem = async (error: unknown): Promise<boolean> => {
 }
 
 /**
- * A configuration statusd refuses, or a database newer than this statusd: errors of modules
- * only an admin command loads (this file's first note), so loaded only to tell them.
+ * A configuration statusd refuses, or a database it cannot migrate (a newer statusd's, or
+ * one a pre-release left part-way): errors of modules only an admin command loads (this
+ * file's first note), so loaded only to tell them.
  */
 const isAdminCommandRefusal = async (error: unknown): Promise<boolean> => {
   if (!(error instanceof Error)) return false
   const { ConfigError } = await import('../config.ts')
-  const { DatabaseTooNewError } = await import('../db/migrate.ts')
-  return error instanceof ConfigError || error instanceof DatabaseTooNewError
+  const { DatabaseTooNewError, PreReleaseDatabaseError } = await import('../db/migrate.ts')
+  return (
+    error instanceof ConfigError ||
+    error instanceof DatabaseTooNewError ||
+    error instanceof PreReleaseDatabaseError
+  )
 }
 
 /** Prints a failed command's error to `err` and returns its exit code (2 usage, 1 otherwise). */

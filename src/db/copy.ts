@@ -4,8 +4,7 @@ import { createDatabase } from './create-database.ts'
 import type { DB } from './database.ts'
 import type { Database, DatabaseOptions } from './engine.ts'
 import { engineForUrl } from './engines.ts'
-import { migrateToLatest, pendingMigrations } from './migrate.ts'
-import { migrations } from './migrations/index.ts'
+import { executedMigrations, migrateToLatest, pendingMigrations } from './migrate.ts'
 
 /** A table of statusd's schema: every one is copied. */
 export type CopyTable = keyof DB & string
@@ -161,9 +160,10 @@ export async function copyDatabase(
   target: Kysely<DB>,
   options: CopyOptions = {},
 ): Promise<CopyResult> {
-  const pending = await pendingMigrations(source)
-  if (pending.length === Object.keys(migrations).length)
+  if ((await executedMigrations(source)).length === 0)
     throw new CopyRefused('the source is not a statusd database (no statusd migration applied)')
+  // note: a pre-release's database too, until `statusd migrate` records it as migrated
+  const pending = await pendingMigrations(source)
   if (pending.length > 0)
     throw new CopyRefused(
       `the source's schema is behind (pending: ${pending.join(', ')}); run \`statusd migrate\` on it first`,

@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { sql } from 'kysely'
 import { main } from '../../src/cli/main.ts'
-import { migratorFor } from '../../src/db/migrate.ts'
+import { migratorFor, PRE_RELEASE_MIGRATIONS } from '../../src/db/migrate.ts'
 import { migrations } from '../../src/db/migrations/index.ts'
 import { openDatabase } from '../helpers/database.ts'
 import {
@@ -81,6 +82,32 @@ describe(`statusd migrate [${TEST_ENGINE}]`, () => {
       /^statusd: the database was migrated by a newer statusd \(migration 2099-01-01T000000-from-a-newer-version is unknown/,
     )
     assert.match(err, /^[^\n]+\n$/, 'one line, no stack trace')
+  })
+
+  it('a database a pre-release left part-way migrated is refused in one line, unchanged', async (ctx) => {
+    const database = openDatabase(ctx, target.url)
+    // the bookkeeping of a pre-release that applied its first two migrations only
+    await sql`delete from kysely_migration`.execute(database.db)
+    for (const name of PRE_RELEASE_MIGRATIONS.slice(0, 2))
+      await sql`insert into kysely_migration (name, timestamp)
+        values (${name}, ${new Date().toISOString()})`.execute(database.db)
+    let err = ''
+    const code = await main(
+      ['migrate'],
+      () => true,
+      (t) => {
+        err += t
+        return true
+      },
+    )
+    assert.equal(code, 1)
+    assert.match(
+      err,
+      /^statusd: the database was made by a pre-release of statusd that did not finish its migrations \(2026-11-23T000000-sharing was never applied\): /,
+    )
+    assert.match(err, /^[^\n]+\n$/, 'one line, no stack trace')
+    const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(database.db)
+    assert.equal(rows.rows.length, 2, 'its bookkeeping is as it was')
   })
 })
 
