@@ -1,12 +1,11 @@
 import { createInterface } from 'node:readline/promises'
 import { Writable } from 'node:stream'
 import type { Command } from 'commander'
+import { clientOf, realSleep, type Sleep } from './client.ts'
 import { baseUrl, type ClientSettings, readSettings, saveSettings } from './client-config.ts'
-import { call, realSleep, type Sleep } from './client-http.ts'
 import { type Output, print, table, UsageError } from './output.ts'
-import { currentStatuses, watch } from './watch.ts'
-
-export { ClientError } from './client-http.ts'
+import type { HistoryEntry, Status } from './statusd-client.ts'
+import { watch } from './watch.ts'
 
 /** What the client commands read besides their arguments; tests give their own. */
 export interface ClientIo {
@@ -16,36 +15,6 @@ export interface ClientIo {
   signal?: AbortSignal
   sleep?: Sleep
   err: (text: string) => void
-}
-
-/** A Status as the API answers it (docs/api.md#the-status-object); what the client prints. */
-export interface Status {
-  id: string
-  shareId: string
-  statusKey: string | null
-  name: string
-  value: string | null
-  colorNo: number
-  accessType: string
-  changeCount: number
-  updatedAt: string
-  valueUpdatedAt: string | null
-  stale?: boolean
-}
-
-interface ListEntry {
-  statusId: string
-  statusKey: string | null
-  shareId: string
-  name: string
-}
-
-interface HistoryEntry {
-  value: string
-  at: string
-  by: { userId: string; name: string } | null
-  /** The API key of an entry you wrote yourself with one (docs/api.md#sharing-history-and-live-updates). */
-  via: { type: 'key'; keyId: string; label: string | null } | null
 }
 
 /** Who wrote a history entry, and with which of your keys, when it has a label. */
@@ -63,9 +32,6 @@ function settingsFor(io: ClientIo, keyOptional = false): ClientSettings {
   if (!settings || (!keyOptional && !settings.apiKey)) throw new UsageError(NOT_LOGGED_IN)
   return settings
 }
-
-/** Path segment of a status key: keys are URL-safe already, but a typo must not leave the path. */
-const seg = (s: string) => encodeURIComponent(s)
 
 /** A status as aligned lines of label and value. */
 export function describeStatus(s: Status): string {
@@ -131,13 +97,8 @@ Examples:
           'login reads the API key from stdin: statusd login --url URL < key.txt',
         )
       // the key is saved only once the server knows it
-      const who = await call<{ userId: string; name: string; authLevel: string }>(
-        { url },
-        { method: 'GET', path: '/v1/checkAuth', apiKey },
-        sleep,
-      )
+      const { userId, name, authLevel } = await clientOf({ url }, sleep, apiKey).checkAuth()
       const file = saveSettings(io.env, { url, apiKey })
-      const { userId, name, authLevel } = who.body
       print(
         output,
         { url, userId, name, authLevel, configFile: file },
@@ -167,21 +128,12 @@ Examples:
         if (o.color.trim() === '' || !Number.isInteger(colorNo))
           throw new UsageError(`--color must be a whole number from 1 to 12, got "${o.color}"`)
       }
-      const res = await call<Status>(
-        settingsFor(io),
-        {
-          method: 'POST',
-          path: `/v1/status-keys/${seg(key)}`,
-          body: {
-            value,
-            ...(colorNo !== undefined && { colorNo }),
-            ...(o.name !== undefined && { name: o.name }),
-          },
-        },
-        sleep,
-      )
-      const s = res.body
-      print(output, s, () => `${s.statusKey} = ${s.value}${res.status === 201 ? ' (created)' : ''}`)
+      const { status: s, created } = await clientOf(settingsFor(io), sleep).upsert(key, {
+        value,
+        ...(colorNo !== undefined && { colorNo }),
+        ...(o.name !== undefined && { name: o.name }),
+      })
+      print(output, s, () => `${s.statusKey} = ${s.value}${created ? ' (created)' : ''}`)
     })
 
   program
@@ -190,12 +142,8 @@ Examples:
     .argument('<key>', 'a status key')
     .addHelpText('after', '\nExamples:\n  $ statusd get room-4\n  $ statusd get room-4 --json')
     .action(async (key: string) => {
-      const res = await call<Status>(
-        settingsFor(io),
-        { method: 'GET', path: `/v1/status-keys/${seg(key)}` },
-        sleep,
-      )
-      print(output, res.body, () => describeStatus(res.body))
+      const status = await clientOf(settingsFor(io), sleep).getByKey(key)
+      print(output, status, () => describeStatus(status))
     })
 
   program
@@ -212,24 +160,17 @@ Examples:
   $ statusd ls --json`,
     )
     .action(async () => {
-      const settings = settingsFor(io)
-      const res = await call<ListEntry[]>(
-        settings,
-        { method: 'GET', path: '/v1/user/status' },
-        sleep,
-      )
       // note: list entries are the interface's four fields; the values come from the stream of
       // many statuses, which sends each one's current state first (one request per 100)
-      const states = await currentStatuses<Status>(
-        settings,
-        res.body.map((s) => s.statusId),
-      )
-      const list = res.body
-        .filter((s) => states.has(s.statusId))
-        .map((s) => {
-          const state = states.get(s.statusId) as Status
-          return { ...s, value: state.value, valueUpdatedAt: state.valueUpdatedAt }
-        })
+      const statuses = await clientOf(settingsFor(io), sleep).listStatuses()
+      const list = statuses.map((s) => ({
+        statusId: s.id,
+        statusKey: s.statusKey,
+        shareId: s.shareId,
+        name: s.name,
+        value: s.value,
+        valueUpdatedAt: s.valueUpdatedAt,
+      }))
       print(output, list, () =>
         list.length === 0
           ? '(no statuses)'
@@ -259,21 +200,11 @@ Examples:
     .action(async (key: string, o: { limit?: string }) => {
       if (o.limit !== undefined && !/^[1-9][0-9]*$/.test(o.limit))
         throw new UsageError(`--limit must be a whole number from 1 to 1000, got "${o.limit}"`)
-      const settings = settingsFor(io)
-      const status = await call<Status>(
-        settings,
-        { method: 'GET', path: `/v1/status-keys/${seg(key)}` },
-        sleep,
-      )
-      const res = await call<HistoryEntry[]>(
-        settings,
-        {
-          method: 'GET',
-          path: `/v1/status/${seg(status.body.id)}/history${o.limit ? `?limit=${o.limit}` : ''}`,
-        },
-        sleep,
-      )
-      const entries = res.body
+      const client = clientOf(settingsFor(io), sleep)
+      const status = await client.getByKey(key)
+      const { items: entries } = await client.history(status.id, {
+        ...(o.limit !== undefined && { limit: Number(o.limit) }),
+      })
       print(output, entries, () =>
         entries.length === 0
           ? '(no value updates)'

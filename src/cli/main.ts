@@ -4,12 +4,14 @@
 import { Command, type CommanderError } from 'commander'
 import { UserInputError } from '../lib/errors.ts'
 import { VERSION } from '../lib/version.ts'
-import { ClientError, type ClientIo, clientCommands } from './client-commands.ts'
+import { ClientError } from './client.ts'
+import { type ClientIo, clientCommands } from './client-commands.ts'
 import { completionCommand } from './completion.ts'
 import { type AdminContext, withDb } from './context.ts'
 import { copyCommands } from './copy-command.ts'
 import { keyCommands } from './key-commands.ts'
 import { type Output, print, UsageError } from './output.ts'
+import { StatusdError } from './statusd-client.ts'
 import { userCommands } from './user-commands.ts'
 
 /** Where a run of `statusd` reads and writes; tests give their own, bin/statusd.js none. */
@@ -258,6 +260,7 @@ const isAdminCommandRefusal = async (error: unknown): Promise<boolean> => {
 
 /** Prints a failed command's error to `err` and returns its exit code (2 usage, 1 otherwise). */
 async function report(error: unknown, json: boolean, err: (text: string) => void): Promise<number> {
+  if (error instanceof StatusdError) return report(ClientError.of(error), json, err)
   const usage = error instanceof UsageError
   if (error instanceof ClientError) {
     // the server's own words, and its code for scripts

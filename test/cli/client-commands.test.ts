@@ -592,6 +592,41 @@ describe('statusd watch (docs/cli.md#watch)', () => {
     for (const head of requests.slice(1)) assert.match(head, /^last-event-id: \S+$/im)
   })
 
+  it('prints a line a change; a dropped connection is said on stderr with the wait before the next', {
+    timeout: 30_000,
+  }, async () => {
+    const proxy = await cuttableProxy()
+    await t.request(alice, 'POST', '/v1/status-keys/porch', { value: 'DARK' })
+    let paused = () => {}
+    const pause = new Promise<void>((resolve) => {
+      paused = resolve
+    })
+    const stop = new AbortController()
+    const seen = lines()
+    const watching = statusd(['watch', 'porch'], {
+      env: { STATUSD_URL: proxy.url },
+      sleep: async () => paused(),
+      signal: stop.signal,
+      out: seen.out,
+    })
+    await seen.until(1)
+    proxy.cut()
+    await pause
+    await t.request(alice, 'POST', '/v1/status-keys/porch', { value: 'LIT' })
+    await seen.until(2)
+    stop.abort()
+    const r = await watching
+    assert.equal(r.code, 0, r.stderr)
+    assert.deepEqual(
+      seen.all().map((line) => line.split(/ {2}/).slice(1)),
+      [
+        ['porch', 'DARK'],
+        ['porch', 'LIT'],
+      ],
+    )
+    assert.match(r.stderr, /^statusd: the connection dropped \(.+\); reconnecting in \d+ s\n/)
+  })
+
   it('a public status by share id needs no key; Ctrl-C (SIGINT) ends the command with 0', {
     timeout: 30_000,
   }, async () => {
@@ -647,7 +682,7 @@ describe('writes retry with the same Idempotency-Key (docs/cli.md#safe-retries)'
         return res.end(JSON.stringify({ message: 'Busy', errorCode: 'unavailable' }))
       }
       const headers: Record<string, string> = {}
-      for (const name of ['authorization', 'content-type', 'idempotency-key', 'accept'])
+      for (const name of ['service-api-key', 'content-type', 'idempotency-key', 'accept'])
         if (typeof req.headers[name] === 'string') headers[name] = req.headers[name]
       const upstream = await fetch(`${url}${req.url}`, {
         method: req.method as string,

@@ -28,7 +28,7 @@ before(async () => {
 
 const clientOf = (
   user: TestUser | null,
-  options: { url?: string; retries?: number; retryDelayMs?: number } = {},
+  options: Partial<ConstructorParameters<typeof StatusdClient>[0]> = {},
 ) => new StatusdClient({ url: base, ...(user && { apiKey: user.key }), ...options })
 
 /** Rejects unless `promise` rejects with a StatusdError; resolves with it. */
@@ -98,6 +98,17 @@ describe('StatusdClient: each method against a real server (docs/client.md#metho
       ['status.1'],
     )
     assert.deepEqual(await client.getMany([]), [])
+  })
+
+  it('upsert is set, and tells whether the write created the status', async () => {
+    const client = clientOf(await t.user())
+    const first = await client.upsert('room-4', { value: 'FREE' })
+    assert.deepEqual([first.created, first.status.value], [true, 'FREE'])
+    const second = await client.upsert('room-4', { value: 'BUSY' })
+    assert.deepEqual(
+      [second.created, second.status.id, second.status.changeCount],
+      [false, first.status.id, 2],
+    )
   })
 
   it('create makes a new key only; update PATCHes by id; history lists the values, newest first', async () => {
@@ -234,6 +245,45 @@ describe('StatusdClient: retries are safe (docs/client.md#retries)', () => {
     assert.equal((await client.get(created.id)).changeCount, 3)
   })
 
+  it('an Idempotency-Key is a UUID; the waits are at most maxRetryDelayMs, a longer Retry-After too', async (ctx) => {
+    const owner = await t.user()
+    const proxy = await tcpProxy(ctx, portOf(base))
+    const waits: number[] = []
+    const keys: (string | null)[] = []
+    const client = clientOf(owner, {
+      url: proxy.base,
+      fetch: (input, init) => {
+        if (init?.method === 'POST') keys.push(new Headers(init.headers).get('idempotency-key'))
+        return fetch(input, init)
+      },
+      retryDelayMs: 60_000,
+      maxRetryDelayMs: 5_000,
+      sleep: async (ms) => {
+        waits.push(ms)
+      },
+    })
+    const body = JSON.stringify({ message: 'Busy', errorCode: 'unavailable', requestId: 'r' })
+    proxy.answerNext(
+      `HTTP/1.1 503 Service Unavailable\r\nretry-after: 120\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+    )
+    proxy.dropNextResponse()
+    const status = await client.set('room-4', { value: 'FREE' })
+    assert.equal(status.changeCount, 1)
+    assert.deepEqual(
+      waits,
+      [5_000, 5_000],
+      'Retry-After: 120, then the doubled delay: both bounded',
+    )
+    const history = await client.history(status.id)
+    assert.equal(history.items.length, 1, 'the write was made once')
+    assert.equal(keys.length, 3)
+    assert.equal(new Set(keys).size, 1, 'one key on every try')
+    assert.match(
+      keys[0] ?? '',
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    )
+  })
+
   it('a delete whose answer is lost is done, not a 404', async (ctx) => {
     const owner = await t.user()
     const proxy = await tcpProxy(ctx, portOf(base))
@@ -336,6 +386,44 @@ describe('StatusdClient.watch (docs/client.md#watch)', () => {
     )
     abort.abort()
     assert.deepEqual(await events.next(), { done: true, value: undefined }, 'abort ends the watch')
+  })
+
+  it('onReconnect says why and how long before each reconnection; retries: Infinity never gives up', async (ctx) => {
+    const owner = await t.user()
+    const proxy = await tcpProxy(ctx, portOf(base))
+    const direct = clientOf(owner)
+    await direct.set('room-4', { value: 'FREE' })
+    const abort = new AbortController()
+    ctx.after(() => abort.abort())
+    const reconnects: { error: unknown; delayMs: number }[] = []
+    const refused = JSON.stringify({ message: 'Busy', errorCode: 'unavailable', requestId: 'r' })
+    const events = clientOf(owner, { url: proxy.base, retries: 0 }).watch('room-4', {
+      signal: abort.signal,
+      retries: Number.POSITIVE_INFINITY,
+      onReconnect: (info) => {
+        reconnects.push(info)
+        // the next two openings are refused: more than the client's `retries` (0)
+        if (reconnects.length === 1)
+          for (let i = 0; i < 2; i++)
+            proxy.answerNext(
+              `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${refused.length}\r\nconnection: close\r\n\r\n${refused}`,
+            )
+      },
+    })
+    assert.equal(valueIn(await next(events)), 'FREE')
+    proxy.cut()
+    await direct.set('room-4', { value: 'BUSY' })
+    assert.equal(valueIn(await next(events)), 'BUSY')
+    assert.equal(reconnects.length, 3)
+    const [cut, busy, again] = reconnects
+    assert.ok(cut?.error instanceof Error && !(cut.error instanceof StatusdError), 'a cut')
+    assert.ok(busy?.error instanceof StatusdError && busy.error.status === 503)
+    assert.ok(again?.error instanceof StatusdError)
+    // the server's retry: (20 ms here), doubling with each failure in a row
+    assert.deepEqual(
+      reconnects.map((r) => r.delayMs),
+      [20, 20, 40],
+    )
   })
 
   it('watchShared follows a public status with no API key, until it is made private', async () => {

@@ -1,5 +1,5 @@
 // Builds the publishable package into dist/: the JavaScript (esbuild: one ES module, no
-// dependencies) and the declarations (tsc). The types in src/types.ts are `Static<typeof …>`
+// dependencies: its one library, eventsource-parser, bundled in) and the declarations (tsc). The types in src/types.ts are `Static<typeof …>`
 // of the server's schemas; a published .d.ts cannot point into the server's sources, so the
 // declarations are compiled from a copy of src/ whose types.ts is written out from the same
 // schemas (their JSON Schema, read at build time), and a type check proves the written
@@ -12,6 +12,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -118,6 +119,12 @@ function generatedTypes(): string {
   return parts.join('\n')
 }
 
+/** The notice MIT asks to go with a copy of eventsource-parser, as a comment. */
+function bundledLicence(): string {
+  const licence = readFileSync(path.join(ROOT, 'node_modules/eventsource-parser/LICENSE'), 'utf8')
+  return `/*! eventsource-parser, bundled above:\n\n${licence.trim()}\n*/`
+}
+
 function run(args: string[]): void {
   const result = spawnSync(TSC, args, { encoding: 'utf8' })
   if (result.status !== 0)
@@ -130,6 +137,8 @@ try {
   const src = path.join(work, 'src')
   mkdirSync(src)
   writeFileSync(path.join(work, 'package.json'), '{ "type": "module" }')
+  // the bundled library's declarations, for the compiler
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(work, 'node_modules'))
   for (const file of readdirSync(path.join(PACKAGE, 'src')))
     if (file !== 'types.ts') copyFileSync(path.join(PACKAGE, 'src', file), path.join(src, file))
   writeFileSync(path.join(src, 'types.ts'), generatedTypes())
@@ -193,7 +202,7 @@ try {
     )
   }
 
-  // 4. the JavaScript: one ES module
+  // 4. the JavaScript: one ES module, eventsource-parser in it (its licence notice at the end)
   const result = await build({
     entryPoints: [path.join(PACKAGE, 'src/index.ts')],
     bundle: true,
@@ -202,11 +211,14 @@ try {
     target: 'es2022',
     outfile: path.join(DIST, 'index.js'),
     metafile: true,
+    footer: { js: bundledLicence() },
     logLevel: 'warning',
   })
   const foreign = Object.keys(result.metafile.inputs).filter(
     (input) =>
-      !input.startsWith('src/') && !path.resolve(input).startsWith(path.join(PACKAGE, 'src')),
+      !input.startsWith('src/') &&
+      !path.resolve(input).startsWith(path.join(PACKAGE, 'src')) &&
+      !input.includes('node_modules/eventsource-parser/'),
   )
   if (foreign.length > 0)
     throw new Error(`the bundle holds more than the client: ${foreign.join(', ')}`)

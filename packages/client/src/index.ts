@@ -26,8 +26,18 @@ export interface StatusdClientOptions {
    * twice.
    */
   retries?: number
-  /** The first wait between tries, in ms, doubling each time (default 250); `Retry-After` wins. */
+  /**
+   * The first wait between tries, in ms, doubling each time (default 250), each wait between
+   * half of it and all of it at random; `Retry-After` wins.
+   */
   retryDelayMs?: number
+  /** The longest wait between tries, in ms, a longer `Retry-After` included (default: none). */
+  maxRetryDelayMs?: number
+  /**
+   * How the client waits between tries (resolving early, or rejecting, when `signal` aborts):
+   * setTimeout by default; a test may pass its own.
+   */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
 }
 
 /** One page of a list, and the cursor of the next one (null on the last page). */
@@ -48,6 +58,12 @@ export interface WriteOptions {
   idempotencyKey?: string
 }
 
+/** What `upsert` resolves with: the status, and whether this write created it. */
+export interface Upserted {
+  status: Status
+  created: boolean
+}
+
 /** What `watch` yields: the status as it is after each write, or why the stream ended. */
 export type WatchEvent =
   | { type: 'status'; id: number; status: Status }
@@ -58,6 +74,16 @@ export interface WatchOptions {
   signal?: AbortSignal
   /** Resume after this event id (a `WatchEvent`'s `id`) instead of starting with the current state. */
   lastEventId?: number
+  /**
+   * How many times in a row opening the stream may fail before the iteration throws (default:
+   * the client's `retries`; `Infinity` never gives up).
+   */
+  retries?: number
+  /**
+   * Called before each wait for a reconnection: `error` is why the stream broke (a network
+   * error, or the server's refusal as a `StatusdError`), undefined when the server ended it.
+   */
+  onReconnect?: (info: { error: unknown; delayMs: number }) => void
 }
 
 /** What `watchShared` yields: the public view after each write, or why the stream ended. */
@@ -79,6 +105,8 @@ interface Call {
   safe: boolean
   /** A 404 on a retry means an earlier try did it (a delete whose answer was lost). */
   goneMeansDone?: boolean
+  /** An event stream: its body is read as it comes, not whole before the call resolves. */
+  stream?: boolean
   signal?: AbortSignal | undefined
 }
 
@@ -87,10 +115,19 @@ const enc = encodeURIComponent
 /** The most statuses one stream of many carries (docs/api.md#one-stream-for-many-statuses). */
 const STATUSES_PER_STREAM = 100
 
-/** A random Idempotency-Key (crypto.getRandomValues: also on plain-HTTP pages, unlike randomUUID). */
+/** The longest wait before reopening an event stream. */
+const MOST_RECONNECT_MS = 30_000
+
+/**
+ * A random Idempotency-Key, a version 4 UUID (from crypto.getRandomValues: also on plain-HTTP
+ * pages, where randomUUID is missing).
+ */
 function newIdempotencyKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16))
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x40
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 
 /** `Retry-After` in seconds (delta-seconds or an HTTP-date), or null. */
@@ -137,6 +174,8 @@ export class StatusdClient {
   readonly #fetch: typeof fetch
   readonly #retries: number
   readonly #retryDelayMs: number
+  readonly #maxRetryDelayMs: number
+  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>
 
   constructor(options: StatusdClientOptions) {
     this.#base = options.url.replace(/\/+$/, '')
@@ -145,6 +184,8 @@ export class StatusdClient {
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis)
     this.#retries = options.retries ?? 2
     this.#retryDelayMs = options.retryDelayMs ?? 250
+    this.#maxRetryDelayMs = options.maxRetryDelayMs ?? Number.POSITIVE_INFINITY
+    this.#sleep = options.sleep ?? sleep
   }
 
   // --- statuses (docs/api.md#endpoints) ---------------------------------------------------
@@ -207,7 +248,22 @@ export class StatusdClient {
    * the properties sent. Sending the current value again is an update.
    */
   async set(statusKey: string, input: StatusInput, options: WriteOptions = {}): Promise<Status> {
-    return this.#write('POST', `/v1/status-keys/${enc(statusKey)}`, input, options)
+    return (await this.upsert(statusKey, input, options)).status
+  }
+
+  /** As `set`, and tells whether the write created the status (`201 Created`). */
+  async upsert(
+    statusKey: string,
+    input: StatusInput,
+    options: WriteOptions = {},
+  ): Promise<Upserted> {
+    const { body, status } = await this.#write(
+      'POST',
+      `/v1/status-keys/${enc(statusKey)}`,
+      input,
+      options,
+    )
+    return { status: body, created: status === 201 }
   }
 
   /** Creates a status under a key that must be new (412 preconditionFailed if it exists). */
@@ -216,14 +272,16 @@ export class StatusdClient {
     input: StatusInput,
     options: Omit<WriteOptions, 'ifMatch'> = {},
   ): Promise<Status> {
-    return this.#write('POST', `/v1/status-keys/${enc(statusKey)}`, input, options, {
-      'if-none-match': '*',
-    })
+    return (
+      await this.#write('POST', `/v1/status-keys/${enc(statusKey)}`, input, options, {
+        'if-none-match': '*',
+      })
+    ).body
   }
 
   /** Updates a status by id: the owner any property, an updater the value. */
   async update(statusId: string, input: StatusInput, options: WriteOptions = {}): Promise<Status> {
-    return this.#write('PATCH', `/v1/status/${enc(statusId)}`, input, options)
+    return (await this.#write('PATCH', `/v1/status/${enc(statusId)}`, input, options)).body
   }
 
   /**
@@ -315,11 +373,17 @@ export class StatusdClient {
     path: string,
     options: WatchOptions,
   ): AsyncGenerator<WatchEvent | SharedWatchEvent> {
-    const { signal } = options
+    const { signal, onReconnect } = options
+    const retries = options.retries ?? this.#retries
     let lastId = options.lastEventId
     // the server's `retry:` suggestion, then doubling while reconnecting fails
     let reconnectMs = 1000
     let failures = 0
+    const pause = async (error: unknown, ms: number) => {
+      const delayMs = Math.min(ms, MOST_RECONNECT_MS)
+      onReconnect?.({ error, delayMs })
+      await this.#sleep(delayMs, signal).catch(() => {})
+    }
     while (!signal?.aborted) {
       let response: Response
       try {
@@ -333,22 +397,23 @@ export class StatusdClient {
         })
       } catch (err) {
         if (signal?.aborted) return
-        if (failures >= this.#retries) throw err
+        if (failures >= retries) throw err
         failures += 1
-        await sleep(reconnectMs * 2 ** (failures - 1), signal).catch(() => {})
+        await pause(err, reconnectMs * 2 ** (failures - 1))
         continue
       }
       if (!response.ok) {
         const error = await this.#error(response)
         const retryable = response.status >= 500 || response.status === 429
-        if (!retryable || failures >= this.#retries) throw error
+        if (!retryable || failures >= retries) throw error
         failures += 1
         const wait =
           error.retryAfter === null ? reconnectMs * 2 ** (failures - 1) : error.retryAfter * 1000
-        await sleep(wait, signal).catch(() => {})
+        await pause(error, wait)
         continue
       }
       if (!response.body) throw new Error('the event stream has no body')
+      let cut: unknown
       try {
         for await (const message of parseEventStream(response.body, (ms) => {
           reconnectMs = ms
@@ -366,12 +431,13 @@ export class StatusdClient {
           lastId = id
           yield { type: 'status', id, status: JSON.parse(message.data) }
         }
-      } catch {
+      } catch (err) {
         // a connection cut mid-stream: opened again below, unless it was the caller's abort
         if (signal?.aborted) return
+        cut = err
       }
       if (signal?.aborted) return
-      await sleep(reconnectMs, signal).catch(() => {})
+      await pause(cut, reconnectMs)
     }
   }
 
@@ -410,6 +476,7 @@ export class StatusdClient {
       headers: { accept: 'text/event-stream' },
       signal: done.signal,
       safe: true,
+      stream: true,
     })
     if (!response.body) throw new Error('the event stream has no body')
     const waiting = new Set(ids)
@@ -447,13 +514,13 @@ export class StatusdClient {
     body: StatusInput,
     options: WriteOptions,
     extra: Record<string, string> = {},
-  ): Promise<Status> {
+  ): Promise<{ body: Status; status: number }> {
     const headers = {
       'idempotency-key': options.idempotencyKey ?? newIdempotencyKey(),
       ...(options.ifMatch !== undefined && { 'if-match': options.ifMatch }),
       ...extra,
     }
-    return (await this.#json<Status>({ method, path, body, headers, safe: true })).body
+    return this.#json<Status>({ method, path, body, headers, safe: true })
   }
 
   async #delete(path: string, options: Pick<WriteOptions, 'ifMatch'>): Promise<void> {
@@ -471,9 +538,13 @@ export class StatusdClient {
     return { items: body, nextCursor: nextCursorOf(headers) }
   }
 
-  async #json<T>(call: Call): Promise<{ body: T; headers: Headers }> {
+  async #json<T>(call: Call): Promise<{ body: T; headers: Headers; status: number }> {
     const response = await this.#send(call)
-    return { body: (await response.json()) as T, headers: response.headers }
+    return {
+      body: (await response.json()) as T,
+      headers: response.headers,
+      status: response.status,
+    }
   }
 
   /** Sends a call, trying again as `retries` allows; resolves with a 2XX or 304 response. */
@@ -491,13 +562,23 @@ export class StatusdClient {
     }
     const url = this.#url(call.path, call.query)
     for (let attempt = 0; ; attempt += 1) {
-      const backoff = this.#retryDelayMs * 2 ** attempt
+      // note: at random between half and all of it, so that many clients do not come back at once
+      const doubled = this.#retryDelayMs * 2 ** attempt
+      const backoff = Math.min(doubled / 2 + (Math.random() * doubled) / 2, this.#maxRetryDelayMs)
       let response: Response
       try {
         response = await this.#fetch(url, init)
+        // note: read here, where an answer cut halfway is a network error, tried again as one
+        if (!call.stream)
+          response = new Response(
+            response.status === 204 || response.status === 304
+              ? null
+              : await response.arrayBuffer(),
+            response,
+          )
       } catch (err) {
         if (!call.safe || attempt >= this.#retries || call.signal?.aborted) throw err
-        await sleep(backoff, call.signal)
+        await this.#sleep(backoff, call.signal)
         continue
       }
       if (response.ok || response.status === 304) return response
@@ -505,7 +586,8 @@ export class StatusdClient {
       const error = await this.#error(response)
       const retryable = response.status === 429 || (call.safe && response.status >= 500)
       if (!retryable || attempt >= this.#retries) throw error
-      await sleep(error.retryAfter === null ? backoff : error.retryAfter * 1000, call.signal)
+      const asked = error.retryAfter === null ? backoff : error.retryAfter * 1000
+      await this.#sleep(Math.min(asked, this.#maxRetryDelayMs), call.signal)
     }
   }
 
