@@ -1,6 +1,11 @@
-// The boundaries of src/ (docs/architecture.md#module-boundaries), checked by `npm run lint`.
-// Layers point one way: http (routes, plugins, web) and cli -> services -> repositories -> db;
-// src/lib/ depends on nothing of ours. A module owns its tables: others call its service.
+// The boundaries of src/, app/ and packages/ (docs/architecture.md#module-boundaries),
+// checked by `npm run lint`. Layers point one way: http (routes, plugins, web) and cli ->
+// services -> repositories -> db; src/lib/ depends on nothing of ours. A module owns its
+// tables: others call its service. The app and the client library take types from the
+// server's schemas, never its code.
+
+// The plain data the app shares with the server's pages: no types to strip, no imports.
+const SHARED_WITH_APP = '^src/(web/palette|web/app-paths|modules/keys/scopes)\\.ts$'
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -39,14 +44,14 @@ module.exports = {
       comment: 'Folders depend on each other one way (a module on another, never back).',
       severity: 'error',
       scope: 'folder',
-      from: { path: '^src/' },
+      from: { path: '^(src|app|packages)/' },
       to: { circular: true },
     },
     {
       name: 'no-module-cycles',
       comment: 'Files depend on each other one way too.',
       severity: 'error',
-      from: { path: '^src/' },
+      from: { path: '^(src|app|packages)/' },
       to: { circular: true },
     },
     {
@@ -87,6 +92,58 @@ module.exports = {
       to: { path: '\\.(service|routes)\\.ts$' },
     },
     {
+      name: 'app-takes-types-from-server',
+      comment:
+        "The app (app/) takes only types from the server's code (its schemas and services), " +
+        'besides the plain data it shares with the server pages (palette, paths, scopes).',
+      severity: 'error',
+      from: { path: '^app/' },
+      to: {
+        path: '^src/',
+        pathNot: SHARED_WITH_APP,
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
+      name: 'shared-with-app-imports-nothing',
+      comment: 'What the app shares with the server is plain data: it brings no server code along.',
+      severity: 'error',
+      from: { path: SHARED_WITH_APP },
+      to: { dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'client-imports-nothing-from-src',
+      comment:
+        '@statusd/client (packages/client/src/) runs without the server: only types from its schemas.',
+      severity: 'error',
+      from: { path: '^packages/client/src/' },
+      to: { path: '^src/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'client-has-no-runtime-dependencies',
+      comment: '@statusd/client has no runtime dependencies: packages only for their types.',
+      severity: 'error',
+      from: { path: '^packages/client/src/' },
+      to: {
+        dependencyTypes: [
+          'npm',
+          'npm-dev',
+          'npm-optional',
+          'npm-peer',
+          'npm-no-pkg',
+          'npm-unknown',
+        ],
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
+      name: 'server-imports-no-app-or-packages',
+      comment: 'The server does not import the app or a package from its sources.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(app|packages)/' },
+    },
+    {
       name: 'not-to-unresolvable',
       comment: 'An import that resolves to nothing is a typo or a missing package.',
       severity: 'error',
@@ -96,10 +153,12 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    // note: TypeScript is read through scripts/depcruise/register.mjs (Node's type stripping),
-    // which keeps type-only imports: a type from another module's repository is a reach-in too
-    parser: 'acorn',
-    tsPreCompilationDeps: false,
+    // built and generated files: the sources they come from are checked
+    exclude: { path: '(^|/)(dist|generated)/' },
+    // TypeScript's own parser (TypeScript 5: scripts/depcruise/register.mjs), before type
+    // stripping: a type from another module's repository is a reach-in too
+    parser: 'tsc',
+    tsPreCompilationDeps: true,
     moduleSystems: ['es6'],
     // packages are resolved through their `exports` as Node resolves them (typebox, kysely/…)
     enhancedResolveOptions: {

@@ -1,11 +1,11 @@
 // Builds the browser app (docs/app.md#how-it-is-built): app/src → dist/app, with esbuild.
-// Runs in `npm ci` (the `prepare` script) and before the tests; takes well under a second.
+// Runs in `npm ci` (the `prepare` script) and before the tests.
 //
 // Output: hashed, immutable files (`main-<hash>.js`, chunks loaded on demand, `main-<hash>.css`),
 // the service worker at a fixed name (`sw.js`: its URL is its identity), and `build.json`,
 // which tells the server which files the page loads. Every text file over 1 KiB also gets its
 // Brotli (`.br`) and gzip (`.gz`) forms here, once: compressing them at the strongest levels
-// takes seconds of CPU, which a server start (and every test's app) would otherwise pay.
+// is slow, which a server start (and every test's app) would otherwise pay.
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'

@@ -63,9 +63,6 @@ export function publish(status: Status): void {
   for (const listener of listeners.get(status.id) ?? []) listener({ kind: 'status', status })
 }
 
-/** How many event streams are open (for tests and the docs' promise of one per 100). */
-export const openStreams = (): number => streams.filter((s) => s.source).length
-
 function schedule(): void {
   if (scheduled) return
   scheduled = true

@@ -43,7 +43,6 @@ import type {
 } from '../../src/modules/statuses/sharing.schemas.ts'
 import type {
   PaletteEntrySchema,
-  StatusInputSchema,
   StatusListEntrySchema,
   StatusSchema,
 } from '../../src/modules/statuses/statuses.schemas.ts'
@@ -53,7 +52,6 @@ export type Profile = Static<typeof ProfileSchema>
 export type AuthSettings = Static<typeof AuthSettingsSchema>
 export type SessionView = Static<typeof SessionSchema>
 export type Status = Static<typeof StatusSchema>
-export type StatusInput = Static<typeof StatusInputSchema>
 export type StatusListEntry = Static<typeof StatusListEntrySchema>
 
 // API keys, passkeys (docs/accounts.md#scoped-keys, #passkeys)

@@ -229,7 +229,8 @@ async function* readInBatches(
     if (last) {
       // note: a row-value comparison, (k1, k2) > (v1, v2): both engines seek the primary key
       // straight to it. Spelt out as `k1 > v1 OR (k1 = v1 AND k2 > v2)`, SQLite scanned the
-      // table from its start for every page: 800 000 history rows took minutes, not seconds.
+      // table from its start for every page, so a copy took time quadratic in the rows
+      // (docs/decisions/0016-bounded-work-on-large-tables.md).
       query = query.where(
         sql<boolean>`(${sql.join(keys.map((k) => sql.ref(k)))}) > (${sql.join(keys.map((k) => last[k]))})`,
       )

@@ -9,8 +9,6 @@ export const ENGINES = {
   postgres: postgresEngine,
 } as const satisfies Record<string, Engine>
 
-export type EngineName = keyof typeof ENGINES
-
 const ALL: readonly Engine[] = Object.values(ENGINES)
 
 /** The engine a `DATABASE_URL` names; undefined for a scheme none recognizes. */

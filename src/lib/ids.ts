@@ -21,8 +21,8 @@ function randomString(alphabet: string, length: number): string {
 
 // Random bytes for newId, drawn from the system's generator 4 kB at a time (128 ids) and each
 // used once, as crypto.randomUUID buffers its own: a randomBytes call per id (every value
-// write makes one, for its outbox row) cost about 3 % of a PATCH's CPU on PostgreSQL in a
-// profile, most of it in the call into OpenSSL and the buffer it allocates.
+// write makes one, for its outbox row) showed in a PATCH's CPU profile, most of it in the
+// call into OpenSSL and the buffer it allocates.
 const POOL = Buffer.alloc(4096)
 let poolUsed = POOL.length
 

@@ -20,7 +20,7 @@ let fastJsonStringify: BuildSerializer | undefined
  * Route schemas compiled on first use instead of at start: Ajv validators and
  * fast-json-stringify serializers together cost more start-up time than everything else
  * statusd does before it is ready. A schema no request needs is never compiled (its validator
- * or serializer would be memory for nothing: about 0.4 ms of a route's first request instead).
+ * or serializer would be memory for nothing; a route's first request compiles its own).
  * `compileAll` (tests) compiles what is left, so a broken schema still fails the suite, not a
  * request.
  */

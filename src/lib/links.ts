@@ -8,8 +8,8 @@ import { LinkifyIt } from 'linkify-it'
 let linkify: LinkifyIt | undefined
 
 /**
- * The link finder, built on first use (its pattern over every top-level domain takes about
- * 15 ms to compile, which a start should not pay). note: fuzzyLink (bare domains like
+ * The link finder, built on first use (its pattern over every top-level domain takes long
+ * to compile, which a start should not pay). note: fuzzyLink (bare domains like
  * example.com) is off by default in linkify-it 6, so it is switched on; fuzzyEmail is on by
  * default, and an e-mail address is a link a reader can follow, so it counts. Bare domains
  * are matched against IANA's whole list of top-level domains (the `tlds` package), not

@@ -80,8 +80,8 @@ function scrubbed(err: unknown, smtpUrl: string, secrets: string[]): MailError {
 /**
  * A Mailer over nodemailer's SMTP transport (`smtp://user:pass@host:587`, `smtps://…:465`).
  * One connection per message: statusd sends a few messages an hour, not enough for a pool.
- * nodemailer loads at the first send, not at start: about 5 MB of memory a server that sends
- * no mail never needs (docs/performance.md#cold-start-and-memory).
+ * nodemailer loads at the first send, not at start: memory a server that sends no mail never
+ * needs (docs/performance.md#cold-start-and-memory).
  */
 export function createMailer(smtpUrl: string, from: string): Mailer {
   let transport: Promise<{ sendMail(message: object): Promise<unknown> }> | undefined

@@ -162,8 +162,8 @@ export interface OutboundResponse {
 /** A guarded HTTP client: POSTs to user-given URLs under the rules above. */
 export class OutboundClient {
   /**
-   * undici and the agent, made at the first request: undici's hundred modules (about 5 MB of
-   * memory) load only in a service that calls out (docs/performance.md#cold-start-and-memory).
+   * undici and the agent, made at the first request: undici's modules (and their memory)
+   * load only in a service that calls out (docs/performance.md#cold-start-and-memory).
    */
   #client: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined
   readonly #connectionsPerOrigin: number

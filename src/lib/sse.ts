@@ -77,7 +77,7 @@ export interface SseSink {
  *
  * note: `res.write()` would frame each write again (size line, data, CRLF: four writes), cork
  * the socket and uncork it in a `process.nextTick`, and copy the string into a new buffer,
- * for every client; at 10 000 clients that was most of a change's delivery time. The socket
+ * for every client; with many clients that was most of a change's delivery time. The socket
  * path is taken only when the response is chunked and owns its socket; otherwise (HTTP/1.0,
  * HEAD, a response still queued behind another on its connection) `res.write()` frames it.
  * `res.end()` still writes the terminating chunk, and `res.writableLength` counts the

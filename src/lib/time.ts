@@ -24,8 +24,8 @@ export const nowIso = (): string => new Date(Math.max(clockMs(), lastCreatedMs))
  * A burst borrows the next milliseconds, at most CREATION_LEAD_MS ahead of the clock; past
  * that (over a thousand creations a second, sustained), creations share a millisecond and
  * list by id among themselves.
- * note: only creations borrow. Until 2026-11-25 every write did, and at thousands of writes
- * a second the stored times ran ahead of the clock by seconds every second.
+ * note: only creations borrow. When every write borrowed, a sustained stream of writes
+ * pushed the stored times ever further ahead of the clock.
  */
 export function creationIso(): string {
   const now = clockMs()

@@ -11,7 +11,7 @@ import type {
 import { ApiError, type ErrorCode } from '../lib/errors.ts'
 
 // note: not `import { STATUS_CODES } from 'node:http'`: an ESM import of node:http reads every
-// export, and its lazy WebSocket getters load Node's whole fetch stack (8 ms of cold start)
+// export, and its lazy WebSocket getters load Node's whole fetch stack (cold start)
 const { STATUS_CODES } = process.getBuiltinModule('node:http')
 
 /**

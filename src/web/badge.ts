@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache'
-import { type Static, Type } from 'typebox'
+import { Type } from 'typebox'
 import { StringEnum } from '../lib/schema.ts'
 import { SingleLineText } from '../lib/text.ts'
 import { xmlText } from './html.ts'
@@ -25,7 +25,6 @@ export const BadgeQuerySchema = Type.Object({
     }),
   ),
 })
-export type BadgeQuery = Static<typeof BadgeQuerySchema>
 
 const LABEL_COLOR = '#555555'
 

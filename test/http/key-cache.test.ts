@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { KeyCache } from '../../src/modules/keys/key-cache.ts'
 import { revokeKey } from '../../src/modules/keys/keys.service.ts'
-import { ALL_SCOPES } from '../../src/modules/keys/scopes.ts'
+import { SCOPES } from '../../src/modules/keys/scopes.ts'
 import { makeApp } from '../helpers/app.ts'
 import { testClock } from '../helpers/clock.ts'
 
@@ -51,7 +51,7 @@ test('key cache: entries expire with the TTL and with the key itself; the size i
   cache.set('h1', {
     user,
     keyId: 'k1',
-    limits: { scopes: ALL_SCOPES, statusIds: null },
+    limits: { scopes: SCOPES, statusIds: null },
     expiresAt: null,
   })
   clock.advance(999)
@@ -62,7 +62,7 @@ test('key cache: entries expire with the TTL and with the key itself; the size i
   cache.set('h2', {
     user,
     keyId: 'k2',
-    limits: { scopes: ALL_SCOPES, statusIds: null },
+    limits: { scopes: SCOPES, statusIds: null },
     expiresAt: 1500,
   })
   clock.advance(499)
@@ -72,19 +72,19 @@ test('key cache: entries expire with the TTL and with the key itself; the size i
   cache.set('a', {
     user,
     keyId: 'a',
-    limits: { scopes: ALL_SCOPES, statusIds: null },
+    limits: { scopes: SCOPES, statusIds: null },
     expiresAt: null,
   })
   cache.set('b', {
     user,
     keyId: 'b',
-    limits: { scopes: ALL_SCOPES, statusIds: null },
+    limits: { scopes: SCOPES, statusIds: null },
     expiresAt: null,
   })
   cache.set('c', {
     user,
     keyId: 'c',
-    limits: { scopes: ALL_SCOPES, statusIds: null },
+    limits: { scopes: SCOPES, statusIds: null },
     expiresAt: null,
   })
   clock.advance(1)
@@ -110,7 +110,7 @@ test('key cache: with a TTL of 0 nothing is kept', () => {
   cache.set('h', {
     user,
     keyId: 'k',
-    limits: { scopes: ALL_SCOPES, statusIds: null },
+    limits: { scopes: SCOPES, statusIds: null },
     expiresAt: null,
   })
   assert.equal(cache.get('h'), undefined)

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, it } from 'node:test'
 import { tempDir } from '../helpers/cleanup.ts'
@@ -11,7 +11,7 @@ import { ROOT, runToEnd } from '../helpers/processes.ts'
 
 const CONFIG = join(ROOT, '.dependency-cruiser.cjs')
 
-/** Runs the boundary checker as `npm run lint` does, on `src` under `baseDir`. */
+/** Runs the boundary checker as `npm run lint` does, on src/, app/ and packages/ under `baseDir`. */
 async function check(t: Parameters<typeof tempDir>[0], baseDir: string) {
   // note: beside the tree, never in it: src/ is checked in place
   const config = join(tempDir(t, 'statusd-depcruise-'), 'depcruise.cjs')
@@ -29,15 +29,18 @@ async function check(t: Parameters<typeof tempDir>[0], baseDir: string) {
       '--config',
       config,
       'src',
+      'app',
+      'packages',
     ],
     process.env,
   )
   return { code: run.code, output: `${run.stdout}\n${run.stderr}` }
 }
 
-/** A tree of source files under a fresh folder: path → text. */
+/** A tree of source files under a fresh folder: path → text; packages resolve as ours do. */
 function tree(t: Parameters<typeof tempDir>[0], files: Record<string, string>): string {
   const root = tempDir(t, 'statusd-boundaries-')
+  symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'))
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(root, path)), { recursive: true })
     writeFileSync(join(root, path), text)
@@ -60,6 +63,16 @@ const CLEAN = {
   'src/db/database.ts': "import { trim } from '../lib/text.ts'\nexport const name = trim(' db ')\n",
   'src/app.ts':
     "import { aRoutes } from './modules/a/a.routes.ts'\nimport { bRoutes } from './modules/b/b.routes.ts'\nexport const app = [aRoutes, bRoutes]\n",
+  'src/modules/a/a.schemas.ts': 'export const ASchema = { type: "object" }\n',
+  'src/web/palette.ts': "export const PALETTE = ['blue']\n",
+  // the app: types from the server's schemas, plain data from the palette
+  'app/src/types.ts':
+    "import type { ASchema } from '../../src/modules/a/a.schemas.ts'\nexport type A = typeof ASchema\n",
+  'app/src/main.tsx':
+    "import { PALETTE } from '../../src/web/palette.ts'\nimport type { A } from './types.ts'\nexport const main = (a: A) => <p>{PALETTE[0]}{String(a)}</p>\n",
+  // the client library: types from the server's schemas only
+  'packages/client/src/index.ts':
+    "import type { ASchema } from '../../../src/modules/a/a.schemas.ts'\nexport type A = typeof ASchema\n",
 }
 
 const options = {
@@ -144,6 +157,54 @@ describe('module boundaries (dependency-cruiser in npm run lint)', options, () =
       files: {
         'src/db/database.ts':
           "import { listA } from '../modules/a/a.service.ts'\nexport const name = listA\n",
+      },
+    },
+    {
+      name: 'the app importing a schema as a value',
+      rule: 'app-takes-types-from-server',
+      files: {
+        'app/src/types.ts':
+          "import { ASchema } from '../../src/modules/a/a.schemas.ts'\nexport const a = ASchema\n",
+      },
+    },
+    {
+      name: 'what the app shares bringing server code along',
+      rule: 'shared-with-app-imports-nothing',
+      files: {
+        'src/web/palette.ts':
+          "import { listA } from '../modules/a/a.service.ts'\nexport const PALETTE = listA()\n",
+      },
+    },
+    {
+      name: 'the client library importing a value from src/',
+      rule: 'client-imports-nothing-from-src',
+      files: {
+        'packages/client/src/index.ts':
+          "import { ASchema } from '../../../src/modules/a/a.schemas.ts'\nexport const a = ASchema\n",
+      },
+    },
+    {
+      name: 'the client library with a runtime dependency',
+      rule: 'client-has-no-runtime-dependencies',
+      files: {
+        'packages/client/src/index.ts':
+          "import { Type } from 'typebox'\nexport const s = Type.String()\n",
+      },
+    },
+    {
+      name: 'the server importing the app',
+      rule: 'server-imports-no-app-or-packages',
+      files: {
+        'src/web/page.ts':
+          "import { main } from '../../app/src/main.tsx'\nexport const page = main\n",
+      },
+    },
+    {
+      name: 'two files of the app that import each other',
+      rule: 'no-module-cycles',
+      files: {
+        'app/src/types.ts':
+          "import { main } from './main.tsx'\nexport type A = string\nexport const m = main\n",
       },
     },
   ])

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import { colorOf, PALETTE } from '../../../src/web/palette.ts'
+import { colorOf } from '../../../src/web/palette.ts'
 import { api, apiPath } from '../api.ts'
 import { publish } from '../live.ts'
 import { fullTime, now, relativeTime } from '../time.ts'
@@ -40,9 +40,6 @@ export function StaleMark(props: { status: Status }) {
     </span>
   )
 }
-
-/** The colour name of a colorNo ("blue"). */
-export const colorName = (colorNo: number): string => PALETTE[colorNo - 1]?.name ?? PALETTE[0].name
 
 /**
  * The palette as buttons: one tap sets that value (its colour follows, the API applies it).

@@ -7,8 +7,8 @@ import { Worker } from 'node:worker_threads'
  * asks, so that the copying and the fsyncs of a checkpoint never block the event loop.
  *
  * note: this function's source runs as the thread's whole program (an `eval` worker): plain
- * JavaScript with nothing to import, so the thread loads no TypeScript support (half the
- * memory of a worker started from a .ts file: 17 MB instead of 36).
+ * JavaScript with nothing to import, so the thread loads no TypeScript support (about half
+ * the memory of a worker started from a .ts file; docs/decisions/0014-memory-under-load.md).
  */
 function checkpointThread(require: NodeJS.Require): void {
   const { parentPort, workerData } = require('node:worker_threads')

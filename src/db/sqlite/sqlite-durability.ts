@@ -21,17 +21,16 @@ import { walSyncer } from './wal-sync.ts'
  *   after every CHECKPOINT_EVERY units.
  * - SQLite writes the log from its beginning again (instead of appending) only when a write
  *   transaction begins after a checkpoint has copied the whole log. Under steady writes a
- *   batch always commits while the checkpoint runs, so the log would grow without end (tens
- *   of MB a second under load). So when a checkpoint reports a log of RESTART_FRAMES or more
- *   that it could not leave empty, the next batch waits for a checkpoint with no write in
- *   between, and the log restarts at its first write.
+ *   batch always commits while the checkpoint runs, so the log would grow without end
+ *   (docs/decisions/0004-checkpoint-cadence.md). So when a checkpoint reports a log of
+ *   RESTART_FRAMES or more that it could not leave empty, the next batch waits for a
+ *   checkpoint with no write in between, and the log restarts at its first write.
  * - That wait lasts as long as the checkpoint: copying the frames logged since the last one
- *   and an fsync of the database file, 100–180 ms at 1 M statuses on a slow disk when
+ *   and an fsync of the database file, long with a large database on a slow disk when
  *   checkpoints run every CHECKPOINT_EVERY units. So once the log comes within an eighth of
  *   RESTART_FRAMES, checkpoints run every NEAR_RESTART_EVERY units instead, and the last one
- *   before the restart has little left to copy (a mean of 24–88 ms there). Not always: at
- *   10 k statuses, checkpoints that often copy the same hot pages again and again (+25 µs of
- *   CPU per write).
+ *   before the restart has little left to copy. The price: with a small database,
+ *   checkpoints that often copy the same hot pages again and again, some CPU per write.
  */
 export interface SqliteDurability extends BatchHooks {
   /** Stops the checkpoint thread; call before closing the main connection. */

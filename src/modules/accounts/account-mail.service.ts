@@ -114,7 +114,7 @@ export class AccountMail {
     this.#clock = deps.clock ?? systemClock
     this.#resetRequests = new LRUCache({
       // note: a size of one per entry rather than `max`, which allocates room for every
-      // entry up front (about 5 MB) (docs/performance.md#cold-start-and-memory)
+      // entry up front (docs/performance.md#cold-start-and-memory)
       maxSize: 100_000,
       sizeCalculation: () => 1,
       ttl: MAIL_LIMITS.resetClientWindowMs,

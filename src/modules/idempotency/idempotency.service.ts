@@ -142,8 +142,8 @@ export async function pruneIdempotencyRecords(
     const deleted = await deleteIdempotencyRecordsBefore(db, before, chunk)
     pruned += deleted
     if (deleted < chunk) return pruned
-    // note: requests run between the chunks; one DELETE of 500 000 rows held the event loop
-    // (SQLite) for 1.5 s
+    // note: requests run between the chunks; one DELETE of every expired row held the event
+    // loop (SQLite) for as long as it ran (docs/decisions/0016-bounded-work-on-large-tables.md)
     await new Promise((resolve) => setImmediate(resolve))
   }
 }

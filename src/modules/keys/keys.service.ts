@@ -25,10 +25,10 @@ import {
   revokeWorkingApiKeys,
 } from './keys.repository.ts'
 import {
-  ALL_SCOPES,
   type CredentialLimits,
   DEFAULT_KEY_SCOPES,
   MAX_KEY_STATUSES,
+  SCOPES,
   type Scope,
   scopesBeyond,
   scopesFromColumn,
@@ -197,7 +197,7 @@ export async function createApiKey(
     expires_at: expiresAt,
     revoked_at: null,
     replaced_by: null,
-    scopes: JSON.stringify(options.scopes ?? ALL_SCOPES),
+    scopes: JSON.stringify(options.scopes ?? SCOPES),
     status_ids: options.statusIds === undefined ? null : JSON.stringify(options.statusIds),
   })
   await deleteEndedApiKeys(db, userId, nowIso(), MAX_ENDED_KEYS)

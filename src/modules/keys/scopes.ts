@@ -1,6 +1,7 @@
 /**
  * What a credential may do (docs/accounts.md#scoped-keys). A session may do everything its
- * user may; an API key only what its scopes allow.
+ * user may (every scope, as a key made before scopes existed); an API key only what its
+ * scopes allow.
  */
 export const SCOPES = [
   /** Read statuses, their history, users and events. */
@@ -19,9 +20,6 @@ export const SCOPES = [
 
 export type Scope = (typeof SCOPES)[number]
 
-/** Every scope: what a session, or a key made before scopes existed, may do. */
-export const ALL_SCOPES: readonly Scope[] = SCOPES
-
 /** A new key's scopes when none are asked for: `status:*`. */
 export const DEFAULT_KEY_SCOPES: readonly Scope[] = [
   'status:read',
@@ -32,8 +30,6 @@ export const DEFAULT_KEY_SCOPES: readonly Scope[] = [
 
 /** What `scopes` may name when a key is made: a scope, or `status:*` for the four status scopes. */
 export const SCOPE_NAMES = [...SCOPES, 'status:*'] as const
-
-export type ScopeName = (typeof SCOPE_NAMES)[number]
 
 /** Keys a user may confine one key to, at most (docs/accounts.md#scoped-keys). */
 export const MAX_KEY_STATUSES = 100
@@ -82,7 +78,7 @@ export function statusesBeyond(
  * scope. Anything unreadable or unknown grants nothing: a damaged row fails closed.
  */
 export function scopesFromColumn(text: string | null): readonly Scope[] {
-  if (text === null) return ALL_SCOPES
+  if (text === null) return SCOPES
   try {
     const value: unknown = JSON.parse(text)
     if (!Array.isArray(value)) return []

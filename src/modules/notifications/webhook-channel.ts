@@ -17,7 +17,6 @@ import {
 // formats of Slack, Discord and ntfy.
 
 export const WEBHOOK_FORMATS = ['standard', 'slack', 'discord', 'ntfy'] as const
-export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number]
 
 /** The longest URL a webhook may have. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048

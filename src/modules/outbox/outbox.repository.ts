@@ -41,17 +41,6 @@ export async function insertOutboxEvent(db: Db, row: Insertable<OutboxEventsTabl
   await eventInsert(db, row)
 }
 
-/** Events not fanned out yet, oldest first, at most `limit`. */
-export const listPendingOutboxEvents = (db: Db, limit: number): Promise<OutboxEventRow[]> =>
-  db
-    .selectFrom('outbox_events')
-    .selectAll()
-    .where('done_at', 'is', null)
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(limit)
-    .execute()
-
 /**
  * Events of these types not fanned out yet, oldest first, at most `limit`: a plain read, so
  * the fan-out looks up who to tell outside any write (docs/notifications.md#delivery).
@@ -91,16 +80,4 @@ export async function deleteDoneOutboxEvents(db: Db, before: string): Promise<nu
     .where('done_at', '<', before)
     .executeTakeFirst()
   return Number(result.numDeletedRows)
-}
-
-/** True when an event of these types waits to be fanned out (a read: no lock taken). */
-export async function anyPendingOutboxEvent(db: Db, types: readonly string[]): Promise<boolean> {
-  const row = await db
-    .selectFrom('outbox_events')
-    .select('id')
-    .where('done_at', 'is', null)
-    .where('type', 'in', [...types])
-    .limit(1)
-    .executeTakeFirst()
-  return row !== undefined
 }

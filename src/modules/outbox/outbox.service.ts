@@ -1,10 +1,8 @@
 import type { Db } from '../../db/database.ts'
 import { newId } from '../../lib/ids.ts'
 import {
-  anyPendingOutboxEvent,
   deleteDoneOutboxEvents,
   insertOutboxEvent,
-  listPendingOutboxEvents,
   listPendingOutboxEventsOf,
   markOutboxEventsDone,
   type OutboxEventRow,
@@ -142,10 +140,6 @@ export async function recordLiveChange(
   })
 }
 
-/** Recorded events not fanned out yet, oldest first. */
-export const pendingOutboxEvents = (db: Db, limit = 100): Promise<OutboxEventRow[]> =>
-  listPendingOutboxEvents(db, limit)
-
 /**
  * Recorded events of these types not fanned out yet, oldest first, read with no lock: the
  * fan-out reads outside its writes, so writers never wait on it; a second instance reading
@@ -164,10 +158,3 @@ export const markOutboxEventsFannedOut = (db: Db, ids: string[], at: string): Pr
 /** Deletes events fanned out before `before` (docs/notifications.md#delivery: retention). */
 export const pruneOutboxEvents = (db: Db, before: string): Promise<number> =>
   deleteDoneOutboxEvents(db, before)
-
-/**
- * True when an event of these types waits to be fanned out: a plain read, so a worker with
- * nothing to do takes no write lock (on SQLite, the whole database's).
- */
-export const hasPendingEvents = (db: Db, types: readonly string[]): Promise<boolean> =>
-  anyPendingOutboxEvent(db, types)

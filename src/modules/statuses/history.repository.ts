@@ -100,15 +100,15 @@ export async function listHistory(
  * written in time order, so nothing expired follows it; if a clock ever went back (two
  * instances on PostgreSQL), an expired entry after it waits until the entries before it
  * expire too, and the read filter hides it meanwhile. Deleting `at < cutoff` over the whole
- * history instead read every entry of the status on every write: 0.4 to 1.5 s for statuses
- * of 230 000 to 690 000 entries with nothing to delete, 0.2 ms this way (SQLite).
+ * history instead read every entry of the status on every write, even with nothing to
+ * delete; this way a write reads only what goes and the first entry kept.
  * The range starts at the oldest entry, which changes nothing but PostgreSQL's estimate:
  * with an upper bound alone it expects a third of a busy status's history, and a cost that
- * high switches on JIT compilation (7 ms a write).
+ * high switches on JIT compilation, which costs each write more than the delete itself.
  *
  * At most `batch` entries go per call (change numbers are distinct integers, so the range
  * from the oldest one `batch` wide holds no more): the first write after a plan downgrade
- * once deleted two million entries in one statement and stalled everything for seconds.
+ * once deleted a whole history's excess in one statement and stalled everything meanwhile.
  * The rest goes with the following writes, one batch each; the read filter hides it
  * meanwhile (docs/api.md#history).
  */

@@ -153,7 +153,6 @@ export const CreatedInvitationLinkSchema = Type.Object(
     ],
   },
 )
-export type CreatedInvitationLink = Static<typeof CreatedInvitationLinkSchema>
 
 /** What anyone holding a link is told before accepting it. */
 export const InvitationLinkPreviewSchema = Type.Object(

@@ -24,7 +24,8 @@ const NOT_MODIFIED = Type.Null({
 
 /**
  * The page size of the public lists when the request names none. Anyone may ask, without a
- * rate limit: a whole history (500 000 entries, 30 MB) held the event loop for seconds.
+ * rate limit: a busy status's whole history in one answer would hold the event loop, and
+ * every other request, while it is read and written out.
  */
 export const PUBLIC_PAGE_SIZE = 100
 

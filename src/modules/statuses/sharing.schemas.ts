@@ -10,7 +10,6 @@ export const GrantBodySchema = Type.Object(
   { role: StringEnum(GRANTABLE_ROLES, { description: 'The role to grant (replaces any other)' }) },
   { additionalProperties: false, examples: [{ role: 'updater' }] },
 )
-export type GrantBody = Static<typeof GrantBodySchema>
 
 export const StatusUserParamsSchema = Type.Object({
   statusId: Type.String(),

@@ -43,7 +43,7 @@ export class LoginThrottle {
   constructor({ clock = systemClock, max = 100_000 }: { clock?: Clock; max?: number } = {}) {
     this.#attempts = new LRUCache({
       // note: as a size of one per entry, not lru-cache's `max`, which allocates room for all
-      // `max` entries up front (about 5 MB for 100 000) (docs/performance.md#cold-start-and-memory)
+      // `max` entries up front, memory held from start (docs/performance.md#cold-start-and-memory)
       maxSize: max,
       sizeCalculation: () => 1,
       ttl: FAILURE_WINDOW_MS,

@@ -112,8 +112,8 @@ type WebAuthn = typeof import('@simplewebauthn/server') &
 let webAuthnLibrary: Promise<WebAuthn> | undefined
 /**
  * @simplewebauthn/server and its helpers, loaded at the first passkey request rather than at
- * start: with the certificate and ASN.1 parsers under them they are about 5 MB of memory
- * that a server whose people never use a passkey never needs
+ * start: with the certificate and ASN.1 parsers under them they are memory that a server
+ * whose people never use a passkey never needs
  * (docs/performance.md#cold-start-and-memory).
  */
 const webAuthn = (): Promise<WebAuthn> =>

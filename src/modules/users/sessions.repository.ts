@@ -6,9 +6,6 @@ export const insertSession = (db: Db, session: NewSessionRow): Promise<SessionRo
 export const findSessionByHash = (db: Db, hash: string): Promise<SessionRow | undefined> =>
   db.selectFrom('sessions').selectAll().where('token_hash', '=', hash).executeTakeFirst()
 
-export const findSessionById = (db: Db, id: string): Promise<SessionRow | undefined> =>
-  db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst()
-
 /** A user's sessions, the most recently used first. */
 export const listSessions = (db: Db, userId: string): Promise<SessionRow[]> =>
   db

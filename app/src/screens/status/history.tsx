@@ -4,7 +4,7 @@ import { FormError } from '../../components/form.tsx'
 import { ValueChip } from '../../components/status-bits.tsx'
 import { fullTime, now, relativeTime } from '../../time.ts'
 import type { HistoryEntry, Status } from '../../types.ts'
-import type { StatusTabProps } from './tabs.ts'
+import type { StatusTabProps } from './tab-props.ts'
 import ValueChart from './value-chart.tsx'
 
 // A status's history (docs/app.md#history-and-chart): the value updates as a timeline,

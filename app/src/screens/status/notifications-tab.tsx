@@ -4,7 +4,7 @@ import { FormError, fieldError } from '../../components/form.tsx'
 import { isMissingRoute } from '../../notifications/channels.ts'
 import { Link } from '../../router.tsx'
 import type { Channel } from '../../types.ts'
-import type { StatusTabProps } from './tabs.ts'
+import type { StatusTabProps } from './tab-props.ts'
 
 // A status's Notifications tab (docs/app.md#notifications-in-the-app): my rule for this
 // status — when I am told (any change, changes to values, leaves values, stale, or off) and

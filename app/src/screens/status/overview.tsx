@@ -15,7 +15,7 @@ import { StatusKey } from '../../components/status-key.tsx'
 import { maySetValue } from '../../my-statuses.ts'
 import { navigate } from '../../router.tsx'
 import type { PaletteEntry, Staleness, Status } from '../../types.ts'
-import type { StatusTabProps } from './tabs.ts'
+import type { StatusTabProps } from './tab-props.ts'
 
 // A status's first tab (docs/app.md#a-status): the value (one tap on the palette sets it),
 // and for the owner every setting, the palette editor and deletion. An updater may set the

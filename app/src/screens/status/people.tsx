@@ -9,7 +9,7 @@ import type {
   RoleInvitation,
   StatusUser,
 } from '../../types.ts'
-import type { StatusTabProps } from './tabs.ts'
+import type { StatusTabProps } from './tab-props.ts'
 
 // The people tab (docs/app.md#people-and-invitations): who has which role, inviting by
 // e-mail or by link, the invitations still open, changing and removing roles. A role is never

@@ -6,7 +6,7 @@ import { FormError } from '../../components/form.tsx'
 import { SharedLink } from '../../components/shared-link.tsx'
 import { Link } from '../../router.tsx'
 import type { Board, NewShareLink, ShareLink, Status } from '../../types.ts'
-import type { StatusTabProps } from './tabs.ts'
+import type { StatusTabProps } from './tab-props.ts'
 
 // The share tab (docs/app.md#sharing-a-status): who may see the status, its link, QR code
 // and badge, private links for people without an account, and the walls it is on.

@@ -3,20 +3,12 @@ import { lazy } from '../../lazy.tsx'
 import type { Role } from '../../my-statuses.ts'
 import type { Status } from '../../types.ts'
 import Overview from './overview.tsx'
+import type { StatusTabProps } from './tab-props.ts'
 
 // The status screen's tabs (docs/app.md#a-status): `/statuses/:id` is the first tab,
 // `/statuses/:id/<tab>` the others. A screen adds its tab here (lazy, so its code loads on
 // first use); the frame (../status.tsx) draws the tab list from this registry and hides a
 // tab whose `shows` says no.
-
-export interface StatusTabProps {
-  /** The status as it is now (kept live by the frame). */
-  status: Status
-  /** My role on it. */
-  role: Role
-  /** A write's answer: the frame shows it at once (and live.ts tells the other screens). */
-  onChange: (status: Status) => void
-}
 
 export interface StatusTab {
   /** The path segment after the id; '' for the first tab. */
