@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { html } from '../lib/html.ts'
 import type { NotFoundPage } from '../plugins/error-handler.ts'
 import { APP_PATHS } from './app-paths.ts'
-import { html } from './html.ts'
 
 // The app (docs/app.md): one HTML page for every screen, the bundle esbuild made
 // (scripts/build-app.ts → dist/app), the web app manifest and the service worker.
