@@ -5,7 +5,7 @@
 // server's schemas, never its code.
 
 // The plain data the app shares with the server's pages: no types to strip, no imports.
-const SHARED_WITH_APP = '^src/(web/palette|web/app-paths|modules/keys/scopes)\\.ts$'
+const SHARED_WITH_APP = '^src/(web/palette|web/app-paths|modules/keys/scopes|lib/html)\\.ts$'
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -95,7 +95,7 @@ module.exports = {
       name: 'app-takes-types-from-server',
       comment:
         "The app (app/) takes only types from the server's code (its schemas and services), " +
-        'besides the plain data it shares with the server pages (palette, paths, scopes).',
+        'besides the plain data and functions it shares with the server pages (palette, paths, scopes, HTML escaping).',
       severity: 'error',
       from: { path: '^app/' },
       to: {

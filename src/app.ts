@@ -586,7 +586,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   conditionalRequests(app)
   optionalBodies(app)
   publicViews(app)
-  anonymousLimit(app, {
+  await anonymousLimit(app, {
     max: deps.anonRequestsPerMinute ?? DEFAULT_CLIENT_LIMITS.anonRequestsPerMinute,
   })
   await app.register(docsRoutes)

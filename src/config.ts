@@ -1,4 +1,6 @@
 import { isIP } from 'node:net'
+import { Ajv } from 'ajv'
+import { type Static, Type } from 'typebox'
 import { problemWithDatabaseUrl, problemWithListenUrl } from './db/database-url.ts'
 import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './db/engine.ts'
 import { DEFAULT_CLIENT_LIMITS } from './lib/client-limits.ts'
@@ -13,17 +15,16 @@ import { STALE_CHECK_INTERVAL_MS } from './modules/statuses/staleness.ts'
  */
 export type TrustProxy = false | number | string[]
 
+/**
+ * The settings: each is the variable of the same name (`port`: `PORT`), as
+ * docs/operations.md#configuration describes it.
+ */
 export interface Config {
   databaseUrl: string
-  /** Most PostgreSQL connections one instance opens (`DATABASE_POOL_SIZE`). */
+  /** Most PostgreSQL connections one instance opens. */
   databasePoolSize: number
-  /**
-   * Where PostgreSQL's LISTEN connections go (`DATABASE_LISTEN_URL`), straight to the server
-   * when `DATABASE_URL` goes through a transaction pooler; null: `DATABASE_URL` itself.
-   */
+  /** Where PostgreSQL's LISTEN connections go; null: `databaseUrl`. */
   databaseListenUrl: string | null
-  /** Whether PostgreSQL statements may be prepared by name (`DATABASE_PREPARED_STATEMENTS`). */
-  databasePreparedStatements: boolean
   port: number
   host: string
   /** Base URL clients reach the service at, for absolute links; null when not set. */
@@ -31,129 +32,126 @@ export interface Config {
   logLevel: string
   /** How long an authenticated API key is trusted without a lookup; 0 disables the cache. */
   authCacheSeconds: number
+  /** `PLANS_FILE`'s plans, or the built-in ones. */
   plans: Plans
-  /** How long a SQLite write waits for another process's lock before answering 503. */
   sqliteBusyTimeoutMs: number
   /** Open event streams per user (keyed) or client address (anonymous). */
   streamsPerClient: number
-  /**
-   * Most live streams the whole instance holds (`STREAMS_MAX`); null: set from the
-   * file-descriptor limit at start (docs/operations.md#server-wide-stream-capacity).
-   */
+  /** Most live streams the whole instance holds; null: set from the descriptor limit at start. */
   streamsMax: number | null
   /** Anonymous requests per client address and minute. */
   anonRequestsPerMinute: number
   trustProxy: TrustProxy
-  /** Who may sign up (`SIGNUP`): `invite` (through an invitation or the CLI) or `open`. */
   signup: 'invite' | 'open'
-  /** The SMTP server e-mail goes through (`SMTP_URL`, e.g. `smtp://user:pass@host:587`); null: no e-mail. */
+  /** The SMTP server e-mail goes through; null: no e-mail. */
   smtpUrl: string | null
-  /** The sender of statusd's e-mail (`MAIL_FROM`). */
   mailFrom: string
-  /**
-   * Private networks webhooks may reach (`WEBHOOK_ALLOW_NETWORKS`, CIDR ranges;
-   * docs/notifications.md#outbound-safety); empty: none.
-   */
+  /** Private networks webhooks may reach (docs/notifications.md#outbound-safety). */
   webhookAllowNetworks: string[]
-  /** How often this instance looks for statuses that went stale (`STALE_CHECK_INTERVAL_MS`). */
+  /** How often this instance looks for statuses that went stale. */
   staleCheckIntervalMs: number
-  /**
-   * How often this instance reads the outbox for changes other instances committed
-   * (`LIVE_RELAY_INTERVAL_MS`; PostgreSQL only).
-   */
+  /** How often this instance reads the outbox for changes other instances committed. */
   liveRelayIntervalMs: number
 }
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 /** A configuration mistake: reported to the operator in one line, and the process exits. */
 export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
+/** A whole number in [min, max]; `what` and the range make the error message. */
+const Whole = (min: number, max: number, fallback?: number, what = 'an integer') =>
+  Type.Integer({
+    minimum: min,
+    maximum: max,
+    description: `${what} from ${min} to ${max}`,
+    ...(fallback !== undefined && { default: fallback }),
+  })
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
 /**
- * A whole-number setting: decimal digits only, within [min, max]; `fallback` when the variable
- * is unset or empty. note: not Number() alone, which reads `0x10` as 16, `1e3` as 1000 and
- * blanks as 0 (for PORT, a random port).
+ * The variables (docs/operations.md#configuration). A `description` ends the message of a
+ * mistake: "<NAME> must be <description>, got "<text>"" (`writeOnly`: never echo the text).
  */
-function wholeNumber(
-  env: NodeJS.ProcessEnv,
-  name: string,
-  fallback: number,
-  [min, max]: [number, number],
-  what = 'an integer',
-): number {
-  const text = env[name]
-  if (text === undefined || text === '') return fallback
-  const n = Number(text)
-  if (!/^\d{1,15}$/.test(text) || n < min || n > max)
-    throw new ConfigError(`${name} must be ${what} from ${min} to ${max}, got "${text}"`)
-  return n
+const ENV = Type.Object({
+  DATABASE_URL: Type.String({ default: 'sqlite:./data/statusd.db' }),
+  DATABASE_POOL_SIZE: Whole(1, 1000, DEFAULT_POOL_SIZE),
+  DATABASE_LISTEN_URL: Type.Optional(Type.String()),
+  PORT: Whole(0, 65535, 8080),
+  HOST: Type.String({ default: '127.0.0.1' }),
+  // note: paths are appended to it (Location, Link), so a scheme other than http(s), a
+  // query or a fragment would make every link it builds wrong
+  PUBLIC_URL: Type.Optional(
+    Type.String({
+      format: 'url',
+      pattern: '^https?://[^?#]*$',
+      description: 'an absolute http(s) URL without query or fragment',
+    }),
+  ),
+  LOG_LEVEL: Type.Enum(LOG_LEVELS, {
+    default: 'info',
+    description: `one of ${LOG_LEVELS.join(', ')}`,
+  }),
+  AUTH_CACHE_SECONDS: Whole(0, 3600, 5, 'a whole number of seconds'),
+  PLANS_FILE: Type.Optional(Type.String()),
+  SQLITE_BUSY_TIMEOUT_MS: Whole(0, 60_000, DEFAULT_BUSY_TIMEOUT_MS),
+  STREAMS_PER_CLIENT: Whole(1, 1_000_000, DEFAULT_CLIENT_LIMITS.streamsPerClient),
+  STREAMS_MAX: Type.Optional(Whole(1, 10_000_000)),
+  ANON_REQUESTS_PER_MINUTE: Whole(1, 1_000_000_000, DEFAULT_CLIENT_LIMITS.anonRequestsPerMinute),
+  TRUST_PROXY: Type.Optional(Type.String()),
+  SIGNUP: Type.Enum(['invite', 'open'], { default: 'invite', description: 'invite or open' }),
+  SMTP_URL: Type.Optional(
+    Type.String({
+      format: 'url',
+      pattern: '^smtps?://',
+      description: 'an smtp:// or smtps:// URL',
+      // it may carry the SMTP password
+      writeOnly: true,
+    }),
+  ),
+  MAIL_FROM: Type.String({ default: 'statusd <statusd@localhost>' }),
+  WEBHOOK_ALLOW_NETWORKS: Type.String({ default: '' }),
+  STALE_CHECK_INTERVAL_MS: Whole(10, 3_600_000, STALE_CHECK_INTERVAL_MS),
+  LIVE_RELAY_INTERVAL_MS: Whole(10, 60_000, LIVE_RELAY_INTERVAL_MS),
+})
+type VariableSchema = { type?: string; description?: string; writeOnly?: boolean }
+const VARIABLES = ENV.properties as Record<string, VariableSchema>
+
+/** The ConfigError for a variable the schema refuses. */
+function mistake(name: string, text: string | undefined): ConfigError {
+  const { description, writeOnly } = VARIABLES[name] ?? {}
+  return new ConfigError(`${name} must be ${description}${writeOnly ? '' : `, got "${text}"`}`)
+}
+
+/** The variables, validated against ENV with its defaults filled in; an empty one is unset. */
+function readEnv(env: NodeJS.ProcessEnv): Static<typeof ENV> {
+  const vars = Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] => !!entry[1] && entry[0] in VARIABLES,
+    ),
+  )
+  // note: decimal digits only: Ajv's coercion, like Number(), reads `0x10` as 16, `1e3` as
+  // 1000 and ` 80` as 80
+  for (const [name, text] of Object.entries(vars))
+    if (VARIABLES[name]?.type === 'integer' && !/^\d{1,15}$/.test(text)) throw mistake(name, text)
+  // note: the schema is ours, so it is not checked against the meta-schema (as plans.ts)
+  const validate = new Ajv({
+    coerceTypes: true,
+    useDefaults: true,
+    validateSchema: false,
+    formats: { url: (text: string) => URL.canParse(text) },
+  }).compile<Static<typeof ENV>>(ENV)
+  const texts = { ...vars }
+  if (validate(vars)) return vars
+  const name = validate.errors?.[0]?.instancePath.slice(1) ?? ''
+  throw mistake(name, texts[name])
 }
 
 /** Reads the environment into one validated Config (docs/operations.md#configuration). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  // note: an empty variable means unset, as for the others
-  const port = wholeNumber(env, 'PORT', 8080, [0, 65535])
-  const poolSize = wholeNumber(env, 'DATABASE_POOL_SIZE', DEFAULT_POOL_SIZE, [1, 1000])
-  const logLevel = env.LOG_LEVEL || 'info'
-  if (!LOG_LEVELS.includes(logLevel))
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
-  let publicUrl: string | null = null
-  if (env.PUBLIC_URL) {
-    // note: paths are appended to it (Location, Link), so a scheme other than http(s), a
-    // query or a fragment would make every link it builds wrong
-    const url = URL.parse(env.PUBLIC_URL)
-    if (!url || !['http:', 'https:'].includes(url.protocol) || /[?#]/.test(env.PUBLIC_URL))
-      throw new ConfigError(
-        `PUBLIC_URL must be an absolute http(s) URL without query or fragment, got "${env.PUBLIC_URL}"`,
-      )
-    publicUrl = url.href.replace(/\/$/, '')
-  }
-  const authCacheSeconds = wholeNumber(
-    env,
-    'AUTH_CACHE_SECONDS',
-    5,
-    [0, 3600],
-    'a whole number of seconds',
-  )
-  const sqliteBusyTimeoutMs = wholeNumber(
-    env,
-    'SQLITE_BUSY_TIMEOUT_MS',
-    DEFAULT_BUSY_TIMEOUT_MS,
-    [0, 60_000],
-  )
-  const streamsPerClient = wholeNumber(
-    env,
-    'STREAMS_PER_CLIENT',
-    DEFAULT_CLIENT_LIMITS.streamsPerClient,
-    [1, 1_000_000],
-  )
-  const streamsMax =
-    env.STREAMS_MAX === undefined || env.STREAMS_MAX === ''
-      ? null
-      : wholeNumber(env, 'STREAMS_MAX', 0, [1, 10_000_000])
-  const anonRequestsPerMinute = wholeNumber(
-    env,
-    'ANON_REQUESTS_PER_MINUTE',
-    DEFAULT_CLIENT_LIMITS.anonRequestsPerMinute,
-    [1, 1_000_000_000],
-  )
-  const trustProxy = parseTrustProxy(env.TRUST_PROXY)
-  const signup = env.SIGNUP || 'invite'
-  if (signup !== 'invite' && signup !== 'open')
-    throw new ConfigError(`SIGNUP must be invite or open, got "${signup}"`)
-  let smtpUrl: string | null = null
-  if (env.SMTP_URL) {
-    const url = URL.parse(env.SMTP_URL)
-    if (!url || !['smtp:', 'smtps:'].includes(url.protocol))
-      // note: never echo the URL, it may carry the SMTP password
-      throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL')
-    smtpUrl = env.SMTP_URL
-  }
-  const mailFrom = env.MAIL_FROM || 'statusd <statusd@localhost>'
-  const webhookAllowNetworks = (env.WEBHOOK_ALLOW_NETWORKS ?? '')
-    .split(',')
+  const vars = readEnv(env)
+  const webhookAllowNetworks = vars.WEBHOOK_ALLOW_NETWORKS.split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '')
   try {
@@ -163,57 +161,41 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `WEBHOOK_ALLOW_NETWORKS must be a comma-separated list of CIDR ranges (10.0.0.0/8, fd00::/8): ${(err as Error).message}`,
     )
   }
-  const staleCheckIntervalMs = wholeNumber(
-    env,
-    'STALE_CHECK_INTERVAL_MS',
-    STALE_CHECK_INTERVAL_MS,
-    [10, 3_600_000],
-  )
-  const liveRelayIntervalMs = wholeNumber(
-    env,
-    'LIVE_RELAY_INTERVAL_MS',
-    LIVE_RELAY_INTERVAL_MS,
-    [10, 60_000],
-  )
-  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/statusd.db'
-  checkDatabaseUrl(databaseUrl)
-  const databaseListenUrl = env.DATABASE_LISTEN_URL || null
-  const listenProblem =
-    databaseListenUrl === null ? undefined : problemWithListenUrl(databaseListenUrl, databaseUrl)
-  if (listenProblem !== undefined) throw new ConfigError(listenProblem)
-  const prepared = env.DATABASE_PREPARED_STATEMENTS || 'on'
-  if (prepared !== 'on' && prepared !== 'off')
-    throw new ConfigError(`DATABASE_PREPARED_STATEMENTS must be on or off, got "${prepared}"`)
+  const databaseUrl = vars.DATABASE_URL
+  const databaseListenUrl = vars.DATABASE_LISTEN_URL ?? null
+  const problem =
+    problemWithDatabaseUrl(databaseUrl) ??
+    (databaseListenUrl === null ? undefined : problemWithListenUrl(databaseListenUrl, databaseUrl))
+  if (problem !== undefined) throw new ConfigError(problem)
   let plans = DEFAULT_PLANS
-  if (env.PLANS_FILE) {
+  if (vars.PLANS_FILE) {
     try {
-      plans = loadPlansFile(env.PLANS_FILE)
+      plans = loadPlansFile(vars.PLANS_FILE)
     } catch (err) {
       throw new ConfigError((err as Error).message)
     }
   }
   return {
     databaseUrl,
-    databasePoolSize: poolSize,
+    databasePoolSize: vars.DATABASE_POOL_SIZE,
     databaseListenUrl,
-    databasePreparedStatements: prepared === 'on',
-    port,
-    host: env.HOST || '127.0.0.1',
-    publicUrl,
-    logLevel,
-    authCacheSeconds,
+    port: vars.PORT,
+    host: vars.HOST,
+    publicUrl: vars.PUBLIC_URL ? new URL(vars.PUBLIC_URL).href.replace(/\/$/, '') : null,
+    logLevel: vars.LOG_LEVEL,
+    authCacheSeconds: vars.AUTH_CACHE_SECONDS,
     plans,
-    sqliteBusyTimeoutMs,
-    streamsPerClient,
-    streamsMax,
-    anonRequestsPerMinute,
-    trustProxy,
-    signup,
-    smtpUrl,
-    mailFrom,
+    sqliteBusyTimeoutMs: vars.SQLITE_BUSY_TIMEOUT_MS,
+    streamsPerClient: vars.STREAMS_PER_CLIENT,
+    streamsMax: vars.STREAMS_MAX ?? null,
+    anonRequestsPerMinute: vars.ANON_REQUESTS_PER_MINUTE,
+    trustProxy: parseTrustProxy(vars.TRUST_PROXY),
+    signup: vars.SIGNUP,
+    smtpUrl: vars.SMTP_URL ?? null,
+    mailFrom: vars.MAIL_FROM,
     webhookAllowNetworks,
-    staleCheckIntervalMs,
-    liveRelayIntervalMs,
+    staleCheckIntervalMs: vars.STALE_CHECK_INTERVAL_MS,
+    liveRelayIntervalMs: vars.LIVE_RELAY_INTERVAL_MS,
   }
 }
 
@@ -243,10 +225,4 @@ function parseTrustProxy(text: string | undefined): TrustProxy {
       `TRUST_PROXY must be a hop count or a comma-separated list of proxy addresses or CIDR ranges, got "${text}"`,
     )
   return entries
-}
-
-/** The storage URL's shape only; the engine reports what it cannot open. */
-function checkDatabaseUrl(url: string): void {
-  const problem = problemWithDatabaseUrl(url)
-  if (problem !== undefined) throw new ConfigError(problem)
 }

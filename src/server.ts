@@ -64,7 +64,6 @@ export async function serve(
   const database = createDatabase(config.databaseUrl, {
     poolSize: config.databasePoolSize,
     ...(config.databaseListenUrl !== null && { listenUrl: config.databaseListenUrl }),
-    preparedStatements: config.databasePreparedStatements,
     busyTimeoutMs: config.sqliteBusyTimeoutMs,
     checkpoints: { onError: (err) => reportCheckpointError(err) },
     onSetupProblem: (message, err) => reportSetupProblem(message, err),

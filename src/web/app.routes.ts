@@ -1,16 +1,15 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
+import fastifyStatic from '@fastify/static'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { html } from '../lib/html.ts'
 import type { NotFoundPage } from '../plugins/error-handler.ts'
 import { APP_PATHS } from './app-paths.ts'
-import { html } from './html.ts'
 
 // The app (docs/app.md): one HTML page for every screen, the bundle esbuild made
-// (scripts/build-app.ts → dist/app), the web app manifest and the service worker.
-//
-// Files are read once at start and kept in memory with their gzip and Brotli forms (made by
-// the build, `<file>.br` / `<file>.gz`): the whole app is a few hundred kilobytes, and a room
-// of wall screens asks for it again and again.
+// (scripts/build-app.ts → dist/app), the web app manifest and the service worker. The
+// bundle's files are served by @fastify/static, each in the gzip or Brotli form the build
+// made of it (`<file>.br` / `<file>.gz`) when the browser takes one.
 
 const DIST = path.resolve(import.meta.dirname, '../../dist/app')
 
@@ -29,94 +28,20 @@ export const APP_CSP = [
   "frame-ancestors 'none'",
 ].join('; ')
 
-const TYPES: Record<string, string> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml; charset=utf-8',
-  '.png': 'image/png',
-  '.txt': 'text/plain; charset=utf-8',
-  '.webmanifest': 'application/manifest+json; charset=utf-8',
-}
-
-interface StaticFile {
-  type: string
-  body: Buffer
-  gzip?: Buffer
-  br?: Buffer
-  /** Hashed names never change content: caches may keep them for ever. */
-  immutable: boolean
-}
-
-/** A file of the build, with the compressed forms the build made of it (if any). */
-function staticFile(name: string, immutable: boolean): StaticFile {
-  const full = path.join(DIST, name)
-  const read = (suffix: string) =>
-    existsSync(`${full}${suffix}`) ? readFileSync(`${full}${suffix}`) : undefined
-  const gzip = read('.gz')
-  const br = read('.br')
-  return {
-    type: TYPES[path.extname(name)] ?? 'application/octet-stream',
-    body: readFileSync(full),
-    immutable,
-    ...(gzip && { gzip }),
-    ...(br && { br }),
-  }
-}
-
-/** Every file under dir, by its path relative to it (with forward slashes). */
-function walk(dir: string, prefix = ''): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const full = path.join(dir, name)
-    return statSync(full).isDirectory() ? walk(full, `${prefix}${name}/`) : [`${prefix}${name}`]
-  })
-}
-
+/** What build.json names: the entry script, its stylesheet, the chunks to preload. */
 interface Build {
   js: string
   css: string | null
   preload: string[]
-  files: Map<string, StaticFile>
 }
 
 function loadBuild(): Build | null {
   const manifest = path.join(DIST, 'build.json')
-  if (!existsSync(manifest)) return null
-  const { js, css, preload } = JSON.parse(readFileSync(manifest, 'utf8')) as Omit<Build, 'files'>
-  const files = new Map<string, StaticFile>()
-  for (const name of walk(DIST)) {
-    if (name === 'build.json' || /\.(br|gz)$/.test(name)) continue
-    // esbuild's names carry a content hash (`main-ABCD1234.js`, `chunks/…`)
-    const hashed = /-[A-Z0-9]{8}\.[a-z]+(\.map)?$/.test(name)
-    files.set(name, staticFile(name, hashed))
-  }
-  return { js, css, preload, files }
+  return existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as Build) : null
 }
 
-function send(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  file: StaticFile,
-  cacheControl: string,
-) {
-  const accepts = String(request.headers['accept-encoding'] ?? '')
-  const [encoding, body] =
-    file.br && /\bbr\b/.test(accepts)
-      ? ['br', file.br]
-      : file.gzip && /\bgzip\b/.test(accepts)
-        ? ['gzip', file.gzip]
-        : [null, file.body]
-  reply.headers({
-    'content-type': file.type,
-    'cache-control': cacheControl,
-    'x-content-type-options': 'nosniff',
-    vary: 'accept-encoding',
-  })
-  if (encoding) reply.header('content-encoding', encoding)
-  return reply.send(body)
-}
-
+/** esbuild's names carry a content hash (`main-ABCD1234.js`, `chunks/…`): never a new content. */
+const HASHED = /-[A-Z0-9]{8}\.[a-z]+(\.map)?(\.br|\.gz)?$/
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 
 /** The page every screen loads; the app draws the rest. */
@@ -207,18 +132,26 @@ export const appRoutes: FastifyPluginAsync<{ notFoundPage?: NotFoundPage }> = as
       .send(WEB_MANIFEST),
   )
 
+  if (!build) return
+  await app.register(fastifyStatic, {
+    root: DIST,
+    prefix: '/app/',
+    preCompressed: true,
+    index: false,
+    // not the compressed forms or build.json themselves, and the service worker only at /sw.js
+    allowedPath: (name) => !/\.(br|gz)$|^\/(build\.json|sw\.js)$/.test(name),
+    cacheControl: false,
+    setHeaders: (reply, file) =>
+      reply.headers({
+        'x-content-type-options': 'nosniff',
+        'cache-control': /\/sw\.js(\.br|\.gz)?$/.test(file)
+          ? 'no-cache'
+          : HASHED.test(file)
+            ? IMMUTABLE
+            : 'public, max-age=86400',
+      }),
+  })
   // the service worker's URL is its identity: fixed, never cached long, at the root so that
   // its scope is the whole app
-  app.get('/sw.js', { schema: { hide: true } }, (request, reply) => {
-    const file = build?.files.get('sw.js')
-    if (!file) return reply.code(404).type('text/plain; charset=utf-8').send('not built\n')
-    return send(request, reply, file, 'no-cache')
-  })
-
-  app.get<{ Params: { '*': string } }>('/app/*', { schema: { hide: true } }, (request, reply) => {
-    const file = build?.files.get(request.params['*'])
-    if (!file || request.params['*'] === 'sw.js')
-      return reply.code(404).type('text/plain; charset=utf-8').send('not found\n')
-    return send(request, reply, file, file.immutable ? IMMUTABLE : 'public, max-age=86400')
-  })
+  app.get('/sw.js', { schema: { hide: true } }, (_request, reply) => reply.sendFile('sw.js'))
 }

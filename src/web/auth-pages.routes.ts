@@ -2,11 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ApiError } from '../lib/errors.ts'
+import { html, type SafeHtml } from '../lib/html.ts'
 import type { AccountMail } from '../modules/accounts/account-mail.service.ts'
 import { setSessionCookie } from '../modules/accounts/session-cookie.ts'
 import { PASSWORD_LENGTHS } from '../modules/users/passwords.ts'
 import { prepareError } from '../plugins/error-handler.ts'
-import { html, type SafeHtml } from './html.ts'
 import { AUTH_PAGE_ASSET_URLS } from './share-assets.ts'
 
 // The pages e-mailed and printed links open (docs/accounts.md#e-mail): `/auth/verify/<token>`,

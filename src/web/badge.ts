@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache'
 import { Type } from 'typebox'
+import { xmlText } from '../lib/html.ts'
 import { StringEnum } from '../lib/schema.ts'
 import { SingleLineText } from '../lib/text.ts'
-import { xmlText } from './html.ts'
 import { colorOf } from './palette.ts'
 
 /** shields.io's styles (docs/sharing.md#badge-styles); `flat` unless asked. */

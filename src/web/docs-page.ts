@@ -1,4 +1,4 @@
-import { html, type SafeHtml } from './html.ts'
+import { html, type SafeHtml } from '../lib/html.ts'
 
 // The API reference page (`GET /docs`, docs/api.md#api-reference-page): the service's own
 // OpenAPI document rendered once on the server to plain HTML, no script at all

@@ -1,5 +1,5 @@
+import { html } from '../lib/html.ts'
 import type { InvitationLinkPreview } from '../modules/statuses/invitations.schemas.ts'
-import { html } from './html.ts'
 import { type AssetUrls, formatUtc, page } from './share-page.ts'
 
 const ROLE_TEXT = {

@@ -1,9 +1,9 @@
+import { html, type SafeHtml } from '../lib/html.ts'
 import { isSafeHref } from '../lib/links.ts'
 import type { HistoryEntry } from '../modules/statuses/history.schemas.ts'
 import type { DescriptionPart, ShareView } from '../modules/statuses/share-view.ts'
 import type { StatusUser } from '../modules/statuses/sharing.schemas.ts'
 import { STALE_COLOR_NO } from './badge.ts'
-import { html, type SafeHtml } from './html.ts'
 
 /** URLs of the page's stylesheet and script (content-hashed, so they cache for good). */
 export interface AssetUrls {

@@ -1,6 +1,6 @@
+import { html } from '../lib/html.ts'
 import type { PublicBoard } from '../modules/boards/boards.schemas.ts'
 import { STALE_COLOR_NO } from './badge.ts'
-import { html } from './html.ts'
 
 // The wall page of a public board (docs/app.md#walls-and-the-wall-page), server-rendered: the
 // tiles are on the page before the script runs; wall.js then fits them to the screen and

@@ -3,6 +3,7 @@ import { type Static, Type } from 'typebox'
 import type { DB, Db } from '../../db/database.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 import { ApiError, rateLimited, unavailable, validationError } from '../../lib/errors.ts'
+import { escapeHtml } from '../../lib/html.ts'
 import { MailError, type Mailer } from '../../lib/mailer.ts'
 import {
   type AuthTokenState,
@@ -76,16 +77,6 @@ interface ConfirmationData {
   channelId: string
   addressKey: string
 }
-
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-}
-/** Text for HTML element content and quoted attributes. */
-const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string)
 
 const htmlMessage = (paragraphs: string[], link: { href: string; text: string }, footer: string) =>
   `<!doctype html>

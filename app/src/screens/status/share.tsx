@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
+import { escapeHtml } from '../../../../src/lib/html.ts'
 import { api, apiPath } from '../../api.ts'
 import { ConfirmButton } from '../../components/confirm.tsx'
 import { CopyField } from '../../components/copy.tsx'
@@ -28,12 +29,6 @@ const LINK_DURATIONS = [
 const when = (iso: string): string =>
   new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
 
-/** Text for an HTML attribute or element: the status's name may hold markup. */
-const escapeHtml = (text: string): string =>
-  text.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
-  )
 /** Text for Markdown's image alt: brackets and backslashes would end or bend it. */
 const escapeMarkdown = (text: string): string => text.replace(/[\\[\]]/g, (c) => `\\${c}`)
 
