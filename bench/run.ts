@@ -12,6 +12,7 @@
 //                     [--only raw,naive,lean,statusd-patch,statusd-post,lean-pg,statusd-patch-pg,statusd-post-pg,
 //                             badge,share-json,share-page,badge-304,share-json-304,share-page-304]
 //                     [--no-write]
+//   --only cold-start measures the cold start alone (no wrk target, wrk need not be installed).
 import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -165,7 +166,7 @@ async function measureColdStart(seedFile: string, dir: string, runs = 5): Promis
 }
 
 async function main() {
-  assertWrkInstalled()
+  if (targets.length > 0) assertWrkInstalled()
   const dir = mkdtempSync(join(tmpdir(), 'statusd-bench-'))
   try {
     console.error(`bench: seeding ${values.statuses} statuses in ${dir}`)
