@@ -38,9 +38,8 @@ export type AppDeps = Omit<CoreOptions, 'timeouts'> &
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // errors raised before routing on the share page's paths get its page or badge
   const pages = { owns: isWebUrl, send: sendWebError }
-  const { options, timeouts, schemas } = serverOptions(deps, pages)
+  const { options, timeouts } = serverOptions(deps, pages)
   const app = Fastify(options).withTypeProvider<TypeBoxTypeProvider>()
-  app.decorate('compileSchemas', () => schemas.compileAll())
 
   // what every request and module shares: storage, plans, clock, links, request checks
   await app.register(core, { ...deps, timeouts })

@@ -1,8 +1,11 @@
+import { Ajv } from 'ajv'
+import addFormats from 'ajv-formats'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Database } from '../db/engine.ts'
 import { type Clock, systemClock } from '../lib/clock.ts'
 import { validationError } from '../lib/errors.ts'
+import { LazySchemas } from '../lib/lazy-schemas.ts'
 import type { Mailer } from '../lib/mailer.ts'
 import { listeningOrigin } from '../lib/origin.ts'
 import type { Plans } from '../modules/plans/plans.ts'
@@ -27,6 +30,17 @@ declare module 'fastify' {
   }
 }
 
+// Bodies are validated strictly: no coercion ("3" is not 3), no defaults filled in, nothing
+// removed, every error reported. Query strings arrive as text, so they alone are coerced.
+const ajvOptions = {
+  allErrors: true,
+  removeAdditional: false,
+  useDefaults: false,
+  strict: true,
+} as const
+const bodyAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: false }))
+const queryAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: true }))
+
 /** What the core takes of the app's options (AppDeps, app.ts). */
 export interface CoreOptions {
   database: Database
@@ -39,9 +53,10 @@ export interface CoreOptions {
 
 /**
  * What every request and every module shares: the storage, the plans, the clock and the
- * service's links, decorated on the root; the server-wide request checks (Host, NUL, JSON
- * bodies only), the request id and nosniff on every answer, the drain at shutdown. Register
- * first: the storage it decorates closes after everything registered after it.
+ * service's links, decorated on the root; route schemas compiled on first use; the
+ * server-wide request checks (Host, NUL, JSON bodies only), the request id and nosniff on
+ * every answer, the drain at shutdown. Register first: before any route, and so that the
+ * storage it decorates closes after everything registered after it.
  */
 export const core = fp(
   async (app: FastifyInstance, options: CoreOptions) => {
@@ -66,6 +81,12 @@ export const core = fp(
     })
 
     trackRoutes(app)
+    // route schemas compile on first use only: those of routes never called would take memory
+    // for nothing (docs/performance.md#cold-start-and-memory)
+    const schemas = new LazySchemas({ body: bodyAjv, query: queryAjv })
+    app.setValidatorCompiler(schemas.validatorCompiler)
+    app.setSerializerCompiler(schemas.serializerCompiler)
+    app.decorate('compileSchemas', () => schemas.compileAll())
     // note: only JSON bodies; without this, text/plain would reach validation as a string
     app.removeContentTypeParser('text/plain')
     useStrictJsonBodies(app)

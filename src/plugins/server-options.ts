@@ -1,14 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
-import { Ajv } from 'ajv'
-import addFormats from 'ajv-formats'
 import type {
   FastifyHttpOptions,
   FastifyReply,
   FastifyRequest,
   FastifyServerOptions,
 } from 'fastify'
-import { LazySchemas } from '../lib/lazy-schemas.ts'
 import { KEY_LIKE } from '../lib/redact.ts'
 import { API_RESPONSE_HEADERS } from '../lib/response-headers.ts'
 import {
@@ -18,19 +15,6 @@ import {
   type ServerTimeouts,
 } from './connections.ts'
 import { BODY_LIMIT, sendError } from './error-handler.ts'
-
-// Bodies are validated strictly: no coercion ("3" is not 3), no defaults filled in, nothing
-// removed, every error reported. Query strings arrive as text, so they alone are coerced.
-const ajvOptions = {
-  allErrors: true,
-  removeAdditional: false,
-  useDefaults: false,
-  strict: true,
-} as const
-const bodyAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: false }))
-const queryAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: true }))
-
-type CompilersFactory = NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/
 
@@ -50,8 +34,7 @@ export interface PageErrors {
 
 /**
  * Fastify's server options: the logger, who the client is, the limits and timeouts of
- * connections, request ids, the router, the answers to errors raised before routing, and
- * route schemas compiled on first use (`schemas`: tests compile them all, `compileSchemas`).
+ * connections, request ids, the router, the answers to errors raised before routing.
  */
 export function serverOptions(
   input: ServerOptionsInput,
@@ -59,12 +42,8 @@ export function serverOptions(
 ): {
   options: FastifyHttpOptions<Server>
   timeouts: ServerTimeouts
-  schemas: LazySchemas
 } {
   const timeouts = { ...SERVER_TIMEOUTS, ...input.timeouts }
-  // route schemas compile on first use only: those of routes never called would take memory
-  // for nothing (docs/performance.md#cold-start-and-memory)
-  const schemas = new LazySchemas({ body: bodyAjv, query: queryAjv })
   const trust = input.trustProxy ?? false
   const options: FastifyHttpOptions<Server> = {
     logger: input.logger ?? false,
@@ -72,9 +51,6 @@ export function serverOptions(
     // note: a hop count n is given as the function Fastify itself makes of one (trust the
     // nearest n hops), since its types leave numbers out
     trustProxy: typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : trust,
-    // note: the cast: Fastify types this factory after @fastify/ajv-compiler's pool API, but
-    // calls what it returns with the route's { schema, httpPart }, as setValidatorCompiler does
-    schemaController: { compilersFactory: schemas.compilersFactory as unknown as CompilersFactory },
     bodyLimit: BODY_LIMIT,
     // slow clients are cut off (OWASP API4): see SERVER_TIMEOUTS
     requestTimeout: timeouts.requestTimeout,
@@ -117,5 +93,5 @@ export function serverOptions(
       sendError(err, request, reply)
     },
   }
-  return { options, timeouts, schemas }
+  return { options, timeouts }
 }
