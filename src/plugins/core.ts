@@ -45,9 +45,17 @@ const queryAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: true }
 export interface CoreOptions {
   database: Database
   plans: Plans
+  /** The service's external URL (PUBLIC_URL); absent: where the server listens. */
   publicUrl?: string | null
+  /** Where the services, caches and workers read the time; tests pass a clock they move by hand. */
   clock?: Clock
+  /**
+   * Sends e-mail (SMTP_URL; docs/accounts.md#e-mail): verification, password reset and
+   * invitation links. Null or absent: no e-mail; accounts start verified, and `statusd user
+   * link` is the way in.
+   */
   mailer?: Mailer | null
+  /** The server's timeouts (drainOnClose reads them at shutdown). */
   timeouts: Pick<ServerTimeouts, 'checkInterval' | 'requestTimeout'>
 }
 

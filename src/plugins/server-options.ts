@@ -20,8 +20,14 @@ const REQUEST_ID = /^[\w.:-]{1,64}$/
 
 /** What the server's options are made of (AppDeps, app.ts). */
 export interface ServerOptionsInput {
+  /** Fastify's logger option; tests pass false. */
   logger?: FastifyServerOptions['logger']
+  /**
+   * Which proxies' X-Forwarded-For names the client (TRUST_PROXY): Fastify's `trustProxy` (a
+   * hop count, or proxy addresses and CIDR ranges). Default: none, the peer is the client.
+   */
   trustProxy?: false | number | string | string[]
+  /** Overrides of SERVER_TIMEOUTS (tests shorten them). */
   timeouts?: Partial<ServerTimeouts>
 }
 

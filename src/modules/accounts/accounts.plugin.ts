@@ -98,5 +98,5 @@ export const accounts = fp(
     // signing in with a passkey: anyone may try (docs/api.md#passkeys)
     await app.register(passkeySignInRoutes, { db: database.db, clock, publicUrl })
   },
-  { name: 'accounts', dependencies: ['core', 'keys', 'live-updates'] },
+  { name: 'accounts', dependencies: ['core', 'keyed-api', 'keys', 'live-updates'] },
 )

@@ -59,10 +59,14 @@ export interface LiveUpdatesOptions {
    * change.
    */
   events?: StatusEventBus
+  /** Server-Sent Events tuning (heartbeat, per-client buffer bound). */
   sse?: Partial<SseOptions>
-  /** Open event streams per user or client address (STREAMS_PER_CLIENT). */
+  /** Open event streams per user or client address (STREAMS_PER_CLIENT; default 64). */
   streamsPerClient?: number
-  /** How often the outbox is read for other instances' changes (LIVE_RELAY_INTERVAL_MS). */
+  /**
+   * How often this instance reads the outbox for changes other instances committed
+   * (LIVE_RELAY_INTERVAL_MS; PostgreSQL only: docs/postgres.md#live-updates-across-instances).
+   */
   liveRelayIntervalMs?: number
 }
 

@@ -116,5 +116,5 @@ export const notifications = fp(
     app.keyedRoutes(channelRoutes, { deps: channels })
     app.keyedRoutes(ruleRoutes, { deps: app.services })
   },
-  { name: 'notifications', dependencies: ['core', 'health', 'statuses'] },
+  { name: 'notifications', dependencies: ['core', 'keyed-api', 'health', 'statuses'] },
 )

@@ -81,5 +81,5 @@ export const statuses = fp(
     // a private share link's views: its token is the credential (docs/accounts.md#private-share-links)
     await app.register(shareLinkViewRoutes, deps())
   },
-  { name: 'statuses', dependencies: ['core', 'live-updates', 'health'] },
+  { name: 'statuses', dependencies: ['core', 'keyed-api', 'live-updates', 'health'] },
 )
