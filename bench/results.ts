@@ -43,6 +43,11 @@ export interface RigResult extends ResultBase {
   targets: RigTarget[]
   /** Median time from spawn to the first 200 from `/readyz`. */
   coldStartMs: number | null
+  /**
+   * Median CPU time (user + system, all threads) the process had used by then: unlike the
+   * wall time, it hardly grows when other work shares the machine.
+   */
+  coldStartCpuMs?: number | null
   coldStartRuns: number | null
 }
 

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import type { Ajv, ValidateFunction } from 'ajv'
-import type { FastifySchemaCompiler } from 'fastify'
+import type { FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -10,19 +10,19 @@ declare module 'fastify' {
 }
 
 type Serialize = (data: unknown) => string
-type BuildSerializer = (schema: object, options: object) => Serialize
+type BuildSerializer = (schema: object) => Serialize
 
-// note: loaded on first use, like the schemas it compiles (cold start; see docs/performance.md)
+// note: loaded on first use, like the schemas it compiles (docs/performance.md#cold-start-and-memory)
 const require = createRequire(import.meta.url)
 let fastJsonStringify: BuildSerializer | undefined
 
 /**
- * Route schemas compiled on first use instead of at start: Ajv validators and
- * fast-json-stringify serializers together cost more start-up time than everything else
- * statusd does before it is ready. A schema no request needs is never compiled (its validator
- * or serializer would be memory for nothing; a route's first request compiles its own).
- * `compileAll` (tests) compiles what is left, so a broken schema still fails the suite, not a
- * request.
+ * Route schemas compiled on first use instead of at start, through Fastify's own
+ * `setValidatorCompiler` and `setSerializerCompiler`: compiling every Ajv validator and
+ * fast-json-stringify serializer up front costs more start-up time than everything else
+ * statusd does before it is ready, and a schema no request needs is never compiled (its
+ * validator or serializer would be memory for nothing). `compileAll` (tests) compiles what is
+ * left, so a broken schema still fails the suite, not a request.
  */
 export class LazySchemas {
   readonly #pending = new Set<() => unknown>()
@@ -32,22 +32,18 @@ export class LazySchemas {
     this.#ajv = ajv
   }
 
-  /** Fastify's `schemaController.compilersFactory`: no default compiler is loaded at all. */
-  readonly compilersFactory = {
-    buildValidator:
-      (): FastifySchemaCompiler<unknown> =>
-      ({ schema, httpPart }) =>
-        this.#validator(() =>
-          (httpPart === 'body' ? this.#ajv.body : this.#ajv.query).compile(schema as object),
-        ),
-    buildSerializer:
-      (_external: unknown, options: object = {}) =>
-      ({ schema }: { schema: unknown }): Serialize =>
-        this.#serializer(() => {
-          fastJsonStringify ??= require('fast-json-stringify') as BuildSerializer
-          return fastJsonStringify(schema as object, options)
-        }),
-  }
+  /** For `setValidatorCompiler`: bodies by one Ajv, the other parts (query, params) by the other. */
+  readonly validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
+    this.#validator(() =>
+      (httpPart === 'body' ? this.#ajv.body : this.#ajv.query).compile(schema as object),
+    )
+
+  /** For `setSerializerCompiler`. */
+  readonly serializerCompiler: FastifySerializerCompiler<unknown> = ({ schema }) =>
+    this.#serializer(() => {
+      fastJsonStringify ??= require('fast-json-stringify') as BuildSerializer
+      return fastJsonStringify(schema as object)
+    })
 
   /** Compiles every schema not compiled yet; returns how many. */
   compileAll(): number {

@@ -6,7 +6,7 @@ import type { Plans } from './plans/plans.ts'
 import type { StatusChange, StatusEventBus } from './statuses/status-events.ts'
 
 /**
- * What every service function takes first: the app builds one (app.ts), the CLI and tests
+ * What every service function takes first: the app builds one (statuses.plugin.ts), the CLI and tests
  * build their own with only what they need.
  */
 export interface ServiceDeps {

@@ -176,7 +176,7 @@ export function drainOnClose(
     clearTimeout(deadline)
     done()
   })
-  // note: a plain hook calling done (here and in app.ts): an async one costs a promise and a
+  // note: a plain hook calling done (here and in core.ts): an async one costs a promise and a
   // microtask hop on every request
   app.addHook('onRequest', (_request, reply, done) => {
     if (!closing) return done()

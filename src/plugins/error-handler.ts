@@ -275,14 +275,23 @@ const wantsPage = (request: FastifyRequest): boolean =>
   !/^\/v1(\/|$|\?)/.test(request.url) &&
   /\btext\/html\b/.test(String(request.headers.accept ?? ''))
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Where a browser's unknown address goes (NotFoundPage); the app's routes set it. */
+    notFoundPage: NotFoundPage
+  }
+}
+
 /** The one error handler and not-found handler of the API. */
 export const errorHandlerPlugin = fp(
-  async (app: FastifyInstance, options: { notFoundPage?: NotFoundPage }) => {
+  async (app: FastifyInstance) => {
+    const notFoundPage: NotFoundPage = { send: null }
+    app.decorate('notFoundPage', notFoundPage)
     app.addHook('onRequest', answerUnknownRoutesFirst)
     app.setErrorHandler((err, request, reply) => sendError(err, request, reply))
     app.setNotFoundHandler((request, reply) =>
-      options.notFoundPage?.send && wantsPage(request)
-        ? options.notFoundPage.send(request, reply)
+      notFoundPage.send && wantsPage(request)
+        ? notFoundPage.send(request, reply)
         : sendError(
             // note: a key pasted into a path comes back masked, as in the logs
             notFound(
@@ -293,4 +302,5 @@ export const errorHandlerPlugin = fp(
           ),
     )
   },
+  { name: 'error-handler' },
 )

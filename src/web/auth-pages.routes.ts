@@ -118,7 +118,7 @@ export interface AuthPageOptions {
 }
 
 /**
- * The pages under `/auth/` (registered with that prefix, app.ts): outside the API, anonymous
+ * The pages under `/auth/` (registered with that prefix, web.plugin.ts): outside the API, anonymous
  * (the token is the credential), counted per client address.
  */
 export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async (

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import net, { type AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { sql } from 'kysely'
-import { SHUTDOWN_RECONNECT_SPREAD_MS } from '../../src/app.ts'
 import { InProcessEventBus } from '../../src/lib/event-bus.ts'
+import { SHUTDOWN_RECONNECT_SPREAD_MS } from '../../src/modules/events/live-updates.plugin.ts'
 import {
   STATUS_CHANGES,
   type StatusChange,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import { RENDER_CACHE_MAX_AGE_MS } from '../../src/app.ts'
+import { RENDER_CACHE_MAX_AGE_MS } from '../../src/modules/events/live-updates.plugin.ts'
 import { setUser } from '../../src/modules/users/users.service.ts'
 import { contrastRatio, PALETTE, TEXT_ON_COLOR } from '../../src/web/palette.ts'
 import { makeApp, TEST_PLANS } from '../helpers/app.ts'

@@ -24,10 +24,10 @@ function make() {
   })
   const schemas = new LazySchemas({ body: counting, query: counting })
   const route = { schema, method: 'PATCH', url: '/x', httpPart: 'body' }
-  const validate = (schemas.compilersFactory.buildValidator() as (r: object) => never)(
-    route,
-  ) as unknown as ((data: unknown) => boolean) & { errors?: unknown[] }
-  const serialize = schemas.compilersFactory.buildSerializer(undefined)({ schema })
+  const validate = schemas.validatorCompiler(route) as ((data: unknown) => boolean) & {
+    errors?: unknown[]
+  }
+  const serialize = schemas.serializerCompiler({ ...route, httpStatus: '200' })
   return { schemas, validate, serialize, compiles: () => compiles }
 }
 

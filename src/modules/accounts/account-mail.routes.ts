@@ -82,7 +82,7 @@ const tags = ['accounts']
 // another site is refused (no one is signed in to an account by someone else's page)
 const anonymous = { auth: 'none', anonymousLimit: true, refuseCrossSite: true } as const
 
-/** The anonymous routes: outside the API key's scope (app.ts). */
+/** The anonymous routes: outside the API key's scope (accounts.plugin.ts). */
 export const accountMailRoutes: FastifyPluginAsyncTypebox<AccountMailRouteOptions> = async (
   app,
   { mail, publicUrl },
@@ -184,7 +184,7 @@ export const accountMailRoutes: FastifyPluginAsyncTypebox<AccountMailRouteOption
   )
 }
 
-/** The signed-in routes: in the API key's scope (app.ts). */
+/** The signed-in routes: in the API key's scope (accounts.plugin.ts). */
 export const emailVerificationRoutes: FastifyPluginAsyncTypebox<{ mail: AccountMail }> = async (
   app,
   { mail },

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify'
 import { SESSION_ABSOLUTE_MS, SESSION_COOKIE } from '../users/sessions.service.ts'
 
-// The session cookie (docs/accounts.md#sessions). note: needs @fastify/cookie (app.ts).
+// The session cookie (docs/accounts.md#sessions). note: needs @fastify/cookie (plugins/route-policies.ts).
 
 /**
  * The cookie's attributes: HttpOnly (no script reads it), SameSite=Lax (a cross-site

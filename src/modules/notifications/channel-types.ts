@@ -8,7 +8,6 @@ import type { NotifiedStatus } from '../outbox/outbox.service.ts'
 // an event to the type of the channel it is for, and learns whether to retry.
 
 export type ChannelRow = Selectable<ChannelsTable>
-export type ChannelType = 'webhook' | 'email' | 'webpush'
 
 // note: the Status as a notification carries it is defined below statuses, where the write
 // that records it lives (outbox.service.ts)
@@ -50,7 +49,8 @@ export interface SendContext {
 
 /** One channel type: how its settings are validated and how it sends. */
 export interface ChannelTypeDefinition<Config = unknown> {
-  type: ChannelType
+  /** Its name in the API (`webhook`, `email`…): the key it has in channel-registry.ts. */
+  type: string
   /** The TypeBox schema of `config` in `POST /v1/user/channels` (validated by the route). */
   configSchema: TSchema
   /**
