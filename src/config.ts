@@ -22,8 +22,6 @@ export interface Config {
    * when `DATABASE_URL` goes through a transaction pooler; null: `DATABASE_URL` itself.
    */
   databaseListenUrl: string | null
-  /** Whether PostgreSQL statements may be prepared by name (`DATABASE_PREPARED_STATEMENTS`). */
-  databasePreparedStatements: boolean
   port: number
   host: string
   /** Base URL clients reach the service at, for absolute links; null when not set. */
@@ -181,9 +179,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const listenProblem =
     databaseListenUrl === null ? undefined : problemWithListenUrl(databaseListenUrl, databaseUrl)
   if (listenProblem !== undefined) throw new ConfigError(listenProblem)
-  const prepared = env.DATABASE_PREPARED_STATEMENTS || 'on'
-  if (prepared !== 'on' && prepared !== 'off')
-    throw new ConfigError(`DATABASE_PREPARED_STATEMENTS must be on or off, got "${prepared}"`)
   let plans = DEFAULT_PLANS
   if (env.PLANS_FILE) {
     try {
@@ -196,7 +191,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     databasePoolSize: poolSize,
     databaseListenUrl,
-    databasePreparedStatements: prepared === 'on',
     port,
     host: env.HOST || '127.0.0.1',
     publicUrl,

@@ -23,7 +23,6 @@ export async function withDb<T>(
   const database = createDatabase(config.databaseUrl, {
     poolSize: config.databasePoolSize,
     ...(config.databaseListenUrl !== null && { listenUrl: config.databaseListenUrl }),
-    preparedStatements: config.databasePreparedStatements,
     busyTimeoutMs: config.sqliteBusyTimeoutMs,
   })
   try {

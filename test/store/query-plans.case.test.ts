@@ -169,7 +169,7 @@ describe(onEngine('query plans of the hot paths'), () => {
     const statements = await store.plansOf(async (db) => {
       await findStatusById(db, 'status')
       const current = { ...statusRow('owner', { id: 'status' }), version: 1 } as StatusRow
-      await updateStatusRow(db, current, { value: 'ON' }, true)
+      await updateStatusRow(db, current, { ...current, value: 'ON', change_count: 1, version: 2 })
       await pruneHistory(db, 'status', '2030-01-01T00:00:00.000Z', 90)
     })
     assert.equal(statements.length, 3)

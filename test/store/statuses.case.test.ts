@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import type { StatusRow } from '../../src/db/database.ts'
 import {
   countOwnedStatuses,
   deleteStatusRow,
@@ -67,24 +68,15 @@ describe(onEngine('statuses store'), () => {
     assert.equal(await countOwnedStatuses(store().db, id), 3)
   })
 
-  it('a value update moves the counter in the same statement; other updates do not', async () => {
-    const row = statusRow(await owner(), { change_count: 1 })
-    const inserted = await insertStatusUnlessKeyTaken(store().db, row)
+  it('an update of a status that is gone writes nothing and says so', async () => {
+    const inserted = await insertStatusUnlessKeyTaken(store().db, statusRow(await owner()))
     assert.ok(inserted)
-    const counted = await updateStatusRow(store().db, inserted, { value: 'OFF' }, true)
-    assert.equal(counted?.change_count, 2)
-    assert.equal(counted?.value, 'OFF')
-    assert.ok(counted)
-    const plain = await updateStatusRow(store().db, counted, { color_no: 3 }, false)
-    assert.equal(plain?.change_count, 2)
-    assert.equal(plain?.color_no, 3)
-    assert.equal(
-      await updateStatusRow(store().db, { ...inserted, id: 'nope' }, { color_no: 3 }, true),
-      undefined,
-    )
+    const gone = { ...inserted, id: 'nope' }
+    assert.equal(await updateStatusRow(store().db, gone, { ...gone, color_no: 3 }), false)
+    assert.deepEqual(await findStatusById(store().db, inserted.id), inserted)
   })
 
-  it('an update returns the row as stored, to the type, without reading it back', async () => {
+  it('an update stores the row the service computed, to the type', async () => {
     const inserted = await insertStatusUnlessKeyTaken(store().db, statusRow(await owner()))
     assert.ok(inserted)
     let current = inserted
@@ -108,10 +100,15 @@ describe(onEngine('statuses store'), () => {
       },
     ]
     for (const change of changes) {
-      const returned = await updateStatusRow(store().db, current, change, 'value' in change)
-      assert.deepEqual(returned, await findStatusById(store().db, inserted.id))
-      assert.ok(returned)
-      current = returned
+      const next: StatusRow = {
+        ...current,
+        ...change,
+        version: Number(current.version) + 1,
+        change_count: Number(current.change_count) + ('value' in change ? 1 : 0),
+      }
+      assert.equal(await updateStatusRow(store().db, current, next), true)
+      assert.deepEqual(await findStatusById(store().db, inserted.id), next)
+      current = next
     }
     assert.equal(current.version, Number(inserted.version) + changes.length)
     assert.equal(current.change_count, Number(inserted.change_count) + 2)

@@ -35,7 +35,6 @@ describe('loadConfig', () => {
       authCacheSeconds: 5,
       databasePoolSize: 10,
       databaseListenUrl: null,
-      databasePreparedStatements: true,
       plans: DEFAULT_PLANS,
       sqliteBusyTimeoutMs: 1000,
       streamsPerClient: 64,
@@ -254,7 +253,7 @@ describe('DATABASE_URL shape', () => {
 })
 
 // docs/postgres.md#behind-pgbouncer
-describe('DATABASE_LISTEN_URL and DATABASE_PREPARED_STATEMENTS', () => {
+describe('DATABASE_LISTEN_URL', () => {
   const pooled = 'postgres://statusd@pgbouncer:6432/statusd'
   const direct = 'postgres://statusd:secret@db:5432/statusd'
 
@@ -277,22 +276,6 @@ describe('DATABASE_LISTEN_URL and DATABASE_PREPARED_STATEMENTS', () => {
       { DATABASE_URL: pooled, DATABASE_LISTEN_URL: 'postgres://u:secret@[bad/x' },
       /DATABASE_LISTEN_URL/,
       /^(?!.*secret)/,
-    )
-  })
-
-  it('DATABASE_PREPARED_STATEMENTS is on or off', () => {
-    assert.equal(
-      loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' }).databasePreparedStatements,
-      false,
-    )
-    assert.equal(
-      loadConfig({ DATABASE_PREPARED_STATEMENTS: 'on' }).databasePreparedStatements,
-      true,
-    )
-    assert.equal(loadConfig({ DATABASE_PREPARED_STATEMENTS: '' }).databasePreparedStatements, true)
-    refuses(
-      { DATABASE_PREPARED_STATEMENTS: 'false' },
-      /DATABASE_PREPARED_STATEMENTS must be on or off/,
     )
   })
 })

@@ -1,7 +1,5 @@
 import type { Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
-import { writesInOneStatement } from '../../db/statement-writes.ts'
-import { writerOf } from '../../db/writer.ts'
 import { systemClock } from '../../lib/clock.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import {
@@ -14,19 +12,14 @@ import { etagMatches, versionEtag } from '../../lib/etag.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
 import { creationIso, nowIso } from '../../lib/time.ts'
 import type { CredentialLimits } from '../keys/scopes.ts'
-import {
-  EVENT_ID_PREFIX,
-  type NotifiedStatus,
-  recordStatusEvent,
-  STATUS_CHANGED,
-} from '../outbox/outbox.service.ts'
+import { type NotifiedStatus, recordStatusEvent, STATUS_CHANGED } from '../outbox/outbox.service.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
 import type { ServiceDeps } from '../service-deps.ts'
-import { pruneExpiredHistory, retentionCutoff } from './history.service.ts'
+import { pruneExpiredHistory } from './history.service.ts'
 import { assertUniquePalette, paletteColor, parsePalette, storedPalette } from './palette.ts'
 import { staleAtOf, staleChanges, staleFieldsOf } from './staleness.ts'
-import { announceCommitted, announcedWrite, type StatusChange } from './status-events.ts'
+import { announcedWrite, type StatusChange } from './status-events.ts'
 import { assertMayChange, assertOwnKeyReached, assertVisible, roleOn } from './statuses.access.ts'
 import {
   countOwnedStatuses,
@@ -39,8 +32,6 @@ import {
   insertStatusUnlessKeyTaken,
   listOwnedStatuses,
   updateStatusRow,
-  type ValueWrite,
-  writeValueInOneStatement,
 } from './statuses.repository.ts'
 import {
   type AccessLevel,
@@ -207,6 +198,36 @@ function normaliseInput(input: StatusInput): StatusInput {
 }
 
 /**
+ * The row an update leaves (docs/api.md#the-status-object): the fields sent, the colour the
+ * palette implies, the silence re-timed, the search name; the version moves on every update,
+ * the change counter on a value write (a value equal to the stored one included). `clockNow`
+ * is the service's clock, by which silences are timed (the same clock as `now` but in tests,
+ * which move it by hand).
+ */
+function updatedRow(
+  status: StatusRow,
+  input: StatusInput,
+  now: string,
+  clockNow: string,
+): StatusRow {
+  const valueChanged = input.value !== undefined
+  const changes = toRowChanges(input, now)
+  const color = impliedColor(input, status.palette)
+  if (color !== undefined) changes.color_no = color
+  Object.assign(changes, staleChanges(status, input.staleAfter, valueChanged, clockNow))
+  // note: a value write (the hot path) leaves the search name alone; a status stored before
+  // search came gets one when it is renamed or listed
+  if (input.name !== undefined || input.listed !== undefined)
+    changes.name_search = searchableName(input.name ?? status.name)
+  return {
+    ...status,
+    ...(changes as Partial<StatusRow>),
+    version: Number(status.version) + 1,
+    change_count: Number(status.change_count) + (valueChanged ? 1 : 0),
+  }
+}
+
+/**
  * Applies an update to a status the caller may change. A value equal to the stored one is
  * still an update: the counter moves and a history row is written, in one transaction.
  */
@@ -229,19 +250,9 @@ async function applyUpdate(
   })
   const now = nowIso()
   const valueChanged = input.value !== undefined
-  const changes = toRowChanges(input, now)
-  const color = impliedColor(input, status.palette)
-  if (color !== undefined) changes.color_no = color
-  // note: silences are timed by the service's clock, as reads and the stale detector judge
-  // them (the same clock as `now` but in tests, which move it by hand)
-  Object.assign(changes, staleChanges(status, input.staleAfter, valueChanged, clockIso(deps)))
-  // note: a value write (the hot path) leaves the search name alone; a status stored before
-  // search came gets one when it is renamed or listed
-  if (input.name !== undefined || input.listed !== undefined)
-    changes.name_search = searchableName(input.name ?? status.name)
-  const updated = await updateStatusRow(tx, status, changes, valueChanged)
+  const updated = updatedRow(status, input, now, clockIso(deps))
   // a concurrent delete between our read and write: the status is gone
-  if (!updated) throw notFound('Status not found')
+  if (!(await updateStatusRow(tx, status, updated))) throw notFound('Status not found')
   if (valueChanged) {
     await insertHistory(tx, {
       status_id: updated.id,
@@ -303,84 +314,6 @@ interface Written extends WriteResult {
   row: StatusRow
 }
 
-/**
- * If-Match's strong tags, as the one-statement write compares them with the status's tag
- * (etagMatches): null when none was sent or it is `*` (any existing status); false when no
- * tag in it can match (weak tags only), which the general path answers with 412.
- */
-function ifMatchTags(header: string | undefined): string[] | null | false {
-  if (header === undefined || header.trim() === '*') return null
-  const tags = header
-    .split(',')
-    .map((tag) => tag.trim())
-    .filter((tag) => !tag.startsWith('W/'))
-  return tags.length > 0 ? tags : false
-}
-
-/**
- * The hot write — a value, by the status's owner — in one statement where the engine is
- * best served so (PostgreSQL: docs/postgres.md#how-a-write-reaches-postgresql): the same
- * rules and effects as applyUpdate, in one round trip (two more with an Idempotency-Key,
- * whose record commits in the same transaction). Undefined when it does not apply (another
- * kind of write, or a status the statement leaves to the general path: see
- * writeValueInOneStatement); nothing was written then.
- */
-async function writtenInOneStatement(
-  deps: ServiceDeps,
-  caller: Caller,
-  target: ValueWrite['target'],
-  input: StatusInput,
-  options: WriteOptions,
-): Promise<Written | undefined> {
-  const { value } = input
-  if (typeof value !== 'string' || Object.keys(input).length !== 1) return undefined
-  if (options.ifNoneMatch !== undefined || !writesInOneStatement(deps.db)) return undefined
-  const tags = ifMatchTags(options.ifMatch)
-  if (tags === false) return undefined
-  try {
-    assertWriteScopes(caller.limits, { kind: 'update', fields: ['value'] })
-  } catch {
-    return undefined // the general path refuses it, after the checks that come first
-  }
-  const write: ValueWrite = {
-    target,
-    userId: caller.userId,
-    keyId: caller.keyId ?? null,
-    value,
-    now: nowIso(),
-    clockNow: clockIso(deps),
-    reach: caller.limits?.statusIds ?? null,
-    tags,
-    // the writer owns the status (the statement checks it): the owner's plan is theirs
-    cutoff: retentionCutoff(planOf(deps.plans, caller.plan)),
-    eventId: EVENT_ID_PREFIX + newId(),
-    linkBase: deps.linkBase?.() ?? '',
-    live: deps.events?.relayedByOutbox === true,
-  }
-  const writeIn = async (db: Db): Promise<Written | undefined> => {
-    const row = await writeValueInOneStatement(db, write)
-    if (row === undefined) return undefined
-    const { previous_value: _previous, has_rule: _recorded, ...status } = row
-    return { row: status, ...tagged(status, caller.userId, nowOf(deps)), created: false }
-  }
-  const writer = writerOf(deps)
-  const { onWrite } = options
-  const written =
-    onWrite === undefined && writer.runStatement
-      ? await writer.runStatement(writeIn)
-      : await writer.run(async (tx) => {
-          const done = await writeIn(tx)
-          if (done !== undefined) await onWrite?.(tx, done)
-          return done
-        })
-  if (written !== undefined) {
-    const change = changed(written.row)
-    deps.committed?.(change)
-    await announceCommitted(deps.events, change)
-  }
-  return written
-}
-
 /** PATCH /v1/status/:statusId — partial update by the service's id. */
 export async function updateStatusById(
   deps: ServiceDeps,
@@ -390,8 +323,6 @@ export async function updateStatusById(
   options: WriteOptions = {},
 ): Promise<TaggedStatus> {
   const input = normaliseInput(rawInput)
-  const fast = await writtenInOneStatement(deps, caller, { id: statusId }, input, options)
-  if (fast !== undefined) return { status: fast.status, etag: fast.etag }
   const { status, etag } = await announcedWrite(
     deps,
     async (tx) => {
@@ -451,8 +382,6 @@ export async function setStatusByKey(
 ): Promise<WriteResult> {
   assertStatusKey(key)
   const input = normaliseInput(rawInput)
-  const fast = await writtenInOneStatement(deps, caller, { key }, input, options)
-  if (fast !== undefined) return { status: fast.status, etag: fast.etag, created: false }
   const { status, etag, created } = await announcedWrite(
     deps,
     async (tx): Promise<Written> => {
