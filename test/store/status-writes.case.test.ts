@@ -217,4 +217,65 @@ describe(onEngine('a script of status writes leaves the same rows on every engin
     assert.deepEqual([Number(final.version), Number(final.change_count), final.color_no], [6, 5, 9])
     assert.equal((await events()).length, 4)
   })
+
+  it('writes that arrive together: each checked on the row the one before left, one refused alone', async () => {
+    const { db } = store()
+    const deps: ServiceDeps = { db, plans: PLANS }
+    const user = await createUser(db, PLANS, { name: 'owner', plan: 'day', verified: true })
+    const caller: Caller = { userId: user.id, plan: user.plan }
+    const a = await setStatusByKey(deps, caller, 'together-a', { value: 'A0' })
+    const b = await setStatusByKey(deps, caller, 'together-b', { value: 'B0' })
+    // in one turn of the event loop: they share a transaction where the engine batches
+    const results = await Promise.allSettled([
+      updateStatusById(deps, caller, a.status.id, { value: 'A1' }),
+      setStatusByKey(deps, caller, 'together-b', { value: 'B1' }),
+      // the tag A had before A1: refused, and nothing of it written
+      updateStatusById(deps, caller, a.status.id, { value: 'stale' }, { ifMatch: a.etag }),
+      updateStatusById(deps, caller, a.status.id, { name: 'Named' }),
+      updateStatusById(deps, caller, a.status.id, { value: 'A2' }),
+      updateStatusById(deps, caller, 'no-such-status', { value: 'X' }),
+    ])
+    assert.deepEqual(
+      results.map((r) =>
+        r.status === 'fulfilled'
+          ? [r.value.status.value, r.value.status.name, r.value.status.changeCount, r.value.etag]
+          : (r.reason as ApiError).statusCode,
+      ),
+      [
+        ['A1', 'together-a', 2, `"${a.status.id}.2"`],
+        ['B1', 'together-b', 2, `"${b.status.id}.2"`],
+        412,
+        ['A1', 'Named', 2, `"${a.status.id}.3"`],
+        ['A2', 'Named', 3, `"${a.status.id}.4"`],
+        404,
+      ],
+    )
+    const history = await db
+      .selectFrom('status_history')
+      .select(['status_id', 'change_no', 'value'])
+      .where('status_id', 'in', [a.status.id, b.status.id])
+      .orderBy('status_id')
+      .orderBy('change_no')
+      .execute()
+    const of = (id: string) =>
+      history.filter((h) => h.status_id === id).map((h) => [Number(h.change_no), h.value])
+    assert.deepEqual(of(a.status.id), [
+      [1, 'A0'],
+      [2, 'A1'],
+      [3, 'A2'],
+    ])
+    assert.deepEqual(of(b.status.id), [
+      [1, 'B0'],
+      [2, 'B1'],
+    ])
+    const stored = await db
+      .selectFrom('statuses')
+      .select(['value', 'name', 'version', 'change_count'])
+      .where('id', '=', a.status.id)
+      .executeTakeFirstOrThrow()
+    assert.deepEqual(
+      [stored.value, stored.name, Number(stored.version), Number(stored.change_count)],
+      ['A2', 'Named', 4, 3],
+    )
+  })
 })

@@ -9,7 +9,7 @@ import {
   insertHistory,
   insertStatusUnlessKeyTaken,
   listOwnedStatuses,
-  updateStatusRow,
+  writeStatusRows,
 } from '../../src/modules/statuses/statuses.repository.ts'
 import { insertUser } from '../../src/modules/users/users.repository.ts'
 import { onEngine, useStore } from '../helpers/store.ts'
@@ -68,15 +68,7 @@ describe(onEngine('statuses store'), () => {
     assert.equal(await countOwnedStatuses(store().db, id), 3)
   })
 
-  it('an update of a status that is gone writes nothing and says so', async () => {
-    const inserted = await insertStatusUnlessKeyTaken(store().db, statusRow(await owner()))
-    assert.ok(inserted)
-    const gone = { ...inserted, id: 'nope' }
-    assert.equal(await updateStatusRow(store().db, gone, { ...gone, color_no: 3 }), false)
-    assert.deepEqual(await findStatusById(store().db, inserted.id), inserted)
-  })
-
-  it('an update stores the row the service computed, to the type', async () => {
+  it('a batch of writes stores the rows the service computed, to the type, one row each', async () => {
     const inserted = await insertStatusUnlessKeyTaken(store().db, statusRow(await owner()))
     assert.ok(inserted)
     let current = inserted
@@ -106,12 +98,22 @@ describe(onEngine('statuses store'), () => {
         version: Number(current.version) + 1,
         change_count: Number(current.change_count) + ('value' in change ? 1 : 0),
       }
-      assert.equal(await updateStatusRow(store().db, current, next), true)
+      await writeStatusRows(store().db, [next])
       assert.deepEqual(await findStatusById(store().db, inserted.id), next)
       current = next
     }
     assert.equal(current.version, Number(inserted.version) + changes.length)
     assert.equal(current.change_count, Number(inserted.change_count) + 2)
+
+    // two statuses in one statement, each to its own row
+    const second = await insertStatusUnlessKeyTaken(store().db, statusRow(await owner()))
+    assert.ok(second)
+    const both = [
+      { ...current, value: 'A', version: Number(current.version) + 1 },
+      { ...second, value: 'B', version: Number(second.version) + 1 },
+    ]
+    await writeStatusRows(store().db, both)
+    for (const row of both) assert.deepEqual(await findStatusById(store().db, row.id), row)
   })
 
   it('history rows are unique per status and change number', async () => {

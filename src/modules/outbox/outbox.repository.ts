@@ -18,8 +18,35 @@ export async function statusHasNotificationRule(db: Db, statusId: string): Promi
   return row !== undefined
 }
 
+/** Of these statuses, the ones someone has a notification rule on (one read for a batch). */
+export async function statusesWithNotificationRules(
+  db: Db,
+  statusIds: readonly string[],
+): Promise<Set<string>> {
+  if (statusIds.length === 0) return new Set()
+  const rows = await db
+    .selectFrom('notification_rules')
+    .select('status_id')
+    .distinct()
+    .where('status_id', 'in', [...statusIds])
+    .execute()
+  return new Set(rows.map((row) => row.status_id))
+}
+
 export async function insertOutboxEvent(db: Db, row: Insertable<OutboxEventsTable>): Promise<void> {
   await db.insertInto('outbox_events').values(row).execute()
+}
+
+/** Inserts events, one statement for all of them. */
+export async function insertOutboxEvents(
+  db: Db,
+  rows: readonly Insertable<OutboxEventsTable>[],
+): Promise<void> {
+  if (rows.length > 0)
+    await db
+      .insertInto('outbox_events')
+      .values([...rows])
+      .execute()
 }
 
 /** Events not fanned out yet, oldest first, at most `limit`. */

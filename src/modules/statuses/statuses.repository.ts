@@ -64,34 +64,92 @@ export const insertStatusUnlessKeyTaken = (
     .returningAll()
     .executeTakeFirst()
 
-/**
- * Writes `next`, the row the service computed from `current` (a status read for writing in
- * this transaction, `findStatusBy…ForWrite`): the columns that differ from `current`.
- * False when the status is gone (deleted between the read and this write).
- *
- * note: the row is not read back (`returning *`): nothing can change it between that read
- * and this write (SQLite writes one transaction at a time; PostgreSQL's read holds
- * `FOR UPDATE`), so the service's row is the stored one.
- */
-export async function updateStatusRow(
-  db: Db,
-  current: StatusRow,
-  next: StatusRow,
-): Promise<boolean> {
-  const changes: StatusRowUpdate = {}
-  for (const column of Object.keys(next) as (keyof StatusRow)[])
-    if (column !== 'id' && next[column] !== current[column])
-      (changes as Record<string, unknown>)[column] = next[column]
-  const result = await db
-    .updateTable('statuses')
-    .set(changes)
-    .where('id', '=', current.id)
-    .executeTakeFirst()
-  return Number(result.numUpdatedRows) > 0
-}
-
 export const insertHistory = async (db: Db, row: NewHistoryRow): Promise<void> => {
   await db.insertInto('status_history').values(row).execute()
+}
+
+/**
+ * Statuses by id and by their owner's key, to be changed in this transaction (locked:
+ * lockRowsForWrite), in one statement: a batch of writes reads all its rows at once. Locked
+ * in id order, so that batches that meet take their locks in the same order.
+ */
+export function findStatusesForWrite(
+  db: Db,
+  ids: readonly string[],
+  keys: readonly { ownerId: string; key: string }[],
+): Promise<StatusRow[]> {
+  if (ids.length === 0 && keys.length === 0) return Promise.resolve([])
+  const query = db
+    .selectFrom('statuses')
+    .selectAll()
+    .where((eb) =>
+      eb.or([
+        ...(ids.length > 0 ? [eb('id', 'in', [...ids])] : []),
+        ...keys.map(({ ownerId, key }) =>
+          eb.and([eb('owner_id', '=', ownerId), eb('status_key', '=', key)]),
+        ),
+      ]),
+    )
+    .orderBy('id')
+  return lockRowsForWrite(db, query).execute()
+}
+
+// every column of a status row: what a batch's one statement writes
+const STATUS_COLUMNS = [
+  'share_id',
+  'owner_id',
+  'status_key',
+  'name',
+  'type',
+  'value',
+  'access_type',
+  'description',
+  'color_no',
+  'access_type_user_list',
+  'access_type_history',
+  'change_count',
+  'created_at',
+  'updated_at',
+  'value_updated_at',
+  'version',
+  'listed',
+  'name_search',
+  'palette',
+  'stale_after',
+  'stale_at',
+  'stale_notified_at',
+] as const satisfies readonly (keyof StatusRow)[]
+
+/**
+ * Stores the rows the service computed for statuses read for writing in this transaction
+ * (findStatusesForWrite), one statement for all of them: an insert of each row that finds
+ * it stored (its id) and so updates it, column by column, to the row given. One row per
+ * status.
+ */
+export async function writeStatusRows(db: Db, rows: readonly StatusRow[]): Promise<void> {
+  if (rows.length === 0) return
+  await db
+    .insertInto('statuses')
+    .values([...rows])
+    .onConflict((oc) =>
+      oc
+        .column('id')
+        .doUpdateSet((eb) =>
+          Object.fromEntries(
+            STATUS_COLUMNS.map((column) => [column, eb.ref(`excluded.${column}`)]),
+          ),
+        ),
+    )
+    .execute()
+}
+
+/** Inserts history rows, one statement for all of them. */
+export async function insertHistoryRows(db: Db, rows: readonly NewHistoryRow[]): Promise<void> {
+  if (rows.length > 0)
+    await db
+      .insertInto('status_history')
+      .values([...rows])
+      .execute()
 }
 
 /**

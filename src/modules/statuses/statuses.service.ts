@@ -1,5 +1,6 @@
-import type { Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
+import type { Db, NewHistoryRow, StatusRow, StatusRowUpdate } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
+import { writerOf } from '../../db/writer.ts'
 import { systemClock } from '../../lib/clock.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import {
@@ -11,15 +12,26 @@ import {
 import { etagMatches, versionEtag } from '../../lib/etag.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
 import { creationIso, nowIso } from '../../lib/time.ts'
+import { type Settled, turnBatcher } from '../../lib/turn-batcher.ts'
 import type { CredentialLimits } from '../keys/scopes.ts'
-import { type NotifiedStatus, recordStatusEvent, STATUS_CHANGED } from '../outbox/outbox.service.ts'
+import {
+  liveChangeRow,
+  type NotifiedStatus,
+  type OutboxEventInsert,
+  recordOutboxRows,
+  recordStatusEvent,
+  STATUS_CHANGED,
+  statusChangedRow,
+  statusesNotified,
+} from '../outbox/outbox.service.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
 import type { ServiceDeps } from '../service-deps.ts'
-import { pruneExpiredHistory } from './history.service.ts'
+import { pruneHistory } from './history.repository.ts'
+import { ownerPlanOf, retentionCutoff } from './history.service.ts'
 import { assertUniquePalette, paletteColor, parsePalette, storedPalette } from './palette.ts'
 import { staleAtOf, staleChanges, staleFieldsOf } from './staleness.ts'
-import { announcedWrite, type StatusChange } from './status-events.ts'
+import { announceCommitted, announcedWrite, type StatusChange } from './status-events.ts'
 import { assertMayChange, assertOwnKeyReached, assertVisible, roleOn } from './statuses.access.ts'
 import {
   countOwnedStatuses,
@@ -28,10 +40,12 @@ import {
   findStatusByIdForWrite,
   findStatusByKey,
   findStatusByKeyForWrite,
+  findStatusesForWrite,
   insertHistory,
+  insertHistoryRows,
   insertStatusUnlessKeyTaken,
   listOwnedStatuses,
-  updateStatusRow,
+  writeStatusRows,
 } from './statuses.repository.ts'
 import {
   type AccessLevel,
@@ -227,18 +241,33 @@ function updatedRow(
   }
 }
 
+/** What one update writes, computed from the row it read: what the engine stores. */
+interface UpdatePlan {
+  written: Written
+  /** The value's history row (a value write). */
+  history?: NewHistoryRow
+  /** History before this time goes (the owner's retention; a value write); null: kept. */
+  cutoff: string | null
+  /** The `status.changed` event (a value write on a status with a notification rule). */
+  event?: OutboxEventInsert
+  options: WriteOptions
+}
+
 /**
- * Applies an update to a status the caller may change. A value equal to the stored one is
- * still an update: the counter moves and a history row is written, in one transaction.
+ * Checks an update of `status`, a row read for writing in this transaction, by `caller`, and
+ * computes what it writes. A value equal to the stored one is still an update: the counter
+ * moves and a history row is written. `notified`: someone has a notification rule on the
+ * status.
  */
-async function applyUpdate(
+async function planUpdate(
   tx: Db,
   deps: ServiceDeps,
   caller: Caller,
   status: StatusRow,
   input: StatusInput,
   options: WriteOptions,
-): Promise<Written> {
+  notified: boolean,
+): Promise<UpdatePlan> {
   const role = await roleOn(tx, status, caller.userId)
   assertVisible(status, role, caller.limits)
   assertWriteScopes(caller.limits, { kind: 'update', fields: Object.keys(input) })
@@ -249,30 +278,194 @@ async function applyUpdate(
     accessTypeHistory: status.access_type_history,
   })
   const now = nowIso()
-  const valueChanged = input.value !== undefined
-  const updated = updatedRow(status, input, now, clockIso(deps))
-  // a concurrent delete between our read and write: the status is gone
-  if (!(await updateStatusRow(tx, status, updated))) throw notFound('Status not found')
-  if (valueChanged) {
-    await insertHistory(tx, {
-      status_id: updated.id,
-      change_no: Number(updated.change_count),
-      value: updated.value as string,
+  const row = updatedRow(status, input, now, clockIso(deps))
+  const written: Written = { row, ...tagged(row, caller.userId, nowOf(deps)), created: false }
+  if (input.value === undefined) return { written, cutoff: null, options }
+  // retention follows the owner's plan; an updater's plan does not matter
+  const ownerPlan =
+    role === 'owner' ? planOf(deps.plans, caller.plan) : await ownerPlanOf(tx, deps.plans, row)
+  return {
+    written,
+    options,
+    history: {
+      status_id: row.id,
+      change_no: Number(row.change_count),
+      value: row.value as string,
       at: now,
       by_user_id: caller.userId,
       by_key_id: caller.keyId ?? null,
+    },
+    cutoff: retentionCutoff(ownerPlan),
+    // committed with the write, so an acknowledged update's notification survives a crash
+    // (docs/notifications.md#rules): on every value write on a status with a rule, the same
+    // value again included; none on a status without one (nobody would be notified)
+    ...(notified && { event: statusChangedRow(notifiedStatus(deps, row, status.value), now) }),
+  }
+}
+
+/**
+ * Stores the plans of one transaction, a few statements for all of them: the statuses' new
+ * rows, the history rows, history past retention, the outbox rows (with `liveRelay`, a
+ * `live.status` row for each write that records no status event: announcedWrite says why),
+ * then each write's own hook (an idempotent response).
+ */
+async function writePlans(
+  tx: Db,
+  deps: ServiceDeps,
+  plans: readonly UpdatePlan[],
+  liveRelay: boolean,
+): Promise<void> {
+  // a status several plans changed: its last row holds every change
+  const rows = new Map(plans.map((plan) => [plan.written.row.id, plan.written.row]))
+  await writeStatusRows(tx, [...rows.values()])
+  await insertHistoryRows(
+    tx,
+    plans.flatMap((plan) => (plan.history ? [plan.history] : [])),
+  )
+  const pruned = new Map<string, string>()
+  for (const plan of plans)
+    if (plan.history && plan.cutoff !== null) pruned.set(plan.written.row.id, plan.cutoff)
+  for (const [statusId, cutoff] of pruned) {
+    const row = rows.get(statusId) as StatusRow
+    // the entry that set the current value always stays
+    await pruneHistory(tx, statusId, cutoff, Number(row.change_count))
+  }
+  const at = clockIso(deps)
+  await recordOutboxRows(
+    tx,
+    plans.flatMap((plan) =>
+      plan.event ? [plan.event] : liveRelay ? [liveChangeRow(changed(plan.written.row), at)] : [],
+    ),
+  )
+  for (const plan of plans) await plan.options.onWrite?.(tx, plan.written)
+}
+
+/**
+ * Applies an update to a status read for writing in this transaction, alone (a create by key
+ * that found the status created meanwhile): announcedWrite records its live change.
+ */
+async function applyUpdate(
+  tx: Db,
+  deps: ServiceDeps,
+  caller: Caller,
+  status: StatusRow,
+  input: StatusInput,
+  options: WriteOptions,
+): Promise<Written> {
+  const notified = (await statusesNotified(tx, [status.id])).has(status.id)
+  const plan = await planUpdate(tx, deps, caller, status, input, options, notified)
+  await writePlans(tx, deps, [plan], false)
+  return plan.written
+}
+
+/** An update of one status, by id or by its owner's key, waiting for its batch. */
+interface UpdateUnit {
+  caller: Caller
+  target: { id: string } | { key: string }
+  input: StatusInput
+  options: WriteOptions
+}
+
+/**
+ * The updates of one batch in one transaction: their rows read (and locked) in one
+ * statement, each checked and planned in turn (a later update of a status sees the earlier
+ * one's row), then stored together (writePlans). An update the rules refuse fails alone and
+ * writes nothing. By key, a status that does not exist is undefined: the caller creates it.
+ */
+async function updatesIn(
+  tx: Db,
+  deps: ServiceDeps,
+  units: readonly UpdateUnit[],
+): Promise<Settled<Written | undefined>[]> {
+  const ids = units.flatMap((unit) => ('id' in unit.target ? [unit.target.id] : []))
+  const keys = units.flatMap((unit) =>
+    'key' in unit.target ? [{ ownerId: unit.caller.userId, key: unit.target.key }] : [],
+  )
+  const read = await findStatusesForWrite(tx, ids, keys)
+  const latest = new Map(read.map((row) => [row.id, row]))
+  const byKey = new Map(read.map((row) => [`${row.owner_id}\n${row.status_key}`, row.id]))
+  const notified = await statusesNotified(tx, [...latest.keys()])
+  const plans: UpdatePlan[] = []
+  const outcomes: Settled<Written | undefined>[] = []
+  for (const { caller, target, input, options } of units) {
+    try {
+      const id = 'id' in target ? target.id : byKey.get(`${caller.userId}\n${target.key}`)
+      const current = id === undefined ? undefined : latest.get(id)
+      if ('key' in target) {
+        // a confined key updates one of its statuses, or is told it reaches no status by this key
+        if (caller.limits?.statusIds != null)
+          assertOwnKeyReached(current, target.key, caller.limits)
+        if (current === undefined) {
+          outcomes.push({ ok: true, value: undefined })
+          continue
+        }
+      } else if (current === undefined) throw notFound('Status not found')
+      const plan = await planUpdate(
+        tx,
+        deps,
+        caller,
+        current,
+        input,
+        options,
+        notified.has(current.id),
+      )
+      latest.set(current.id, plan.written.row)
+      plans.push(plan)
+      outcomes.push({ ok: true, value: plan.written })
+    } catch (error) {
+      outcomes.push({ ok: false, error })
+    }
+  }
+  await writePlans(tx, deps, plans, deps.events?.relayedByOutbox === true)
+  return outcomes
+}
+
+/**
+ * Runs a batch of updates in one transaction and announces each change once it committed.
+ * Should a statement fail (a value the engine cannot store, a deadlock), nothing was
+ * written and each update runs again alone, so that it fails alone; a commit that failed
+ * fails them all.
+ */
+async function runUpdates(
+  deps: ServiceDeps,
+  units: UpdateUnit[],
+): Promise<Settled<Written | undefined>[]> {
+  let planned = false
+  let outcomes: Settled<Written | undefined>[]
+  try {
+    outcomes = await writerOf(deps).run(async (tx) => {
+      const settled = await updatesIn(tx, deps, units)
+      planned = true
+      return settled
     })
-    // retention follows the owner's plan; an updater's plan does not matter
-    await pruneExpiredHistory(tx, deps.plans, updated, role === 'owner' ? caller.plan : undefined)
-    await recordChange(tx, deps, updated, status.value, now)
+  } catch (error) {
+    if (planned || units.length === 1) return units.map(() => ({ ok: false, error }))
+    return (await Promise.all(units.map((unit) => runUpdates(deps, [unit])))).flat()
   }
-  const written: Written = {
-    row: updated,
-    ...tagged(updated, caller.userId, nowOf(deps)),
-    created: false,
+  for (const outcome of outcomes) {
+    if (!outcome.ok || outcome.value === undefined) continue
+    const change = changed(outcome.value.row)
+    deps.committed?.(change)
+    await announceCommitted(deps.events, change)
   }
-  await options.onWrite?.(tx, written)
-  return written
+  return outcomes
+}
+
+// Updates that arrive together share a transaction and its statements
+// (docs/postgres.md#how-a-write-reaches-postgresql): one batcher per service.
+const updateBatchers = new WeakMap<
+  ServiceDeps,
+  (unit: UpdateUnit) => Promise<Written | undefined>
+>()
+
+/** Updates a status in the next batch of `deps`'s updates. */
+function batchedUpdate(deps: ServiceDeps, unit: UpdateUnit): Promise<Written | undefined> {
+  let update = updateBatchers.get(deps)
+  if (update === undefined) {
+    update = turnBatcher((units: UpdateUnit[]) => runUpdates(deps, units), { concurrency: 2 })
+    updateBatchers.set(deps, update)
+  }
+  return update(unit)
 }
 
 /** The status as its notifications carry it (docs/notifications.md#payloads). */
@@ -291,14 +484,7 @@ export const notifiedStatus = (
   url: `${deps.linkBase?.() ?? ''}/s/${row.share_id}`,
 })
 
-/**
- * Records the value write's `status.changed` event in its transaction
- * (docs/notifications.md#rules): committed with the write, so an acknowledged update's
- * notification survives a crash. note: every value write on a status with a notification
- * rule records one, the same value written again included (it is an update:
- * docs/api.md#the-status-object); on a status without a rule it records none (nobody would
- * be notified; docs/notifications.md#delivery), and announcedWrite records the live change.
- */
+/** Records a created status's `status.changed` event (see planUpdate). */
 const recordChange = async (
   tx: Db,
   deps: ServiceDeps,
@@ -323,16 +509,9 @@ export async function updateStatusById(
   options: WriteOptions = {},
 ): Promise<TaggedStatus> {
   const input = normaliseInput(rawInput)
-  const { status, etag } = await announcedWrite(
-    deps,
-    async (tx) => {
-      const current = await findStatusByIdForWrite(tx, statusId)
-      if (!current) throw notFound('Status not found')
-      return applyUpdate(tx, deps, caller, current, input, options)
-    },
-    (result) => changed(result.row),
-  )
-  return { status, etag }
+  const written = await batchedUpdate(deps, { caller, target: { id: statusId }, input, options })
+  if (written === undefined) throw notFound('Status not found')
+  return { status: written.status, etag: written.etag }
 }
 
 /** The change live streams hear of a write (the status's new version). */
@@ -382,6 +561,8 @@ export async function setStatusByKey(
 ): Promise<WriteResult> {
   assertStatusKey(key)
   const input = normaliseInput(rawInput)
+  const updated = await batchedUpdate(deps, { caller, target: { key }, input, options })
+  if (updated !== undefined) return { status: updated.status, etag: updated.etag, created: false }
   const { status, etag, created } = await announcedWrite(
     deps,
     async (tx): Promise<Written> => {
