@@ -98,7 +98,7 @@ describe(onEngine('statuses store'), () => {
         version: Number(current.version) + 1,
         change_count: Number(current.change_count) + ('value' in change ? 1 : 0),
       }
-      await writeStatusRows(store().db, [next])
+      await writeStatusRows(store().db, [next], Object.keys(next) as (keyof StatusRow)[])
       assert.deepEqual(await findStatusById(store().db, inserted.id), next)
       current = next
     }
@@ -112,7 +112,7 @@ describe(onEngine('statuses store'), () => {
       { ...current, value: 'A', version: Number(current.version) + 1 },
       { ...second, value: 'B', version: Number(second.version) + 1 },
     ]
-    await writeStatusRows(store().db, both)
+    await writeStatusRows(store().db, both, ['value', 'version'])
     for (const row of both) assert.deepEqual(await findStatusById(store().db, row.id), row)
   })
 

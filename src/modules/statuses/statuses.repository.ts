@@ -5,7 +5,6 @@ import type {
   NewHistoryRow,
   NewStatusRow,
   StatusRow,
-  StatusRowUpdate,
 } from '../../db/database.ts'
 import { lockRowsForWrite } from '../../db/locks.ts'
 import { recordStatusDeletion } from './history.repository.ts'
@@ -94,40 +93,26 @@ export function findStatusesForWrite(
   return lockRowsForWrite(db, query).execute()
 }
 
-// every column of a status row: what a batch's one statement writes
-const STATUS_COLUMNS = [
-  'share_id',
-  'owner_id',
-  'status_key',
-  'name',
-  'type',
-  'value',
-  'access_type',
-  'description',
-  'color_no',
-  'access_type_user_list',
-  'access_type_history',
-  'change_count',
-  'created_at',
-  'updated_at',
-  'value_updated_at',
-  'version',
-  'listed',
-  'name_search',
-  'palette',
-  'stale_after',
-  'stale_at',
-  'stale_notified_at',
-] as const satisfies readonly (keyof StatusRow)[]
-
 /**
  * Stores the rows the service computed for statuses read for writing in this transaction
- * (findStatusesForWrite), one statement for all of them: an insert of each row that finds
- * it stored (its id) and so updates it, column by column, to the row given. One row per
- * status.
+ * (findStatusesForWrite), one statement for all of them, one row per status: `columns`
+ * (those any of the rows changes) set to the row's. Several rows: an insert of each row
+ * that finds it stored (its id), and so updates it. The rows were read locked in this
+ * transaction: none is gone.
  */
-export async function writeStatusRows(db: Db, rows: readonly StatusRow[]): Promise<void> {
-  if (rows.length === 0) return
+export async function writeStatusRows(
+  db: Db,
+  rows: readonly StatusRow[],
+  columns: readonly (keyof StatusRow)[],
+): Promise<void> {
+  const [first] = rows
+  if (first === undefined || columns.length === 0) return
+  // one row: a plain update, the smaller statement
+  if (rows.length === 1) {
+    const changes = Object.fromEntries(columns.map((column) => [column, first[column]]))
+    await db.updateTable('statuses').set(changes).where('id', '=', first.id).execute()
+    return
+  }
   await db
     .insertInto('statuses')
     .values([...rows])
@@ -135,9 +120,7 @@ export async function writeStatusRows(db: Db, rows: readonly StatusRow[]): Promi
       oc
         .column('id')
         .doUpdateSet((eb) =>
-          Object.fromEntries(
-            STATUS_COLUMNS.map((column) => [column, eb.ref(`excluded.${column}`)]),
-          ),
+          Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
         ),
     )
     .execute()

@@ -243,6 +243,8 @@ function updatedRow(
 
 /** What one update writes, computed from the row it read: what the engine stores. */
 interface UpdatePlan {
+  /** The row the update was planned on. */
+  read: StatusRow
   written: Written
   /** The value's history row (a value write). */
   history?: NewHistoryRow
@@ -280,11 +282,12 @@ async function planUpdate(
   const now = nowIso()
   const row = updatedRow(status, input, now, clockIso(deps))
   const written: Written = { row, ...tagged(row, caller.userId, nowOf(deps)), created: false }
-  if (input.value === undefined) return { written, cutoff: null, options }
+  if (input.value === undefined) return { read: status, written, cutoff: null, options }
   // retention follows the owner's plan; an updater's plan does not matter
   const ownerPlan =
     role === 'owner' ? planOf(deps.plans, caller.plan) : await ownerPlanOf(tx, deps.plans, row)
   return {
+    read: status,
     written,
     options,
     history: {
@@ -317,7 +320,11 @@ async function writePlans(
 ): Promise<void> {
   // a status several plans changed: its last row holds every change
   const rows = new Map(plans.map((plan) => [plan.written.row.id, plan.written.row]))
-  await writeStatusRows(tx, [...rows.values()])
+  const columns = new Set<keyof StatusRow>()
+  for (const { written, read } of plans)
+    for (const column of Object.keys(written.row) as (keyof StatusRow)[])
+      if (written.row[column] !== read[column]) columns.add(column)
+  await writeStatusRows(tx, [...rows.values()], [...columns])
   await insertHistoryRows(
     tx,
     plans.flatMap((plan) => (plan.history ? [plan.history] : [])),
@@ -462,7 +469,7 @@ const updateBatchers = new WeakMap<
 function batchedUpdate(deps: ServiceDeps, unit: UpdateUnit): Promise<Written | undefined> {
   let update = updateBatchers.get(deps)
   if (update === undefined) {
-    update = turnBatcher((units: UpdateUnit[]) => runUpdates(deps, units), { concurrency: 2 })
+    update = turnBatcher((units: UpdateUnit[]) => runUpdates(deps, units), { concurrency: 4 })
     updateBatchers.set(deps, update)
   }
   return update(unit)
