@@ -1,8 +1,7 @@
 // statusd on PostgreSQL straight and through PgBouncer in transaction pooling, alternated on
-// the same database (docs/postgres.md#behind-pgbouncer), and straight with
-// DATABASE_PREPARED_STATEMENTS=off: PATCH value by id with wrk -t1 -c32,
+// the same database (docs/postgres.md#behind-pgbouncer): PATCH value by id with wrk -t1 -c32,
 // throughput, latency and statusd's CPU per request. Through the pooler statusd runs as that
-// page says: DATABASE_LISTEN_URL straight to PostgreSQL, DATABASE_PREPARED_STATEMENTS=off.
+// page says: DATABASE_LISTEN_URL straight to PostgreSQL.
 // Start PostgreSQL (fsync on) and PgBouncer yourself, the pooler's database pointing at the
 // same (empty) database as BENCH_DATABASE_URL:
 //   BENCH_DATABASE_URL=postgres://…:5432/db BENCH_POOLER_URL=postgres://…:6432/db \
@@ -43,15 +42,9 @@ if (!direct || !pooled)
 
 const targets: { name: string; env: Record<string, string> & { DATABASE_URL: string } }[] = [
   { name: 'direct', env: { DATABASE_URL: direct } },
-  // what sending statements unnamed costs on its own
-  { name: 'direct-unnamed', env: { DATABASE_URL: direct, DATABASE_PREPARED_STATEMENTS: 'off' } },
   {
     name: 'pgbouncer',
-    env: {
-      DATABASE_URL: pooled,
-      DATABASE_LISTEN_URL: direct,
-      DATABASE_PREPARED_STATEMENTS: 'off',
-    },
+    env: { DATABASE_URL: pooled, DATABASE_LISTEN_URL: direct },
   },
 ]
 
@@ -132,7 +125,7 @@ async function main() {
         ...runInfo(
           ROOT,
           `npm run bench:pooler -- --rounds ${values.rounds} --duration ${values.duration} --statuses ${values.statuses}`,
-          'PATCH value by id, wrk -t1 -c32, statusd straight to PostgreSQL (fsync on) and through PgBouncer (transaction pooling, DATABASE_PREPARED_STATEMENTS=off, DATABASE_LISTEN_URL direct), alternated',
+          'PATCH value by id, wrk -t1 -c32, statusd straight to PostgreSQL (fsync on) and through PgBouncer (transaction pooling, DATABASE_LISTEN_URL direct), alternated',
         ),
         kind: 'pooler',
         ratio,

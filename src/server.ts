@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { buildApp } from './app.ts'
-import { type Config, ConfigError } from './config.ts'
+import type { Config } from './config.ts'
 import { createDatabase } from './db/create-database.ts'
 import { migrateToLatest } from './db/migrate.ts'
 import { systemClock } from './lib/clock.ts'
@@ -58,29 +58,18 @@ export async function serve(
   let reportCheckpointError = (err: Error): void => {
     process.stderr.write(`statusd: SQLite checkpoint failed: ${err.message}\n`)
   }
-  let reportSetupProblem = (message: string, _err: unknown): void => {
-    process.stderr.write(`statusd: ${message}\n`)
-  }
   const database = createDatabase(config.databaseUrl, {
     poolSize: config.databasePoolSize,
     ...(config.databaseListenUrl !== null && { listenUrl: config.databaseListenUrl }),
     busyTimeoutMs: config.sqliteBusyTimeoutMs,
     checkpoints: { onError: (err) => reportCheckpointError(err) },
-    onSetupProblem: (message, err) => reportSetupProblem(message, err),
   })
   let applied: string[]
-  let problem: string | undefined
   try {
     applied = await migrateToLatest(database.db)
-    // a pooler that loses prepared statements would fail requests: refused now, with what to set
-    problem = await database.checkSetup?.()
   } catch (err) {
     await database.close()
     throw err
-  }
-  if (problem !== undefined) {
-    await database.close()
-    throw new ConfigError(problem)
   }
   let app: FastifyInstance
   try {
@@ -110,7 +99,6 @@ export async function serve(
 
   reportCheckpointError = (err) =>
     app.log.error({ err }, 'SQLite checkpoint failed: the log grows until one succeeds')
-  reportSetupProblem = (message, err) => app.log.error({ err }, message)
 
   // housekeeping: stored idempotent responses are kept for their 24 h window only, and
   // private share links until they leave their owner's list; once soon after the start

@@ -120,12 +120,6 @@ export interface Engine {
   writeRefusal(err: { code?: unknown; message?: unknown }): WriteRefusal | undefined
   readonly migrationSteps: MigrationSteps
   readonly copy: CopySupport
-  /**
-   * True where a write several rows take part in is best one statement (a data-modifying
-   * CTE, hand-written for this engine: `writesInOneStatement`): each statement is a round
-   * trip to a server. False where statements run in process (SQLite, which has no such CTEs).
-   */
-  readonly oneStatementWrites: boolean
 }
 
 /** What a database needs to open an event bus for one kind of message. */
@@ -161,12 +155,6 @@ export interface Database {
   describe: string
   /** True when storage answers a trivial query. */
   ping(): Promise<boolean>
-  /**
-   * Checks what only shows once statements run (PostgreSQL: a connection pooler that loses
-   * named prepared statements between transactions): what the operator must change, or
-   * undefined when all is well. Absent where there is nothing to check.
-   */
-  checkSetup?(): Promise<string | undefined>
   /**
    * Commits a small write that changes nothing statusd reads, through the writer: how
    * /readyz learns whether storage that refused writes takes them again. Rejects as the
@@ -272,17 +260,6 @@ export interface DatabaseOptions {
    * pool's URL cannot keep a session (a transaction-pooling PgBouncer). Default: the pool's URL.
    */
   listenUrl?: string
-  /**
-   * PostgreSQL: whether queries that name their statement (prepared once per connection) keep
-   * their name (`DATABASE_PREPARED_STATEMENTS`; default true). False sends every statement
-   * unnamed, for a pooler that hands a connection's statements to different server sessions.
-   */
-  preparedStatements?: boolean
-  /**
-   * PostgreSQL: told once when the database turns out to be set up so that requests fail
-   * (a pooler that loses prepared statements: they answer 503), with what to change.
-   */
-  onSetupProblem?: (message: string, err: unknown) => void
   /** How long a write waits for another process's lock (SQLite: DEFAULT_BUSY_TIMEOUT_MS). */
   busyTimeoutMs?: number
   /**

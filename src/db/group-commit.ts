@@ -1,6 +1,5 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import type { DB } from './database.ts'
-import { type DirectRunner, registerDirectRunner, runStatement } from './direct-runner.ts'
 import type { Writer } from './writer.ts'
 
 interface Pending {
@@ -18,15 +17,15 @@ const ROLLBACK_TO = CompiledQuery.raw('rollback to unit')
 /** Runs each unit of a batch in its own savepoint on `tx`, recording its outcome. */
 async function runUnits(tx: Transaction<DB>, batch: Pending[], outcomes: Outcome[]): Promise<void> {
   for (const unit of batch) {
-    await runStatement(tx, SAVEPOINT)
+    await tx.executeQuery(SAVEPOINT)
     try {
       const value = await unit.work(tx)
-      await runStatement(tx, RELEASE)
+      await tx.executeQuery(RELEASE)
       outcomes.push({ ok: true, value })
     } catch (error) {
       try {
-        await runStatement(tx, ROLLBACK_TO)
-        await runStatement(tx, RELEASE)
+        await tx.executeQuery(ROLLBACK_TO)
+        await tx.executeQuery(RELEASE)
       } catch {
         // note: SQLite already rolled the whole transaction back (disk full, I/O error): the
         // batch fails, with the unit's own error as the cause (503)
@@ -51,12 +50,6 @@ export interface BatchHooks {
    * must be durable (synchronous=FULL).
    */
   afterCommit?(units: number): Promise<void>
-  /**
-   * Runs statements on the batch's connection without Kysely's executor (SQLite: the one
-   * connection, synchronously); prepared queries of the batch's units use it
-   * (direct-runner.ts says why).
-   */
-  direct?: DirectRunner
 }
 
 /**
@@ -82,14 +75,7 @@ export function groupCommitWriter(
         await hooks.beforeBatch?.(connection)
         if (hooks.enter) await connection.executeQuery(hooks.enter)
         try {
-          await connection.transaction().execute(async (tx) => {
-            const unregister = hooks.direct && registerDirectRunner(tx, hooks.direct)
-            try {
-              await runUnits(tx, batch, outcomes)
-            } finally {
-              unregister?.()
-            }
-          })
+          await connection.transaction().execute((tx) => runUnits(tx, batch, outcomes))
         } finally {
           if (hooks.leave) await connection.executeQuery(hooks.leave)
         }

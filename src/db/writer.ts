@@ -4,18 +4,11 @@ import type { DB } from './database.ts'
 /** Runs units of write work, each atomically; how they are committed is the engine's business. */
 export interface Writer {
   run<T>(work: (tx: Transaction<DB>) => Promise<T>): Promise<T>
-  /**
-   * Optional: runs a write that is a single statement, committed by itself (no `begin` and
-   * `commit` round trips), where the engine commits statements in parallel. Writers without
-   * it run such a write with `run`.
-   */
-  runStatement?<T>(work: (db: Kysely<DB>) => Promise<T>): Promise<T>
 }
 
 /** One transaction per unit: right where the engine commits cheaply or in parallel (PostgreSQL). */
 export const transactionPerWrite = (db: Kysely<DB>): Writer => ({
   run: (work) => db.transaction().execute(work),
-  runStatement: (work) => work(db),
 })
 
 /** The deps' writer, or one transaction per write when none was given (the CLI, store tests). */

@@ -248,14 +248,4 @@ test('a write refused as read-only (25006) drops the connections: the next ones 
   await assert.rejects(write(), (err: { code?: string }) => err.code === '25006')
   assert.notEqual(await pid(), before, 'the read-only connection was dropped, a new one opened')
   await write()
-
-  // a one-statement write (a value write's path) is watched the same way
-  const again = await pid()
-  await sql`set session characteristics as transaction read only`.execute(database.db)
-  const statement = database.writer.runStatement
-  assert.ok(statement, 'PostgreSQL runs one-statement writes without begin and commit')
-  const writeOne = () =>
-    statement((db) => sql`create temporary table failover_probe (x integer)`.execute(db))
-  await assert.rejects(writeOne(), (err: { code?: string }) => err.code === '25006')
-  assert.notEqual(await pid(), again, 'dropped after a one-statement write was refused too')
 })

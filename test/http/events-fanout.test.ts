@@ -55,10 +55,7 @@ class RecordingSink extends EventEmitter implements SseSink {
 
 const OPTIONS = { heartbeatMs: 60_000, maxBufferedBytes: 64 * 1024, retryMs: 3_000 }
 
-/**
- * Counts the queries run through a Kysely instance (the feeds only read). Counted at their
- * result: prepared queries (src/db/prepared.ts) skip the query-building step plugins see.
- */
+/** Counts the queries run through a Kysely instance (the feeds only read), at their result. */
 class ReadCounter implements KyselyPlugin {
   reads = 0
   transformQuery(args: PluginTransformQueryArgs) {

@@ -55,7 +55,7 @@ test('history names the API key that wrote each value (via), to the writer alone
   assert.equal(made.statusCode, 201, made.body)
   const device = { id: owner.id, key: made.json().key as string }
   const deviceVia = { type: 'key', keyId: made.json().id, label: 'door sensor' }
-  // by id (a value alone: PostgreSQL writes it in one statement) and by key (the general path)
+  // by id and by key
   assert.equal(
     (await t.request(device, 'PATCH', `/v1/status/${s.id}`, { value: 'OPEN' })).statusCode,
     200,

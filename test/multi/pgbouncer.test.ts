@@ -2,22 +2,11 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
-import { sql } from 'kysely'
-import { openPostgres } from '../../src/db/postgres/open-postgres.ts'
-import { prepareSql } from '../../src/db/prepared.ts'
-import { storageErrorKind } from '../../src/db/storage-error.ts'
 import { TEST_PLANS } from '../helpers/app.ts'
-import { defer, tempDir } from '../helpers/cleanup.ts'
+import { tempDir } from '../helpers/cleanup.ts'
 import { postgresOnly, testDatabase } from '../helpers/engine.ts'
 import { pgbouncerUnavailable, startPgBouncer } from '../helpers/pgbouncer.ts'
-import {
-  BIN,
-  type Json,
-  runToEnd,
-  type Server,
-  startServer,
-  statusdEnv,
-} from '../helpers/processes.ts'
+import { type Json, type Server, startServer } from '../helpers/processes.ts'
 import { SseTestClient, waitUntil } from '../helpers/sse.ts'
 
 // docs/postgres.md#behind-pgbouncer: statusd through Debian's PgBouncer in transaction
@@ -27,7 +16,7 @@ import { SseTestClient, waitUntil } from '../helpers/sse.ts'
 const skip = postgresOnly || (await pgbouncerUnavailable())
 
 // The first user's plan counts requests, so every API request also runs the rate limit's
-// upsert, a statement prepared by name where prepared statements are on.
+// upsert through the pooler.
 const PLANS = { counted: { ...TEST_PLANS.unlimited, requestsPerMinute: 100_000 } }
 
 /** The URL with an application_name, so each instance's connections can be told apart. */
@@ -73,8 +62,6 @@ test('behind PgBouncer in transaction pooling', { skip }, async (t) => {
   fs.writeFileSync(plansFile, JSON.stringify(PLANS))
   const vars = (name: string, listen: boolean) => ({
     PLANS_FILE: plansFile,
-    // PgBouncer before 1.21 keeps no prepared statements across server connections
-    DATABASE_PREPARED_STATEMENTS: 'off',
     // only NOTIFY can bring a change to another instance's stream, or a revocation to its
     // key cache, within the test
     LIVE_RELAY_INTERVAL_MS: '60000',
@@ -175,67 +162,6 @@ test('behind PgBouncer in transaction pooling', { skip }, async (t) => {
       'B refuses the revoked key',
     )
   })
-
-  // PgBouncer keeps named statements across server connections from 1.21 on, when
-  // max_prepared_statements is above 0: its default from 1.24 on (this test sets nothing)
-  const [major = 0, minor = 0] = (/(\d+)\.(\d+)/.exec(pooler.version) ?? []).slice(1).map(Number)
-  const keepsStatements = major > 1 || minor >= 24
-  const SET_IT = /set DATABASE_PREPARED_STATEMENTS=off \(docs\/postgres\.md#behind-pgbouncer\)/
-
-  await t.test(
-    'with prepared statements on, behind a PgBouncer that loses them, statusd refuses to start and says what to set',
-    { skip: keepsStatements && `${pooler.version} keeps prepared statements` },
-    async () => {
-      const run = await runToEnd(
-        t,
-        process.execPath,
-        [BIN, 'serve'],
-        statusdEnv({
-          DATABASE_URL: named(pooler.url, 'prepared'),
-          DATABASE_LISTEN_URL: named(fresh.url, 'prepared'),
-          PORT: '0',
-          HOST: '127.0.0.1',
-          PLANS_FILE: plansFile,
-        }),
-      )
-      assert.equal(run.code, 1, run.stdout + run.stderr)
-      assert.match(run.stderr, SET_IT)
-      const lines = run.stderr.split('\n').filter((line) => line.trim() !== '')
-      assert.equal(lines.length, 1, `one line: ${JSON.stringify(lines)}`)
-    },
-  )
-
-  await t.test(
-    'a prepared statement the pooler lost while serving: unavailable (503), and said once what to set',
-    { skip: keepsStatements && `${pooler.version} keeps prepared statements` },
-    async (st) => {
-      const told: string[] = []
-      const database = openPostgres(pooler.url, {
-        poolSize: 2,
-        onSetupProblem: (message) => told.push(message),
-      })
-      defer(st, () => database.close())
-      const one = prepareSql<Record<string, never>, { one: number }>('select 1 as one')
-      // A prepares it; B's transaction takes the server connection A used (PgBouncer hands out
-      // the most recently used first), so A's next run goes to one where it does not exist
-      const errors = await database.db.connection().execute(async (a) => {
-        await one(a, {})
-        return database.db.connection().execute(async (b) => {
-          await sql`begin`.execute(b)
-          const lost: unknown[] = []
-          for (let i = 0; i < 2; i += 1) lost.push(await one(a, {}).catch((err: unknown) => err))
-          await sql`commit`.execute(b)
-          return lost
-        })
-      })
-      for (const err of errors) {
-        assert.ok(err instanceof Error, `refused: ${String(err)}`)
-        assert.equal(storageErrorKind(err), 'unavailable', err.message)
-      }
-      assert.equal(told.length, 1, 'told once')
-      assert.match(told[0] as string, SET_IT)
-    },
-  )
 
   await t.test('without DATABASE_LISTEN_URL the start says what to set', async () => {
     const line = await c.waitForLine((l) => PROBE_WARNING.test(l), 'the LISTEN warning')

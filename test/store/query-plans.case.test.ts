@@ -8,13 +8,13 @@ import { migrateToLatest } from '../../src/db/migrate.ts'
 import { listHistory, pruneHistory } from '../../src/modules/statuses/history.repository.ts'
 import { searchListedStatuses } from '../../src/modules/statuses/search.repository.ts'
 import {
-  findStatusById,
+  findStatusesForWrite,
   listOwnedStatuses,
-  updateStatusRow,
+  writeStatusRows,
 } from '../../src/modules/statuses/statuses.repository.ts'
 import { freshDatabase, TEST_ENGINE, type TestDatabase } from '../helpers/engine.ts'
 import { onEngine } from '../helpers/store.ts'
-import { statusRow } from './fixtures.ts'
+import { statusRow, userRow } from './fixtures.ts'
 
 // The hot paths must stay index searches at any size (docs/performance.md, "Scale"): a page
 // deep in a list of a million statuses, a page deep in a long history, and a value update's
@@ -165,22 +165,37 @@ describe(onEngine('query plans of the hot paths'), () => {
     }
   })
 
-  it('a value update reads, updates and prunes through primary keys, pruning only expired entries', async () => {
+  it('a batch of value updates reads, writes and prunes through primary keys, pruning only expired entries', async () => {
+    await store.db
+      .insertInto('users')
+      .values(userRow({ id: 'batch-owner' }))
+      .execute()
+    const read = ['batch-1', 'batch-2'].map(
+      (id) => ({ ...statusRow('batch-owner', { id }), version: 1 }) as StatusRow,
+    )
+    await store.db.insertInto('statuses').values(read).execute()
     const statements = await store.plansOf(async (db) => {
-      await findStatusById(db, 'status')
-      const current = { ...statusRow('owner', { id: 'status' }), version: 1 } as StatusRow
-      await updateStatusRow(db, current, { value: 'ON' }, true)
+      await findStatusesForWrite(db, ['batch-1', 'batch-2'], [])
+      await writeStatusRows(
+        db,
+        read.map((row) => ({ ...row, value: 'ON', change_count: 2, version: 2 })),
+        ['value', 'change_count', 'version'],
+      )
       await pruneHistory(db, 'status', '2030-01-01T00:00:00.000Z', 90)
     })
     assert.equal(statements.length, 3)
-    for (const { plan } of statements) assertSearchesOnly(plan)
     type Planned = (typeof statements)[number]
-    const [read, update, prune] = statements as [Planned, Planned, Planned]
-    for (const { plan } of [read, update])
-      if (TEST_ENGINE === 'sqlite')
-        // the table is stored in primary-key order (WITHOUT ROWID): one search, no index first
-        assert.equal(plan, 'SEARCH statuses USING PRIMARY KEY (id=?)')
-      else assert.match(plan, /Index Scan using statuses_pkey on statuses/)
+    const [lookup, write, prune] = statements as [Planned, Planned, Planned]
+    for (const { plan } of [lookup, prune]) assertSearchesOnly(plan)
+    // the rows given are a list of values to go through; every table is searched
+    assertSearchesOnly(write.plan.replace(/^SCAN \d+-ROW VALUES CLAUSE$/m, ''))
+    if (TEST_ENGINE === 'sqlite')
+      // the table is stored in primary-key order (WITHOUT ROWID): one search, no index first
+      assert.match(lookup.plan, /^SEARCH statuses USING PRIMARY KEY \(id=\?\)$/m)
+    else assert.match(lookup.plan, /Index Scan using statuses_pkey on statuses/)
+    // each row given finds its stored one by the primary key, and updates it
+    if (TEST_ENGINE === 'postgres')
+      assert.match(write.plan, /Conflict Arbiter Indexes: statuses_pkey/)
     // the delete's range runs from the oldest entry to the oldest entry within retention, and
     // at most one batch wide (the oldest entry found once more for that bound), each found by
     // a walk of the primary key that stops at it: none reads the whole history

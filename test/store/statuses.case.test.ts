@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import type { StatusRow } from '../../src/db/database.ts'
 import {
   countOwnedStatuses,
   deleteStatusRow,
@@ -8,7 +9,7 @@ import {
   insertHistory,
   insertStatusUnlessKeyTaken,
   listOwnedStatuses,
-  updateStatusRow,
+  writeStatusRows,
 } from '../../src/modules/statuses/statuses.repository.ts'
 import { insertUser } from '../../src/modules/users/users.repository.ts'
 import { onEngine, useStore } from '../helpers/store.ts'
@@ -67,24 +68,7 @@ describe(onEngine('statuses store'), () => {
     assert.equal(await countOwnedStatuses(store().db, id), 3)
   })
 
-  it('a value update moves the counter in the same statement; other updates do not', async () => {
-    const row = statusRow(await owner(), { change_count: 1 })
-    const inserted = await insertStatusUnlessKeyTaken(store().db, row)
-    assert.ok(inserted)
-    const counted = await updateStatusRow(store().db, inserted, { value: 'OFF' }, true)
-    assert.equal(counted?.change_count, 2)
-    assert.equal(counted?.value, 'OFF')
-    assert.ok(counted)
-    const plain = await updateStatusRow(store().db, counted, { color_no: 3 }, false)
-    assert.equal(plain?.change_count, 2)
-    assert.equal(plain?.color_no, 3)
-    assert.equal(
-      await updateStatusRow(store().db, { ...inserted, id: 'nope' }, { color_no: 3 }, true),
-      undefined,
-    )
-  })
-
-  it('an update returns the row as stored, to the type, without reading it back', async () => {
+  it('a batch of writes stores the rows the service computed, to the type, one row each', async () => {
     const inserted = await insertStatusUnlessKeyTaken(store().db, statusRow(await owner()))
     assert.ok(inserted)
     let current = inserted
@@ -108,13 +92,28 @@ describe(onEngine('statuses store'), () => {
       },
     ]
     for (const change of changes) {
-      const returned = await updateStatusRow(store().db, current, change, 'value' in change)
-      assert.deepEqual(returned, await findStatusById(store().db, inserted.id))
-      assert.ok(returned)
-      current = returned
+      const next: StatusRow = {
+        ...current,
+        ...change,
+        version: Number(current.version) + 1,
+        change_count: Number(current.change_count) + ('value' in change ? 1 : 0),
+      }
+      await writeStatusRows(store().db, [next], Object.keys(next) as (keyof StatusRow)[])
+      assert.deepEqual(await findStatusById(store().db, inserted.id), next)
+      current = next
     }
     assert.equal(current.version, Number(inserted.version) + changes.length)
     assert.equal(current.change_count, Number(inserted.change_count) + 2)
+
+    // two statuses in one statement, each to its own row
+    const second = await insertStatusUnlessKeyTaken(store().db, statusRow(await owner()))
+    assert.ok(second)
+    const both = [
+      { ...current, value: 'A', version: Number(current.version) + 1 },
+      { ...second, value: 'B', version: Number(second.version) + 1 },
+    ]
+    await writeStatusRows(store().db, both, ['value', 'version'])
+    for (const row of both) assert.deepEqual(await findStatusById(store().db, row.id), row)
   })
 
   it('history rows are unique per status and change number', async () => {

@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import type pg from 'pg'
 import type { DB } from '../database.ts'
 import { type Database, type DatabaseOptions, DEFAULT_POOL_SIZE } from '../engine.ts'
-import { preparedStatementName } from '../prepared.ts'
 import { transactionPerWrite, type Writer } from '../writer.ts'
 import { primaryClientClass } from './connect-primary.ts'
 import { postgresOutboxTail } from './outbox-tail.ts'
@@ -72,18 +70,9 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
   const listenFailover =
     options.listenUrl === undefined ? failover : primaryClient(listenTarget, listenName)
   const PoolClient = failover?.PrimaryClient ?? Client
-  let toldLost = false
   const pool = new Pool({
     connectionString: firstUrl,
-    Client:
-      options.preparedStatements === false
-        ? withoutNamedStatements(PoolClient)
-        : withPreparedSqlNamed(PoolClient, (err) => {
-            // once: every request that meets it answers 503 and logs it at warn
-            if (toldLost) return
-            toldLost = true
-            options.onSetupProblem?.(PREPARED_STATEMENTS_LOST, err)
-          }),
+    Client: PoolClient,
     max: poolSize,
     connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 30_000,
@@ -163,18 +152,6 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
       })
     },
     dedicatedClient,
-    // named statements behind a pooler that loses them: refused at start rather than 503s
-    async checkSetup() {
-      if (options.preparedStatements === false) return undefined
-      // the check's own lost statement is not told: its answer says it
-      const told = toldLost
-      toldLost = true
-      try {
-        return await checkPreparedStatements(pool)
-      } finally {
-        toldLost = told
-      }
-    },
     // every instance on the database delivers every change: NOTIFY in the write's
     // transaction, and one LISTEN connection per instance and kind of message
     // (`<application_name>:listen`, `…:listen-keys` for key revocations)
@@ -214,138 +191,5 @@ function dropReadOnly(writer: Writer, locator: { readOnlySeen(): void }): Writer
     if ((err as { code?: unknown } | undefined)?.code === '25006') locator.readOnlySeen()
     throw err
   }
-  return {
-    run: (work) => writer.run(work).catch(seen),
-    // the one-statement writes too (a value write): they are refused on a standby alike
-    ...(writer.runStatement && {
-      runStatement: <T>(work: (db: Kysely<DB>) => Promise<T>): Promise<T> =>
-        (writer.runStatement?.(work) ?? writer.run(work)).catch(seen),
-    }),
-  }
-}
-
-/**
- * pg's Client, sending the texts of `prepareSql` (prepared.ts) as named statements: Kysely's
- * driver passes only text and values, so the name is added here. Each connection then parses
- * and plans such a statement once and later sends only its values (the hot write's text is
- * 2.5 kB: writing it on every request cost more CPU than the rest of the query).
- */
-function withPreparedSqlNamed(
-  Client: typeof pg.Client,
-  onLost: (err: unknown) => void,
-): typeof pg.Client {
-  const query = Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown
-  // note: only promises (Kysely's driver and the request counter use no callbacks)
-  const watched = (result: unknown): never => {
-    if (result instanceof Promise)
-      return result.catch((err: unknown) => {
-        if (isPreparedStatementLost(err)) onLost(err)
-        throw err
-      }) as never
-    return result as never
-  }
-  return class ClientWithPreparedSqlNamed extends Client {
-    override query(config: unknown, ...rest: unknown[]): never {
-      const [values] = rest
-      if (typeof config === 'string' && rest.length === 1 && Array.isArray(values)) {
-        const name = preparedStatementName(config)
-        if (name !== undefined) return watched(query.call(this, { name, text: config, values }))
-      }
-      if (typeof config === 'object' && config !== null && 'name' in config)
-        return watched(query.call(this, config, ...rest))
-      return query.call(this, config, ...rest) as never
-    }
-  }
-}
-
-/**
- * What statusd says when a named prepared statement is missing on the server connection it
- * ran on (26000) or another one is in its way (42P05): statusd never drops or re-prepares one
- * itself, so a pooler gave this connection's statements to different server sessions.
- */
-export const PREPARED_STATEMENTS_LOST =
-  'DATABASE_URL leads to a connection pooler that does not keep prepared statements from one transaction to the next (PgBouncer before 1.21 in transaction pooling, or with max_prepared_statements = 0): set DATABASE_PREPARED_STATEMENTS=off (docs/postgres.md#behind-pgbouncer)'
-
-/** 26000 "prepared statement … does not exist", 42P05 "prepared statement … already exists". */
-export const isPreparedStatementLost = (err: unknown): boolean => {
-  const code = (err as { code?: unknown } | undefined)?.code
-  return code === '26000' || code === '42P05'
-}
-
-/**
- * Whether named prepared statements survive from one transaction to the next on the pool's
- * connections, as they do on a direct connection and behind PgBouncer 1.21+ with
- * max_prepared_statements: the message to stop on when they do not, else undefined. A
- * statement is prepared on one pooled connection (A); another (B) opens a transaction, which a
- * pooler that hands out its server connections most recently used first (PgBouncer's default)
- * runs on the server connection A's statement went to; then A runs its statement again, which
- * such a pooler sends to another server connection, where it does not exist. A pooler with
- * one server connection makes A wait for B: after a second B commits, and the check passes
- * (the requests then tell, see withPreparedSqlNamed). A check that fails otherwise (the
- * database went away) tells nothing: undefined.
- */
-async function checkPreparedStatements(pool: pg.Pool): Promise<string | undefined> {
-  const name = `statusd_check_${randomUUID().replaceAll('-', '')}`
-  const statement = { name, text: 'select 1 as one' }
-  let a: pg.PoolClient | undefined
-  let b: pg.PoolClient | undefined
-  let broken: Error | undefined
-  try {
-    a = await pool.connect()
-    await a.query(statement)
-    b = await pool.connect()
-    await b.query('begin')
-    await b.query('select 1')
-    const again = a.query(statement).then(
-      () => undefined,
-      (err: unknown) => err,
-    )
-    let timer: NodeJS.Timeout | undefined
-    await Promise.race([
-      again,
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, 1_000)
-      }),
-    ])
-    clearTimeout(timer)
-    await b.query('commit')
-    const err = await again
-    return isPreparedStatementLost(err) ? PREPARED_STATEMENTS_LOST : undefined
-  } catch (err) {
-    broken = err as Error
-    return isPreparedStatementLost(err) ? PREPARED_STATEMENTS_LOST : undefined
-  } finally {
-    // a connection left in a failed state is dropped, not handed out again
-    a?.release(broken)
-    b?.release(broken)
-  }
-}
-
-/**
- * pg's Client, sending every statement unnamed (`DATABASE_PREPARED_STATEMENTS=off`): a query
- * that names its statement (prepared once per connection, docs/postgres.md#behind-pgbouncer)
- * is parsed afresh each time instead. Needed behind a pooler that hands one client
- * connection's statements to different server sessions (PgBouncer in transaction pooling
- * before 1.21, or with `max_prepared_statements = 0`): there a named statement is "already
- * exists" on one server and "does not exist" on the next. Every query of the pool goes
- * through here, so no caller has to know.
- */
-function withoutNamedStatements(Client: typeof pg.Client): typeof pg.Client {
-  const query = Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown
-  return class ClientWithoutNamedStatements extends Client {
-    override query(config: unknown, ...rest: unknown[]): never {
-      // note: a Submittable (a cursor, a pg.Query) is passed on as it is; only a plain
-      // query config loses its name
-      if (
-        typeof config === 'object' &&
-        config !== null &&
-        'name' in config &&
-        !('submit' in config)
-      ) {
-        const { name: _, ...unnamed } = config
-        return query.call(this, unnamed, ...rest) as never
-      }
-      return query.call(this, config, ...rest) as never
-    }
-  }
+  return { run: (work) => writer.run(work).catch(seen) }
 }

@@ -9,7 +9,6 @@ import {
   type MessageFormat,
 } from '../../lib/event-bus.ts'
 import type { DB } from '../database.ts'
-import { type PreparedQuery, prepareSql } from '../prepared.ts'
 
 export interface PgEventBusOptions<M> extends MessageFormat<M> {
   /** The pool: `publish` runs its `pg_notify` there, like any other short statement. */
@@ -73,9 +72,8 @@ end)`
 
 /**
  * The statement that sends messages on the channel, each as its JSON, in order, in one
- * transaction of its own. Named, so each pooled connection parses it once (prepared.ts;
- * unnamed with DATABASE_PREPARED_STATEMENTS=off). note: NOTIFY payloads are limited to 8000 bytes; messages are kept
- * small (a status change is under 100).
+ * transaction of its own. note: NOTIFY payloads are limited to 8000 bytes; messages are
+ * kept small (a status change is a few dozen).
  *
  * note: `synchronous_commit` off for this transaction only: a transaction that notifies holds
  * a lock on the cluster's notification queue from its commit until the commit is flushed, so
@@ -85,11 +83,9 @@ end)`
  * flush: the writes are durable in their own transactions, and a notification a crash loses
  * is a change the outbox delivers anyway.
  */
-const notifyAll = (channel: string) =>
-  prepareSql<{ messages: readonly string[] }, unknown>(
-    `select set_config('synchronous_commit', 'off', true), pg_notify(${channel}, m)
-    from unnest($messages::text[]) as m`,
-  )
+const notifyAll = (db: Kysely<DB>, channel: string, messages: readonly string[]) =>
+  sql`select set_config('synchronous_commit', 'off', true), pg_notify(${sql.raw(channel)}, m)
+    from unnest(${messages}::text[]) as m`.execute(db)
 
 const NOOP_LOG: BusLog = { info() {}, warn() {}, error() {} }
 
@@ -125,8 +121,6 @@ export class PgEventBus<M> implements EventBus<M> {
   readonly #checkIntervalMs: number
   readonly #checkTimeoutMs: number
   readonly #channelSql: string
-  /** The NOTIFY statement, named: prepared once per pooled connection (prepared.ts). */
-  readonly #notify: PreparedQuery<{ messages: readonly string[] }, unknown>
   readonly #listenVia: string
   readonly #probeTimeoutMs: number
   /** The round trips under way: their token → what to call when it comes back. */
@@ -159,7 +153,6 @@ export class PgEventBus<M> implements EventBus<M> {
     this.#checkIntervalMs = options.checkIntervalMs ?? 30_000
     this.#checkTimeoutMs = options.checkTimeoutMs ?? 10_000
     this.#channelSql = channelSql(options.channel)
-    this.#notify = notifyAll(this.#channelSql)
     this.#listenVia = options.listenVia ?? 'DATABASE_URL'
     this.#probeTimeoutMs = options.probeTimeoutMs ?? 5_000
   }
@@ -229,9 +222,11 @@ export class PgEventBus<M> implements EventBus<M> {
       const batch = this.#queued
       this.#queued = []
       try {
-        await this.#notify(this.#db, {
-          messages: batch.map((queued) => JSON.stringify(queued.message)),
-        })
+        await notifyAll(
+          this.#db,
+          this.#channelSql,
+          batch.map((queued) => JSON.stringify(queued.message)),
+        )
       } catch (err) {
         // the writes are committed: never fail them. Other instances get these changes from
         // the outbox; this one tells its own streams now.

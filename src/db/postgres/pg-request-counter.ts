@@ -1,20 +1,17 @@
 import type pg from 'pg'
 import type { RequestCounter } from '../engine.ts'
 
-// One statement, one round trip, prepared once per connection (named): the row of the key is
+// One statement, one round trip: the row of the key is
 // created with a count of $3, counted up by $3 while its window runs, or started over at $3
 // once it ended. The window's time is the server's (`now()`), so instances whose clocks
 // differ agree on it.
 // note: in SET and CASE, `r.` is the row as it was; RETURNING sees it as it is now.
-const HITS = {
-  name: 'statusd_rate_limit_hit',
-  text: `insert into rate_limit_counters as r (key, window_ends, count)
+const HITS = `insert into rate_limit_counters as r (key, window_ends, count)
     values ($1, now() + $2 * interval '1 millisecond', $3)
     on conflict (key) do update set
       count = case when r.window_ends <= now() then excluded.count else r.count + excluded.count end,
       window_ends = case when r.window_ends <= now() then excluded.window_ends else r.window_ends end
-    returning count, ceil(greatest(extract(epoch from window_ends - now()), 0) * 1000)::int8 as ttl_ms`,
-}
+    returning count, ceil(greatest(extract(epoch from window_ends - now()), 0) * 1000)::int8 as ttl_ms`
 
 interface Hit {
   resolve(result: { count: number; ttlMs: number }): void
@@ -37,7 +34,10 @@ export function pgRequestCounter(pool: Pick<pg.Pool, 'query'>): RequestCounter {
 
   const send = (key: string, windowMs: number, hits: Hit[]): void => {
     pool
-      .query<{ count: number; ttl_ms: number }>({ ...HITS, values: [key, windowMs, hits.length] })
+      .query<{ count: number; ttl_ms: number }>({
+        text: HITS,
+        values: [key, windowMs, hits.length],
+      })
       .then(({ rows }) => {
         const row = rows[0]
         if (!row) throw new Error('rate_limit_counters: the upsert returned no row')

@@ -72,13 +72,7 @@ export const postgresEngine: Engine = {
   classifyError({ code, message }) {
     if (
       typeof code === 'string' &&
-      (UNAVAILABLE_NETWORK.has(code) ||
-        UNAVAILABLE_SQLSTATE.test(code) ||
-        code === '25006' ||
-        // a pooler that lost a named prepared statement (open-postgres.ts says what to set,
-        // once): a setup to fix, not a bug, and a retry may land on a server that has it
-        code === '26000' ||
-        code === '42P05')
+      (UNAVAILABLE_NETWORK.has(code) || UNAVAILABLE_SQLSTATE.test(code) || code === '25006')
     )
       return 'unavailable'
     if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)) return 'unavailable'
@@ -91,7 +85,6 @@ export const postgresEngine: Engine = {
       ? WRITE_REFUSALS[code]
       : undefined,
   migrationSteps: postgresMigrationSteps,
-  oneStatementWrites: true,
   copy: {
     // a server is there or it is not; opening creates nothing
     source: () => ({ options: {} }),

@@ -4,7 +4,6 @@ import SQLite from 'better-sqlite3'
 import { Kysely, sql } from 'kysely'
 import { InProcessEventBus } from '../../lib/event-bus.ts'
 import type { DB } from '../database.ts'
-import { sqliteDirectRunner } from '../direct-runner.ts'
 import {
   type Database,
   type DatabaseOptions,
@@ -47,9 +46,7 @@ export function openSqlite(path: string, options: DatabaseOptions = {}): Databas
     sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`)
   }
   // every commit is an fsync: writes arriving together share one
-  const writer = groupCommitWriter(db, {
-    hooks: { ...durability, direct: sqliteDirectRunner(statements) },
-  })
+  const writer = groupCommitWriter(db, { hooks: durability })
   // an in-memory database is this connection's alone: nobody else can commit to it
   const others = file === ':memory:' || readOnly ? undefined : new OtherCommits(sqlite)
   return {

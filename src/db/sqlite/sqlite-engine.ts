@@ -88,7 +88,6 @@ export const sqliteEngine: Engine = {
     return WRITE_REFUSALS[code.replace(/^(SQLITE_[A-Z]+).*$/, '$1')]
   },
   migrationSteps: sqliteMigrationSteps,
-  oneStatementWrites: false,
   copy: {
     source(url) {
       const path = sqlitePath(url) ?? ''

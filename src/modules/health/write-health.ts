@@ -1,5 +1,3 @@
-import type { Kysely } from 'kysely'
-import type { DB } from '../../db/database.ts'
 import type { WriteRefusal } from '../../db/engine.ts'
 import { writeRefusalOf } from '../../db/storage-error.ts'
 import type { Writer } from '../../db/writer.ts'
@@ -54,11 +52,7 @@ export class WriteHealth {
           throw err
         },
       )
-    const watched: Writer = { run: (work) => told(writer.run(work)) }
-    const { runStatement } = writer
-    if (runStatement)
-      watched.runStatement = <T>(work: (db: Kysely<DB>) => Promise<T>) => told(runStatement(work))
-    return watched
+    return { run: (work) => told(writer.run(work)) }
   }
 
   /** Why storage refuses writes now, for /readyz; undefined when it takes them, as far as known. */

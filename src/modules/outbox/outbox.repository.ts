@@ -1,44 +1,52 @@
 import type { Insertable, Selectable } from 'kysely'
 import type { Db, OutboxEventsTable } from '../../db/database.ts'
-import { prepareQuery } from '../../db/prepared.ts'
 
 export type OutboxEventRow = Selectable<OutboxEventsTable>
-
-// note: prepared (built and compiled once), as the history insert beside it: every value
-// write on a status with a rule records an event, on the write hot path (docs/performance.md)
-const eventInsert = prepareQuery<Insertable<OutboxEventsTable>, never>((db, p) =>
-  db.insertInto('outbox_events').values({
-    id: p('id'),
-    type: p('type'),
-    status_id: p('status_id'),
-    user_id: p('user_id'),
-    channel_id: p('channel_id'),
-    payload: p('payload'),
-    created_at: p('created_at'),
-    done_at: p('done_at'),
-  }),
-)
 
 // note: the outbox reads the rules table, which the notifications module owns, for one reason:
 // a `status.changed` event that no rule can match would be fanned out to nobody, and recording
 // it would cost every value write an id, a JSON payload, an insert and its share of the WAL
 // (docs/performance.md). One indexed read: the rules' primary key starts with status_id.
-const ruleOfStatus = prepareQuery<{ status_id: string }, { status_id: string }>((db, p) =>
-  db
-    .selectFrom('notification_rules')
-    .select('status_id')
-    .where('status_id', '=', p('status_id'))
-    .limit(1),
-)
-
 /** True when someone has a notification rule on this status (read in the write's transaction). */
 export async function statusHasNotificationRule(db: Db, statusId: string): Promise<boolean> {
-  const result = await ruleOfStatus(db, { status_id: statusId })
-  return result.rows.length > 0
+  const row = await db
+    .selectFrom('notification_rules')
+    .select('status_id')
+    .where('status_id', '=', statusId)
+    .limit(1)
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+/** Of these statuses, the ones someone has a notification rule on (one read for a batch). */
+export async function statusesWithNotificationRules(
+  db: Db,
+  statusIds: readonly string[],
+): Promise<Set<string>> {
+  if (statusIds.length === 0) return new Set()
+  const rows = await db
+    .selectFrom('notification_rules')
+    .select('status_id')
+    .distinct()
+    .where('status_id', 'in', [...statusIds])
+    .execute()
+  return new Set(rows.map((row) => row.status_id))
 }
 
 export async function insertOutboxEvent(db: Db, row: Insertable<OutboxEventsTable>): Promise<void> {
-  await eventInsert(db, row)
+  await db.insertInto('outbox_events').values(row).execute()
+}
+
+/** Inserts events, one statement for all of them. */
+export async function insertOutboxEvents(
+  db: Db,
+  rows: readonly Insertable<OutboxEventsTable>[],
+): Promise<void> {
+  if (rows.length > 0)
+    await db
+      .insertInto('outbox_events')
+      .values([...rows])
+      .execute()
 }
 
 /**

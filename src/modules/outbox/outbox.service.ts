@@ -1,13 +1,30 @@
-import type { Db } from '../../db/database.ts'
+import type { Insertable } from 'kysely'
+import type { Db, OutboxEventsTable } from '../../db/database.ts'
 import { newId } from '../../lib/ids.ts'
 import {
   deleteDoneOutboxEvents,
   insertOutboxEvent,
+  insertOutboxEvents,
   listPendingOutboxEventsOf,
   markOutboxEventsDone,
   type OutboxEventRow,
+  statusesWithNotificationRules,
   statusHasNotificationRule,
 } from './outbox.repository.ts'
+
+/** An outbox row to insert. */
+export type OutboxEventInsert = Insertable<OutboxEventsTable> & { id: string }
+
+/** Of these statuses, the ones someone has a notification rule on (see recordStatusEvent). */
+export const statusesNotified = (db: Db, statusIds: readonly string[]): Promise<Set<string>> =>
+  statusesWithNotificationRules(db, statusIds)
+
+/** Records events in `db` (the write's transaction), in one statement. */
+export async function recordOutboxRows(db: Db, rows: readonly OutboxEventInsert[]): Promise<void> {
+  await insertOutboxEvents(db, rows)
+  // a recorded status event serves the live relay (see recordStatusEvent)
+  if (rows.some((row) => row.type === STATUS_CHANGED)) statusEventsIn.add(db)
+}
 
 // The transactional outbox (docs/notifications.md#delivery): a write records what it must
 // notify in its own transaction, so a crash after the commit loses nothing; the notifications
@@ -32,24 +49,36 @@ export interface NewOutboxEvent {
 /** The prefix of event ids: receivers see them as `webhook-id` and de-duplicate by them. */
 export const EVENT_ID_PREFIX = 'evt_'
 
+/** An event's row, with a new id that stays the same on every delivery attempt. */
+export const outboxEventRow = (event: NewOutboxEvent): OutboxEventInsert => ({
+  id: EVENT_ID_PREFIX + newId(),
+  type: event.type,
+  status_id: event.statusId ?? null,
+  user_id: event.userId ?? null,
+  channel_id: event.channelId ?? null,
+  payload: JSON.stringify(event.payload),
+  created_at: event.at,
+  done_at: null,
+})
+
 /**
  * Records an event in `db` (pass the write's transaction); returns its id, which stays the
  * same on every delivery attempt.
  */
 export async function recordOutboxEvent(db: Db, event: NewOutboxEvent): Promise<string> {
-  const id = EVENT_ID_PREFIX + newId()
-  await insertOutboxEvent(db, {
-    id,
-    type: event.type,
-    status_id: event.statusId ?? null,
-    user_id: event.userId ?? null,
-    channel_id: event.channelId ?? null,
-    payload: JSON.stringify(event.payload),
-    created_at: event.at,
-    done_at: null,
-  })
-  return id
+  const row = outboxEventRow(event)
+  await insertOutboxEvent(db, row)
+  return row.id
 }
+
+/** The row of a value write's `status.changed` event (see recordStatusEvent). */
+export const statusChangedRow = (status: NotifiedStatus, at: string): OutboxEventInsert =>
+  outboxEventRow({
+    type: STATUS_CHANGED,
+    statusId: status.id,
+    payload: { status, at } satisfies StatusEventPayload,
+    at,
+  })
 
 /** The Status as a notification carries it (docs/notifications.md#payloads). */
 export interface NotifiedStatus {
@@ -123,22 +152,23 @@ export const LIVE_CHANGE_TYPES = ['live.status', 'live.deleted', 'live.access'] 
  * in `db` (the write's transaction). Done from the start: there is nothing to fan out, and it
  * goes with the fanned-out events after their retention.
  */
-export async function recordLiveChange(
-  db: Db,
-  change: { statusId: string; kind: 'status' | 'deleted' | 'access'; version: number },
-  at: string,
-): Promise<void> {
-  await insertOutboxEvent(db, {
-    id: EVENT_ID_PREFIX + newId(),
-    type: `live.${change.kind}`,
-    status_id: change.statusId,
-    user_id: null,
-    channel_id: null,
-    payload: JSON.stringify({ kind: change.kind, version: change.version }),
-    created_at: at,
-    done_at: at,
-  })
+export async function recordLiveChange(db: Db, change: LiveChange, at: string): Promise<void> {
+  await insertOutboxEvent(db, liveChangeRow(change, at))
 }
+
+type LiveChange = { statusId: string; kind: 'status' | 'deleted' | 'access'; version: number }
+
+/** The row recordLiveChange records. */
+export const liveChangeRow = (change: LiveChange, at: string): OutboxEventInsert => ({
+  id: EVENT_ID_PREFIX + newId(),
+  type: `live.${change.kind}`,
+  status_id: change.statusId,
+  user_id: null,
+  channel_id: null,
+  payload: JSON.stringify({ kind: change.kind, version: change.version }),
+  created_at: at,
+  done_at: at,
+})
 
 /**
  * Recorded events of these types not fanned out yet, oldest first, read with no lock: the

@@ -1,6 +1,5 @@
 import type { Db } from '../../db/database.ts'
 import { lockRowsForWrite } from '../../db/locks.ts'
-import { preparedByShape, prepareQuery } from '../../db/prepared.ts'
 
 /**
  * The most history rows one transaction deletes, by a prune or a deleted status's sweep: a
@@ -30,64 +29,33 @@ export interface HistoryQuery {
   limit?: number
 }
 
-type HistoryPageParams = {
-  statusId: string
-  cutoff: string
-  keepChangeNo: number
-  before: number
-  limit: number
-}
-
-/**
- * The history's query for one shape of page (with retention or not, after a cursor or not,
- * limited or not), prepared once: it is built and compiled the first time that shape is
- * asked for, not on every request.
- */
-const historyPageQuery = preparedByShape(
-  (withCutoff: boolean, withBefore: boolean, withLimit: boolean) =>
-    prepareQuery<HistoryPageParams, HistoryRow>((db, p) => {
-      let query = db
-        .selectFrom('status_history as h')
-        .leftJoin('users as u', 'u.id', 'h.by_user_id')
-        .leftJoin('api_keys as k', 'k.id', 'h.by_key_id')
-        .select([
-          'h.change_no',
-          'h.value',
-          'h.at',
-          'h.by_user_id',
-          'u.name as by_name',
-          'h.by_key_id',
-          'k.label as by_key_label',
-        ])
-        .where('h.status_id', '=', p('statusId'))
-      // note: pruning happens on write, so a status nobody writes to may still hold old rows;
-      // the read filter keeps the answer exact anyway
-      if (withCutoff)
-        query = query.where((eb) =>
-          eb.or([eb('h.at', '>=', p('cutoff')), eb('h.change_no', '=', p('keepChangeNo'))]),
-        )
-      if (withBefore) query = query.where('h.change_no', '<', p('before'))
-      query = query.orderBy('h.change_no', 'desc')
-      return withLimit ? query.limit(p('limit')) : query
-    }),
-)
-
 /** A status's value updates, newest first, within retention. */
-export async function listHistory(
-  db: Db,
-  statusId: string,
-  q: HistoryQuery,
-): Promise<HistoryRow[]> {
-  const { cutoff, before, limit } = q
-  const query = historyPageQuery(cutoff !== null, before !== undefined, limit !== undefined)
-  const params = {
-    statusId,
-    cutoff: cutoff ?? '',
-    keepChangeNo: q.keepChangeNo,
-    before: before ?? 0,
-    limit: limit ?? 0,
-  }
-  return (await query(db, params)).rows
+export function listHistory(db: Db, statusId: string, q: HistoryQuery): Promise<HistoryRow[]> {
+  const { cutoff, keepChangeNo, before, limit } = q
+  let query = db
+    .selectFrom('status_history as h')
+    .leftJoin('users as u', 'u.id', 'h.by_user_id')
+    .leftJoin('api_keys as k', 'k.id', 'h.by_key_id')
+    .select([
+      'h.change_no',
+      'h.value',
+      'h.at',
+      'h.by_user_id',
+      'u.name as by_name',
+      'h.by_key_id',
+      'k.label as by_key_label',
+    ])
+    .where('h.status_id', '=', statusId)
+  // note: pruning happens on write, so a status nobody writes to may still hold old rows;
+  // the read filter keeps the answer exact anyway
+  if (cutoff !== null)
+    query = query.where((eb) =>
+      eb.or([eb('h.at', '>=', cutoff), eb('h.change_no', '=', keepChangeNo)]),
+    )
+  if (before !== undefined) query = query.where('h.change_no', '<', before)
+  query = query.orderBy('h.change_no', 'desc')
+  if (limit !== undefined) query = query.limit(limit)
+  return query.execute()
 }
 
 /**
@@ -112,38 +80,6 @@ export async function listHistory(
  * The rest goes with the following writes, one batch each; the read filter hides it
  * meanwhile (docs/api.md#history).
  */
-const prune = prepareQuery<
-  { statusId: string; cutoff: string; keepChangeNo: number; batch: number },
-  never
->((db, p) => {
-  const oldest = db
-    .selectFrom('status_history')
-    .select('change_no')
-    .where('status_id', '=', p('statusId'))
-    .orderBy('change_no')
-    .limit(1)
-  return db
-    .deleteFrom('status_history')
-    .where('status_id', '=', p('statusId'))
-    .where('at', '<', p('cutoff'))
-    .where('change_no', '>=', oldest)
-    .where('change_no', '<', (eb) => eb(oldest, '+', p('batch')))
-    .where('change_no', '<', (eb) =>
-      eb.fn.coalesce(
-        eb
-          .selectFrom('status_history')
-          .select('change_no')
-          .where('status_id', '=', p('statusId'))
-          .where('change_no', '<', p('keepChangeNo'))
-          .where('at', '>=', p('cutoff'))
-          .orderBy('change_no')
-          .limit(1),
-        eb.val(p('keepChangeNo')),
-      ),
-    )
-})
-
-/** Deletes at most `batch` of the status's expired entries (see `prune`); returns how many. */
 export async function pruneHistory(
   db: Db,
   statusId: string,
@@ -151,8 +87,33 @@ export async function pruneHistory(
   keepChangeNo: number,
   batch: number = HISTORY_BATCH,
 ): Promise<number> {
-  // note: runs on every value update (the write hot path), so it is prepared once
-  return Number((await prune(db, { statusId, cutoff, keepChangeNo, batch })).numAffectedRows ?? 0)
+  const oldest = db
+    .selectFrom('status_history')
+    .select('change_no')
+    .where('status_id', '=', statusId)
+    .orderBy('change_no')
+    .limit(1)
+  const result = await db
+    .deleteFrom('status_history')
+    .where('status_id', '=', statusId)
+    .where('at', '<', cutoff)
+    .where('change_no', '>=', oldest)
+    .where('change_no', '<', (eb) => eb(oldest, '+', batch))
+    .where('change_no', '<', (eb) =>
+      eb.fn.coalesce(
+        eb
+          .selectFrom('status_history')
+          .select('change_no')
+          .where('status_id', '=', statusId)
+          .where('change_no', '<', keepChangeNo)
+          .where('at', '>=', cutoff)
+          .orderBy('change_no')
+          .limit(1),
+        eb.val(keepChangeNo),
+      ),
+    )
+    .executeTakeFirst()
+  return Number(result.numDeletedRows)
 }
 
 // A deleted status's history, removed by the sweep (history-sweep.ts) in batches.

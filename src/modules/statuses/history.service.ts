@@ -4,7 +4,7 @@ import { planOf } from '../plans/plan-of.ts'
 import type { Plan, Plans } from '../plans/plans.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { userById } from '../users/users.service.ts'
-import { type HistoryRow, listHistory, pruneHistory } from './history.repository.ts'
+import { type HistoryRow, listHistory } from './history.repository.ts'
 import type { HistoryEntry } from './history.schemas.ts'
 import { assertMayReadDetail, mayReadDetail, type Role } from './statuses.access.ts'
 import type { AccessLevel } from './statuses.schemas.ts'
@@ -21,23 +21,6 @@ export function retentionCutoff(plan: Plan, now: Date = new Date()): string | nu
 export async function ownerPlanOf(db: Db, plans: Plans, status: StatusRow): Promise<Plan> {
   const owner = await userById(db, status.owner_id)
   return planOf(plans, owner?.plan ?? '')
-}
-
-/**
- * Deletes the status's history past the owner's retention; called on every value update,
- * inside its transaction. The entry that set the current value always stays, so the history
- * never disagrees with the status.
- */
-export async function pruneExpiredHistory(
-  db: Db,
-  plans: Plans,
-  status: StatusRow,
-  ownerPlan?: string,
-): Promise<void> {
-  const plan =
-    ownerPlan === undefined ? await ownerPlanOf(db, plans, status) : planOf(plans, ownerPlan)
-  const cutoff = retentionCutoff(plan)
-  if (cutoff !== null) await pruneHistory(db, status.id, cutoff, Number(status.change_count))
 }
 
 /** Who asks: their role on the status (null: none, or anonymous), and who they are. */

@@ -1,6 +1,5 @@
-import type { Db, StatusRow, StatusRowUpdate } from '../../db/database.ts'
+import type { Db, NewHistoryRow, StatusRow, StatusRowUpdate } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
-import { writesInOneStatement } from '../../db/statement-writes.ts'
 import { writerOf } from '../../db/writer.ts'
 import { systemClock } from '../../lib/clock.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
@@ -13,17 +12,23 @@ import {
 import { etagMatches, versionEtag } from '../../lib/etag.ts'
 import { newId, newShareId } from '../../lib/ids.ts'
 import { creationIso, nowIso } from '../../lib/time.ts'
+import { type Settled, turnBatcher } from '../../lib/turn-batcher.ts'
 import type { CredentialLimits } from '../keys/scopes.ts'
 import {
-  EVENT_ID_PREFIX,
+  liveChangeRow,
   type NotifiedStatus,
+  type OutboxEventInsert,
+  recordOutboxRows,
   recordStatusEvent,
   STATUS_CHANGED,
+  statusChangedRow,
+  statusesNotified,
 } from '../outbox/outbox.service.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
 import type { ServiceDeps } from '../service-deps.ts'
-import { pruneExpiredHistory, retentionCutoff } from './history.service.ts'
+import { pruneHistory } from './history.repository.ts'
+import { ownerPlanOf, retentionCutoff } from './history.service.ts'
 import { assertUniquePalette, paletteColor, parsePalette, storedPalette } from './palette.ts'
 import { staleAtOf, staleChanges, staleFieldsOf } from './staleness.ts'
 import { announceCommitted, announcedWrite, type StatusChange } from './status-events.ts'
@@ -35,12 +40,12 @@ import {
   findStatusByIdForWrite,
   findStatusByKey,
   findStatusByKeyForWrite,
+  findStatusesForWrite,
   insertHistory,
+  insertHistoryRows,
   insertStatusUnlessKeyTaken,
   listOwnedStatuses,
-  updateStatusRow,
-  type ValueWrite,
-  writeValueInOneStatement,
+  writeStatusRows,
 } from './statuses.repository.ts'
 import {
   type AccessLevel,
@@ -207,17 +212,64 @@ function normaliseInput(input: StatusInput): StatusInput {
 }
 
 /**
- * Applies an update to a status the caller may change. A value equal to the stored one is
- * still an update: the counter moves and a history row is written, in one transaction.
+ * The row an update leaves (docs/api.md#the-status-object): the fields sent, the colour the
+ * palette implies, the silence re-timed, the search name; the version moves on every update,
+ * the change counter on a value write (a value equal to the stored one included). `clockNow`
+ * is the service's clock, by which silences are timed (the same clock as `now` but in tests,
+ * which move it by hand).
  */
-async function applyUpdate(
+function updatedRow(
+  status: StatusRow,
+  input: StatusInput,
+  now: string,
+  clockNow: string,
+): StatusRow {
+  const valueChanged = input.value !== undefined
+  const changes = toRowChanges(input, now)
+  const color = impliedColor(input, status.palette)
+  if (color !== undefined) changes.color_no = color
+  Object.assign(changes, staleChanges(status, input.staleAfter, valueChanged, clockNow))
+  // note: a value write (the hot path) leaves the search name alone; a status stored before
+  // search came gets one when it is renamed or listed
+  if (input.name !== undefined || input.listed !== undefined)
+    changes.name_search = searchableName(input.name ?? status.name)
+  return {
+    ...status,
+    ...(changes as Partial<StatusRow>),
+    version: Number(status.version) + 1,
+    change_count: Number(status.change_count) + (valueChanged ? 1 : 0),
+  }
+}
+
+/** What one update writes, computed from the row it read: what the engine stores. */
+interface UpdatePlan {
+  /** The row the update was planned on. */
+  read: StatusRow
+  written: Written
+  /** The value's history row (a value write). */
+  history?: NewHistoryRow
+  /** History before this time goes (the owner's retention; a value write); null: kept. */
+  cutoff: string | null
+  /** The `status.changed` event (a value write on a status with a notification rule). */
+  event?: OutboxEventInsert
+  options: WriteOptions
+}
+
+/**
+ * Checks an update of `status`, a row read for writing in this transaction, by `caller`, and
+ * computes what it writes. A value equal to the stored one is still an update: the counter
+ * moves and a history row is written. `notified`: someone has a notification rule on the
+ * status.
+ */
+async function planUpdate(
   tx: Db,
   deps: ServiceDeps,
   caller: Caller,
   status: StatusRow,
   input: StatusInput,
   options: WriteOptions,
-): Promise<Written> {
+  notified: boolean,
+): Promise<UpdatePlan> {
   const role = await roleOn(tx, status, caller.userId)
   assertVisible(status, role, caller.limits)
   assertWriteScopes(caller.limits, { kind: 'update', fields: Object.keys(input) })
@@ -228,40 +280,199 @@ async function applyUpdate(
     accessTypeHistory: status.access_type_history,
   })
   const now = nowIso()
-  const valueChanged = input.value !== undefined
-  const changes = toRowChanges(input, now)
-  const color = impliedColor(input, status.palette)
-  if (color !== undefined) changes.color_no = color
-  // note: silences are timed by the service's clock, as reads and the stale detector judge
-  // them (the same clock as `now` but in tests, which move it by hand)
-  Object.assign(changes, staleChanges(status, input.staleAfter, valueChanged, clockIso(deps)))
-  // note: a value write (the hot path) leaves the search name alone; a status stored before
-  // search came gets one when it is renamed or listed
-  if (input.name !== undefined || input.listed !== undefined)
-    changes.name_search = searchableName(input.name ?? status.name)
-  const updated = await updateStatusRow(tx, status, changes, valueChanged)
-  // a concurrent delete between our read and write: the status is gone
-  if (!updated) throw notFound('Status not found')
-  if (valueChanged) {
-    await insertHistory(tx, {
-      status_id: updated.id,
-      change_no: Number(updated.change_count),
-      value: updated.value as string,
+  const row = updatedRow(status, input, now, clockIso(deps))
+  const written: Written = { row, ...tagged(row, caller.userId, nowOf(deps)), created: false }
+  if (input.value === undefined) return { read: status, written, cutoff: null, options }
+  // retention follows the owner's plan; an updater's plan does not matter
+  const ownerPlan =
+    role === 'owner' ? planOf(deps.plans, caller.plan) : await ownerPlanOf(tx, deps.plans, row)
+  return {
+    read: status,
+    written,
+    options,
+    history: {
+      status_id: row.id,
+      change_no: Number(row.change_count),
+      value: row.value as string,
       at: now,
       by_user_id: caller.userId,
       by_key_id: caller.keyId ?? null,
+    },
+    cutoff: retentionCutoff(ownerPlan),
+    // committed with the write, so an acknowledged update's notification survives a crash
+    // (docs/notifications.md#rules): on every value write on a status with a rule, the same
+    // value again included; none on a status without one (nobody would be notified)
+    ...(notified && { event: statusChangedRow(notifiedStatus(deps, row, status.value), now) }),
+  }
+}
+
+/**
+ * Stores the plans of one transaction, a few statements for all of them: the statuses' new
+ * rows, the history rows, history past retention, the outbox rows (with `liveRelay`, a
+ * `live.status` row for each write that records no status event: announcedWrite says why),
+ * then each write's own hook (an idempotent response).
+ */
+async function writePlans(
+  tx: Db,
+  deps: ServiceDeps,
+  plans: readonly UpdatePlan[],
+  liveRelay: boolean,
+): Promise<void> {
+  // a status several plans changed: its last row holds every change
+  const rows = new Map(plans.map((plan) => [plan.written.row.id, plan.written.row]))
+  const columns = new Set<keyof StatusRow>()
+  for (const { written, read } of plans)
+    for (const column of Object.keys(written.row) as (keyof StatusRow)[])
+      if (written.row[column] !== read[column]) columns.add(column)
+  await writeStatusRows(tx, [...rows.values()], [...columns])
+  await insertHistoryRows(
+    tx,
+    plans.flatMap((plan) => (plan.history ? [plan.history] : [])),
+  )
+  const pruned = new Map<string, string>()
+  for (const plan of plans)
+    if (plan.history && plan.cutoff !== null) pruned.set(plan.written.row.id, plan.cutoff)
+  for (const [statusId, cutoff] of pruned) {
+    const row = rows.get(statusId) as StatusRow
+    // the entry that set the current value always stays
+    await pruneHistory(tx, statusId, cutoff, Number(row.change_count))
+  }
+  const at = clockIso(deps)
+  await recordOutboxRows(
+    tx,
+    plans.flatMap((plan) =>
+      plan.event ? [plan.event] : liveRelay ? [liveChangeRow(changed(plan.written.row), at)] : [],
+    ),
+  )
+  for (const plan of plans) await plan.options.onWrite?.(tx, plan.written)
+}
+
+/**
+ * Applies an update to a status read for writing in this transaction, alone (a create by key
+ * that found the status created meanwhile): announcedWrite records its live change.
+ */
+async function applyUpdate(
+  tx: Db,
+  deps: ServiceDeps,
+  caller: Caller,
+  status: StatusRow,
+  input: StatusInput,
+  options: WriteOptions,
+): Promise<Written> {
+  const notified = (await statusesNotified(tx, [status.id])).has(status.id)
+  const plan = await planUpdate(tx, deps, caller, status, input, options, notified)
+  await writePlans(tx, deps, [plan], false)
+  return plan.written
+}
+
+/** An update of one status, by id or by its owner's key, waiting for its batch. */
+interface UpdateUnit {
+  caller: Caller
+  target: { id: string } | { key: string }
+  input: StatusInput
+  options: WriteOptions
+}
+
+/**
+ * The updates of one batch in one transaction: their rows read (and locked) in one
+ * statement, each checked and planned in turn (a later update of a status sees the earlier
+ * one's row), then stored together (writePlans). An update the rules refuse fails alone and
+ * writes nothing. By key, a status that does not exist is undefined: the caller creates it.
+ */
+async function updatesIn(
+  tx: Db,
+  deps: ServiceDeps,
+  units: readonly UpdateUnit[],
+): Promise<Settled<Written | undefined>[]> {
+  const ids = units.flatMap((unit) => ('id' in unit.target ? [unit.target.id] : []))
+  const keys = units.flatMap((unit) =>
+    'key' in unit.target ? [{ ownerId: unit.caller.userId, key: unit.target.key }] : [],
+  )
+  const read = await findStatusesForWrite(tx, ids, keys)
+  const latest = new Map(read.map((row) => [row.id, row]))
+  const byKey = new Map(read.map((row) => [`${row.owner_id}\n${row.status_key}`, row.id]))
+  const notified = await statusesNotified(tx, [...latest.keys()])
+  const plans: UpdatePlan[] = []
+  const outcomes: Settled<Written | undefined>[] = []
+  for (const { caller, target, input, options } of units) {
+    try {
+      const id = 'id' in target ? target.id : byKey.get(`${caller.userId}\n${target.key}`)
+      const current = id === undefined ? undefined : latest.get(id)
+      if ('key' in target) {
+        // a confined key updates one of its statuses, or is told it reaches no status by this key
+        if (caller.limits?.statusIds != null)
+          assertOwnKeyReached(current, target.key, caller.limits)
+        if (current === undefined) {
+          outcomes.push({ ok: true, value: undefined })
+          continue
+        }
+      } else if (current === undefined) throw notFound('Status not found')
+      const plan = await planUpdate(
+        tx,
+        deps,
+        caller,
+        current,
+        input,
+        options,
+        notified.has(current.id),
+      )
+      latest.set(current.id, plan.written.row)
+      plans.push(plan)
+      outcomes.push({ ok: true, value: plan.written })
+    } catch (error) {
+      outcomes.push({ ok: false, error })
+    }
+  }
+  await writePlans(tx, deps, plans, deps.events?.relayedByOutbox === true)
+  return outcomes
+}
+
+/**
+ * Runs a batch of updates in one transaction and announces each change once it committed.
+ * Should a statement fail (a value the engine cannot store, a deadlock), nothing was
+ * written and each update runs again alone, so that it fails alone; a commit that failed
+ * fails them all.
+ */
+async function runUpdates(
+  deps: ServiceDeps,
+  units: UpdateUnit[],
+): Promise<Settled<Written | undefined>[]> {
+  let planned = false
+  let outcomes: Settled<Written | undefined>[]
+  try {
+    outcomes = await writerOf(deps).run(async (tx) => {
+      const settled = await updatesIn(tx, deps, units)
+      planned = true
+      return settled
     })
-    // retention follows the owner's plan; an updater's plan does not matter
-    await pruneExpiredHistory(tx, deps.plans, updated, role === 'owner' ? caller.plan : undefined)
-    await recordChange(tx, deps, updated, status.value, now)
+  } catch (error) {
+    if (planned || units.length === 1) return units.map(() => ({ ok: false, error }))
+    return (await Promise.all(units.map((unit) => runUpdates(deps, [unit])))).flat()
   }
-  const written: Written = {
-    row: updated,
-    ...tagged(updated, caller.userId, nowOf(deps)),
-    created: false,
+  for (const outcome of outcomes) {
+    if (!outcome.ok || outcome.value === undefined) continue
+    const change = changed(outcome.value.row)
+    deps.committed?.(change)
+    await announceCommitted(deps.events, change)
   }
-  await options.onWrite?.(tx, written)
-  return written
+  return outcomes
+}
+
+// Updates that arrive together share a transaction and its statements
+// (docs/postgres.md#how-a-write-reaches-postgresql): one batcher per service.
+const updateBatchers = new WeakMap<
+  ServiceDeps,
+  (unit: UpdateUnit) => Promise<Written | undefined>
+>()
+
+/** Updates a status in the next batch of `deps`'s updates. */
+function batchedUpdate(deps: ServiceDeps, unit: UpdateUnit): Promise<Written | undefined> {
+  let update = updateBatchers.get(deps)
+  if (update === undefined) {
+    update = turnBatcher((units: UpdateUnit[]) => runUpdates(deps, units), { concurrency: 4 })
+    updateBatchers.set(deps, update)
+  }
+  return update(unit)
 }
 
 /** The status as its notifications carry it (docs/notifications.md#payloads). */
@@ -280,14 +491,7 @@ export const notifiedStatus = (
   url: `${deps.linkBase?.() ?? ''}/s/${row.share_id}`,
 })
 
-/**
- * Records the value write's `status.changed` event in its transaction
- * (docs/notifications.md#rules): committed with the write, so an acknowledged update's
- * notification survives a crash. note: every value write on a status with a notification
- * rule records one, the same value written again included (it is an update:
- * docs/api.md#the-status-object); on a status without a rule it records none (nobody would
- * be notified; docs/notifications.md#delivery), and announcedWrite records the live change.
- */
+/** Records a created status's `status.changed` event (see planUpdate). */
 const recordChange = async (
   tx: Db,
   deps: ServiceDeps,
@@ -303,84 +507,6 @@ interface Written extends WriteResult {
   row: StatusRow
 }
 
-/**
- * If-Match's strong tags, as the one-statement write compares them with the status's tag
- * (etagMatches): null when none was sent or it is `*` (any existing status); false when no
- * tag in it can match (weak tags only), which the general path answers with 412.
- */
-function ifMatchTags(header: string | undefined): string[] | null | false {
-  if (header === undefined || header.trim() === '*') return null
-  const tags = header
-    .split(',')
-    .map((tag) => tag.trim())
-    .filter((tag) => !tag.startsWith('W/'))
-  return tags.length > 0 ? tags : false
-}
-
-/**
- * The hot write — a value, by the status's owner — in one statement where the engine is
- * best served so (PostgreSQL: docs/postgres.md#how-a-write-reaches-postgresql): the same
- * rules and effects as applyUpdate, in one round trip (two more with an Idempotency-Key,
- * whose record commits in the same transaction). Undefined when it does not apply (another
- * kind of write, or a status the statement leaves to the general path: see
- * writeValueInOneStatement); nothing was written then.
- */
-async function writtenInOneStatement(
-  deps: ServiceDeps,
-  caller: Caller,
-  target: ValueWrite['target'],
-  input: StatusInput,
-  options: WriteOptions,
-): Promise<Written | undefined> {
-  const { value } = input
-  if (typeof value !== 'string' || Object.keys(input).length !== 1) return undefined
-  if (options.ifNoneMatch !== undefined || !writesInOneStatement(deps.db)) return undefined
-  const tags = ifMatchTags(options.ifMatch)
-  if (tags === false) return undefined
-  try {
-    assertWriteScopes(caller.limits, { kind: 'update', fields: ['value'] })
-  } catch {
-    return undefined // the general path refuses it, after the checks that come first
-  }
-  const write: ValueWrite = {
-    target,
-    userId: caller.userId,
-    keyId: caller.keyId ?? null,
-    value,
-    now: nowIso(),
-    clockNow: clockIso(deps),
-    reach: caller.limits?.statusIds ?? null,
-    tags,
-    // the writer owns the status (the statement checks it): the owner's plan is theirs
-    cutoff: retentionCutoff(planOf(deps.plans, caller.plan)),
-    eventId: EVENT_ID_PREFIX + newId(),
-    linkBase: deps.linkBase?.() ?? '',
-    live: deps.events?.relayedByOutbox === true,
-  }
-  const writeIn = async (db: Db): Promise<Written | undefined> => {
-    const row = await writeValueInOneStatement(db, write)
-    if (row === undefined) return undefined
-    const { previous_value: _previous, has_rule: _recorded, ...status } = row
-    return { row: status, ...tagged(status, caller.userId, nowOf(deps)), created: false }
-  }
-  const writer = writerOf(deps)
-  const { onWrite } = options
-  const written =
-    onWrite === undefined && writer.runStatement
-      ? await writer.runStatement(writeIn)
-      : await writer.run(async (tx) => {
-          const done = await writeIn(tx)
-          if (done !== undefined) await onWrite?.(tx, done)
-          return done
-        })
-  if (written !== undefined) {
-    const change = changed(written.row)
-    deps.committed?.(change)
-    await announceCommitted(deps.events, change)
-  }
-  return written
-}
-
 /** PATCH /v1/status/:statusId — partial update by the service's id. */
 export async function updateStatusById(
   deps: ServiceDeps,
@@ -390,18 +516,9 @@ export async function updateStatusById(
   options: WriteOptions = {},
 ): Promise<TaggedStatus> {
   const input = normaliseInput(rawInput)
-  const fast = await writtenInOneStatement(deps, caller, { id: statusId }, input, options)
-  if (fast !== undefined) return { status: fast.status, etag: fast.etag }
-  const { status, etag } = await announcedWrite(
-    deps,
-    async (tx) => {
-      const current = await findStatusByIdForWrite(tx, statusId)
-      if (!current) throw notFound('Status not found')
-      return applyUpdate(tx, deps, caller, current, input, options)
-    },
-    (result) => changed(result.row),
-  )
-  return { status, etag }
+  const written = await batchedUpdate(deps, { caller, target: { id: statusId }, input, options })
+  if (written === undefined) throw notFound('Status not found')
+  return { status: written.status, etag: written.etag }
 }
 
 /** The change live streams hear of a write (the status's new version). */
@@ -451,8 +568,8 @@ export async function setStatusByKey(
 ): Promise<WriteResult> {
   assertStatusKey(key)
   const input = normaliseInput(rawInput)
-  const fast = await writtenInOneStatement(deps, caller, { key }, input, options)
-  if (fast !== undefined) return { status: fast.status, etag: fast.etag, created: false }
+  const updated = await batchedUpdate(deps, { caller, target: { key }, input, options })
+  if (updated !== undefined) return { status: updated.status, etag: updated.etag, created: false }
   const { status, etag, created } = await announcedWrite(
     deps,
     async (tx): Promise<Written> => {
