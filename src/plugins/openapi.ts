@@ -110,7 +110,7 @@ interface RequestBody {
 /** What of a generated document the passes below read and complete. */
 type OpenApiDocument = Parameters<typeof documentHeaders>[0] & {
   paths?: Record<string, Record<string, { requestBody?: RequestBody }>>
-  components?: { schemas?: Record<string, { description?: string }> }
+  components?: { schemas?: Record<string, { description?: string; examples?: unknown[] }> }
 }
 
 /**
@@ -207,6 +207,26 @@ function documentedSchema(
   } as FastifySchema
 }
 
+/**
+ * The named schemas' examples, recorded from a real run by scripts/api-examples.ts (the run
+ * docs/api.md's examples come from): in place of any written by hand.
+ */
+async function recordedExamples(): Promise<Record<string, unknown>> {
+  const text = await readFile(new URL('./openapi-examples.json', import.meta.url), 'utf8')
+  return JSON.parse(text) as Record<string, unknown>
+}
+
+function withExamples(
+  document: OpenApiDocument,
+  examples: Record<string, unknown>,
+): OpenApiDocument {
+  for (const [name, example] of Object.entries(examples)) {
+    const schema = document.components?.schemas?.[name]
+    if (schema) schema.examples = [example]
+  }
+  return document
+}
+
 /** What the document's `info` says of the package: its version and SPDX licence. */
 interface PackageFacts {
   version: string
@@ -237,9 +257,10 @@ export function openApiRoutes(app: FastifyInstance): void {
   type Render = (options?: { yaml?: boolean }) => unknown
   let document: Promise<Render> | undefined
   async function build(): Promise<Render> {
-    const [{ default: swagger }, facts] = await Promise.all([
+    const [{ default: swagger }, facts, examples] = await Promise.all([
       import('@fastify/swagger'),
       packageFacts(),
+      recordedExamples(),
     ])
     const inner = Fastify({ routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 } })
     // the document reads the schemas; nothing here validates or serializes with them
@@ -248,12 +269,15 @@ export function openApiRoutes(app: FastifyInstance): void {
     await inner.register(swagger, {
       ...swaggerOptions(facts),
       transformObject: (generated) =>
-        describeTextBodies(
-          describeBodies(
-            documentHeaders(
-              ('openapiObject' in generated ? generated.openapiObject : {}) as OpenApiDocument,
+        withExamples(
+          describeTextBodies(
+            describeBodies(
+              documentHeaders(
+                ('openapiObject' in generated ? generated.openapiObject : {}) as OpenApiDocument,
+              ),
             ),
           ),
+          examples,
         ),
     })
     const components = new Components()
