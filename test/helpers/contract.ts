@@ -52,13 +52,16 @@ const SCHEMAS = 'https://statusd.invalid/components/schemas/'
 let checked = 0
 const contracts = new Map<string, Contract>()
 
-// the count of this file's responses, for scripts/test.ts to add up (contract-reporter.ts)
-after((t) => {
-  if (checked > 0)
-    (t as { diagnostic?(message: string): void }).diagnostic?.(
-      `contract: ${checked} responses checked against the OpenAPI document`,
-    )
-})
+// the count of this file's responses, for scripts/test.ts to add up (contract-reporter.ts);
+// note: only in a file `node --test` runs, since a hook makes any other script that loads
+// this module (a screenshot script) print a test summary
+if (process.env.NODE_TEST_CONTEXT !== undefined)
+  after((t) => {
+    if (checked > 0)
+      (t as { diagnostic?(message: string): void }).diagnostic?.(
+        `contract: ${checked} responses checked against the OpenAPI document`,
+      )
+  })
 
 /** The contract of a document (its text, as served): one per process per document. */
 export function contractOf(documentText: string): Contract {
