@@ -1,7 +1,7 @@
 // A node:test reporter that adds up the responses test/helpers/contract.ts checked against
 // the OpenAPI document, from the line each test file reports (`contract: <n> responses …`),
 // and writes `<responses> <files>`. `scripts/test.ts` prints the sum at the end of a run
-// (docs/api.md#openapi).
+// (docs/architecture.md#tests).
 import type { TestEvent } from 'node:test/reporters'
 
 const LINE = /^contract: (\d+) responses checked/

@@ -4,11 +4,11 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 
-// The API's contract, checked on every response a test receives (docs/api.md#openapi): each
-// answer of a statusd the tests talk to — through `TestApp.request`, through `fetch` to an app
-// listening on a socket, or in a journey's browser — is held to the OpenAPI document that
-// statusd serves at GET /openapi.json. The status must be declared for the operation; the
-// Content-Type must be one it declares (and no body where it declares none); a body must
+// The API's contract, checked on every response a test receives (docs/architecture.md#tests):
+// each answer of a statusd the tests talk to — through `TestApp.request`, through `fetch` to
+// an app listening on a socket, or in a journey's browser — is held to the OpenAPI document
+// that statusd serves at GET /openapi.json. The status must be declared for the operation;
+// the Content-Type must be one it declares (and no body where it declares none); a body must
 // match its schema (Ajv, JSON Schema 2020-12: the dialect of OpenAPI 3.1); a declared header
 // must match its schema, and a header the document names (ETag, Location, Retry-After, the
 // rate-limit headers, …) must be declared where it is sent. A mismatch fails the test at the

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { contractOf, type SeenResponse } from '../helpers/contract.ts'
 
-// docs/api.md#openapi: every response the tests receive is checked against the document
+// docs/architecture.md#tests: every response the tests receive is checked against the document
 // (test/helpers/contract.ts). What the check refuses, on a document of two operations.
 
 const document = {
