@@ -30,6 +30,8 @@ const failures: string[] = []
 // (scripts/durations-reporter.ts)
 const slowest: string[] = []
 const SLOWEST_SHOWN = 10
+// the responses checked against the OpenAPI document (test/helpers/contract.ts), per engine
+const contract: string[] = []
 
 function slowestFiles(engine: string, durationsFile: string): string {
   let lines: string[] = []
@@ -71,6 +73,8 @@ function run(engine: 'sqlite' | 'postgres'): boolean {
     `--test-reporter-destination=${failuresFile}`,
     `--test-reporter=${import.meta.dirname}/durations-reporter.ts`,
     `--test-reporter-destination=${durationsFile}`,
+    `--test-reporter=${import.meta.dirname}/contract-reporter.ts`,
+    `--test-reporter-destination=${durationsFile}.contract`,
   ]
   // TEST_ENGINE_FILES: test/helpers/engine.ts fails a file it is loaded by that is not there.
   // NODE_COMPILE_CACHE: every file is a process that loads much the same modules; Node keeps
@@ -95,6 +99,12 @@ function run(engine: 'sqlite' | 'postgres'): boolean {
   }
   if (failed) failures.push(`--- failed on ${engine} ---\n${failed}`)
   slowest.push(slowestFiles(engine, durationsFile))
+  try {
+    const [responses, inFiles] = readFileSync(`${durationsFile}.contract`, 'utf8').split(' ')
+    contract.push(`${engine}: ${responses} responses in ${Number(inFiles)} files`)
+  } catch {
+    // no file: the run ended before its reporters wrote anything
+  }
   return result.status === 0
 }
 
@@ -115,6 +125,7 @@ if (pgUrl) {
 
 rmSync(failuresDir, { recursive: true, force: true })
 process.stdout.write(`\n=== the slowest files ===\n\n${slowest.join('\n')}`)
+process.stdout.write(`\n=== checked against the OpenAPI document ===\n\n${contract.join('\n')}\n`)
 if (failures.length > 0) process.stdout.write(`\n=== what failed ===\n\n${failures.join('\n')}`)
 process.stdout.write(
   `\n=== ${results.join(' · ')} · ${concurrency} files at a time · TEST_SEED=${seed} ===\n`,

@@ -21,14 +21,6 @@ export const ErrorSchema = Type.Object(
   {
     $id: 'Error',
     description: 'An error: a stable `errorCode` and a message (docs/api.md#errors)',
-    examples: [
-      {
-        message: 'Request is invalid',
-        errorCode: 'validationError',
-        errors: [{ field: 'value', message: 'must be at most 10 characters' }],
-        requestId: '359abb97-d09f-4d8e-baee-680dfe34d838',
-      },
-    ],
   },
 )
 

@@ -5,6 +5,12 @@ import { unsupportedMediaType, validationError } from './errors.ts'
 /** The most a plain-text body may hold: a value is at most 10 characters. */
 export const PLAIN_TEXT_BODY_LIMIT = 1024
 
+/**
+ * The media types a plain-text body may name (a body may also name none): its route's
+ * `consumes`, so that the OpenAPI document lists them.
+ */
+export const PLAIN_TEXT_TYPES = ['text/plain', 'application/x-www-form-urlencoded']
+
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i
 const UTF8 = /^utf-?8$/i
 
@@ -60,6 +66,6 @@ export function usePlainTextBodies(scope: FastifyInstance, field: string): void 
   }
   const options = { parseAs: 'buffer', bodyLimit: PLAIN_TEXT_BODY_LIMIT } as const
   scope.removeAllContentTypeParsers()
-  scope.addContentTypeParser(['text/plain', 'application/x-www-form-urlencoded'], options, asText)
+  scope.addContentTypeParser(PLAIN_TEXT_TYPES, options, asText)
   scope.addContentTypeParser('*', options, unlessTyped)
 }

@@ -32,3 +32,15 @@ export const withReadOnlyProperties = <T extends object>(schema: T, names: Itera
  */
 export const asBodyField = <T extends object>(schema: T, field: string): T =>
   Object.assign(schema, { [BODY_FIELD]: field })
+
+/**
+ * A response without a body (303 See Other, 304 Not Modified): the OpenAPI document shows it
+ * with no `content` (@fastify/swagger leaves content out for `type: 'null'`).
+ */
+export const NoBody = (description: string): { description: string; type: string } => ({
+  description,
+  type: 'null',
+})
+
+/** The 304 of a conditional read (docs/api.md#conditional-requests-etag-if-match). */
+export const NOT_MODIFIED = NoBody('Not modified: `If-None-Match` names the current ETag (no body)')

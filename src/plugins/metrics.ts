@@ -100,7 +100,19 @@ export const metricsPlugin = fp(async (app: FastifyInstance, options: MetricsOpt
     '/metrics',
     {
       config: { auth: 'none' },
-      schema: { operationId: 'getMetrics', summary: 'Prometheus metrics', tags: ['operations'] },
+      schema: {
+        operationId: 'getMetrics',
+        summary: 'Prometheus metrics',
+        tags: ['operations'],
+        response: {
+          // for the OpenAPI document only: the text is sent as it is, nothing serializes it
+          200: {
+            description:
+              'The metrics in the Prometheus text format (docs/api.md#health-probes-and-metrics)',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+        },
+      },
     },
     async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
   )

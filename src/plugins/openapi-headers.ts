@@ -49,7 +49,8 @@ const HEADERS = {
     schema: string,
   },
   Location: {
-    description: 'The path (absolute with PUBLIC_URL) of what was created.',
+    description:
+      'The path (absolute with PUBLIC_URL) of what was created (201), or where a browser goes next (303).',
     schema: string,
   },
   Link: {
@@ -191,12 +192,15 @@ export function documentHeaders<
         for (const code of ['200', '201']) addHeaders(responses[code], ['IdempotentReplayed'])
       }
       if (facts.located) addHeaders(responses['201'], ['Location'])
+      addHeaders(responses['303'], ['Location'])
       if (paged) addHeaders(responses['200'], ['Link'])
       for (const [code, response] of Object.entries(responses)) {
         addHeaders(response, ['RequestId'])
         if (keyed && code !== '401')
           addHeaders(response, ['RateLimitLimit', 'RateLimitRemaining', 'RateLimitReset'])
-        if (keyed && code === '4XX') addHeaders(response, ['RetryAfter', 'WWWAuthenticate'])
+        // note: with a 401 or 429 of its own, the operation's 4XX does not cover them
+        if (keyed && (code === '4XX' || code === '401')) addHeaders(response, ['WWWAuthenticate'])
+        if (keyed && (code === '4XX' || code === '429')) addHeaders(response, ['RetryAfter'])
         if (facts.anonymousLimit) {
           addHeaders(response, ['RateLimitLimit', 'RateLimitRemaining', 'RateLimitReset'])
           if (code === '4XX' || code === '429') addHeaders(response, ['RetryAfter'])

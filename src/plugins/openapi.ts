@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { isDeepStrictEqual } from 'node:util'
 import type { FastifyContextConfig, FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import Fastify from 'fastify'
+import { PLAIN_TEXT_TYPES } from '../lib/plain-text-body.ts'
 import { SESSION_COOKIE } from '../modules/users/sessions.service.ts'
 import { API_KEY_HEADER } from './auth.ts'
 import { documentHeaders, ROUTE_FACTS } from './openapi-headers.ts'
@@ -27,6 +28,11 @@ const TAGS = [
   { name: 'api keys', description: 'Your own API keys: list, create, rotate, revoke' },
   { name: 'users', description: 'Who an API key belongs to' },
   { name: 'accounts', description: 'Sign-up, sign-in and sign-out; your profile and sessions' },
+  { name: 'passkeys', description: 'Your passkeys: register, list, rename, remove' },
+  { name: 'sign-in', description: 'Signing in with a passkey' },
+  { name: 'invitations', description: 'Invitations to a status: by link, or to a person' },
+  { name: 'share links', description: 'Private links to a status, and what they show' },
+  { name: 'boards', description: 'Your boards: named, ordered sets of statuses shown together' },
   { name: 'operations', description: 'Health probes and metrics' },
 ]
 
@@ -91,14 +97,20 @@ function factsOf(config: FastifyContextConfig | undefined): RouteFacts {
 }
 
 type Json = unknown
+interface TextSchema {
+  $ref?: string
+  pattern?: string
+  minLength?: number
+  maxLength?: number
+}
 interface RequestBody {
   description?: string
-  content?: Record<string, { schema?: { $ref?: string } }>
+  content?: Record<string, { schema?: TextSchema }>
 }
 /** What of a generated document the passes below read and complete. */
 type OpenApiDocument = Parameters<typeof documentHeaders>[0] & {
   paths?: Record<string, Record<string, { requestBody?: RequestBody }>>
-  components?: { schemas?: Record<string, { description?: string }> }
+  components?: { schemas?: Record<string, { description?: string; examples?: unknown[] }> }
 }
 
 /**
@@ -113,6 +125,38 @@ function describeBodies(document: OpenApiDocument): OpenApiDocument {
       const description = name && document.components?.schemas?.[name]?.description
       if (body && description && body.description === undefined) body.description = description
     }
+  return document
+}
+
+/**
+ * A plain-text body as it is sent (lib/plain-text-body.ts): the schema validates the text the
+ * server reads, after it left out one trailing line break (`\n` or `\r\n`); on the wire that
+ * line break may be there. Lengths are the text's, the line break aside.
+ */
+function asSentText(schema: TextSchema): TextSchema {
+  const { pattern, minLength = 0, maxLength } = schema
+  if (pattern === undefined || !pattern.startsWith('^') || !pattern.endsWith('$')) return schema
+  const lineBreak = '(?:\\r?\\n)?$'
+  const lengths = `(?=[^]{${minLength},${maxLength ?? ''}}${lineBreak})`
+  return {
+    ...schema,
+    ...(maxLength !== undefined && { maxLength: maxLength + 2 }),
+    pattern: `^${lengths}${pattern.slice(1, -1)}${lineBreak}`,
+  }
+}
+
+/** The schemas asSentText made (the document's passes run on each rendering of it). */
+const sentTexts = new WeakSet<TextSchema>()
+
+/** Every plain-text request body (lib/plain-text-body.ts) as it is sent: asSentText. */
+function describeTextBodies(document: OpenApiDocument): OpenApiDocument {
+  for (const operations of Object.values(document.paths ?? {}))
+    for (const { requestBody: body } of Object.values(operations))
+      for (const [type, media] of Object.entries(body?.content ?? {}))
+        if (PLAIN_TEXT_TYPES.includes(type) && media.schema && !sentTexts.has(media.schema)) {
+          media.schema = asSentText(media.schema)
+          sentTexts.add(media.schema)
+        }
   return document
 }
 
@@ -163,6 +207,26 @@ function documentedSchema(
   } as FastifySchema
 }
 
+/**
+ * The named schemas' examples, recorded from a real run by scripts/api-examples.ts (the run
+ * docs/api.md's examples come from): in place of any written by hand.
+ */
+async function recordedExamples(): Promise<Record<string, unknown>> {
+  const text = await readFile(new URL('./openapi-examples.json', import.meta.url), 'utf8')
+  return JSON.parse(text) as Record<string, unknown>
+}
+
+function withExamples(
+  document: OpenApiDocument,
+  examples: Record<string, unknown>,
+): OpenApiDocument {
+  for (const [name, example] of Object.entries(examples)) {
+    const schema = document.components?.schemas?.[name]
+    if (schema) schema.examples = [example]
+  }
+  return document
+}
+
 /** What the document's `info` says of the package: its version and SPDX licence. */
 interface PackageFacts {
   version: string
@@ -193,9 +257,10 @@ export function openApiRoutes(app: FastifyInstance): void {
   type Render = (options?: { yaml?: boolean }) => unknown
   let document: Promise<Render> | undefined
   async function build(): Promise<Render> {
-    const [{ default: swagger }, facts] = await Promise.all([
+    const [{ default: swagger }, facts, examples] = await Promise.all([
       import('@fastify/swagger'),
       packageFacts(),
+      recordedExamples(),
     ])
     const inner = Fastify({ routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 } })
     // the document reads the schemas; nothing here validates or serializes with them
@@ -204,10 +269,15 @@ export function openApiRoutes(app: FastifyInstance): void {
     await inner.register(swagger, {
       ...swaggerOptions(facts),
       transformObject: (generated) =>
-        describeBodies(
-          documentHeaders(
-            ('openapiObject' in generated ? generated.openapiObject : {}) as OpenApiDocument,
+        withExamples(
+          describeTextBodies(
+            describeBodies(
+              documentHeaders(
+                ('openapiObject' in generated ? generated.openapiObject : {}) as OpenApiDocument,
+              ),
+            ),
           ),
+          examples,
         ),
     })
     const components = new Components()

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ApiError } from '../lib/errors.ts'
 import { html, type SafeHtml } from '../lib/html.ts'
+import { NoBody } from '../lib/schema.ts'
 import type { AccountMail } from '../modules/accounts/account-mail.service.ts'
 import { setSessionCookie } from '../modules/accounts/session-cookie.ts'
 import { PASSWORD_LENGTHS } from '../modules/users/passwords.ts'
@@ -190,10 +191,9 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
     },
   })
   const signedIn = {
-    303: {
-      description:
-        "Signed in: the `statusd_session` cookie is set and the browser goes to the service's front page (`Location`)",
-    },
+    303: NoBody(
+      "Signed in: the `statusd_session` cookie is set and the browser goes to the service's front page (`Location`)",
+    ),
   }
   const client = (request: FastifyRequest) => ({
     userAgent: request.headers['user-agent'],

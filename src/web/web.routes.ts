@@ -8,6 +8,7 @@ import { viewEtag } from '../lib/etag.ts'
 import { hashApiKey } from '../lib/ids.ts'
 import type { RenderCache, Rendered } from '../lib/render-cache.ts'
 import { PRIVATE_LINK_HEADERS, PUBLIC_VIEW_CACHE_CONTROL } from '../lib/response-headers.ts'
+import { NOT_MODIFIED, NoBody } from '../lib/schema.ts'
 import type { ServiceDeps } from '../modules/service-deps.ts'
 import { InvitationTokenParamsSchema } from '../modules/statuses/invitations.schemas.ts'
 import { acceptLink, previewLink } from '../modules/statuses/invitations.service.ts'
@@ -259,7 +260,11 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
         params: ShareIdParamsSchema,
         response: {
           200: page('text/html', 'The share page'),
-          304: { description: 'Not modified: `If-None-Match` names the current ETag (no body)' },
+          304: NOT_MODIFIED,
+          400: page(
+            'text/html',
+            'A share id no status can have (a NUL character): a page saying so',
+          ),
           404: page('text/html', 'No public status here: unknown, deleted or private'),
           429: page(
             'text/html',
@@ -305,7 +310,7 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
         querystring: BadgeQuerySchema,
         response: {
           200: page('image/svg+xml', 'The badge'),
-          304: { description: 'Not modified: `If-None-Match` names the current ETag (no body)' },
+          304: NOT_MODIFIED,
           ...svgBadgeErrors('unknown, deleted or private'),
         },
       },
@@ -338,7 +343,7 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
         querystring: BadgeQuerySchema,
         response: {
           200: BadgeEndpointSchema,
-          304: { description: 'Not modified: `If-None-Match` names the current ETag (no body)' },
+          304: NOT_MODIFIED,
           ...ERROR_RESPONSES,
         },
       },
@@ -459,7 +464,7 @@ export const invitePageRoutes: FastifyPluginAsyncTypebox<{
         tags: ['public'],
         params: InvitationTokenParamsSchema,
         response: {
-          303: { description: "Accepted: `Location` is the status's screen in the app" },
+          303: NoBody("Accepted: `Location` is the status's screen in the app"),
           401: page('text/html', 'Not signed in, or the session has ended'),
           403: page(
             'text/html',

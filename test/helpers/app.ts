@@ -7,6 +7,7 @@ import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { DEFAULT_PLANS, type Plans } from '../../src/modules/plans/plans.ts'
 import { createUser } from '../../src/modules/users/users.service.ts'
 import { defer, type Lifetime } from './cleanup.ts'
+import { checkedInject, servedContract, watchFetches } from './contract.ts'
 import { freshDatabase, migratedCopy } from './engine.ts'
 
 /** Plans for tests: the built-ins plus an unlimited one, so rate limits never interfere. */
@@ -96,6 +97,14 @@ export async function makeApp(
   })
   await app.ready()
   const built = app
+  // every answer a test receives is checked against the served OpenAPI document
+  // (contract.ts): through `request`, and through `fetch` once the app listens
+  built.server.once('listening', () => {
+    const address = built.server.address()
+    if (address === null || typeof address === 'string') return
+    const unwatch = watchFetches(`http://127.0.0.1:${address.port}`, () => servedContract(built))
+    built.server.once('close', unwatch)
+  })
   let counter = 0
   return {
     app: built,
@@ -110,8 +119,8 @@ export async function makeApp(
       const key = await createApiKey(database.db, user.id)
       return { id: user.id, key: key.key }
     },
-    request(as, method, url, body, headers = {}) {
-      return built.inject({
+    async request(as, method, url, body, headers = {}) {
+      const response = await built.inject({
         method,
         url,
         headers: {
@@ -123,6 +132,7 @@ export async function makeApp(
           payload: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
         }),
       })
+      return checkedInject(built, String(method ?? 'GET'), url, response)
     },
     close,
   }

@@ -7,6 +7,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { type AxeOptions, expectNoAxeViolations } from './axe.ts'
 import { chromiumMissing, launchChromiumBrowser } from './browser.ts'
 import { defer, tempDir } from './cleanup.ts'
+import { browserBreach, remoteContract, watchFetches } from './contract.ts'
 import { asLogLine, BIN, type Proc, ROOT, runToEnd, start, statusdEnv } from './processes.ts'
 import { linkIn, startSmtpServer, type TestSmtpServer } from './smtp.ts'
 import { freePort } from './webauthn.ts'
@@ -133,6 +134,13 @@ export async function startJourney(
   const linkLine = await server.waitForLine((line) => LINK_LINE.test(line), 'the sign-in link')
   const keyLine = server.stdout.find((line) => KEY_LINE.test(line))
 
+  // every answer of the server is checked against its OpenAPI document (contract.ts): in the
+  // browser, as a problem of the journey, and through `fetch`
+  const contract = remoteContract(String(ready?.address))
+  defer(
+    t,
+    watchFetches(url, () => contract),
+  )
   const problems: string[] = []
   const expected: { status: number; path: string | RegExp }[] = []
   const contexts: BrowserContext[] = []
@@ -192,6 +200,9 @@ export async function startJourney(
       report(context, `request failed: ${request.method()} ${request.url()}: ${failure}`)
     })
     context.on('response', (response) => {
+      void browserBreach(contract, new URL(url).origin, response).then((breach) => {
+        if (breach) report(context, breach)
+      })
       const status = response.status()
       if (status < 400) return
       const { pathname } = new URL(response.url())

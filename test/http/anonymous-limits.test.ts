@@ -24,7 +24,7 @@ async function setUp(ctx: Lifetime, deps: Partial<AppDeps> = {}) {
 }
 
 const anonymous = (t: TestApp, url: string, headers: Record<string, string> = {}) =>
-  t.app.inject({ method: 'GET', url, headers })
+  t.request(null, 'GET', url, undefined, headers)
 
 describe('finding 2: anonymous reads unthrottled (ANON_REQUESTS_PER_MINUTE)', () => {
   it('the request after ANON_REQUESTS_PER_MINUTE anonymous ones in a minute is 429 rateLimited, with the error body and the rate-limit headers', async (ctx) => {

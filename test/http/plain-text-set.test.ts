@@ -552,16 +552,25 @@ describe('plain-text set over a socket', () => {
 })
 
 describe('plain-text set in the OpenAPI document', () => {
-  it('PUT /v1/status-keys/{statusKey}/value: its operationId, a text/plain body with the value rules, safe retries', async () => {
+  it('PUT /v1/status-keys/{statusKey}/value: its operationId, a text/plain or form-encoded body with the value rules and one trailing line break, safe retries', async () => {
     const { t } = await world()
     const doc = (await t.app.inject({ url: '/openapi.json' })).json()
     const op = doc.paths['/v1/status-keys/{statusKey}/value'].put
     assert.equal(op.operationId, 'setStatusValueByKey')
-    assert.deepEqual(Object.keys(op.requestBody.content), ['text/plain'])
+    assert.deepEqual(Object.keys(op.requestBody.content), [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+    ])
     const schema = op.requestBody.content['text/plain'].schema
     assert.equal(schema.type, 'string')
     assert.equal(schema.minLength, 1)
-    assert.equal(schema.maxLength, 10)
+    // the value's 10 characters, and a line break of two
+    assert.equal(schema.maxLength, 12)
+    const pattern = new RegExp(schema.pattern, 'u')
+    for (const sent of ['FREE', 'FREE\n', 'FREE\r\n', '0123456789\n'])
+      assert.ok(pattern.test(sent), JSON.stringify(sent))
+    for (const sent of ['FREE\n\n', 'FR\nEE', '01234567890', '\n', ' '])
+      assert.ok(!pattern.test(sent), JSON.stringify(sent))
     assert.equal(op.requestBody.content['text/plain'].example, 'OCCUPIED')
     assert.deepEqual(Object.keys(op.responses).slice(0, 2), ['200', '201'])
     assert.equal(

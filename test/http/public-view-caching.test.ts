@@ -30,7 +30,7 @@ before(async () => {
 })
 
 const anonymous = (url: string, headers: Record<string, string> = {}) =>
-  t.app.inject({ method: 'GET', url, headers })
+  t.request(null, 'GET', url, undefined, headers)
 
 let made = 0
 /** A public status of its own for each test, history and people public (the page shows them). */
@@ -69,10 +69,8 @@ for (const { view, path } of VIEWS)
       const s = await publicStatus()
       const { etag } = (await anonymous(path(s.shareId))).headers
       for (const method of ['GET', 'HEAD'] as const) {
-        const res = await t.app.inject({
-          method,
-          url: path(s.shareId),
-          headers: { 'if-none-match': String(etag) },
+        const res = await t.request(null, method, path(s.shareId), undefined, {
+          'if-none-match': String(etag),
         })
         assert.equal(res.statusCode, 304, method)
         assert.equal(res.body, '')
@@ -241,7 +239,7 @@ describe('several instances (PostgreSQL)', { skip: postgresOnly }, () => {
     const b = await makeApp(ctx, { databaseUrl: fresh.url })
     const user = await a.user()
     const s = await createStatus(a, user, 'hall', { value: 'FREE', accessType: 'public' })
-    const read = (url: string) => a.app.inject({ method: 'GET', url })
+    const read = (url: string) => a.request(null, 'GET', url)
     const urls = VIEWS.map(({ path }) => path(s.shareId))
     for (const url of urls) assert.match((await read(url)).body, /FREE/)
     const patched = await b.request(user, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })
@@ -250,11 +248,11 @@ describe('several instances (PostgreSQL)', { skip: postgresOnly }, () => {
     for (const url of urls)
       await waitUntil(async () => /BUSY/.test((await read(url)).body), `${url} on A shows BUSY`)
     // and B, which writes, shows its change in its very next read (before its NOTIFY is back)
-    for (const url of urls) assert.match((await b.app.inject({ method: 'GET', url })).body, /BUSY/)
+    for (const url of urls) assert.match((await b.request(null, 'GET', url)).body, /BUSY/)
     const c = await b.request(user, 'PATCH', `/v1/status/${s.id}`, { value: 'CLOSED' })
     assert.equal(c.statusCode, 200)
     for (const url of urls) {
-      const res = await b.app.inject({ method: 'GET', url })
+      const res = await b.request(null, 'GET', url)
       assert.match(res.body, /CLOSED/, `${url} on B`)
     }
   })

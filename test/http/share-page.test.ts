@@ -8,8 +8,7 @@ import { makeApp, TEST_PLANS } from '../helpers/app.ts'
 import { testClock } from '../helpers/clock.ts'
 import { createStatus, grant, makeCast } from '../helpers/sharing.ts'
 
-const get = (t: Awaited<ReturnType<typeof makeApp>>, url: string) =>
-  t.app.inject({ method: 'GET', url })
+const get = (t: Awaited<ReturnType<typeof makeApp>>, url: string) => t.request(null, 'GET', url)
 
 /** Every href in a page: only http(s), mailto, or our own assets may appear. */
 const hrefs = (page: string) => [...page.matchAll(/\bhref="([^"]*)"/g)].map((m) => m[1] as string)

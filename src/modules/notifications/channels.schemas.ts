@@ -101,7 +101,12 @@ export const UpdateChannelBodySchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, examples: [{ enabled: true }] },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description: 'Any of the updatable properties; at least one (`{}` is 400 emptyBody).',
+    examples: [{ enabled: true }],
+  },
 )
 
 export const ChannelIdParamsSchema = Type.Object({ id: Type.String() })

@@ -6,6 +6,7 @@ import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { viewEtag } from '../../lib/etag.ts'
 import type { RenderCache } from '../../lib/render-cache.ts'
 import { PUBLIC_VIEW_CACHE_CONTROL } from '../../lib/response-headers.ts'
+import { NOT_MODIFIED } from '../../lib/schema.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { HistoryEntrySchema } from './history.schemas.ts'
 import { publicHistory, publicUsers, publicView } from './share.service.ts'
@@ -17,10 +18,6 @@ const tags = ['public']
 // anyone may read these, from any page (docs/sharing.md#public-views-no-api-key), as often
 // as the anonymous limit allows (docs/api.md#rate-limits)
 const config = { auth: 'none', publicView: true, anonymousLimit: true } as const
-
-const NOT_MODIFIED = Type.Null({
-  description: 'Not modified: `If-None-Match` names the current ETag (no body)',
-})
 
 /**
  * The page size of the public lists when the request names none. Anyone may ask, without a

@@ -4,7 +4,12 @@ import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { emptyBody } from '../../lib/errors.ts'
-import { PLAIN_TEXT_BODY_LIMIT, usePlainTextBodies } from '../../lib/plain-text-body.ts'
+import {
+  PLAIN_TEXT_BODY_LIMIT,
+  PLAIN_TEXT_TYPES,
+  usePlainTextBodies,
+} from '../../lib/plain-text-body.ts'
+import { NOT_MODIFIED } from '../../lib/schema.ts'
 import { runIdempotent, type StoredResponse } from '../idempotency/idempotency.service.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import {
@@ -87,10 +92,6 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
     return sendStatus(reply, response)
   }
 
-  const NOT_MODIFIED = Type.Null({
-    description: 'Not modified: `If-None-Match` names the current ETag (no body)',
-  })
-
   /** A read of one status, with its ETag (`conditional` answers 304 when it is current). */
   const sendRead = (reply: FastifyReply, read: TaggedStatus) =>
     reply.header('etag', read.etag).send(read.status)
@@ -161,7 +162,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
             'The body is the value as text (`text/plain`; also taken without a Content-Type, or form-encoded as `curl -d` sends it, never decoded). As `POST /v1/status-keys/{statusKey}` with `{"value": …}`.',
           tags,
           params: StatusKeyParamsSchema,
-          consumes: ['text/plain'],
+          consumes: PLAIN_TEXT_TYPES,
           body: StatusValueTextSchema,
           response: { 200: StatusSchema, 201: StatusSchema, ...ERROR_RESPONSES },
         },

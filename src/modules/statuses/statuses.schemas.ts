@@ -151,33 +151,6 @@ export const StatusSchema = Type.Object(
     $id: 'Status',
     additionalProperties: false,
     description: 'A status (docs/api.md#the-status-object)',
-    examples: [
-      {
-        id: 'aQHwS9dTxhRMpO5YH1z4I',
-        shareId: 's6hkaick',
-        statusKey: 'room-4',
-        name: 'Meeting room 4',
-        type: 'text',
-        value: 'OCCUPIED',
-        accessType: 'private',
-        description: '',
-        colorNo: 2,
-        accessTypeUserList: 'owner',
-        accessTypeHistory: 'private',
-        listed: false,
-        palette: [
-          { value: 'FREE', colorNo: 3 },
-          { value: 'OCCUPIED', colorNo: 2 },
-        ],
-        staleAfter: 3600,
-        stale: false,
-        staleSince: null,
-        changeCount: 1,
-        createdAt: '2026-11-22T04:26:43.754Z',
-        updatedAt: '2026-11-22T04:26:43.754Z',
-        valueUpdatedAt: '2026-11-22T04:26:43.754Z',
-      },
-    ],
   },
 )
 export type Status = Static<typeof StatusSchema>
@@ -193,14 +166,6 @@ export const StatusListEntrySchema = Type.Object(
     $id: 'StatusListEntry',
     additionalProperties: false,
     description: 'A status in your list (docs/api.md#status-list-entry)',
-    examples: [
-      {
-        statusId: 'aQHwS9dTxhRMpO5YH1z4I',
-        statusKey: 'room-4',
-        shareId: 's6hkaick',
-        name: 'Meeting room 4',
-      },
-    ],
   },
 )
 export type StatusListEntry = Static<typeof StatusListEntrySchema>
