@@ -13,6 +13,6 @@ it('docs/api.md and the OpenAPI document show the examples a run of this version
   assert.equal(
     run.code,
     0,
-    `${run.stderr}\nRun \`node scripts/api-examples.ts\` and commit what it changes.`,
+    `${run.stderr}\nRun \`npm run docs:api-examples\` and commit what it changes.`,
   )
 })
