@@ -86,8 +86,9 @@ export async function makeApp(
     return closing
   }
   defer(t, close)
-  // note: even on a migrated copy, so that a test sees what an app meets at start
-  await migrateToLatest(database.db)
+  // a copy holds every migration already (engine.ts migratedCopy): only a fresh database, or
+  // one the caller manages, is migrated here
+  if (!copy) await migrateToLatest(database.db)
   // note: no key cache unless a test asks for one, so that changes made behind the app's
   // back (revocation through a service, a user unverified) show on the very next request
   app = await buildApp({
