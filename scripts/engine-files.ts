@@ -14,6 +14,9 @@ export const ENGINE_MODULE = 'test/helpers/engine.ts'
 // a relative module named in a static import or export (`from '…'`, `import '…'`) or a
 // dynamic import of a literal (`import('…')`); a match inside a comment only adds a file
 const IMPORTED = /(?:\bfrom|\bimport)\s*\(?\s*['"](\.\.?\/[^'"]+)['"]/g
+// an import or export of types alone (`import type { … } from '…'`): erased before the file
+// runs, it loads nothing (a test of pure functions that takes a type from a helper of apps)
+const TYPES_ONLY = /\b(?:import|export)\s+type\s+[^;'"]*?\bfrom\s*['"][^'"]+['"]/g
 
 /**
  * The files among `files` (paths relative to `root`) that import ENGINE_MODULE, directly or
@@ -33,7 +36,7 @@ export function engineFiles(files: readonly string[], root = process.cwd()): str
     const text = statSync(file, { throwIfNoEntry: false })?.isFile()
       ? readFileSync(file, 'utf8')
       : ''
-    for (const [, specifier] of text.matchAll(IMPORTED)) {
+    for (const [, specifier] of text.replace(TYPES_ONLY, '').matchAll(IMPORTED)) {
       const target = resolve(dirname(file), specifier as string)
       // src/ and the packages never read the engine under test: test code hands them a URL
       if (!target.startsWith(testFolder)) continue

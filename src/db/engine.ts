@@ -279,4 +279,10 @@ export interface DatabaseOptions {
    * reading a file that must not change, e.g. a `VACUUM INTO` backup as a copy's source.
    */
   readOnly?: boolean
+  /**
+   * SQLite in memory (`sqlite::memory:`): what the database starts as, a copy of a database
+   * file's bytes (a `VACUUM INTO` of a migrated one: tests copy it into each app instead of
+   * migrating each).
+   */
+  memoryImage?: Buffer
 }

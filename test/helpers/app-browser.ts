@@ -9,8 +9,9 @@ import type { Lifetime } from './cleanup.ts'
 import { freePort } from './webauthn.ts'
 
 // The app in real Chromium (docs/app.md): a statusd listening on a socket at
-// http://localhost:<port> (a secure context, as service workers and passkeys need), browsers
-// with profiles of their own, and people signed up through the API.
+// http://localhost:<port> (a secure context, as service workers and passkeys need), browser
+// profiles of their own in one Chromium for the test file, and people signed up through the
+// API.
 
 export interface AppServer {
   t: TestApp
@@ -61,8 +62,9 @@ export interface Browser {
 }
 
 /**
- * A browser of its own (a fresh profile: its own cookies, storage, service worker), signed in
- * as `person` when given, with its page at `path`. Closed when `ctx` ends. Errors the page
+ * A browser profile of its own (a context in the test file's Chromium, browser.ts: its own
+ * cookies, storage, service worker), signed in as `person` when given, with its page at
+ * `path`. Closed when `ctx` ends. Errors the page
  * logs fail the test at the end, unless `allowConsoleErrors` (a test about a failure).
  */
 export async function openApp(
@@ -96,7 +98,7 @@ export async function openApp(
       errors.push(message.text())
   })
   page.on('pageerror', (error) => errors.push(String(error)))
-  // one hook: the browser closes even when the check fails
+  // one hook: the profile closes even when the check fails
   ctx.after(async () => {
     await browser.close()
     if (!options.allowConsoleErrors) assert.deepEqual(errors, [], 'the page logged no errors')

@@ -51,9 +51,10 @@ export interface TestApp {
 }
 
 /**
- * A fresh app on its own migrated database (no shared seeded database): in-memory SQLite,
- * or on the PostgreSQL run (TEST_ENGINE=postgres) a copy of a database migrated once per
- * process (engine.ts migratedCopy; a schema of its own when it cannot). Both go when
+ * A fresh app on its own migrated database (no shared seeded database): a copy of a database
+ * migrated once per process (engine.ts migratedCopy), in-memory SQLite or on the PostgreSQL
+ * run (TEST_ENGINE=postgres) a database of its own (a schema of its own, migrated, when the
+ * role cannot create databases). Both go when
  * `t` ends (the test's context, or `{ after }` for an app a suite shares): no test closes it.
  * `databaseUrl` puts the app on a database the caller manages instead.
  */
@@ -69,12 +70,13 @@ export async function makeApp(
   } = {},
 ): Promise<TestApp> {
   const plans = options.plans ?? TEST_PLANS
-  // on PostgreSQL a copy of a database migrated once per process; else migrated below
+  // a copy of a database migrated once per process; else migrated below
   const copy = options.databaseUrl === undefined ? await migratedCopy() : undefined
   const fresh = copy ?? (options.databaseUrl === undefined ? await freshDatabase() : undefined)
   if (fresh) defer(t, () => fresh.drop())
   const database = createDatabase(options.databaseUrl ?? (fresh?.url as string), {
     poolSize: 5,
+    ...fresh?.options,
     ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs }),
   })
   let app: FastifyInstance | undefined
@@ -85,8 +87,9 @@ export async function makeApp(
     return closing
   }
   defer(t, close)
-  // note: even on a migrated copy, so that a test sees what an app meets at start
-  await migrateToLatest(database.db)
+  // a copy holds every migration already (engine.ts migratedCopy): only a fresh database, or
+  // one the caller manages, is migrated here
+  if (!copy) await migrateToLatest(database.db)
   // note: no key cache unless a test asks for one, so that changes made behind the app's
   // back (revocation through a service, a user unverified) show on the very next request
   app = await buildApp({

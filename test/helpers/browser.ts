@@ -1,7 +1,6 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { after } from 'node:test'
 import { type Browser, type BrowserContext, chromium } from 'playwright-core'
 import { makeApp, type TestApp } from './app.ts'
 import type { Lifetime } from './cleanup.ts'
@@ -26,7 +25,47 @@ const ARGS = [
   '--disable-sync',
 ]
 
-/** Headless Chromium with a fresh profile directory, removed again on close. */
+/** Headless Chromium, which holds several profiles at once (`browser.newContext()`). */
+const launchBrowser = (args: string[] = []): Promise<Browser> =>
+  chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...ARGS, ...args] })
+
+// One Chromium for a test file: launched when its first test asks for a browser, closed
+// after its last test. Each test gets contexts of its own in it (cookies, storage, cache,
+// permissions and service workers of their own, as a fresh profile has), which costs a
+// fraction of a browser started for each. A process that is not a test file (a script such
+// as take-screenshots.ts) launches a browser for each context instead, closed with it.
+const inTestFile = Boolean(process.argv[1]?.endsWith('.test.ts'))
+let fileBrowser: Promise<Browser> | undefined
+if (inTestFile)
+  after(async () => {
+    const browser = fileBrowser
+    fileBrowser = undefined
+    await (await browser?.catch(() => undefined))?.close()
+  })
+
+/**
+ * The test file's Chromium (launched on first use, closed after the file's last test), for
+ * tests that open contexts themselves; outside a test file, a browser the caller closes.
+ */
+export function fileChromium(): Promise<Browser> {
+  if (!inTestFile) return launchBrowser()
+  if (!fileBrowser) {
+    const launched = launchBrowser()
+    fileBrowser = launched
+    // a browser that failed to start or went away is not handed to the next test
+    const forget = () => {
+      if (fileBrowser === launched) fileBrowser = undefined
+    }
+    launched.then((browser) => browser.on('disconnected', forget), forget)
+  }
+  return fileBrowser
+}
+
+/**
+ * A fresh browser profile (a context of its own in the file's Chromium, see fileChromium)
+ * in headless Chromium, gone again on close. `args` (command-line switches) need a browser
+ * of their own, launched for this context.
+ */
 export async function launchChromium(
   options: {
     viewport?: { width: number; height: number }
@@ -36,11 +75,9 @@ export async function launchChromium(
     args?: string[]
   } = {},
 ): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
-  const profile = mkdtempSync(join(tmpdir(), 'statusd-chromium-'))
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [...ARGS, ...(options.args ?? [])],
+  const own = options.args !== undefined || !inTestFile
+  const browser = own ? await launchBrowser(options.args) : await fileChromium()
+  const context = await browser.newContext({
     viewport: options.viewport ?? { width: 1000, height: 800 },
     deviceScaleFactor: options.deviceScaleFactor ?? 1,
     colorScheme: options.colorScheme ?? 'light',
@@ -48,22 +85,17 @@ export async function launchChromium(
     locale: 'en-GB',
     timezoneId: 'UTC',
   })
+  let closing: Promise<void> | undefined
   return {
     context,
-    async close() {
-      await context.close()
-      rmSync(profile, { recursive: true, force: true })
+    close() {
+      closing ??= (async () => {
+        await context.close()
+        if (own) await browser.close()
+      })()
+      return closing
     },
   }
-}
-
-/**
- * Headless Chromium that holds several profiles at once (`browser.newContext()`, each with
- * cookies of its own): the journeys (test/helpers/journey.ts), where each person, and each
- * screen size, is a context of its own.
- */
-export function launchChromiumBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS })
 }
 
 /** An app listening on 127.0.0.1 at a random port, for a browser to open. */

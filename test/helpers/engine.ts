@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import { relative } from 'node:path'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import { sql } from 'kysely'
 import pg from 'pg'
 import { createDatabase } from '../../src/db/create-database.ts'
+import type { DatabaseOptions } from '../../src/db/engine.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 import { defer, type Lifetime } from './cleanup.ts'
 
@@ -48,6 +52,8 @@ export const postgresOnly: string | false =
 /** A fresh, empty database for one test, and how to throw it away. */
 export interface TestDatabase {
   url: string
+  /** What opening it needs besides the URL (a migrated copy's content, on SQLite). */
+  options?: DatabaseOptions
   drop(): Promise<void>
 }
 
@@ -228,15 +234,44 @@ function migratedTemplate(): Promise<string | undefined> {
   return template
 }
 
+let sqliteImage: Promise<Buffer> | undefined
+
 /**
- * On PostgreSQL, a fresh database with every migration applied, for one app (makeApp), and
- * how to drop it: a database of its own, copied from a template this process migrated once
- * (CREATE DATABASE … TEMPLATE), which is cheaper than applying every migration again; no
- * other test sees the copy. Undefined on SQLite (an in-memory database cannot be copied
- * into) and without the right to create databases: the caller migrates a freshDatabase().
+ * The bytes of a SQLite database with every migration applied, made once per process: an
+ * in-memory database migrated, then written out with VACUUM INTO and read back.
+ */
+function migratedSqliteImage(): Promise<Buffer> {
+  sqliteImage ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'statusd-template-'))
+    const file = join(dir, 'migrated.db')
+    const database = createDatabase('sqlite::memory:')
+    try {
+      await migrateToLatest(database.db)
+      await sql`vacuum into ${file}`.execute(database.db)
+      return readFileSync(file)
+    } finally {
+      await database.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })()
+  return sqliteImage
+}
+
+/**
+ * A fresh database with every migration applied, for one app (makeApp), and how to drop it:
+ * a copy of one this process migrated once, which is cheaper than applying every migration
+ * again; no other test sees the copy. On SQLite an in-memory database that starts as the
+ * migrated one's bytes (DatabaseOptions.memoryImage); on PostgreSQL a database of its own
+ * (CREATE DATABASE … TEMPLATE), or undefined without the right to create databases: the
+ * caller migrates a freshDatabase() then.
  */
 export async function migratedCopy(): Promise<TestDatabase | undefined> {
-  if (TEST_ENGINE !== 'postgres') return undefined
+  if (TEST_ENGINE === 'sqlite')
+    return {
+      url: 'sqlite::memory:',
+      options: { memoryImage: await migratedSqliteImage() },
+      drop: async () => {},
+    }
   const source = await migratedTemplate()
   if (source === undefined) return undefined
   const { pool, url } = await adminPool(TEST_DATABASE_URL as string)

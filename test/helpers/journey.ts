@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { after, before, type TestContext } from 'node:test'
+import { before, type TestContext } from 'node:test'
 import type { ParsedMail } from 'mailparser'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { type AxeOptions, expectNoAxeViolations } from './axe.ts'
-import { chromiumMissing, launchChromiumBrowser } from './browser.ts'
+import { chromiumMissing, fileChromium } from './browser.ts'
 import { defer, tempDir } from './cleanup.ts'
 import { browserBreach, remoteContract, watchFetches } from './contract.ts'
 import { asLogLine, BIN, type Proc, ROOT, runToEnd, start, statusdEnv } from './processes.ts'
@@ -43,14 +43,14 @@ export const SIZES = {
 } as const
 export type Size = keyof typeof SIZES
 
-/** One Chromium for the test file, launched before its first test, closed after its last. */
+/**
+ * The test file's one Chromium (browser.ts fileChromium), launched before its first test and
+ * closed after its last.
+ */
 export function journeyBrowser(): () => Browser {
   let browser: Browser | undefined
   before(async () => {
-    if (!chromiumMissing()) browser = await launchChromiumBrowser()
-  })
-  after(async () => {
-    await browser?.close()
+    if (!chromiumMissing()) browser = await fileChromium()
   })
   return () => {
     assert.ok(browser, 'journeyBrowser(): Chromium is not running (skip with chromiumMissing())')

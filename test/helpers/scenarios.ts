@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { beforeEach, describe, it, type TestContext } from 'node:test'
+import { before, beforeEach, describe, it, type TestContext } from 'node:test'
 import type { InjectOptions } from 'fastify'
 import type { TestApp, TestUser } from './app.ts'
-import type { Lifetime } from './cleanup.ts'
+import { type Lifetime, suiteLifetime } from './cleanup.ts'
 
 /** What a scenario table runs against: a fresh app, named users and named values. */
 export interface ScenarioContext {
@@ -42,6 +42,9 @@ const fill = (text: string, vars: Record<string, string>) =>
     return value
   })
 
+/** The methods that only read (RFC 9110 safe methods the API serves). */
+const READS = new Set(['GET', 'HEAD'])
+
 /**
  * Runs each scenario as its own test on a freshly set-up context; `setup` gets the test's
  * context for `makeApp(t)`, so the app goes when the scenario ends.
@@ -51,12 +54,43 @@ export function runScenarios(
   setup: (t: Lifetime) => Promise<ScenarioContext>,
   scenarios: Scenario[],
 ): void {
+  scenarioSuite(title, setup, scenarios, false)
+}
+
+/**
+ * runScenarios for a table whose rows only read (GET, HEAD; checked): one context, set up
+ * before the first row and gone after the last, serves them all, since a read leaves the
+ * world as the next row expects to find it.
+ */
+export function runReadOnlyScenarios(
+  title: string,
+  setup: (t: Lifetime) => Promise<ScenarioContext>,
+  scenarios: Scenario[],
+): void {
+  for (const s of scenarios)
+    assert.ok(READS.has(String(s.method)), `${s.name}: a read-only table's rows only read`)
+  scenarioSuite(title, setup, scenarios, true)
+}
+
+function scenarioSuite(
+  title: string,
+  setup: (t: Lifetime) => Promise<ScenarioContext>,
+  scenarios: Scenario[],
+  shared: boolean,
+): void {
   describe(title, () => {
     let ctx: ScenarioContext
-    // note: beforeEach is given the context of the test it runs for
-    beforeEach(async (t) => {
-      ctx = await setup(t as TestContext)
-    })
+    if (shared) {
+      const suite = suiteLifetime()
+      before(async () => {
+        ctx = await setup(suite)
+      })
+    } else {
+      // note: beforeEach is given the context of the test it runs for
+      beforeEach(async (t) => {
+        ctx = await setup(t as TestContext)
+      })
+    }
     for (const s of scenarios) {
       it(s.name, async () => {
         const as = s.as === undefined ? 'owner' : s.as

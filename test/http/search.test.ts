@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import { TEST_ENGINE } from '../helpers/engine.ts'
-import { runScenarios } from '../helpers/scenarios.ts'
+import { runReadOnlyScenarios } from '../helpers/scenarios.ts'
 import { createStatus } from '../helpers/sharing.ts'
 
 // docs/accounts.md#discovery and docs/api.md#search: verified users find public statuses
@@ -14,7 +14,7 @@ const search = (t: TestApp, as: TestUser, q: string, extra = '') =>
 const names = (res: { json(): unknown }) =>
   (res.json() as { name: string }[]).map((r) => r.name).sort()
 
-runScenarios(
+runReadOnlyScenarios(
   `GET /v1/search/statuses: who may search, and what q may be [${TEST_ENGINE}]`,
   async (t) => {
     const app = await makeApp(t)

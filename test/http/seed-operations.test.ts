@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { makeApp, TEST_PLANS } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
-import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
+import { runReadOnlyScenarios, runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
 
 /** An owner with one status created by key `room-4` (value OCCUPIED), and a stranger. */
 async function withOneStatus(ctx: Lifetime): Promise<ScenarioContext> {
@@ -287,7 +287,7 @@ runScenarios('POST /v1/status-keys/:statusKey (set a status by key)', withOneSta
   },
 ])
 
-runScenarios('GET /v1/user/status (list your statuses)', withOneStatus, [
+runReadOnlyScenarios('GET /v1/user/status (list your statuses)', withOneStatus, [
   {
     name: 'lists the statuses the caller owns as list entries',
     method: 'GET',

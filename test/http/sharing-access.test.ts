@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict'
 import { makeApp } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
-import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/scenarios.ts'
+import {
+  runReadOnlyScenarios,
+  runScenarios,
+  type Scenario,
+  type ScenarioContext,
+} from '../helpers/scenarios.ts'
 import {
   ACCESS_TYPES,
   type AccessType,
@@ -98,7 +103,7 @@ function detailScenarios(what: 'history' | 'users'): Scenario[] {
   return scenarios
 }
 
-runScenarios('history visibility: every role × every accessTypeHistory', world, [
+runReadOnlyScenarios('history visibility: every role × every accessTypeHistory', world, [
   ...detailScenarios('history'),
   {
     name: 'history without an API key on the authenticated route → 401',
@@ -118,7 +123,7 @@ runScenarios('history visibility: every role × every accessTypeHistory', world,
   },
 ])
 
-runScenarios('user list visibility: every role × every accessTypeUserList', world, [
+runReadOnlyScenarios('user list visibility: every role × every accessTypeUserList', world, [
   ...detailScenarios('users'),
 ])
 

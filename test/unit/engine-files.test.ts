@@ -22,7 +22,7 @@ function tree(t: Parameters<typeof tempDir>[0], files: Record<string, string>): 
 }
 
 describe('the PostgreSQL pass runs the files that import the engine module (docs/architecture.md#tests)', () => {
-  it('finds a file that imports it directly, through helpers, in a cycle, by import() of a literal; not one that does not', (t) => {
+  it('finds a file that imports it directly, through helpers, in a cycle, by import() of a literal; not one that does not, nor one that imports types alone', (t) => {
     // note: the test files sit two folders down, so that no path written here leads, from
     // this file, to the real engine module (which would put this file in the PostgreSQL pass)
     const root = tree(t, {
@@ -41,6 +41,12 @@ describe('the PostgreSQL pass runs the files that import the engine module (docs
       'test/x/y/pure.test.ts':
         "import { pure } from '../../helpers/pure.ts'\nimport '../../../src/db.ts'\n",
       'test/x/y/alone.test.ts': "import { it } from 'node:test'\n",
+      // type imports are erased before a file runs: they load nothing
+      'test/helpers/types.ts':
+        "import type { app } from './app.ts'\nexport type App = typeof app\n",
+      'test/x/y/types.test.ts':
+        "import type {\n  app,\n} from '../../helpers/app.ts'\nimport '../../helpers/types.ts'\nexport type { App } from '../../helpers/types.ts'\n",
+      'test/x/y/mixed.test.ts': "import { type app, app as value } from '../../helpers/app.ts'\n",
     })
     const files = globSync('test/x/y/*.test.ts', { cwd: root }).sort()
     assert.deepEqual(engineFiles(files, root), [
@@ -48,6 +54,7 @@ describe('the PostgreSQL pass runs the files that import the engine module (docs
       'test/x/y/direct.test.ts',
       'test/x/y/dynamic.test.ts',
       'test/x/y/helper.test.ts',
+      'test/x/y/mixed.test.ts',
       'test/x/y/re-export.test.ts',
     ])
   })

@@ -26,7 +26,8 @@ export function openSqlite(path: string, options: DatabaseOptions = {}): Databas
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS
   const file = path === ':memory:' ? path : resolve(path)
   if (file !== ':memory:' && !readOnly) createPrivately(file)
-  const sqlite = new SQLite(file, { readonly: readOnly, fileMustExist: readOnly })
+  const source = file === ':memory:' ? (options.memoryImage ?? file) : file
+  const sqlite = new SQLite(source, { readonly: readOnly, fileMustExist: readOnly })
   if (!readOnly) sqlite.pragma('journal_mode = WAL')
   // note: FULL fsyncs the WAL on every commit, so an acknowledged write survives power loss;
   // group-committed batches get the same guarantee off the event loop (sqlite-durability.ts)
