@@ -53,9 +53,10 @@ let checked = 0
 const contracts = new Map<string, Contract>()
 
 // the count of this file's responses, for scripts/test.ts to add up (contract-reporter.ts);
-// note: only in a file `node --test` runs, since a hook makes any other script that loads
-// this module (a screenshot script) print a test summary
-if (process.env.NODE_TEST_CONTEXT !== undefined)
+// note: only in a test file, since a hook makes any other script that loads this module (a
+// screenshot script, a child process a test starts) print a test summary; a child inherits
+// the runner's environment, so it is told by its script, as browser.ts tells it
+if (process.argv[1]?.endsWith('.test.ts'))
   after((t) => {
     if (checked > 0)
       (t as { diagnostic?(message: string): void }).diagnostic?.(
