@@ -1,6 +1,6 @@
 // Which test files the PostgreSQL pass of `npm test` runs (docs/architecture.md#tests): those
 // whose result can depend on the engine. The two passes differ only in TEST_ENGINE, which
-// test code reads only through test/helpers/engine.ts (test/unit/engine-files.test.ts checks
+// test code reads only through test/helpers/engine.ts (test/scripts/engine-files.test.ts checks
 // that), so a file's result can depend on the engine only when it loads that module: when
 // the module is among its imports, followed from file to file through the test folder.
 // test/helpers/engine.ts checks the answer at run time: a test file that loads it without

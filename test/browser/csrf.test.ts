@@ -84,7 +84,7 @@ describe('CSRF in real Chromium', { skip: chromiumMissing(), timeout: 240_000 },
     assert.equal(refused.status(), 403)
     // note: 403, not 401 unauthorized: the browser did send the cookie (without it, 401); a
     // verified user with a session meets no other 403 here (the body of a no-cors answer is
-    // not kept: test/http/accounts-auth.test.ts reads its errorCode)
+    // not kept: test/accounts/accounts-auth.test.ts reads its errorCode)
     assert.equal(await statuses(), 0, 'nothing changed')
 
     // a JSON request from the attacker's page needs a preflight, which finds no permission

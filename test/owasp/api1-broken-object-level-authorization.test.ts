@@ -31,7 +31,7 @@ const foreign = (w: World) => ({
   statusKey: 'secret-room',
   userId: w.owner.id,
   shareId: 'zzzzzzzz',
-  // note: someone else's invitation is tested in test/http/invitations.test.ts; a link
+  // note: someone else's invitation is tested in test/statuses/invitations.test.ts; a link
   // token is a bearer secret (whoever holds a real one may use it), so here it is forged
   id: 'Xdoesnotexist00000000',
   token: FORGED_TOKEN,

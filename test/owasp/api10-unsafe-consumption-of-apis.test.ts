@@ -7,7 +7,7 @@ import { makeWorld, type World } from './world.ts'
 // untrusted input: a proxy's X-Request-Id is kept only when it looks like one (and never
 // when it looks like a key), proxy headers (X-Forwarded-*, Host) do not build links or
 // change identities, and operator files (PLANS_FILE) are validated at start
-// (test/unit/plans.test.ts, test/unit/config.test.ts).
+// (test/plans/plan-rules.test.ts, test/lib/config.test.ts).
 
 let w: World
 // note: beforeEach is given the context of the test it runs for

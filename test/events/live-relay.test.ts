@@ -8,7 +8,7 @@ import type { StatusFeeds } from '../../src/modules/events/status-feeds.ts'
 // only on the server it was taken on. After a failover or a restart it takes a new one, and
 // only then do the streams read their statuses again, so that nothing committed in between is
 // skipped. The tail here is a script (the PostgreSQL one has its tests in
-// test/http/events-postgres.test.ts and test/multi/live-relay.test.ts); what is checked is the
+// test/events/events-postgres.test.ts and test/multi/live-relay.test.ts); what is checked is the
 // order of the relay's calls.
 
 const page = (next: string, more: Partial<OutboxTailPage> = {}): OutboxTailPage => ({

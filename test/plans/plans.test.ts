@@ -8,7 +8,7 @@ import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type Scenario, type ScenarioContext } from '../helpers/scenarios.ts'
 
 // docs/api.md#plans: plan gates (links in descriptions, access-type settings), the status limit and
-// the request rate, checked over HTTP. Pure plan rules are in test/unit/plans.test.ts.
+// the request rate, checked over HTTP. Pure plan rules are in test/plans/plan-rules.test.ts.
 
 /**
  * A `free` user with `room` (all defaults) and `legacy` (made on `pro` with non-default
