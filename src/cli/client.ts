@@ -1,7 +1,11 @@
-import { STATUS_CODES } from 'node:http'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { ClientSettings } from './client-config.ts'
 import { StatusdClient, type StatusdError } from './statusd-client.ts'
+
+// note: not `import { STATUS_CODES } from 'node:http'`: an ESM import of node:http reads every
+// export, and its lazy WebSocket getters load Node's whole fetch stack (`statusd serve` loads
+// this file too)
+const { STATUS_CODES } = process.getBuiltinModule('node:http')
 
 /**
  * A request the server refused (its `message` and `errorCode`), or one that never got an

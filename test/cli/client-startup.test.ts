@@ -4,8 +4,9 @@ import { describe, it } from 'node:test'
 import { pathToFileURL } from 'node:url'
 
 // docs/cli.md: the client commands, --version and the help load none of the server's or the
-// storage's code; an admin command loads it when it runs. A child process, since the test
-// runner's own has loaded everything; what it loads is recorded by a module hook.
+// storage's code, nor Node's fetch stack (`statusd serve` loads this graph first); an admin
+// command loads it when it runs. A child process, since the test runner's own has loaded
+// everything; what it loads is recorded by a module hook.
 const main = pathToFileURL(new URL('../../src/cli/main.ts', import.meta.url).pathname).href
 const child = (argv: string[]) => `
 import module from 'node:module'
@@ -24,6 +25,8 @@ const code = await main(${JSON.stringify(argv)}, (t) => { out += t }, (t) => { o
 const heavy = ['kysely', 'typebox', 'fastify', 'better-sqlite3', 'pg', 'ajv'].filter((name) =>
   [...loaded].some((u) => u.includes(\`/node_modules/\${name}/\`)),
 )
+// Node's fetch stack is one of its own modules, which no module hook sees
+if (process.moduleLoadList.some((m) => m.includes('/undici/'))) heavy.push('undici')
 const server = [...loaded].filter((u) =>
   ['.service.ts', '.repository.ts', '.routes.ts', '/src/app.ts', '/src/server.ts', '/src/db/migrations/'].some((part) => u.includes(part)),
 )
