@@ -27,7 +27,7 @@ import {
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
 import type { ServiceDeps } from '../service-deps.ts'
-import { pruneHistory } from './history.repository.ts'
+import { pruneHistories } from './history.repository.ts'
 import { ownerPlanOf, retentionCutoff } from './history.service.ts'
 import { assertUniquePalette, paletteColor, parsePalette, storedPalette } from './palette.ts'
 import { staleAtOf, staleChanges, staleFieldsOf } from './staleness.ts'
@@ -332,11 +332,15 @@ async function writePlans(
   const pruned = new Map<string, string>()
   for (const plan of plans)
     if (plan.history && plan.cutoff !== null) pruned.set(plan.written.row.id, plan.cutoff)
-  for (const [statusId, cutoff] of pruned) {
-    const row = rows.get(statusId) as StatusRow
+  await pruneHistories(
+    tx,
     // the entry that set the current value always stays
-    await pruneHistory(tx, statusId, cutoff, Number(row.change_count))
-  }
+    [...pruned].map(([statusId, cutoff]) => ({
+      statusId,
+      cutoff,
+      keepChangeNo: Number((rows.get(statusId) as StatusRow).change_count),
+    })),
+  )
   const at = clockIso(deps)
   await recordOutboxRows(
     tx,
