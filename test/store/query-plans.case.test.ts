@@ -5,6 +5,7 @@ import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kyse
 import pg from 'pg'
 import type { DB, StatusRow } from '../../src/db/database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
+import { notificationRuleExists } from '../../src/modules/outbox/outbox.service.ts'
 import {
   listHistory,
   pruneHistories,
@@ -179,7 +180,8 @@ describe(onEngine('query plans of the hot paths'), () => {
     )
     await store.db.insertInto('statuses').values(read).execute()
     const statements = await store.plansOf(async (db) => {
-      await findStatusesForWrite(db, ['batch-1', 'batch-2'], [])
+      // whether anyone is notified read beside the rows: one search of the rules' key each
+      await findStatusesForWrite(db, ['batch-1', 'batch-2'], [], notificationRuleExists)
       await writeStatusRows(
         db,
         read.map((row) => ({ ...row, value: 'ON', change_count: 2, version: 2 })),

@@ -17,6 +17,7 @@ import type { CredentialLimits } from '../keys/scopes.ts'
 import {
   liveChangeRow,
   type NotifiedStatus,
+  notificationRuleExists,
   type OutboxEventInsert,
   recordOutboxRows,
   recordStatusEvent,
@@ -392,10 +393,11 @@ async function updatesIn(
   const keys = units.flatMap((unit) =>
     'key' in unit.target ? [{ ownerId: unit.caller.userId, key: unit.target.key }] : [],
   )
-  const read = await findStatusesForWrite(tx, ids, keys)
-  const latest = new Map(read.map((row) => [row.id, row]))
-  const byKey = new Map(read.map((row) => [`${row.owner_id}\n${row.status_key}`, row.id]))
-  const notified = await statusesNotified(tx, [...latest.keys()])
+  // whether anyone has a notification rule on each status, read with the rows
+  const read = await findStatusesForWrite(tx, ids, keys, notificationRuleExists)
+  const latest = new Map(read.map(({ row }) => [row.id, row]))
+  const byKey = new Map(read.map(({ row }) => [`${row.owner_id}\n${row.status_key}`, row.id]))
+  const notified = new Set(read.flatMap(({ row, flagged }) => (flagged ? [row.id] : [])))
   const plans: UpdatePlan[] = []
   const outcomes: Settled<Written | undefined>[] = []
   for (const { caller, target, input, options } of units) {
