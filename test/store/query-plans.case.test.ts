@@ -5,7 +5,12 @@ import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kyse
 import pg from 'pg'
 import type { DB, StatusRow } from '../../src/db/database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
-import { listHistory, pruneHistory } from '../../src/modules/statuses/history.repository.ts'
+import { notificationRuleExists } from '../../src/modules/outbox/outbox.service.ts'
+import {
+  listHistory,
+  pruneHistories,
+  pruneHistory,
+} from '../../src/modules/statuses/history.repository.ts'
 import { searchListedStatuses } from '../../src/modules/statuses/search.repository.ts'
 import {
   findStatusesForWrite,
@@ -175,18 +180,24 @@ describe(onEngine('query plans of the hot paths'), () => {
     )
     await store.db.insertInto('statuses').values(read).execute()
     const statements = await store.plansOf(async (db) => {
-      await findStatusesForWrite(db, ['batch-1', 'batch-2'], [])
+      // whether anyone is notified read beside the rows: one search of the rules' key each
+      await findStatusesForWrite(db, ['batch-1', 'batch-2'], [], notificationRuleExists)
       await writeStatusRows(
         db,
         read.map((row) => ({ ...row, value: 'ON', change_count: 2, version: 2 })),
         ['value', 'change_count', 'version'],
       )
       await pruneHistory(db, 'status', '2030-01-01T00:00:00.000Z', 90)
+      await pruneHistories(db, [
+        { statusId: 'batch-1', cutoff: '2030-01-01T00:00:00.000Z', keepChangeNo: 90 },
+        { statusId: 'batch-2', cutoff: '2030-01-01T00:00:00.000Z', keepChangeNo: 70 },
+      ])
     })
-    assert.equal(statements.length, 3)
+    assert.equal(statements.length, 4)
     type Planned = (typeof statements)[number]
-    const [lookup, write, prune] = statements as [Planned, Planned, Planned]
-    for (const { plan } of [lookup, prune]) assertSearchesOnly(plan)
+    const [lookup, write, prune, prunes] = statements as [Planned, Planned, Planned, Planned]
+    // the statuses of a batch pruned together: each status's range is still a search
+    for (const { plan } of [lookup, prune, prunes]) assertSearchesOnly(plan)
     // the rows given are a list of values to go through; every table is searched
     assertSearchesOnly(write.plan.replace(/^SCAN \d+-ROW VALUES CLAUSE$/m, ''))
     if (TEST_ENGINE === 'sqlite')

@@ -1,5 +1,11 @@
-import type { Insertable, Selectable } from 'kysely'
-import type { Db, OutboxEventsTable } from '../../db/database.ts'
+import type {
+  AliasableExpression,
+  ExpressionBuilder,
+  Insertable,
+  Selectable,
+  SqlBool,
+} from 'kysely'
+import type { DB, Db, OutboxEventsTable } from '../../db/database.ts'
 
 export type OutboxEventRow = Selectable<OutboxEventsTable>
 
@@ -17,6 +23,20 @@ export async function statusHasNotificationRule(db: Db, statusId: string): Promi
     .executeTakeFirst()
   return row !== undefined
 }
+
+/**
+ * A condition on a query of `statuses`: someone has a notification rule on the status, for a
+ * read that selects it beside the row (the locking read of a batch of writes).
+ */
+export const hasNotificationRule = (
+  eb: ExpressionBuilder<DB, 'statuses'>,
+): AliasableExpression<SqlBool> =>
+  eb.exists(
+    eb
+      .selectFrom('notification_rules')
+      .select('notification_rules.status_id')
+      .whereRef('notification_rules.status_id', '=', 'statuses.id'),
+  )
 
 /** Of these statuses, the ones someone has a notification rule on (one read for a batch). */
 export async function statusesWithNotificationRules(

@@ -3,6 +3,7 @@ import type { Db, OutboxEventsTable } from '../../db/database.ts'
 import { newId } from '../../lib/ids.ts'
 import {
   deleteDoneOutboxEvents,
+  hasNotificationRule,
   insertOutboxEvent,
   insertOutboxEvents,
   listPendingOutboxEventsOf,
@@ -14,6 +15,9 @@ import {
 
 /** An outbox row to insert. */
 export type OutboxEventInsert = Insertable<OutboxEventsTable> & { id: string }
+
+/** A condition on a read of statuses: someone has a notification rule on the status (see recordStatusEvent). */
+export const notificationRuleExists = hasNotificationRule
 
 /** Of these statuses, the ones someone has a notification rule on (see recordStatusEvent). */
 export const statusesNotified = (db: Db, statusIds: readonly string[]): Promise<Set<string>> =>

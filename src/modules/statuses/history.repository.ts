@@ -87,29 +87,61 @@ export async function pruneHistory(
   keepChangeNo: number,
   batch: number = HISTORY_BATCH,
 ): Promise<number> {
-  const oldest = db
-    .selectFrom('status_history')
-    .select('change_no')
-    .where('status_id', '=', statusId)
-    .orderBy('change_no')
-    .limit(1)
+  return pruneHistories(db, [{ statusId, cutoff, keepChangeNo }], batch)
+}
+
+/** One status's history to prune (pruneHistory). */
+export interface HistoryPrune {
+  statusId: string
+  cutoff: string
+  keepChangeNo: number
+}
+
+/**
+ * pruneHistory for several statuses in one statement (the statuses of a batch of writes):
+ * each status's range, as pruneHistory finds it, joined by OR, so that each is still one
+ * walk of the primary key.
+ */
+export async function pruneHistories(
+  db: Db,
+  prunes: readonly HistoryPrune[],
+  batch: number = HISTORY_BATCH,
+): Promise<number> {
+  if (prunes.length === 0) return 0
+  const oldest = (statusId: string) =>
+    db
+      .selectFrom('status_history')
+      .select('change_no')
+      .where('status_id', '=', statusId)
+      .orderBy('change_no')
+      .limit(1)
   const result = await db
     .deleteFrom('status_history')
-    .where('status_id', '=', statusId)
-    .where('at', '<', cutoff)
-    .where('change_no', '>=', oldest)
-    .where('change_no', '<', (eb) => eb(oldest, '+', batch))
-    .where('change_no', '<', (eb) =>
-      eb.fn.coalesce(
-        eb
-          .selectFrom('status_history')
-          .select('change_no')
-          .where('status_id', '=', statusId)
-          .where('change_no', '<', keepChangeNo)
-          .where('at', '>=', cutoff)
-          .orderBy('change_no')
-          .limit(1),
-        eb.val(keepChangeNo),
+    .where((eb) =>
+      eb.or(
+        prunes.map(({ statusId, cutoff, keepChangeNo }) =>
+          eb.and([
+            eb('status_id', '=', statusId),
+            eb('at', '<', cutoff),
+            eb('change_no', '>=', oldest(statusId)),
+            eb('change_no', '<', eb(oldest(statusId), '+', batch)),
+            eb(
+              'change_no',
+              '<',
+              eb.fn.coalesce(
+                eb
+                  .selectFrom('status_history')
+                  .select('change_no')
+                  .where('status_id', '=', statusId)
+                  .where('change_no', '<', keepChangeNo)
+                  .where('at', '>=', cutoff)
+                  .orderBy('change_no')
+                  .limit(1),
+                eb.val(keepChangeNo),
+              ),
+            ),
+          ]),
+        ),
       ),
     )
     .executeTakeFirst()

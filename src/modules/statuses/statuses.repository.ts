@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { AliasableExpression, ExpressionBuilder, Kysely, SqlBool } from 'kysely'
 import type { DB, Db, NewHistoryRow, NewStatusRow, StatusRow } from '../../db/database.ts'
 import { lockRowsForWrite } from '../../db/locks.ts'
 import { recordStatusDeletion } from './history.repository.ts'
@@ -61,20 +61,30 @@ export const insertHistory = async (db: Db, row: NewHistoryRow): Promise<void> =
   await db.insertInto('status_history').values(row).execute()
 }
 
+/** A row read for writing, and what a condition given to the read said of it. */
+export interface ReadForWrite {
+  row: StatusRow
+  flagged: boolean
+}
+
 /**
  * Statuses by id and by their owner's key, to be changed in this transaction (locked:
  * lockRowsForWrite), in one statement: a batch of writes reads all its rows at once. Locked
- * in id order, so that batches that meet take their locks in the same order.
+ * in id order, so that batches that meet take their locks in the same order. `flag`, a
+ * condition on each status, is read in the same statement (e.g. whether anyone is notified).
  */
-export function findStatusesForWrite(
+export async function findStatusesForWrite(
   db: Db,
   ids: readonly string[],
   keys: readonly { ownerId: string; key: string }[],
-): Promise<StatusRow[]> {
-  if (ids.length === 0 && keys.length === 0) return Promise.resolve([])
+  flag: (eb: ExpressionBuilder<DB, 'statuses'>) => AliasableExpression<SqlBool> = (eb) =>
+    eb.lit(false),
+): Promise<ReadForWrite[]> {
+  if (ids.length === 0 && keys.length === 0) return []
   const query = db
     .selectFrom('statuses')
     .selectAll()
+    .select((eb) => flag(eb).as('flagged'))
     .where((eb) =>
       eb.or([
         ...(ids.length > 0 ? [eb('id', 'in', [...ids])] : []),
@@ -84,7 +94,9 @@ export function findStatusesForWrite(
       ]),
     )
     .orderBy('id')
-  return lockRowsForWrite(db, query).execute()
+  const read = await lockRowsForWrite(db, query).execute()
+  // note: SQLite answers a condition with 0 or 1
+  return read.map(({ flagged, ...row }) => ({ row, flagged: Boolean(flagged) }))
 }
 
 /**

@@ -17,6 +17,7 @@ import type { CredentialLimits } from '../keys/scopes.ts'
 import {
   liveChangeRow,
   type NotifiedStatus,
+  notificationRuleExists,
   type OutboxEventInsert,
   recordOutboxRows,
   recordStatusEvent,
@@ -27,7 +28,7 @@ import {
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
 import type { ServiceDeps } from '../service-deps.ts'
-import { pruneHistory } from './history.repository.ts'
+import { pruneHistories } from './history.repository.ts'
 import { ownerPlanOf, retentionCutoff } from './history.service.ts'
 import { assertUniquePalette, paletteColor, parsePalette, storedPalette } from './palette.ts'
 import { staleAtOf, staleChanges, staleFieldsOf } from './staleness.ts'
@@ -332,11 +333,15 @@ async function writePlans(
   const pruned = new Map<string, string>()
   for (const plan of plans)
     if (plan.history && plan.cutoff !== null) pruned.set(plan.written.row.id, plan.cutoff)
-  for (const [statusId, cutoff] of pruned) {
-    const row = rows.get(statusId) as StatusRow
+  await pruneHistories(
+    tx,
     // the entry that set the current value always stays
-    await pruneHistory(tx, statusId, cutoff, Number(row.change_count))
-  }
+    [...pruned].map(([statusId, cutoff]) => ({
+      statusId,
+      cutoff,
+      keepChangeNo: Number((rows.get(statusId) as StatusRow).change_count),
+    })),
+  )
   const at = clockIso(deps)
   await recordOutboxRows(
     tx,
@@ -388,10 +393,11 @@ async function updatesIn(
   const keys = units.flatMap((unit) =>
     'key' in unit.target ? [{ ownerId: unit.caller.userId, key: unit.target.key }] : [],
   )
-  const read = await findStatusesForWrite(tx, ids, keys)
-  const latest = new Map(read.map((row) => [row.id, row]))
-  const byKey = new Map(read.map((row) => [`${row.owner_id}\n${row.status_key}`, row.id]))
-  const notified = await statusesNotified(tx, [...latest.keys()])
+  // whether anyone has a notification rule on each status, read with the rows
+  const read = await findStatusesForWrite(tx, ids, keys, notificationRuleExists)
+  const latest = new Map(read.map(({ row }) => [row.id, row]))
+  const byKey = new Map(read.map(({ row }) => [`${row.owner_id}\n${row.status_key}`, row.id]))
+  const notified = new Set(read.flatMap(({ row, flagged }) => (flagged ? [row.id] : [])))
   const plans: UpdatePlan[] = []
   const outcomes: Settled<Written | undefined>[] = []
   for (const { caller, target, input, options } of units) {
