@@ -265,9 +265,12 @@ interface Copies {
   source: string
   /** The database this process works in. */
   url: string
-  /** Makes copies; its own connection, so that a copy never waits behind a drop. */
+  /** Makes copies (adminPool's). */
   pool: pg.Pool
-  /** Drops copies, one at a time, off the tests' path. */
+  /**
+   * Drops copies, one at a time, off the tests' path: a connection of its own, so that a
+   * copy never waits behind a drop.
+   */
   dropper: pg.Pool
   /** The next copy, made ahead of need while the current test runs. */
   spare?: Promise<string>
@@ -328,10 +331,8 @@ function copier(): Promise<Copies | undefined> {
   copies ??= (async () => {
     const source = await migratedTemplate()
     if (source === undefined) return undefined
-    const { url } = await adminPool(TEST_DATABASE_URL as string)
-    const pool = new pg.Pool({ connectionString: url, max: 2, allowExitOnIdle: true })
+    const { pool, url } = await adminPool(TEST_DATABASE_URL as string)
     const dropper = new pg.Pool({ connectionString: url, max: 1, allowExitOnIdle: true })
-    pool.on('error', () => {})
     dropper.on('error', () => {})
     const c: Copies = {
       source,
