@@ -257,6 +257,98 @@ function migratedSqliteImage(): Promise<Buffer> {
   return sqliteImage
 }
 
+/** Copies still waiting to be dropped before the next copy waits for them (bounds disk use). */
+const MAX_PENDING_DROPS = 4
+
+interface Copies {
+  /** The migrated database copies are made from. */
+  source: string
+  /** The database this process works in. */
+  url: string
+  /** Makes copies (adminPool's). */
+  pool: pg.Pool
+  /**
+   * Drops copies, one at a time, off the tests' path: a connection of its own, so that a
+   * copy never waits behind a drop.
+   */
+  dropper: pg.Pool
+  /** The next copy, made ahead of need while the current test runs. */
+  spare?: Promise<string>
+  /** The end of the chain of drops under way. */
+  drops: Promise<void>
+  pendingDrops: number
+  failures: unknown[]
+}
+
+let copies: Promise<Copies | undefined> | undefined
+
+function newCopy(c: Copies): Promise<string> {
+  const name = `${databaseName(c.url)}_${Math.floor(Date.now() / 1000)}_${randomBytes(6).toString('hex')}`
+  return c.pool.query(`create database "${name}" template "${c.source}"`).then(() => name)
+}
+
+/**
+ * Queues dropping `name`; resolves at once unless too many drops are pending, then when
+ * this one is done. A drop that fails fails the process when it ends (below).
+ */
+function dropLater(c: Copies, name: string): Promise<void> {
+  c.pendingDrops += 1
+  const done = c.drops
+    .then(() => dropDatabase(c.dropper, name))
+    .catch((err: unknown) => void c.failures.push(err))
+    .finally(() => {
+      c.pendingDrops -= 1
+    })
+  c.drops = done
+  return c.pendingDrops > MAX_PENDING_DROPS ? done : Promise.resolve()
+}
+
+/**
+ * Ends what copying left for the end of the process: once nothing else is left to run
+ * (`beforeExit`), the spare copy is dropped and every drop is awaited (their queries keep
+ * the process alive); a drop that failed sets a failing exit code. A process killed
+ * before leaves its copies to the next run in its database (adminPool drops them).
+ */
+function settleAtExit(c: Copies): void {
+  process.on('beforeExit', () => {
+    const spare = c.spare
+    c.spare = undefined
+    if (spare) {
+      spare.then(
+        (name) => dropLater(c, name),
+        () => {}, // a spare that could not be made: nothing to drop
+      )
+      return
+    }
+    if (c.failures.length === 0) return
+    for (const err of c.failures.splice(0))
+      process.stderr.write(`dropping a test database failed: ${String(err)}\n`)
+    process.exitCode = 1
+  })
+}
+
+function copier(): Promise<Copies | undefined> {
+  copies ??= (async () => {
+    const source = await migratedTemplate()
+    if (source === undefined) return undefined
+    const { pool, url } = await adminPool(TEST_DATABASE_URL as string)
+    const dropper = new pg.Pool({ connectionString: url, max: 1, allowExitOnIdle: true })
+    dropper.on('error', () => {})
+    const c: Copies = {
+      source,
+      url,
+      pool,
+      dropper,
+      drops: Promise.resolve(),
+      pendingDrops: 0,
+      failures: [],
+    }
+    settleAtExit(c)
+    return c
+  })()
+  return copies
+}
+
 /**
  * A fresh database with every migration applied, for one app (makeApp), and how to drop it:
  * a copy of one this process migrated once, which is cheaper than applying every migration
@@ -264,6 +356,10 @@ function migratedSqliteImage(): Promise<Buffer> {
  * migrated one's bytes (DatabaseOptions.memoryImage); on PostgreSQL a database of its own
  * (CREATE DATABASE … TEMPLATE), or undefined without the right to create databases: the
  * caller migrates a freshDatabase() then.
+ * note: on PostgreSQL, making and dropping a copy take longer than many tests; neither is
+ * on the test's path: each copy handed out starts the next (a spare nobody has connected
+ * to), and `drop` queues the drop, which runs while the next test does (all are awaited
+ * before the process exits, see settleAtExit).
  */
 export async function migratedCopy(): Promise<TestDatabase | undefined> {
   if (TEST_ENGINE === 'sqlite')
@@ -272,13 +368,12 @@ export async function migratedCopy(): Promise<TestDatabase | undefined> {
       options: { memoryImage: await migratedSqliteImage() },
       drop: async () => {},
     }
-  const source = await migratedTemplate()
-  if (source === undefined) return undefined
-  const { pool, url } = await adminPool(TEST_DATABASE_URL as string)
-  const name = `${databaseName(url)}_${Math.floor(Date.now() / 1000)}_${randomBytes(6).toString('hex')}`
-  await pool.query(`create database "${name}" template "${source}"`)
-  return {
-    url: onDatabase(url, name),
-    drop: () => dropDatabase(pool, name),
-  }
+  const c = await copier()
+  if (c === undefined) return undefined
+  const taken = c.spare ?? newCopy(c)
+  c.spare = newCopy(c)
+  // a spare that fails is reported by the test that takes it
+  c.spare.catch(() => {})
+  const name = await taken
+  return { url: onDatabase(c.url, name), drop: () => dropLater(c, name) }
 }
