@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import type { Page } from 'playwright-core'
@@ -9,8 +7,9 @@ import { WALL_CSP } from '../../src/web/wall.routes.ts'
 import { PAGE_CSP } from '../../src/web/web.routes.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import { expectNoAxeViolations } from '../helpers/axe.ts'
+import { bounded, waitingFor } from '../helpers/bounded.ts'
 import { chromiumMissing, launchChromium, listeningApp } from '../helpers/browser.ts'
-import type { Lifetime } from '../helpers/cleanup.ts'
+import { type Lifetime, tempDir } from '../helpers/cleanup.ts'
 import { testClock } from '../helpers/clock.ts'
 import { TEST_ENGINE, testDatabase } from '../helpers/engine.ts'
 import { createStatus } from '../helpers/sharing.ts'
@@ -59,24 +58,28 @@ type PageGlobal = {
 // note: functions, not strings: Playwright evaluates a string predicate with eval, which the
 // page's CSP (rightly) forbids
 const tileText = (page: Page, statusId: string, part: string, expected: string) =>
-  page.waitForFunction(
-    ([id, sel, want]) =>
-      (globalThis as unknown as PageGlobal).document
-        .querySelector(`[data-status-id="${id}"]`)
-        ?.querySelector(sel)?.textContent === want,
-    [statusId, part, expected] as const,
-    WAIT,
-  )
+  page
+    .waitForFunction(
+      ([id, sel, want]) =>
+        (globalThis as unknown as PageGlobal).document
+          .querySelector(`[data-status-id="${id}"]`)
+          ?.querySelector(sel)?.textContent === want,
+      [statusId, part, expected] as const,
+      WAIT,
+    )
+    .catch(waitingFor(`the tile ${statusId} to show ${part} ${JSON.stringify(expected)}`))
 const tileClass = (page: Page, statusId: string, expected: RegExp) =>
-  page.waitForFunction(
-    ([id, source]) =>
-      new RegExp(source).test(
-        (globalThis as unknown as PageGlobal).document.querySelector(`[data-status-id="${id}"]`)
-          ?.className ?? '',
-      ),
-    [statusId, expected.source] as const,
-    WAIT,
-  )
+  page
+    .waitForFunction(
+      ([id, source]) =>
+        new RegExp(source).test(
+          (globalThis as unknown as PageGlobal).document.querySelector(`[data-status-id="${id}"]`)
+            ?.className ?? '',
+        ),
+      [statusId, expected.source] as const,
+      WAIT,
+    )
+    .catch(waitingFor(`the tile ${statusId} to have a class matching ${expected}`))
 
 /** Counts the EventSources the page opens (before its script runs). */
 const countEventSources = (page: Page) =>
@@ -290,8 +293,9 @@ describe('the wall page in real Chromium', { skip: chromiumMissing(), timeout: 2
   })
 
   it('survives a server restart: "reconnecting", then live again without a reload', async (ctx) => {
-    const dir = mkdtempSync(join(tmpdir(), 'statusd-wall-'))
-    ctx.after(() => rmSync(dir, { recursive: true, force: true }))
+    // note: removed after both apps have closed (defer: last registered, first undone); removed
+    // first, it was gone under the open database, whose checkpoint thread then failed
+    const dir = tempDir(ctx, 'statusd-wall-')
     // one database both servers use, as a restarted process would
     const databaseUrl =
       TEST_ENGINE === 'sqlite' ? `sqlite:${join(dir, 'statusd.db')}` : (await testDatabase(ctx)).url
@@ -308,28 +312,38 @@ describe('the wall page in real Chromium', { skip: chromiumMissing(), timeout: 2
     await page.goto(`${base}/b/${board.shareId}`)
     await tileText(page, s.id, '.value', 'FREE')
 
-    await first.close()
-    await page.waitForFunction(
-      () =>
-        /Reconnecting/.test(
-          (globalThis as unknown as PageGlobal).document.querySelector('.connection')
-            ?.textContent ?? '',
-        ),
-      null,
-      WAIT,
+    await bounded('the first server to close, with the page on its stream', first.close())
+    await page
+      .waitForFunction(
+        () =>
+          /Reconnecting/.test(
+            (globalThis as unknown as PageGlobal).document.querySelector('.connection')
+              ?.textContent ?? '',
+          ),
+        null,
+        WAIT,
+      )
+      .catch(waitingFor('the page to say "Reconnecting" once its server closed'))
+    const second = await bounded('a second app on the same database', makeApp(ctx, { databaseUrl }))
+    await bounded(
+      'the second app to listen on the same port',
+      second.app.listen({ port, host: '127.0.0.1' }),
     )
-    const second = await makeApp(ctx, { databaseUrl })
-    await second.app.listen({ port, host: '127.0.0.1' })
     // a write on the new server reaches the page: it found its way back on its own
-    await second.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' })
-    await tileText(page, s.id, '.value', 'BUSY')
-    await page.waitForFunction(
-      () =>
-        (globalThis as unknown as PageGlobal).document.querySelector('.connection')?.textContent ===
-        '',
-      null,
-      { timeout: 60_000 },
+    await bounded(
+      'the PATCH on the second app',
+      second.request(owner, 'PATCH', `/v1/status/${s.id}`, { value: 'BUSY' }),
     )
+    await tileText(page, s.id, '.value', 'BUSY')
+    await page
+      .waitForFunction(
+        () =>
+          (globalThis as unknown as PageGlobal).document.querySelector('.connection')
+            ?.textContent === '',
+        null,
+        { timeout: 60_000 },
+      )
+      .catch(waitingFor('the page to say it is connected again'))
     assert.equal(loads, 1, 'no reload')
   })
 

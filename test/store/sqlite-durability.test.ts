@@ -8,7 +8,9 @@ import { sql } from 'kysely'
 import { createDatabase } from '../../src/db/create-database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
 import { startCheckpointThread } from '../../src/db/sqlite/checkpoint-worker.ts'
+import { sqliteDurability } from '../../src/db/sqlite/sqlite-durability.ts'
 import { walSyncer } from '../../src/db/sqlite/wal-sync.ts'
+import { bounded } from '../helpers/bounded.ts'
 import { seeded } from '../helpers/seed.ts'
 
 // Issue 5 (durable group commit): a group-committed batch is acknowledged after an fsync of
@@ -141,5 +143,29 @@ test('durability: under writes that never pause, the log restarts instead of gro
   assert.ok(
     walBytes < 8 * restartFrames * 4096,
     `the log is ${(walBytes / 2 ** 20).toFixed(1)} MiB, past 8 × its restart size`,
+  )
+})
+
+test('durability: closing ends even when the checkpoint thread has died (it could not open the file)', async () => {
+  const gone = mkdtempSync(join(tmpdir(), 'statusd-durability-gone-'))
+  rmSync(gone, { recursive: true })
+  const failed = Promise.withResolvers<Error>()
+  const durability = sqliteDurability(join(gone, 'missing.db'), {
+    checkpointEvery: 1,
+    onError: failed.resolve,
+  })
+  // the thread, as it starts (process 'worker'), and its end
+  const ended = new Promise<void>((resolve) =>
+    process.once('worker', (thread) => thread.once('exit', () => resolve())),
+  )
+  // one unit committed (its log sync fails: there is no log), then a batch asks for a checkpoint
+  await durability.afterCommit?.(1)?.catch(() => {})
+  await durability.beforeBatch?.(undefined as never)
+  await bounded('the checkpoint thread to fail', failed.promise)
+  await bounded('the failed checkpoint thread to end', ended)
+  // closing after the thread's end must not wait for another
+  await bounded(
+    'the durability of a database whose checkpoint thread died to close',
+    durability.close(),
   )
 })

@@ -71,6 +71,8 @@ export function sqliteDurability(
   const wal = walSyncer(`${file}-wal`)
   let closed = false
   let worker: Worker | undefined
+  /** Resolves once the checkpoint thread has ended, however it ended (its `exit` fires once). */
+  let workerExited: Promise<void> = Promise.resolve()
   let workerFailed = false
   let waiting: ((result: CheckpointResult) => void)[] = []
   let running: Promise<CheckpointResult> | undefined
@@ -92,6 +94,7 @@ export function sqliteDurability(
   function startWorker(): Worker {
     const started = startCheckpointThread(file)
     started.unref()
+    workerExited = new Promise((resolve) => started.once('exit', () => resolve()))
     started.on('message', (result: CheckpointResult) => {
       waiting.shift()?.(result)
     })
@@ -175,10 +178,10 @@ export function sqliteDurability(
       const stopping = worker
       worker = undefined
       if (!stopping) return
-      await new Promise<void>((resolve) => {
-        stopping.once('exit', () => resolve())
-        stopping.postMessage('close')
-      })
+      // note: a thread that failed (it could not open the file) has ended already, and its
+      // `exit` is not emitted again: waiting for a new one kept close() waiting for ever
+      stopping.postMessage('close')
+      await workerExited
     },
   }
 }
