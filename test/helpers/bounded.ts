@@ -5,13 +5,19 @@ export const WAIT_MS = 20_000
  * `promise`, or a failure that says what was waited for once `limitMs` has passed: every wait
  * in a test is bounded, so a broken step fails with its name instead of hanging the file.
  */
-export function bounded<T>(what: string, promise: Promise<T>, limitMs = WAIT_MS): Promise<T> {
+export function bounded<T>(
+  what: string,
+  promise: Promise<T>,
+  limitMs = WAIT_MS,
+  /** What to add to the failure (a child process's output so far). */
+  detail?: () => string,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`gave up waiting for ${what} after ${limitMs} ms`)),
-      limitMs,
-    )
+    timer = setTimeout(() => {
+      const more = detail ? `\n${detail()}` : ''
+      reject(new Error(`gave up waiting for ${what} after ${limitMs} ms${more}`))
+    }, limitMs)
   })
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer))
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
+import { bounded } from './bounded.ts'
 import { defer, type Lifetime } from './cleanup.ts'
 
 // The one helper for real processes: any command (`start`, `runToEnd`) and `statusd serve`
@@ -106,7 +107,7 @@ export function start(
   const output = () => `--- stdout\n${stdout.join('\n')}\n--- stderr\n${stderr.join('\n')}`
   defer(t, async () => {
     kill(child, 'SIGKILL')
-    await bounded(exited, 'the process to exit after SIGKILL', output)
+    await bounded('the process to exit after SIGKILL', exited, WAIT_LIMIT_MS, output)
   })
 
   const proc: Proc = {
@@ -119,6 +120,7 @@ export function start(
       const seen = [...stdout, ...stderr].find(test)
       if (seen !== undefined) return Promise.resolve(seen)
       return bounded(
+        what,
         new Promise<string>((resolve, reject) => {
           waiters.push({ test, resolve })
           exited.then(() => {
@@ -128,15 +130,15 @@ export function start(
             else reject(new Error(`process exited before ${what}\n${output()}`))
           })
         }),
-        what,
+        WAIT_LIMIT_MS,
         output,
       )
     },
     stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal)
-      return bounded(exited, `exit after ${signal}`, output)
+      return bounded(`exit after ${signal}`, exited, WAIT_LIMIT_MS, output)
     },
-    ended: () => bounded(exited, 'the process to exit', output),
+    ended: () => bounded('the process to exit', exited, WAIT_LIMIT_MS, output),
   }
   return proc
 }
@@ -152,29 +154,12 @@ export async function runToEnd(
 ): Promise<Exit & { stdout: string; stderr: string }> {
   const proc = start(t, command, args, env, cwd)
   const exit = await bounded(
-    proc.exited,
     `${command} ${args.join(' ')} to finish`,
-    proc.output,
+    proc.exited,
     limitMs,
+    proc.output,
   )
   return { ...exit, stdout: proc.stdout.join('\n'), stderr: proc.stderr.join('\n') }
-}
-
-/** Rejects (and kills nothing itself: the test's cleanup does) when `promise` takes past the limit. */
-function bounded<T>(
-  promise: Promise<T>,
-  what: string,
-  output: () => string,
-  limitMs: number = WAIT_LIMIT_MS,
-): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`gave up waiting for ${what} after ${limitMs} ms\n${output()}`)),
-      limitMs,
-    )
-  })
-  return Promise.race([promise, limit]).finally(() => clearTimeout(timer))
 }
 
 /** The environment for a statusd child: this process's, minus statusd's own settings. */
