@@ -13,6 +13,7 @@ import { suiteLifetime, tempDir } from '../helpers/cleanup.ts'
 import { testClock } from '../helpers/clock.ts'
 import { emptyPostgresDatabase, TEST_ENGINE } from '../helpers/engine.ts'
 import { ROOT } from '../helpers/processes.ts'
+import { startReceiver } from '../helpers/webhook-receiver.ts'
 
 // docs/operations.md#upgrades: from 0.1.0 on, a database made by any release opens with the
 // current code. Each release leaves a fixture made by its own code
@@ -23,6 +24,7 @@ import { ROOT } from '../helpers/processes.ts'
 //   release sent with the same value (within /v1 the API only grows, docs/api.md#base-url-and-versioning);
 // - keys, sessions and passwords made by the release still work, a revoked key stays refused,
 //   a confined key stays confined;
+// - the notification the release recorded but had not delivered is delivered;
 // - writes go on: values set by key, by id and by an updater, history continuing below them,
 //   and new statuses, keys, share links and boards beside the old ones.
 // The clock stands where it stood when the release answered, so that what it computes
@@ -120,7 +122,9 @@ for (const version of VERSIONS) {
           clock,
           signup: 'open',
           publicUrl: 'https://status.example.com',
+          // the delivery worker runs when a test says so
           notifications: { autoStart: false },
+          webhookAllowNetworks: ['127.0.0.0/8'],
         },
       })
       await t.app.listen({ port: 0, host: '127.0.0.1' })
@@ -186,6 +190,37 @@ for (const version of VERSIONS) {
         assert.equal(res.status, read.status, `${where}: ${JSON.stringify(res.body)}`)
         assertHolds(res.body, read.body, where)
       }
+    })
+
+    it('the notification the release left undelivered is delivered by the current code', async (ctx) => {
+      // the channel's receiver, here now: its address is the one thing the release could not know
+      const receiver = await startReceiver(ctx)
+      const db = t.app.database.db
+      const row = await db
+        .selectFrom('channels')
+        .select('config')
+        .where('id', '=', record.channelId)
+        .executeTakeFirstOrThrow()
+      const config = { ...JSON.parse(row.config), url: `${receiver.origin}/statusd` }
+      await db
+        .updateTable('channels')
+        .set({ config: JSON.stringify(config) })
+        .where('id', '=', record.channelId)
+        .execute()
+      await t.app.deliveryWorker.runOnce()
+      const [delivered] = await receiver.received(1)
+      assert.equal(receiver.requests.length, 1, 'one rule of hers matched one write')
+      const { build } = record.statuses
+      const body = JSON.parse(delivered?.body ?? '{}')
+      assert.equal(body.status?.id, build.id, delivered?.body)
+      assert.equal(body.status?.value, 'FAILING', delivered?.body)
+      const log = await call(
+        'Olivia.key',
+        'GET',
+        `/v1/user/channels/${record.channelId}/deliveries`,
+      )
+      assert.equal(log.status, 200)
+      assert.equal(log.body.length, 1, JSON.stringify(log.body))
     })
 
     it("the release's keys, sessions and passwords still let their people in", async () => {
