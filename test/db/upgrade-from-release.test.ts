@@ -71,12 +71,22 @@ function assertHolds(actual: unknown, expected: unknown, where: string): void {
   assert.equal(actual, expected, where)
 }
 
-/** Loads a plain pg_dump into the database at `url` with psql, stopping at the first error. */
+/**
+ * Loads a plain pg_dump into the database at `url` with psql, stopping at the first error.
+ * note: without the dump's `\restrict` and `\unrestrict` lines (pg_dump 15.14 and later
+ * write them), which a psql older than those does not know; they guard against a dump from a
+ * server one does not trust, and this one is the repository's own.
+ */
 function loadDump(url: string, file: string): void {
+  const dump = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => !/^\\(un)?restrict /.test(line))
+    .join('\n')
   const psql = spawnSync(
     'psql',
-    ['--no-psqlrc', '--quiet', '--set', 'ON_ERROR_STOP=1', '--file', file, url],
-    { encoding: 'utf8' },
+    ['--no-psqlrc', '--quiet', '--set', 'ON_ERROR_STOP=1', '--file', '-', url],
+    { encoding: 'utf8', input: dump },
   )
   if (psql.error)
     throw new Error(`psql could not run (PostgreSQL's client programs): ${psql.error.message}`)
