@@ -38,6 +38,8 @@ import { setUser } from '../src/modules/users/users.service.ts'
 const FIXTURE_TIME = Date.parse('2026-11-29T09:00:00.000Z')
 /** When its answers were recorded (and when the test's clock stands): an hour later. */
 const READ_TIME = FIXTURE_TIME + 60 * 60_000
+/** PUBLIC_URL: the links in the answers are the same on every run. */
+const PUBLIC_URL = 'https://status.example.com'
 /** The password of every fixture user (it passes the password rules). */
 const PASSWORD = 'plum tree at dusk 42'
 /** psql's \restrict key in the dump (pg_dump 15.14 and later): fixed, so dumps compare. */
@@ -74,6 +76,8 @@ export interface FixtureRecord {
   schemaVersion: string
   madeAt: string
   readAt: string
+  /** PUBLIC_URL of the release's service: links in its answers start with it. */
+  publicUrl: string
   password: string
   users: Record<
     string,
@@ -112,7 +116,7 @@ async function fill(url: string, engine: FixtureRecord['engine'], version: strin
     keyCacheTtlMs: 0,
     // nothing is delivered: the events stay in the outbox, as a release leaves them
     notifications: { autoStart: false },
-    publicUrl: 'https://status.example.com',
+    publicUrl: PUBLIC_URL,
   })
   await app.ready()
   const secrets = new Map<Actor, string>()
@@ -343,6 +347,7 @@ async function fill(url: string, engine: FixtureRecord['engine'], version: strin
     schemaVersion: (await executedMigrations(database.db)).at(-1) as string,
     madeAt: new Date(FIXTURE_TIME).toISOString(),
     readAt: new Date(READ_TIME).toISOString(),
+    publicUrl: PUBLIC_URL,
     password: PASSWORD,
     users,
     revokedKey: doomed.body.key as string,

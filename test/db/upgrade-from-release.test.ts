@@ -18,8 +18,9 @@ import { startReceiver } from '../helpers/webhook-receiver.ts'
 // docs/operations.md#upgrades: from 0.1.0 on, a database made by any release opens with the
 // current code. Each release leaves a fixture made by its own code
 // (scripts/make-upgrade-fixture.ts: a SQLite file, a plain pg_dump, and what its API
-// answered); here the current code opens it on the engine under test, applies the
-// migrations added since, and then, over real HTTP:
+// answered); here the current code opens it on the engine under test and applies the
+// migrations added since (a migration named before one the release applied is refused:
+// migrations only append), and then, over real HTTP:
 // - every read the release answered answers the same now: same status, and every field the
 //   release sent with the same value (within /v1 the API only grows, docs/api.md#base-url-and-versioning);
 // - keys, sessions and passwords made by the release still work, a revoked key stays refused,
@@ -131,7 +132,7 @@ for (const version of VERSIONS) {
         deps: {
           clock,
           signup: 'open',
-          publicUrl: 'https://status.example.com',
+          publicUrl: record.publicUrl,
           // the delivery worker runs when a test says so
           notifications: { autoStart: false },
           webhookAllowNetworks: ['127.0.0.0/8'],
