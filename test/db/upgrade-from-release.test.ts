@@ -187,11 +187,12 @@ for (const version of VERSIONS) {
       }
     }
 
-    it('the migrations added since the release are applied, and only those', () => {
+    it('the migrations added since the release are applied, and only those', (ctx) => {
       const since = Object.keys(migrations)
         .sort()
         .filter((name) => name > record.schemaVersion)
       assert.deepEqual(applied, since)
+      ctx.diagnostic(`from ${record.schemaVersion}: applied ${applied.join(', ') || 'nothing'}`)
     })
 
     it('every read the release answered answers the same: status, and each field it sent', async () => {
