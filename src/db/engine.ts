@@ -79,6 +79,33 @@ export interface CopySupport {
   discardNewTarget(url: string): () => void
 }
 
+/**
+ * How `statusd backup` and `statusd restore` (backup.ts) treat a database of the engine
+ * (docs/operations.md#backup-and-restore).
+ */
+export interface BackupSupport {
+  /** The name of the data file in a backup of the engine (its extension: its format). */
+  readonly dataFile: string
+  /**
+   * Writes a consistent copy of the database to `file` while it serves, without holding up
+   * its writers; rejects with BackupRefused (backup-refused.ts) where it cannot here.
+   * Returns what a restore needs to know beside the data (the PostgreSQL schema).
+   */
+  take(database: { url: string; db: Kysely<DB> }, file: string): Promise<{ schema?: string }>
+  /**
+   * Restores a backup of the engine into `target`, a database of the same engine that holds
+   * no statusd rows (or whose tables may be replaced); null where a backup is restored by
+   * copying its rows (copy.ts), into a database of any engine.
+   */
+  readonly restore:
+    | ((
+        target: { url: string; db: Kysely<DB> },
+        file: string,
+        backup: { schema?: string },
+      ) => Promise<void>)
+    | null
+}
+
 /** One engine statusd runs on. */
 export interface Engine {
   /** Its name in the registry, in logs and in tests. */
@@ -120,6 +147,7 @@ export interface Engine {
   writeRefusal(err: { code?: unknown; message?: unknown }): WriteRefusal | undefined
   readonly migrationSteps: MigrationSteps
   readonly copy: CopySupport
+  readonly backup: BackupSupport
 }
 
 /** What a database needs to open an event bus for one kind of message. */
