@@ -91,6 +91,15 @@ export async function serve(
       ),
       staleCheckIntervalMs: config.staleCheckIntervalMs,
       liveRelayIntervalMs: config.liveRelayIntervalMs,
+      backups:
+        config.backupDir === null
+          ? null
+          : {
+              dir: config.backupDir,
+              url: config.databaseUrl,
+              everyMs: config.backupEveryMs,
+              keep: config.backupKeep,
+            },
       logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
     })
   } catch (err) {
