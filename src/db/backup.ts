@@ -278,9 +278,12 @@ export async function restoreBackup(
     const targetEngine = engineForUrl(targetUrl)
     const target = createDatabase(targetUrl, { poolSize: 2 })
     try {
-      const restore = engine.backup.restore
-      if (restore === null) {
-        // restored by copying its rows: into a database of any engine
+      if (targetEngine !== engine) {
+        if (!engine.backup.rowsCopyable)
+          throw new BackupRefused(
+            `${file} is a backup of ${engine.name}: it restores into ${engine.name} only (statusd copy moves a database between engines)`,
+          )
+        // into another engine: its rows are copied, in one transaction
         const source = createDatabase(`sqlite:${data}`, { poolSize: 1 })
         try {
           await migrateToLatest(source.db)
@@ -294,10 +297,6 @@ export async function restoreBackup(
           await source.close()
         }
       }
-      if (targetEngine !== engine)
-        throw new BackupRefused(
-          `${file} is a backup of ${engine.name}: it restores into ${engine.name} only (statusd copy moves a database between engines)`,
-        )
       let replaced = false
       if ((await executedMigrations(target.db)).length > 0) {
         await migrateToLatest(target.db)
@@ -308,7 +307,7 @@ export async function restoreBackup(
             `the database is not empty (${describeCounts(before)}); pass --force to replace its contents`,
           )
       }
-      await restore({ url: targetUrl, db: target.db }, data, {
+      await engine.backup.restore({ url: targetUrl, db: target.db }, data, {
         ...(manifest.schema !== undefined && { schema: manifest.schema }),
       })
       await migrateToLatest(target.db)

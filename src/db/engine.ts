@@ -94,16 +94,18 @@ export interface BackupSupport {
   take(database: { url: string; db: Kysely<DB> }, file: string): Promise<{ schema?: string }>
   /**
    * Restores a backup of the engine into `target`, a database of the same engine that holds
-   * no statusd rows (or whose tables may be replaced); null where a backup is restored by
-   * copying its rows (copy.ts), into a database of any engine.
+   * no statusd rows (or whose contents may be replaced).
    */
-  readonly restore:
-    | ((
-        target: { url: string; db: Kysely<DB> },
-        file: string,
-        backup: { schema?: string },
-      ) => Promise<void>)
-    | null
+  restore(
+    target: { url: string; db: Kysely<DB> },
+    file: string,
+    backup: { schema?: string },
+  ): Promise<void>
+  /**
+   * True when the data file is an SQLite database of statusd's tables, which copy.ts reads:
+   * such a backup restores into a database of any engine, by copying its rows.
+   */
+  readonly rowsCopyable: boolean
 }
 
 /** One engine statusd runs on. */

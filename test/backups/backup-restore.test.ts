@@ -99,6 +99,19 @@ describe(`statusd backup and restore [${TEST_ENGINE}]`, () => {
     assert.deepEqual(await dumpOf(target), before)
   })
 
+  it(`an SQLite backup restores into ${TEST_ENGINE} (into PostgreSQL by copying its rows)`, async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'statusd-sqlite-source-'))
+    const sqliteUrl = `sqlite:${join(dir, 'statusd.db')}`
+    await seeded(sqliteUrl)
+    const before = await dumpOf(sqliteUrl)
+    const backup = await statusdOn(sqliteUrl, ['backup', '--to', dir, '--json'])
+    assert.equal(backup.code, 0, backup.err)
+    const target = await (await backedUpDatabase(t)).lose()
+    const r = await statusdOn(target, ['restore', JSON.parse(backup.out).path, '--json'])
+    assert.equal(r.code, 0, r.err)
+    assert.deepEqual(await dumpOf(target), before)
+  })
+
   it('restore refuses a database that holds rows, and replaces them with --force', async (t) => {
     const source = await backedUpDatabase(t)
     await seeded(source.url)

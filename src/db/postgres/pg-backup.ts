@@ -124,4 +124,5 @@ export const postgresBackupSupport: BackupSupport = {
       connection.env,
     )
   },
+  rowsCopyable: false,
 }

@@ -54,7 +54,11 @@ function backupOnThread(file: string, to: string): Promise<void> {
   })
 }
 
-/** SQLite's backups: the online backup of the file; restored row by row (copy.ts). */
+/**
+ * SQLite's backups: the online backup of the file, restored the same way (every page of the
+ * backup's database into the target's file, through SQLite, which takes the target's locks),
+ * or by copying its rows into another engine (copy.ts).
+ */
 export function sqliteBackupSupport(pathOf: (url: string) => string | null): BackupSupport {
   return {
     dataFile: 'statusd.sqlite',
@@ -65,6 +69,12 @@ export function sqliteBackupSupport(pathOf: (url: string) => string | null): Bac
       await backupOnThread(file, to)
       return {}
     },
-    restore: null,
+    async restore({ url }, file) {
+      const target = pathOf(url)
+      if (target === null || target === ':memory:')
+        throw new BackupRefused('an in-memory database cannot be restored into: it has no file')
+      await backupOnThread(file, target)
+    },
+    rowsCopyable: true,
   }
 }
