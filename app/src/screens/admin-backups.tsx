@@ -126,5 +126,3 @@ export function AdminBackups() {
     </>
   )
 }
-
-export default AdminBackups
