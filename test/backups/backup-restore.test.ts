@@ -4,10 +4,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
+import type { Migration } from 'kysely/migration'
 import { create, extract } from 'tar'
 import { listBackups, pruneBackups, readManifest } from '../../src/db/backup.ts'
 import { createDatabase } from '../../src/db/create-database.ts'
-import { executedMigrations, migrateToLatest } from '../../src/db/migrate.ts'
+import { executedMigrations, migrateToLatest, migratorFor } from '../../src/db/migrate.ts'
+import { migrations } from '../../src/db/migrations/index.ts'
 import { VERSION } from '../../src/lib/version.ts'
 import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { setStatusByKey, updateStatusById } from '../../src/modules/statuses/statuses.service.ts'
@@ -110,6 +112,45 @@ describe(`statusd backup and restore [${TEST_ENGINE}]`, () => {
     const r = await statusdOn(target, ['restore', JSON.parse(backup.out).path, '--json'])
     assert.equal(r.code, 0, r.err)
     assert.deepEqual(await dumpOf(target), before)
+  })
+
+  it('a backup of an older schema restores and is migrated to this version', async (t) => {
+    const source = await backedUpDatabase(t)
+    const [first] = Object.keys(migrations).sort()
+    const older = createDatabase(source.url, { poolSize: 1 })
+    try {
+      const migrator = await migratorFor(older.db, {
+        [first as string]: migrations[first as string] as Migration,
+      })
+      const { error } = await migrator.migrateToLatest()
+      assert.equal(error, undefined)
+      // a user as that schema has it (no column of a later migration)
+      await older.db
+        .insertInto('users')
+        .values({
+          id: 'older-user',
+          name: 'Ada',
+          plan: 'pro',
+          verified: 1,
+          created_at: '2026-11-29T00:00:00.000Z',
+        } as never)
+        .execute()
+    } finally {
+      await older.close()
+    }
+    const backup = await statusdOn(source.url, ['backup', '--to', source.dir, '--json'])
+    assert.equal(backup.code, 0, backup.err)
+    assert.equal(JSON.parse(backup.out).manifest.schemaVersion, first)
+    const target = await source.lose()
+    const r = await statusdOn(target, ['restore', JSON.parse(backup.out).path, '--json'])
+    assert.equal(r.code, 0, r.err)
+    assert.equal(JSON.parse(r.out).tables.users, 1)
+    const restored = createDatabase(target, { poolSize: 1 })
+    try {
+      assert.deepEqual(await executedMigrations(restored.db), Object.keys(migrations).sort())
+    } finally {
+      await restored.close()
+    }
   })
 
   it('restore refuses a database that holds rows, and replaces them with --force', async (t) => {
