@@ -4,7 +4,8 @@ import { loadConfig } from '../../src/config.ts'
 import { listBackups } from '../../src/db/backup.ts'
 import { createDatabase } from '../../src/db/create-database.ts'
 import { migrateToLatest } from '../../src/db/migrate.ts'
-import { backUpIfDue } from '../../src/modules/backups/backups.service.ts'
+import { backUpIfDue, startBackupSchedule } from '../../src/modules/backups/backups.service.ts'
+import { bounded } from '../helpers/bounded.ts'
 import { defer } from '../helpers/cleanup.ts'
 import { TEST_ENGINE } from '../helpers/engine.ts'
 import { backedUpDatabase } from './databases.ts'
@@ -54,6 +55,45 @@ describe(`scheduled backups [${TEST_ENGINE}]`, () => {
       left.map((b) => b.manifest.createdAt),
       [new Date(now).toISOString(), new Date(now - 24 * HOUR).toISOString()],
     )
+  })
+})
+
+describe(`the backup schedule of a running instance [${TEST_ENGINE}]`, () => {
+  it('checks on its own, logs each backup it takes, keeps BACKUP_KEEP, and stops with the instance', async (t) => {
+    const source = await backedUpDatabase(t)
+    const database = createDatabase(source.url, { poolSize: 2 })
+    defer(t, () => database.close())
+    await migrateToLatest(database.db)
+    // the clock moves a day at each reading: every check finds a backup due
+    let now = Date.parse('2026-11-29T03:00:00Z')
+    const clock = {
+      now: () => {
+        now += 24 * HOUR
+        return now
+      },
+    }
+    const taken: string[] = []
+    let third: () => void = () => {}
+    const thirdTaken = new Promise<void>((resolve) => {
+      third = resolve
+    })
+    const schedule = startBackupSchedule(
+      { database, url: source.url, dir: source.dir, clock },
+      // a tiny period, so that the test waits for checks, not for hours
+      { everyMs: 40, keep: 2 },
+      {
+        info: (fields) => {
+          taken.push((fields as { backup: string }).backup)
+          if (taken.length === 3) third()
+        },
+        error: (fields) => assert.fail(`a scheduled backup failed: ${JSON.stringify(fields)}`),
+      },
+    )
+    await bounded('three scheduled backups', thirdTaken)
+    await schedule.stop()
+    const left = (await listBackups(source.dir)).map((b) => b.name)
+    assert.equal(left.length, 2)
+    for (const name of left) assert.ok(taken.includes(name))
   })
 })
 
