@@ -14,10 +14,18 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
+import { DEFAULT_MIGRATION_LOCK_TABLE, DEFAULT_MIGRATION_TABLE } from 'kysely/migration'
 import { create, extract, Parser, type ReadEntry } from 'tar'
 import { VERSION } from '../lib/version.ts'
 import { BackupRefused } from './backup-refused.ts'
-import { CopyRefused, copyDatabase, countRows, describeCounts, type TableCounts } from './copy.ts'
+import {
+  COPY_TABLES,
+  CopyRefused,
+  copyDatabase,
+  countRows,
+  describeCounts,
+  type TableCounts,
+} from './copy.ts'
 import { createDatabase } from './create-database.ts'
 import type { Database } from './engine.ts'
 import { ENGINES, engineForUrl } from './engines.ts'
@@ -309,6 +317,7 @@ export async function restoreBackup(
       }
       await engine.backup.restore({ url: targetUrl, db: target.db }, data, {
         ...(manifest.schema !== undefined && { schema: manifest.schema }),
+        tables: [...COPY_TABLES, DEFAULT_MIGRATION_TABLE, DEFAULT_MIGRATION_LOCK_TABLE],
       })
       await migrateToLatest(target.db)
       const tables = await countRows(target.db)

@@ -99,7 +99,15 @@ export interface BackupSupport {
   restore(
     target: { url: string; db: Kysely<DB> },
     file: string,
-    backup: { schema?: string },
+    backup: {
+      schema?: string
+      /**
+       * statusd's tables as this version knows them (the migrator's own too). Where a schema
+       * may hold other tables (PostgreSQL), those of statusd's the target holds are
+       * replaced and no other is touched; an SQLite file is statusd's alone, replaced whole.
+       */
+      tables: readonly string[]
+    },
   ): Promise<void>
   /**
    * True when the data file is an SQLite database of statusd's tables, which copy.ts reads:

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
+import { sql } from 'kysely'
 import type { Migration } from 'kysely/migration'
 import { create, extract } from 'tar'
 import { listBackups, pruneBackups, readManifest } from '../../src/db/backup.ts'
@@ -240,6 +241,34 @@ describe(`statusd backup and restore [${TEST_ENGINE}]`, () => {
       [names[2]],
     )
     assert.equal(readFileSync(join(source.dir, 'notes.txt'), 'utf8'), 'kept')
+  })
+
+  it("a PostgreSQL restore replaces statusd's tables and leaves another table in the schema alone", {
+    skip: TEST_ENGINE === 'postgres' ? false : 'PostgreSQL only',
+  }, async (t) => {
+    const source = await backedUpDatabase(t)
+    await seeded(source.url)
+    const before = await dumpOf(source.url)
+    const backup = await statusdOn(source.url, ['backup', '--to', source.dir, '--json'])
+    const file = JSON.parse(backup.out).path
+    const database = createDatabase(source.url, { poolSize: 1 })
+    try {
+      await sql`create table other_app (note text)`.execute(database.db)
+      await sql`insert into other_app values ('kept')`.execute(database.db)
+    } finally {
+      await database.close()
+    }
+    await seeded(source.url)
+    const forced = await statusdOn(source.url, ['restore', file, '--force'])
+    assert.equal(forced.code, 0, forced.err)
+    assert.deepEqual(await dumpOf(source.url), before)
+    const after = createDatabase(source.url, { poolSize: 1 })
+    try {
+      const { rows } = await sql<{ note: string }>`select note from other_app`.execute(after.db)
+      assert.deepEqual(rows, [{ note: 'kept' }])
+    } finally {
+      await after.close()
+    }
   })
 
   it('a PostgreSQL backup without pg_dump is refused, pointing to docs/postgres.md', {

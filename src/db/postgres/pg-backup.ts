@@ -91,24 +91,30 @@ export const postgresBackupSupport: BackupSupport = {
       schema: string
     }>`select current_schema() as schema`.execute(target.db)
     const schema = rows[0]?.schema ?? ''
+    if (schema === '')
+      throw new BackupRefused(
+        `the database URL's search_path names no schema that exists: create the schema "${backup.schema}" (empty) first (docs/operations.md#restore)`,
+      )
     if (schema !== backup.schema)
       throw new BackupRefused(
         `the backup holds the schema "${backup.schema}" and the database URL's is "${schema}": a PostgreSQL backup restores into a schema of the same name (docs/operations.md#restore)`,
       )
     const connection = libpqConnection(target.url)
     // the schema itself is there already: everything of the dump but it
-    const contents = await tool('pg_restore', ['--list', file], connection.env)
+    const contents = (await tool('pg_restore', ['--list', file], connection.env)).split('\n')
     const list = `${file}.list`
     await writeFile(
       list,
-      contents
-        .split('\n')
-        .filter((line) => !/^\d+; \d+ \d+ SCHEMA - /.test(line))
-        .join('\n'),
+      contents.filter((line) => !/^\d+; \d+ \d+ SCHEMA - /.test(line)).join('\n'),
     )
-    // statusd's tables the target has go first (it is empty, or --force replaces it)
+    // the tables the dump makes, and statusd's (a newer schema's among them), go first: the
+    // target is empty or --force replaces it; any other table in the schema is left alone
+    const dumped = contents.flatMap(
+      (line) => /^\d+; \d+ \d+ TABLE \S+ (\S+) /.exec(line)?.[1] ?? [],
+    )
+    const replaced = new Set([...dumped, ...backup.tables])
     const tables = await target.db.introspection.getTables({ withInternalKyselyTables: true })
-    for (const table of tables.filter((t) => t.schema === schema))
+    for (const table of tables.filter((t) => t.schema === schema && replaced.has(t.name)))
       await sql`drop table if exists ${sql.id(schema, table.name)} cascade`.execute(target.db)
     await tool(
       'pg_restore',
