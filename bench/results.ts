@@ -218,6 +218,30 @@ export interface StallResult extends ResultBase {
   errors: number
 }
 
+/** `npm run bench:backup`: backup and restore times and sizes, and writes beside a backup. */
+export interface BackupResult extends ResultBase {
+  kind: 'backup'
+  params: { engine: 'sqlite' | 'postgres'; history: number; durationS: number }
+  rows: {
+    statuses: number
+    historyRows: number
+    /** The SQLite file and its log when the run ended; null on PostgreSQL. */
+    databaseBytes: number | null
+    /** Backups taken one after another while the writes ran beside them. */
+    backups: number
+    /** Median time of one `statusd backup`, as it reports it. */
+    backupSeconds: number
+    /** The backup file (the tar). */
+    backupBytes: number
+    /** `statusd restore` of a backup into an empty database, as it reports it. */
+    restoreSeconds: number
+    /** PATCH /v1/status/:id with an API key, one at a time: alone, then beside the backups. */
+    patch: { alone: LatencyStats; during: LatencyStats }
+  }[]
+  /** PATCHes not answered 200: a run with any is not a result. */
+  errors: number
+}
+
 interface LatencyStats {
   p50Ms: number
   p99Ms: number
@@ -304,6 +328,7 @@ export interface AppResult extends ResultBase {
 
 export type Result =
   | AppResult
+  | BackupResult
   | NotifyResult
   | RigResult
   | FanoutResult

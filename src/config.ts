@@ -52,6 +52,12 @@ export interface Config {
   staleCheckIntervalMs: number
   /** How often this instance reads the outbox for changes other instances committed. */
   liveRelayIntervalMs: number
+  /** Where backups go (`statusd backup`, the schedule, the admin API); null: not set. */
+  backupDir: string | null
+  /** How often a backup is taken on a schedule (one instance at a time); null: never. */
+  backupEveryMs: number | null
+  /** How many backups the schedule keeps in `backupDir`; null: all. */
+  backupKeep: number | null
 }
 
 /** A configuration mistake: reported to the operator in one line, and the process exits. */
@@ -114,7 +120,21 @@ const ENV = Type.Object({
   WEBHOOK_ALLOW_NETWORKS: Type.String({ default: '' }),
   STALE_CHECK_INTERVAL_MS: Whole(10, 3_600_000, STALE_CHECK_INTERVAL_MS),
   LIVE_RELAY_INTERVAL_MS: Whole(10, 60_000, LIVE_RELAY_INTERVAL_MS),
+  BACKUP_DIR: Type.Optional(Type.String()),
+  BACKUP_EVERY: Type.Optional(
+    Type.String({
+      pattern: '^[1-9][0-9]{0,5}[mhd]$',
+      description: 'a number of minutes, hours or days, e.g. 30m, 24h or 7d',
+    }),
+  ),
+  BACKUP_KEEP: Type.Optional(Whole(1, 100_000)),
 })
+
+const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** `24h` in milliseconds. */
+const durationMs = (text: string): number =>
+  Number(text.slice(0, -1)) * (UNIT_MS[text.slice(-1)] as number)
 type VariableSchema = { type?: string; description?: string; writeOnly?: boolean }
 const VARIABLES = ENV.properties as Record<string, VariableSchema>
 
@@ -167,6 +187,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problemWithDatabaseUrl(databaseUrl) ??
     (databaseListenUrl === null ? undefined : problemWithListenUrl(databaseListenUrl, databaseUrl))
   if (problem !== undefined) throw new ConfigError(problem)
+  if (vars.BACKUP_EVERY !== undefined && !vars.BACKUP_DIR)
+    throw new ConfigError('BACKUP_EVERY needs BACKUP_DIR: the folder the backups go to')
   let plans = DEFAULT_PLANS
   if (vars.PLANS_FILE) {
     try {
@@ -196,6 +218,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowNetworks,
     staleCheckIntervalMs: vars.STALE_CHECK_INTERVAL_MS,
     liveRelayIntervalMs: vars.LIVE_RELAY_INTERVAL_MS,
+    backupDir: vars.BACKUP_DIR ?? null,
+    backupEveryMs: vars.BACKUP_EVERY === undefined ? null : durationMs(vars.BACKUP_EVERY),
+    backupKeep: vars.BACKUP_KEEP ?? null,
   }
 }
 

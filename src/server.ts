@@ -12,6 +12,7 @@ import {
 } from './lib/descriptors.ts'
 import { createMailer, describeSmtpUrl } from './lib/mailer.ts'
 import { redactHeaderValue, redactRequestUrl } from './lib/redact.ts'
+import { startBackupSchedule } from './modules/backups/backups.service.ts'
 import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.service.ts'
 import { vapidSubject } from './modules/notifications/vapid-keys.ts'
 import { pruneEndedShareLinks } from './modules/statuses/share-links.service.ts'
@@ -90,6 +91,15 @@ export async function serve(
       ),
       staleCheckIntervalMs: config.staleCheckIntervalMs,
       liveRelayIntervalMs: config.liveRelayIntervalMs,
+      backups:
+        config.backupDir === null
+          ? null
+          : {
+              dir: config.backupDir,
+              url: config.databaseUrl,
+              everyMs: config.backupEveryMs,
+              keep: config.backupKeep,
+            },
       logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
     })
   } catch (err) {
@@ -119,6 +129,16 @@ export async function serve(
     clearInterval(housekeeping)
     clearTimeout(firstPrune)
   })
+
+  // scheduled backups (docs/operations.md#scheduled-backups): one instance at a time takes each
+  if (config.backupDir !== null && config.backupEveryMs !== null) {
+    const schedule = startBackupSchedule(
+      { database, url: config.databaseUrl, dir: config.backupDir, clock: systemClock },
+      { everyMs: config.backupEveryMs, keep: config.backupKeep },
+      app.log,
+    )
+    app.addHook('onClose', () => schedule.stop())
+  }
 
   const shutdown = (signal: string) => {
     app.log.info({ signal }, 'shutting down: draining requests')

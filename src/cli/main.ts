@@ -4,6 +4,7 @@
 import { Command, type CommanderError } from 'commander'
 import { UserInputError } from '../lib/errors.ts'
 import { VERSION } from '../lib/version.ts'
+import { backupCommands } from './backup-commands.ts'
 import { ClientError } from './client.ts'
 import { type ClientIo, clientCommands } from './client-commands.ts'
 import { completionCommand } from './completion.ts'
@@ -163,6 +164,7 @@ Examples:
   userCommands(program, admin)
   keyCommands(program, admin)
   copyCommands(program, output)
+  backupCommands(program, admin)
   clientCommands(program, output, io)
   completionCommand(program, output)
 

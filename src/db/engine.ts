@@ -79,6 +79,43 @@ export interface CopySupport {
   discardNewTarget(url: string): () => void
 }
 
+/**
+ * How `statusd backup` and `statusd restore` (backup.ts) treat a database of the engine
+ * (docs/operations.md#backup-and-restore).
+ */
+export interface BackupSupport {
+  /** The name of the data file in a backup of the engine (its extension: its format). */
+  readonly dataFile: string
+  /**
+   * Writes a consistent copy of the database to `file` while it serves, without holding up
+   * its writers; rejects with BackupRefused (backup-refused.ts) where it cannot here.
+   * Returns what a restore needs to know beside the data (the PostgreSQL schema).
+   */
+  take(database: { url: string; db: Kysely<DB> }, file: string): Promise<{ schema?: string }>
+  /**
+   * Restores a backup of the engine into `target`, a database of the same engine that holds
+   * no statusd rows (or whose contents may be replaced).
+   */
+  restore(
+    target: { url: string; db: Kysely<DB> },
+    file: string,
+    backup: {
+      schema?: string
+      /**
+       * statusd's tables as this version knows them (the migrator's own too). Where a schema
+       * may hold other tables (PostgreSQL), those of statusd's the target holds are
+       * replaced and no other is touched; an SQLite file is statusd's alone, replaced whole.
+       */
+      tables: readonly string[]
+    },
+  ): Promise<void>
+  /**
+   * True when the data file is an SQLite database of statusd's tables, which copy.ts reads:
+   * such a backup restores into a database of any engine, by copying its rows.
+   */
+  readonly rowsCopyable: boolean
+}
+
 /** One engine statusd runs on. */
 export interface Engine {
   /** Its name in the registry, in logs and in tests. */
@@ -120,6 +157,7 @@ export interface Engine {
   writeRefusal(err: { code?: unknown; message?: unknown }): WriteRefusal | undefined
   readonly migrationSteps: MigrationSteps
   readonly copy: CopySupport
+  readonly backup: BackupSupport
 }
 
 /** What a database needs to open an event bus for one kind of message. */

@@ -34,6 +34,7 @@ const TAGS = [
   { name: 'share links', description: 'Private links to a status, and what they show' },
   { name: 'boards', description: 'Your boards: named, ordered sets of statuses shown together' },
   { name: 'operations', description: 'Health probes and metrics' },
+  { name: 'admin', description: 'Operators only: the instance, its users and its backups' },
 ]
 
 /**

@@ -16,6 +16,7 @@ export const APP_PATHS = [
   '/notifications',
   '/walls',
   '/walls/:id',
+  '/admin/backups',
   // the walls' former addresses: the app sends them on to /walls
   '/boards',
   '/boards/:id',

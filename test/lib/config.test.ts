@@ -47,6 +47,9 @@ describe('loadConfig', () => {
       webhookAllowNetworks: [],
       staleCheckIntervalMs: 10_000,
       liveRelayIntervalMs: 1_000,
+      backupDir: null,
+      backupEveryMs: null,
+      backupKeep: null,
     }))
 
   it('WEBHOOK_ALLOW_NETWORKS: none by default; CIDR ranges and addresses (docs/notifications.md#outbound-safety)', () => {

@@ -1,6 +1,7 @@
 import { PostgresAdapter, sql } from 'kysely'
 import type { Engine, WriteRefusal } from '../engine.ts'
 import { openPostgres } from './open-postgres.ts'
+import { postgresBackupSupport } from './pg-backup.ts'
 import { postgresMigrationSteps } from './postgres-migration-steps.ts'
 import { PostgresUrlError, parsePostgresUrl, redactPostgresUrl } from './postgres-url.ts'
 
@@ -90,4 +91,5 @@ export const postgresEngine: Engine = {
     source: () => ({ options: {} }),
     discardNewTarget: () => () => {},
   },
+  backup: postgresBackupSupport,
 }

@@ -2,6 +2,7 @@ import { closeSync, existsSync, openSync, readSync, rmSync } from 'node:fs'
 import { SqliteAdapter } from 'kysely'
 import type { Engine, WriteRefusal } from '../engine.ts'
 import { openSqlite } from './open-sqlite.ts'
+import { sqliteBackupSupport } from './sqlite-backup.ts'
 import { sqliteMigrationSteps } from './sqlite-migration-steps.ts'
 
 /** Parses `sqlite:<path>` / `sqlite::memory:`; returns null for other schemes. */
@@ -109,4 +110,5 @@ export const sqliteEngine: Engine = {
       }
     },
   },
+  backup: sqliteBackupSupport(sqlitePath),
 }
