@@ -50,10 +50,7 @@ describe('every command takes --json: serve --json', () => {
     )
     const { firstStart } = asLogLine(line) as Json
     assert.deepEqual(Object.keys(firstStart).sort(), ['key', 'plan', 'setupUrl', 'url', 'userId'])
-    assert.match(
-      firstStart.setupUrl,
-      new RegExp(`^${firstStart.url}/setup/sdl_[A-Za-z0-9]{43}$`),
-    )
+    assert.match(firstStart.setupUrl, new RegExp(`^${firstStart.url}/setup/sdl_[A-Za-z0-9]{43}$`))
     assert.match(firstStart.key, /^sdk_[A-Za-z0-9]{40}$/)
     const res = await fetch(`${firstStart.url}/v1/checkAuth`, {
       headers: { 'service-api-key': firstStart.key },

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { Page } from 'playwright-core'
 import { chromiumMissing } from '../helpers/browser.ts'
-import { holdPasskeys } from '../helpers/journey-people.ts'
 import {
   JOURNEY_TIMEOUT,
   journeyBrowser,
@@ -10,6 +9,7 @@ import {
   type Size,
   startJourney,
 } from '../helpers/journey.ts'
+import { holdPasskeys } from '../helpers/journey-people.ts'
 
 // README.md "The first five minutes", step by step, as a newcomer does it: start the server,
 // open the setup link its first start printed, give the account a name, an e-mail address
