@@ -14,6 +14,12 @@ import { createPasskey, passkeysSupported, webauthnProblem } from '../webauthn.t
 
 type LinkState = 'checking' | 'open' | 'unknown' | 'gone'
 
+/**
+ * Whether a passkey can be made here: a browser that makes them, on a host name (an IP
+ * address is never a passkey's domain, docs/accounts.md#passkeys).
+ */
+const passkeysHere = () => passkeysSupported() && !/^(\d+\.){3}\d+$|^\[/.test(location.hostname)
+
 export default function Setup() {
   const token = route.value.params.token ?? ''
   const [state, setState] = useState<LinkState>('checking')
@@ -155,7 +161,7 @@ function SetupForm(props: { token: string }) {
           <button type="submit" class="button primary" disabled={busy}>
             Finish setup
           </button>
-          {passkeysSupported() && (
+          {passkeysHere() && (
             <button
               type="button"
               class="button"
