@@ -55,23 +55,34 @@ export default function Setup() {
     return (
       <Plain>
         <h1>This setup link is not valid</h1>
-        <p>Check that the whole link was copied from the server’s output.</p>
+        <p>
+          Check that the whole link was copied from the server’s output. A link used or expired more
+          than a day ago is forgotten too.
+        </p>
+        <LostLink />
       </Plain>
     )
   if (state === 'gone')
     return (
       <Plain>
         <h1>This setup link has expired</h1>
-        <p>
-          It works once, for a day, and it was used already or is older. If you set up your account
-          with it, <Link href="/sign-in">sign in</Link>. Otherwise, on the server, run{' '}
-          <code>statusd user list</code> and <code>statusd user link &lt;id&gt;</code> for the first
-          user: its one-time sign-in link lets you in, and under Account you give yourself an e-mail
-          address and a password.
-        </p>
+        <p>It works once, for a day, and it was used already or is older.</p>
+        <LostLink />
       </Plain>
     )
   return <SetupForm token={token} />
+}
+
+/** What to do without a working link (docs/operations.md#first-start). */
+function LostLink() {
+  return (
+    <p>
+      If you set up your account with it, <Link href="/sign-in">sign in</Link>. Otherwise, on the
+      server, run <code>statusd user list</code> and <code>statusd user link &lt;id&gt;</code> for
+      the first user: its one-time sign-in link lets you in, and under Account you give yourself an
+      e-mail address and a password.
+    </p>
+  )
 }
 
 function SetupForm(props: { token: string }) {
