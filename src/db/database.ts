@@ -17,6 +17,10 @@ export interface UsersTable {
   password_hash: string | null
   /** When the e-mail address was confirmed by a link mailed to it (null: never). */
   email_verified_at: string | null
+  /** 1 for an operator (docs/operations.md#operators); the first user is one. */
+  admin: Generated<number>
+  /** When an operator disabled the account (null: enabled); its keys and sessions stop working. */
+  disabled_at: string | null
 }
 
 export interface ApiKeysTable {
@@ -156,6 +160,21 @@ export interface AuthTokensTable {
   created_at: string
   expires_at: string
   used_at: string | null
+}
+
+/**
+ * What happened to an account (docs/security.md#security-log): `user_id` the account
+ * concerned, `actor_id` who acted (null: someone not signed in), `detail` JSON.
+ */
+export interface SecurityEventsTable {
+  id: string
+  at: string
+  user_id: string | null
+  actor_id: string | null
+  kind: string
+  ip: string | null
+  user_agent: string | null
+  detail: string | null
 }
 
 /** A role offered to a user, waiting for them to accept or decline (docs/accounts.md#invitations). */
@@ -322,6 +341,7 @@ export interface DB {
   sessions: SessionsTable
   passkeys: PasskeysTable
   auth_tokens: AuthTokensTable
+  security_events: SecurityEventsTable
   role_invitations: RoleInvitationsTable
   invitation_links: InvitationLinksTable
   invitation_mails: InvitationMailsTable

@@ -5,6 +5,7 @@ import { type Clock, systemClock } from '../lib/clock.ts'
 import {
   csrfRejected,
   emailNotVerified,
+  forbidden,
   insufficientScope,
   notVerified,
   unauthorized,
@@ -40,6 +41,8 @@ export interface ApiCaller extends Caller {
   /** The user's display name. */
   name: string
   authLevel: AuthLevel
+  /** Whether the user is an operator (docs/operations.md#operators). */
+  admin: boolean
   credential: Credential
 }
 
@@ -56,6 +59,7 @@ const callerOf = (user: User, credential: Credential): ApiCaller => ({
   plan: user.plan,
   name: user.name,
   authLevel: authLevelOf(user),
+  admin: Number(user.admin) === 1,
   credential,
   // what the services hold the caller to (docs/accounts.md#scoped-keys): a key's limits
   ...(credential.kind === 'key' && {
@@ -156,6 +160,8 @@ export function authenticate(
       user = found.user
       request.caller = callerOf(user, keyCredential(found, hash))
     }
+    // an operator disabled the account (docs/operations.md#operators): nothing of it works
+    if (user.disabled_at !== null) throw unauthorized('This account is disabled')
     // note: before the level's check, so that a route both need names the cause to act on
     if (emailVerification && request.routeOptions.config.provenEmail && unprovenAddress(user))
       throw emailNotVerified()
@@ -177,15 +183,19 @@ export function authenticate(
 /**
  * Holds an API key to the scope its route declares (`config.scope`,
  * docs/accounts.md#scoped-keys): a key without it gets 403 insufficientScope naming it. A
- * session holds every scope. Runs after `authenticate` (call it right after); what a write
- * may change field by field, and which statuses a key reaches, the services judge.
+ * session holds every scope. A route only operators may call (`config.admin`) refuses
+ * anyone else with 403 forbidden (docs/operations.md#operators). Runs after `authenticate`
+ * (call it right after); what a write may change field by field, and which statuses a key
+ * reaches, the services judge.
  */
 export function enforceScopes(app: FastifyInstance): void {
   // note: synchronous work, so a plain hook (no promise per request)
   app.addHook('onRequest', (request, _reply, done) => {
-    const needed = request.routeOptions.config.scope
-    if (needed !== undefined && request.caller !== undefined)
-      assertKeyHolds(request.caller.credential, needed)
+    const { scope: needed, admin } = request.routeOptions.config
+    if (request.caller !== undefined) {
+      if (admin && !request.caller.admin) throw forbidden('Only an operator may do this')
+      if (needed !== undefined) assertKeyHolds(request.caller.credential, needed)
+    }
     done()
   })
 }

@@ -20,6 +20,12 @@ export interface RouteFacts {
    */
   scope?: Scope
   /**
+   * Only an operator may call (docs/operations.md#operators): the caller's user must be an
+   * admin, else 403 `forbidden`; a key also needs the scope `admin` (declare it as `scope`).
+   * Read by `enforceScopes` (auth.ts).
+   */
+  admin?: true
+  /**
    * Honours `Idempotency-Key` (docs/api.md#safe-retries-idempotency-key). Read by
    * `idempotencyHooks` (idempotency.ts) and the document's parameters and headers.
    */

@@ -478,9 +478,12 @@ describe('statusd key create --scope / --status (docs/accounts.md#scoped-keys)',
 
   it('an unknown scope, or a status the user does not reach, is refused and makes no key', async () => {
     const before = (await json('key', 'list', '--user', user.id)).length
-    const scope = await run('key', 'create', '--user', user.id, '--scope', 'admin')
+    const scope = await run('key', 'create', '--user', user.id, '--scope', 'superuser')
     assert.notEqual(scope.code, 0)
-    assert.match(scope.stderr, /unknown scope "admin"/)
+    assert.match(scope.stderr, /unknown scope "superuser"/)
+    const admin = await run('key', 'create', '--user', user.id, '--scope', 'admin')
+    assert.notEqual(admin.code, 0)
+    assert.match(admin.stderr, /only an operator's key may hold the scope admin/)
     const status = await run('key', 'create', '--user', user.id, '--status', 'nosuchstatus')
     assert.notEqual(status.code, 0)
     assert.match(status.stderr, /nosuchstatus is not a status you own or have a role on/)

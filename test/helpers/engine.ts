@@ -210,6 +210,23 @@ export async function testDatabase(
   return fresh
 }
 
+/**
+ * An empty PostgreSQL database of its own for one test (`<name>_w<n>_…` beside this process's,
+ * so a run that dies leaves it to the next run's cleanup), dropped when `t` ends; undefined
+ * when the role may not create databases. For what needs a whole database, not a schema: a
+ * plain pg_dump names its tables in the `public` schema.
+ */
+export async function emptyPostgresDatabase(t: Lifetime): Promise<TestDatabase | undefined> {
+  if (!TEST_DATABASE_URL) throw new Error('a PostgreSQL test database needs TEST_DATABASE_URL')
+  const { pool, url, held } = await adminPool(TEST_DATABASE_URL)
+  if (!held) return undefined
+  const name = `${databaseName(url)}_${Math.floor(Date.now() / 1000)}_${randomBytes(6).toString('hex')}`
+  await pool.query(`create database "${name}"`)
+  const drop = () => dropDatabase(pool, name)
+  defer(t, drop)
+  return { url: onDatabase(url, name), drop }
+}
+
 let template: Promise<string | undefined> | undefined
 
 /**

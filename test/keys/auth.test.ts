@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createApiKey, revokeKey } from '../../src/modules/keys/keys.service.ts'
-import { SCOPES } from '../../src/modules/keys/scopes.ts'
+import { USER_SCOPES } from '../../src/modules/keys/scopes.ts'
 import { setUser } from '../../src/modules/users/users.service.ts'
 import { makeApp, TEST_PLANS } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
@@ -305,7 +305,7 @@ runScenarios('authorization levels', withKeys, [
         credential: {
           kind: 'key',
           id: body.credential.id,
-          scopes: [...SCOPES],
+          scopes: [...USER_SCOPES],
           statusIds: null,
         },
       }),
@@ -325,7 +325,7 @@ runScenarios('authorization levels', withKeys, [
         credential: {
           kind: 'key',
           id: body.credential.id,
-          scopes: [...SCOPES],
+          scopes: [...USER_SCOPES],
           statusIds: null,
         },
       }),

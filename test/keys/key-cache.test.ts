@@ -47,6 +47,8 @@ test('key cache: entries expire with the TTL and with the key itself; the size i
     created_at: '',
     password_hash: null,
     email_verified_at: null,
+    admin: 0,
+    disabled_at: null,
   }
   cache.set('h1', {
     user,
@@ -106,6 +108,8 @@ test('key cache: with a TTL of 0 nothing is kept', () => {
     created_at: '',
     password_hash: null,
     email_verified_at: null,
+    admin: 0,
+    disabled_at: null,
   }
   cache.set('h', {
     user,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { sql } from 'kysely'
-import { SCOPES } from '../../src/modules/keys/scopes.ts'
+import { USER_SCOPES } from '../../src/modules/keys/scopes.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
@@ -180,7 +180,7 @@ test('two racing rotations of one key: exactly one wins, the other gets 409', as
   const owner = await t.user()
   // a spare that may rotate the owner's key: every scope it has (the minting rule)
   const spare = (
-    await t.request(owner, 'POST', '/v1/user/api-keys', { scopes: [...SCOPES] })
+    await t.request(owner, 'POST', '/v1/user/api-keys', { scopes: [...USER_SCOPES] })
   ).json()
   const keyId = await keyIdOf(t, owner)
   const results = await Promise.all(

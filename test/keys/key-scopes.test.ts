@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { DEFAULT_KEY_SCOPES, SCOPES } from '../../src/modules/keys/scopes.ts'
+import { DEFAULT_KEY_SCOPES, USER_SCOPES } from '../../src/modules/keys/scopes.ts'
 import { asSession, signUpUser } from '../helpers/accounts.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
@@ -249,7 +249,7 @@ runScenarios('scoped keys: the minting rule', world, [
     name: 'an unknown scope is 400 validationError',
     method: 'POST',
     url: '/v1/user/api-keys',
-    body: { scopes: ['admin'] },
+    body: { scopes: ['superuser'] },
     expectStatus: 400,
     expectErrorCode: 'validationError',
   },
@@ -863,10 +863,10 @@ test('legacy keys: a key made before scopes (null in the table) keeps every scop
     .where('id', '=', key.id)
     .execute()
   const [listed] = (await t.request(owner, 'GET', '/v1/user/api-keys')).json()
-  assert.deepEqual(listed.scopes, [...SCOPES])
+  assert.deepEqual(listed.scopes, [...USER_SCOPES])
   assert.equal(listed.statusIds, null)
   const check = (await t.request(owner, 'GET', '/v1/checkAuth')).json()
-  assert.deepEqual(check.credential.scopes, [...SCOPES])
+  assert.deepEqual(check.credential.scopes, [...USER_SCOPES])
   assert.equal(check.credential.statusIds, null)
   const patched = await t.request(owner, 'PATCH', `/v1/status/${door.id}`, {
     name: 'Door',
@@ -874,7 +874,7 @@ test('legacy keys: a key made before scopes (null in the table) keeps every scop
   })
   assert.equal(patched.statusCode, 200, patched.body)
   const made = await t.request(owner, 'POST', '/v1/user/api-keys', {
-    scopes: [...SCOPES],
+    scopes: [...USER_SCOPES],
     statusIds: [door.id],
   })
   assert.equal(made.statusCode, 201, made.body)
@@ -916,10 +916,10 @@ test('a session holds every scope: it makes any key, revokes all, and checkAuth 
   assert.equal(check.userId, id)
   assert.equal(check.credential.kind, 'session')
   assert.equal(typeof check.credential.id, 'string')
-  assert.deepEqual(check.credential.scopes, [...SCOPES])
+  assert.deepEqual(check.credential.scopes, [...USER_SCOPES])
   assert.equal(check.credential.statusIds, null)
   const made = await asSession(t, cookie, 'POST', '/v1/user/api-keys', {
-    scopes: [...SCOPES],
+    scopes: [...USER_SCOPES],
   })
   assert.equal(made.statusCode, 201, made.body)
   const device = await asSession(t, cookie, 'POST', '/v1/user/api-keys', {

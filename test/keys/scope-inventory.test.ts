@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { SCOPES, type Scope } from '../../src/modules/keys/scopes.ts'
+import { SCOPES, type Scope, USER_SCOPES } from '../../src/modules/keys/scopes.ts'
 import {
   apiRoutes,
   fillUrl,
@@ -74,9 +74,9 @@ describe('the scope inventory', () => {
     const w = await makeWorld(ctx)
     const doc = (await w.t.app.inject({ url: '/openapi.json' })).json()
     const keys = new Map<Scope, { id: string; key: string }>()
-    for (const needed of SCOPES) {
+    for (const needed of USER_SCOPES) {
       // status:write includes status:value: a key without status:value lacks both
-      const held = SCOPES.filter(
+      const held = USER_SCOPES.filter(
         (s) => s !== needed && !(needed === 'status:value' && s === 'status:write'),
       )
       const made = await w.t.request(w.owner, 'POST', '/v1/user/api-keys', { scopes: held })

@@ -6,11 +6,13 @@ import { after, before, it } from 'node:test'
 import { suiteLifetime } from '../helpers/cleanup.ts'
 import { asLogLine, type Json, ROOT, runToEnd, start, statusdEnv } from '../helpers/processes.ts'
 
-// docs/operations.md#install-from-npm: the package as a user gets it. `npm pack` (whose
-// prepack script compiles src/ into lib/), then `npm install <tarball>` in an empty folder,
-// then `npx statusd serve` there: it starts from the compiled JavaScript under
-// node_modules, answers /readyz and /healthz with its version, and its first-start key sets
-// a status.
+// docs/operations.md#install-from-npm: the packages as a user gets them, the release's
+// two tarballs (docs/operations.md#making-a-release). `npm pack` of statusd (whose prepack
+// script compiles src/ into lib/) and of @statusd/client, then one `npm install` of both
+// tarballs in an empty folder, then `npx statusd serve` there: it starts from the compiled
+// JavaScript under node_modules, answers /readyz and /healthz with its version, its
+// first-start key sets a status, and a program in that folder that imports the installed
+// @statusd/client reads and writes through it.
 //
 // SLOW (npm install of every runtime dependency, from npm's cache when CI's `npm ci` filled
 // it, else from the registry; about a minute and a half in all): it runs in CI (CI=true) and
@@ -49,8 +51,28 @@ after(() => {
 })
 
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
+const clientPkg = JSON.parse(
+  fs.readFileSync(path.join(ROOT, 'packages', 'client', 'package.json'), 'utf8'),
+)
 
-it('npm pack, npm install <tarball> in an empty folder, npx statusd serve: ready, its version, a status set with the printed key', {
+/** A program a user of the client writes, run with the installed package: plain JavaScript. */
+const CLIENT_PROGRAM = `import { StatusdClient, StatusdError } from '@statusd/client'
+
+const [url, apiKey] = process.argv.slice(2)
+const statusd = new StatusdClient({ url, apiKey })
+const set = await statusd.set('room-5', { value: 'BUSY' })
+const read = await statusd.getByKey('room-5')
+const history = await statusd.history(set.id)
+let errorCode = null
+try {
+  await statusd.get('no-such-status')
+} catch (err) {
+  if (err instanceof StatusdError) errorCode = err.errorCode
+}
+console.log(JSON.stringify({ value: read.value, entries: history.items.length, errorCode }))
+`
+
+it('npm pack both packages, npm install both tarballs in an empty folder, npx statusd serve: ready, its version, a status set with the printed key and through the installed client', {
   skip: wanted ? false : 'slow: runs in CI, or with TEST_PACKAGE=1',
 }, async () => {
   // A copy of the checkout packs, so that the prepack and prepare scripts (lib/, dist/app)
@@ -83,16 +105,40 @@ it('npm pack, npm install <tarball> in an empty folder, npx statusd serve: ready
     [],
     'no TypeScript, sources or tests',
   )
+  const changelog = fs.readFileSync(path.join(checkout, 'CHANGELOG.md'), 'utf8')
+  assert.match(changelog, new RegExp(`^## ${pkg.version.replaceAll('.', '\\.')} — `, 'm'))
+
+  const clientPacked = await runToEnd(
+    suite,
+    'npm',
+    ['pack', '-w', '@statusd/client', '--json', '--pack-destination', dir],
+    env,
+    checkout,
+    STEP_LIMIT_MS,
+  )
+  assert.equal(clientPacked.code, 0, clientPacked.stderr)
+  const [clientReport] = JSON.parse(clientPacked.stdout.slice(clientPacked.stdout.indexOf('[')))
+  assert.equal(clientReport.name, '@statusd/client')
+  assert.equal(clientReport.version, pkg.version, 'the client is released with the server')
 
   const installed = await runToEnd(
     suite,
     'npm',
-    ['install', '--prefer-offline', path.join(dir, report.filename)],
+    [
+      'install',
+      '--prefer-offline',
+      path.join(dir, report.filename),
+      path.join(dir, clientReport.filename),
+    ],
     env,
     app,
     STEP_LIMIT_MS,
   )
   assert.equal(installed.code, 0, installed.stderr)
+  const installedClient = JSON.parse(
+    fs.readFileSync(path.join(app, 'node_modules', '@statusd', 'client', 'package.json'), 'utf8'),
+  )
+  assert.equal(installedClient.version, clientPkg.version)
 
   const version = await runToEnd(suite, 'npx', ['--no', '--', 'statusd', '--version'], env, app)
   assert.equal(version.code, 0, version.stderr)
@@ -138,5 +184,16 @@ it('npm pack, npm install <tarball> in an empty folder, npx statusd serve: ready
   const script = /src="(\/[^"]+\.js)"/.exec(await page.text())?.[1]
   assert.ok(script, 'the app page loads its script')
   assert.equal((await fetch(`${url}${script}`)).status, 200)
+
+  fs.writeFileSync(path.join(app, 'client-check.mjs'), CLIENT_PROGRAM)
+  const ran = await runToEnd(
+    suite,
+    process.execPath,
+    [path.join(app, 'client-check.mjs'), url, key],
+    env,
+    app,
+  )
+  assert.equal(ran.code, 0, ran.stderr)
+  assert.deepEqual(JSON.parse(ran.stdout), { value: 'BUSY', entries: 1, errorCode: 'notFound' })
   await server.stop()
 })

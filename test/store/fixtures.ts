@@ -11,6 +11,8 @@ export const userRow = (over: Partial<NewUser> = {}): NewUser => ({
   created_at: new Date().toISOString(),
   password_hash: null,
   email_verified_at: null,
+  admin: 0,
+  disabled_at: null,
   ...over,
   // the folded address, as the users service stores it
   email_key: over.email_key ?? over.email?.toLowerCase() ?? null,

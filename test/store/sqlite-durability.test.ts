@@ -11,6 +11,7 @@ import { startCheckpointThread } from '../../src/db/sqlite/checkpoint-worker.ts'
 import { sqliteDurability } from '../../src/db/sqlite/sqlite-durability.ts'
 import { walSyncer } from '../../src/db/sqlite/wal-sync.ts'
 import { bounded } from '../helpers/bounded.ts'
+import { ROOT, runToEnd, statusdEnv } from '../helpers/processes.ts'
 import { seeded } from '../helpers/seed.ts'
 
 // Issue 5 (durable group commit): a group-committed batch is acknowledged after an fsync of
@@ -168,4 +169,31 @@ test('durability: closing ends even when the checkpoint thread has died (it coul
     'the durability of a database whose checkpoint thread died to close',
     durability.close(),
   )
+})
+
+test('durability: closing ends in a process with nothing else to do while the checkpoint thread stops', async (t) => {
+  // a program whose last work is closing the database (a script, a CLI command): while the
+  // close waits for the checkpoint thread to end, that wait alone must keep the process alive
+  const file = join(dir, 'last-work.db')
+  const program = `
+    import { createDatabase } from ${JSON.stringify(join(ROOT, 'src/db/create-database.ts'))}
+    import { migrateToLatest } from ${JSON.stringify(join(ROOT, 'src/db/migrate.ts'))}
+    for (let round = 0; round < 10; round++) {
+      const database = createDatabase(${JSON.stringify(`sqlite:${file}`)}, { checkpoints: { checkpointEvery: 1 } })
+      await migrateToLatest(database.db)
+      // two batches: the second starts the checkpoint thread
+      for (let i = 0; i < 2; i++)
+        await database.writer.run((tx) => tx.deleteFrom('users').where('id', '=', 'none').execute())
+      await database.close()
+    }
+    console.log('closed')
+  `
+  const ran = await runToEnd(
+    t,
+    process.execPath,
+    ['--input-type=module', '--eval', program],
+    statusdEnv({}),
+  )
+  assert.equal(ran.code, 0, ran.stderr)
+  assert.equal(ran.stdout.trim(), 'closed')
 })

@@ -1,7 +1,7 @@
 import type { CreateTableBuilder, Kysely } from 'kysely'
 import { migrationSteps } from '../engines.ts'
 
-// statusd's schema as 0.1.0 released it, written once with Kysely's schema builder for every
+// statusd's first schema, written once with Kysely's schema builder for every
 // engine. What differs by engine is the port's (MigrationSteps, engine.ts): which tables are
 // stored in their primary key's order, and the tables and columns only the engine's own
 // parts use. It replaced the pre-releases' migrations (migrate.ts, PRE_RELEASE_MIGRATIONS),

@@ -180,6 +180,10 @@ export function sqliteDurability(
       if (!stopping) return
       // note: a thread that failed (it could not open the file) has ended already, and its
       // `exit` is not emitted again: waiting for a new one kept close() waiting for ever
+      // note: the thread is unref'd so that it never keeps a process alive; while close()
+      // waits for it to end it must, or a process with nothing else to do exits before the
+      // thread's `exit` arrives and the close never finishes
+      stopping.ref()
       stopping.postMessage('close')
       await workerExited
     },

@@ -32,6 +32,8 @@ export async function findActiveKeyByHash(
       'u.verified',
       'u.created_at',
       'u.email_verified_at',
+      'u.admin',
+      'u.disabled_at',
     ])
     .where('k.key_hash', '=', hash)
     .where('k.revoked_at', 'is', null)
@@ -63,8 +65,20 @@ export async function findActiveKeyByHash(
       // note: never carried into the key cache; authentication by key has no use for it
       password_hash: null,
       email_verified_at: row.email_verified_at,
+      admin: row.admin,
+      disabled_at: row.disabled_at,
     },
   }
+}
+
+/** Whether the user is an operator (docs/operations.md#operators): only their keys hold `admin`. */
+export async function isOperator(db: Db, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('admin')
+    .where('id', '=', userId)
+    .executeTakeFirst()
+  return Number(row?.admin) === 1
 }
 
 export const listApiKeys = (db: Db, userId: string): Promise<ApiKey[]> =>

@@ -19,6 +19,7 @@ import {
   findActiveKeyByHash,
   findApiKeyById,
   insertApiKey,
+  isOperator,
   listApiKeys,
   retireActiveApiKey,
   revokeApiKey,
@@ -28,9 +29,9 @@ import {
   type CredentialLimits,
   DEFAULT_KEY_SCOPES,
   MAX_KEY_STATUSES,
-  SCOPES,
   type Scope,
   scopesBeyond,
+  scopesFor,
   scopesFromColumn,
   statusesBeyond,
   statusIdsFromColumn,
@@ -121,7 +122,10 @@ export class KeyInputError extends UserInputError {
 export interface KeyOptions {
   label?: string
   expiresAt?: string
-  /** Default: every scope (the operator's key); the API's default is `status:*`. */
+  /**
+   * Default: every scope the user may hold (the CLI's key); the API's default is `status:*`.
+   * `admin` only for an operator (docs/operations.md#operators).
+   */
   scopes?: readonly Scope[]
   /** The statuses the key is confined to; default none (not confined). */
   statusIds?: readonly string[]
@@ -186,6 +190,10 @@ export async function createApiKey(
       throw new KeyInputError('expiresAt', 'expiry must be in the future')
     expiresAt = at.toISOString()
   }
+  const operator = await isOperator(db, userId)
+  if (options.scopes?.includes('admin') && !operator)
+    throw new KeyInputError('scopes', "only an operator's key may hold the scope admin")
+  const scopes = options.scopes ?? scopesFor(operator)
   const { secret, prefix, hash } = newApiKey()
   const row = await insertApiKey(db, {
     id: newId(),
@@ -197,7 +205,7 @@ export async function createApiKey(
     expires_at: expiresAt,
     revoked_at: null,
     replaced_by: null,
-    scopes: JSON.stringify(options.scopes ?? SCOPES),
+    scopes: JSON.stringify(scopes),
     status_ids: options.statusIds === undefined ? null : JSON.stringify(options.statusIds),
   })
   await deleteEndedApiKeys(db, userId, nowIso(), MAX_ENDED_KEYS)

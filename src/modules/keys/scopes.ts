@@ -16,9 +16,17 @@ export const SCOPES = [
   'keys',
   /** Profile, sessions, passkeys, channels. */
   'account',
+  /** The operators' API, `/v1/admin/…`; only an operator's key may hold it (docs/operations.md#operators). */
+  'admin',
 ] as const
 
 export type Scope = (typeof SCOPES)[number]
+
+/** Every scope but `admin`: what a user who is not an operator may hold. */
+export const USER_SCOPES: readonly Scope[] = SCOPES.filter((s) => s !== 'admin')
+
+/** Every scope a user may hold: `admin` only for an operator (docs/operations.md#operators). */
+export const scopesFor = (operator: boolean): readonly Scope[] => (operator ? SCOPES : USER_SCOPES)
 
 /** A new key's scopes when none are asked for: `status:*`. */
 export const DEFAULT_KEY_SCOPES: readonly Scope[] = [
@@ -78,7 +86,8 @@ export function statusesBeyond(
  * scope. Anything unreadable or unknown grants nothing: a damaged row fails closed.
  */
 export function scopesFromColumn(text: string | null): readonly Scope[] {
-  if (text === null) return SCOPES
+  // note: `admin` came after scopes did; a key made before them never held it
+  if (text === null) return USER_SCOPES
   try {
     const value: unknown = JSON.parse(text)
     if (!Array.isArray(value)) return []

@@ -1,13 +1,15 @@
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
+import { recordSecurityEvent } from '../audit/security-events.ts'
 import { createApiKey } from '../keys/keys.service.ts'
 import { mostCapablePlan, type Plans } from '../plans/plans.ts'
 import { countUsers } from './users.repository.ts'
 import { createUser, type UserView } from './users.service.ts'
 
 /**
- * On an empty database, creates a verified user on the most capable plan and a key for it,
+ * On an empty database, creates the first operator (docs/operations.md#operators): a verified
+ * admin on the most capable plan, and a key for it,
  * so that `curl` works right away. Returns them (the key shown once), or null when users exist.
  */
 export async function ensureFirstUser(
@@ -22,6 +24,13 @@ export async function ensureFirstUser(
       name: 'admin',
       plan: mostCapablePlan(plans),
       verified: true,
+      admin: true,
+    })
+    await recordSecurityEvent(tx, {
+      kind: 'adminGranted',
+      userId: user.id,
+      actorId: null,
+      detail: { by: 'first start' },
     })
     const key = await createApiKey(tx, user.id, { label: 'first start' })
     return { user, key: key.key }

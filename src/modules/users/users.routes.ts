@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
-import { SCOPES } from '../keys/scopes.ts'
+import { scopesFor } from '../keys/scopes.ts'
 import { CheckAuthSchema } from './users.schemas.ts'
 
 /** GET /v1/checkAuth — who the key belongs to; works at either authorization level. */
@@ -27,7 +27,11 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         kind: caller.credential.kind,
         id: caller.credential.id,
         // a session may do all its user may: every scope, every status
-        scopes: [...(caller.credential.kind === 'key' ? caller.credential.scopes : SCOPES)],
+        scopes: [
+          ...(caller.credential.kind === 'key'
+            ? caller.credential.scopes
+            : scopesFor(caller.admin)),
+        ],
         statusIds:
           caller.credential.kind === 'key' && caller.credential.statusIds !== null
             ? [...caller.credential.statusIds]

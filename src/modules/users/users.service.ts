@@ -68,7 +68,7 @@ async function checkedEmail(db: Db, email: string, userId?: string): Promise<str
 export async function createUser(
   db: Kysely<DB>,
   plans: Plans,
-  input: { name: string; email?: string; plan: string; verified: boolean },
+  input: { name: string; email?: string; plan: string; verified: boolean; admin?: boolean },
 ): Promise<UserView> {
   const name = checkedName(input.name)
   assertPlan(plans, input.plan)
@@ -84,6 +84,7 @@ export async function createUser(
     password_hash: null,
     // the operator vouches for the address of a user they make verified (docs/operations.md#users)
     email_verified_at: email !== undefined && input.verified ? nowIso() : null,
+    admin: input.admin ? 1 : 0,
   })
   return toUserView(user)
 }
