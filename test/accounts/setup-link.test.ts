@@ -43,11 +43,20 @@ const complete = (s: FirstStart, body: unknown, headers: Record<string, string> 
 async function firstUser(s: FirstStart) {
   const row = await s.t.database.db
     .selectFrom('users')
-    .select(['name', 'email', 'password_hash', 'email_verified_at'])
+    .select(['name', 'email', 'password_hash', 'email_verified_at', 'admin'])
     .where('id', '=', s.userId)
     .executeTakeFirstOrThrow()
   return row
 }
+
+/** The first user's security log, oldest first. */
+const eventsOf = (s: FirstStart) =>
+  s.t.database.db
+    .selectFrom('security_events')
+    .select(['kind', 'actor_id', 'detail'])
+    .where('user_id', '=', s.userId)
+    .orderBy('at')
+    .execute()
 
 describe('the setup link', () => {
   it('opens while unused: 204, anonymous', async (ctx) => {
@@ -72,6 +81,15 @@ describe('the setup link', () => {
     assert.equal(me.json().id, s.userId)
     // and the password signs in anywhere from now on
     await signInUser(s.t, { email: ADA.email, password: ADA.password })
+    // the first user is the operator, and the setup is in its security log
+    assert.equal((await firstUser(s)).admin, 1)
+    assert.deepEqual(
+      (await eventsOf(s)).map((e) => [e.kind, e.actor_id, JSON.parse(e.detail ?? 'null')]),
+      [
+        ['adminGranted', null, { by: 'first start' }],
+        ['setupCompleted', s.userId, { method: 'password' }],
+      ],
+    )
   })
 
   it('works once: used, it answers 410 to both the page and the form', async (ctx) => {
@@ -215,6 +233,11 @@ describe('a refused setup changes nothing and leaves the link usable', () => {
       assert.equal(res.json().errorCode, r.errorCode)
       assert.equal(sessionCookieOf(res), undefined, 'no one is signed in')
       assert.deepEqual(await firstUser(s), before)
+      assert.deepEqual(
+        (await eventsOf(s)).map((e) => e.kind),
+        ['adminGranted'],
+        'nothing logged but the first start',
+      )
       assert.equal((await s.t.request(null, 'GET', s.path)).statusCode, 204, 'the link still works')
     })
 })

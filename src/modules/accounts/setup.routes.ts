@@ -149,6 +149,7 @@ export const setupRoutes: FastifyPluginAsyncTypebox<SetupRouteOptions> = async (
         () => relyingParty(request),
         request.params.token,
         request.body,
+        { ip: request.ip, userAgent: request.headers['user-agent'] },
       )
       options.userChanged(userId)
       const { token } = await startSession(db, {

@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely'
 import type { DB } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { validationError } from '../../lib/errors.ts'
+import { recordSecurityEvent } from '../audit/security-events.ts'
 import {
   consumeAuthToken,
   issueAuthToken,
@@ -110,6 +111,7 @@ export async function completeSetup(
   rp: () => RelyingParty,
   token: string,
   input: SetupInput,
+  client: { ip?: string | undefined; userAgent?: string | undefined } = {},
 ): Promise<{ userId: string; passkey?: PasskeyView }> {
   assertEmail(input.email)
   if ((input.password === undefined) === (input.passkey === undefined))
@@ -140,6 +142,15 @@ export async function completeSetup(
     await updateUser(tx, used.userId, {
       name: input.name,
       ...(passwordHash !== undefined && { password_hash: passwordHash }),
+    })
+    // in the account's security log: the first way in was set, from where
+    await recordSecurityEvent(tx, {
+      kind: 'setupCompleted',
+      userId: used.userId,
+      actorId: used.userId,
+      ip: client.ip,
+      userAgent: client.userAgent,
+      detail: { method: passwordHash === undefined ? 'passkey' : 'password' },
     })
   }
   if (input.passkey === undefined) {
