@@ -387,7 +387,8 @@ describe('statusd errors: non-zero exit, one clear line on stderr (JSON with --j
       name: 'user set with nothing to set',
       argv: ['user', 'set', 'alice@example.com'],
       code: 2,
-      message: /user set needs --name, --email, --plan, --verified, --unverified, --admin or --no-admin/,
+      message:
+        /user set needs --name, --email, --plan, --verified, --unverified, --admin or --no-admin/,
     },
   ]
 
