@@ -1,6 +1,6 @@
 // Lighthouse over statusd's pages (docs/performance.md#pages-lighthouse): starts a statusd of
 // its own on an empty SQLite database, makes what the pages show (a public status, a public
-// board of six, a one-time sign-in link), and runs Lighthouse on each page with the mobile
+// board of six, the first start's setup link), and runs Lighthouse on each page with the mobile
 // preset (and the wall also with the desktop one), printing one row per page.
 //
 //   CHROME_PATH=/usr/bin/chromium node scripts/lighthouse-pages.ts
