@@ -1,6 +1,6 @@
 // Lighthouse over statusd's pages (docs/performance.md#pages-lighthouse): starts a statusd of
 // its own on an empty SQLite database, makes what the pages show (a public status, a public
-// board of six, a one-time sign-in link), and runs Lighthouse on each page with the mobile
+// board of six, the first start's setup link), and runs Lighthouse on each page with the mobile
 // preset (and the wall also with the desktop one), printing one row per page.
 //
 //   CHROME_PATH=/usr/bin/chromium node scripts/lighthouse-pages.ts
@@ -51,7 +51,7 @@ const cleanUp = () => {
 }
 process.on('exit', cleanUp)
 
-const first = await new Promise<{ key: string; signInUrl: string }>((resolve, reject) => {
+const first = await new Promise<{ key: string; setupUrl: string }>((resolve, reject) => {
   server.on('exit', (code) => reject(new Error(`statusd exited (${code})`)))
   createInterface({ input: server.stdout }).on('line', (line) => {
     if (!line.startsWith('{"firstStart"')) return
@@ -114,7 +114,7 @@ const PAGES: { name: string; url: string; preset?: 'desktop'; cookie?: string }[
   { name: 'wall `/b/…` (mobile)', url: `${base}/b/${board.shareId}` },
   { name: 'wall `/b/…` (desktop)', url: `${base}/b/${board.shareId}`, preset: 'desktop' },
   { name: 'API reference `/docs`', url: `${base}/docs` },
-  { name: 'sign-in link page `/auth/link/…`', url: first.signInUrl },
+  { name: 'setup page `/setup/…` (the first start)', url: first.setupUrl },
 ]
 
 const score = (v: number | null | undefined) => (v == null ? '–' : String(Math.round(v * 100)))

@@ -17,7 +17,7 @@ import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.servi
 import { vapidSubject } from './modules/notifications/vapid-keys.ts'
 import { pruneEndedShareLinks } from './modules/statuses/share-links.service.ts'
 import { ensureFirstUser } from './modules/users/first-user.ts'
-import { createSignInLink } from './modules/users/sign-in-links.service.ts'
+import { createSetupLink } from './modules/users/setup.service.ts'
 
 const HOUSEKEEPING_INTERVAL_MS = 60 * 60 * 1000
 /** The first housekeeping, a while after the start's own work. */
@@ -209,8 +209,8 @@ export async function serve(
   if (first) {
     const base = config.publicUrl ?? address
     // the way into the app for the person who started it (docs/app.md#the-first-start):
-    // the first user has no password yet; the link signs them in once, within the hour
-    const link = await createSignInLink(database.db, systemClock, first.user.id, base)
+    // the first user has no address nor password yet; the link's page asks for them, once
+    const link = await createSetupLink(database.db, systemClock, first.user.id, base)
     printFirstKey(first.user.id, first.user.plan, first.key, base, link.url, json)
   }
   return app
@@ -244,12 +244,12 @@ function printFirstKey(
   plan: string,
   key: string,
   base: string,
-  signInUrl: string,
+  setupUrl: string,
   json: boolean,
 ): void {
   if (json) {
     process.stdout.write(
-      `${JSON.stringify({ firstStart: { userId, plan, key, url: base, signInUrl } })}\n`,
+      `${JSON.stringify({ firstStart: { userId, plan, key, url: base, setupUrl } })}\n`,
     )
     return
   }
@@ -263,10 +263,10 @@ function printFirstKey(
       '',
       `  Try:  curl -H 'service-api-key: ${key}' ${base}/v1/checkAuth`,
       '',
-      '  Open the app with this one-time sign-in link (valid one hour), then set a password',
-      '  under Account:',
+      '  Set up your account in the browser with this one-time link (valid one day): your name,',
+      '  e-mail address and a password or a passkey, and you are signed in as the operator:',
       '',
-      `      ${signInUrl}`,
+      `      ${setupUrl}`,
       '',
       '',
     ].join('\n'),

@@ -18,6 +18,7 @@ import { loadMe, me, unreachable } from './session.ts'
 const SIGNED_OUT: Partial<Record<AppPath, ComponentType>> = {
   '/sign-in': SignIn,
   '/sign-up': lazy(() => import('./screens/sign-up.tsx')),
+  '/setup/:token': lazy(() => import('./screens/setup.tsx')),
 }
 
 /** Screens of a signed-in person (heavy ones load on first use: lazy). */

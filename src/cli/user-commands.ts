@@ -17,7 +17,7 @@ export function linkBase(config: Pick<Config, 'publicUrl' | 'host' | 'port'>): s
 }
 
 const describe = (u: UserView) =>
-  `${u.id}  ${u.name}${u.email ? ` <${u.email}>` : ''}  plan=${u.plan}  ${u.authLevel}`
+  `${u.id}  ${u.name}${u.email ? ` <${u.email}>` : ''}  plan=${u.plan}  ${u.authLevel}${u.admin ? '  admin' : ''}`
 
 /**
  * `statusd user …`. The services load when a command runs (`await import`), so that the
@@ -75,14 +75,19 @@ Examples:
 
   user
     .command('set')
-    .description("change a user's name, e-mail, plan or verification")
+    .description("change a user's name, e-mail, plan, verification or operator flag")
     .argument('<id|email>', 'a user id or e-mail')
     .option('--name <name>', 'new display name')
     .option('--email <email>', 'new e-mail address')
     .option('--plan <plan>', 'new plan')
     .option('--verified', 'mark verified')
     .option('--unverified', 'mark unverified')
-    .addHelpText('after', '\nExample:\n  $ statusd user set ada@example.com --plan pro --verified')
+    .option('--admin', 'make an operator: may administer the instance')
+    .option('--no-admin', 'no longer an operator')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ statusd user set ada@example.com --plan pro --verified\n  $ statusd user set ada@example.com --admin',
+    )
     .action(
       async (
         who: string,
@@ -92,6 +97,7 @@ Examples:
           plan?: string
           verified?: boolean
           unverified?: boolean
+          admin?: boolean
         },
       ) => {
         if (o.verified && o.unverified)
@@ -101,26 +107,39 @@ Examples:
           o.plan === undefined &&
           verified === undefined &&
           o.name === undefined &&
-          o.email === undefined
+          o.email === undefined &&
+          o.admin === undefined
         )
-          throw new UsageError('user set needs --name, --email, --plan, --verified or --unverified')
+          throw new UsageError(
+            'user set needs --name, --email, --plan, --verified, --unverified, --admin or --no-admin',
+          )
         const config = await ctx.config()
-        const { setUser } = await import('../modules/users/users.service.ts')
+        const { setUser, countOperators } = await import('../modules/users/users.service.ts')
         // every server forgets the user's cached keys at once: unverified, they are refused
-        // everywhere; on another plan, limited by it (docs/api.md#authentication)
-        const updated = await withDb(config, (db, database) =>
+        // everywhere; on another plan, limited by it; no longer an operator, kept out of the
+        // admin routes (docs/api.md#authentication)
+        const { updated, operators } = await withDb(config, (db, database) =>
           announcing(database, async (changes) => {
             const changed = await setUser(db, config.plans, who, {
               ...(o.plan !== undefined && { plan: o.plan }),
               ...(verified !== undefined && { verified }),
               ...(o.name !== undefined && { name: o.name }),
               ...(o.email !== undefined && { email: o.email }),
+              ...(o.admin !== undefined && { admin: o.admin }),
             })
             await changes.publish({ userId: changed.id })
-            return changed
+            return { updated: changed, operators: await countOperators(db) }
           }),
         )
-        print(ctx.output, updated, () => `updated user ${describe(updated)}`)
+        print(ctx.output, updated, () =>
+          [
+            `updated user ${describe(updated)}`,
+            // nobody can reach the admin screens now: the shell is the way back
+            ...(operators === 0
+              ? ['no user is an operator now: `statusd user set <id> --admin` makes one']
+              : []),
+          ].join('\n'),
+        )
       },
     )
 

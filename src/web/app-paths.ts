@@ -7,6 +7,8 @@ export const APP_PATHS = [
   '/',
   '/sign-in',
   '/sign-up',
+  // the first start's one-time setup link (docs/app.md#the-first-start)
+  '/setup/:token',
   '/statuses/new',
   '/statuses/:id',
   '/statuses/:id/:tab',

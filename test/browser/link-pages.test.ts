@@ -64,7 +64,7 @@ interface Scenario {
 
 const SCENARIOS: Scenario[] = [
   {
-    page: '/auth/link (statusd user link, the first start)',
+    page: '/auth/link (statusd user link)',
     async link(w) {
       const user = await w.t.user()
       return (await createSignInLink(w.t.database.db, testClock(), user.id, w.base)).url

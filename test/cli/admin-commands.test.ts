@@ -64,6 +64,7 @@ describe('statusd user …', () => {
     )
     for (const u of users)
       assert.deepEqual(Object.keys(u).sort(), [
+        'admin',
         'authLevel',
         'createdAt',
         'email',
@@ -386,7 +387,8 @@ describe('statusd errors: non-zero exit, one clear line on stderr (JSON with --j
       name: 'user set with nothing to set',
       argv: ['user', 'set', 'alice@example.com'],
       code: 2,
-      message: /user set needs --name, --email, --plan, --verified or --unverified/,
+      message:
+        /user set needs --name, --email, --plan, --verified, --unverified, --admin or --no-admin/,
     },
   ]
 

@@ -75,7 +75,10 @@ describe('user set --name / --email', () => {
     const user = await json('user', 'add', '--name', 'Cy')
     const r = await run('user', 'set', user.id)
     assert.equal(r.code, 2)
-    assert.match(r.stderr, /user set needs --name, --email, --plan, --verified or --unverified/)
+    assert.match(
+      r.stderr,
+      /user set needs --name, --email, --plan, --verified, --unverified, --admin or --no-admin/,
+    )
   })
 
   it('the help names user set --name/--email and user link', async () => {

@@ -49,11 +49,8 @@ describe('every command takes --json: serve --json', () => {
       'the first-start JSON line',
     )
     const { firstStart } = asLogLine(line) as Json
-    assert.deepEqual(Object.keys(firstStart).sort(), ['key', 'plan', 'signInUrl', 'url', 'userId'])
-    assert.match(
-      firstStart.signInUrl,
-      new RegExp(`^${firstStart.url}/auth/link/sdl_[A-Za-z0-9]{43}$`),
-    )
+    assert.deepEqual(Object.keys(firstStart).sort(), ['key', 'plan', 'setupUrl', 'url', 'userId'])
+    assert.match(firstStart.setupUrl, new RegExp(`^${firstStart.url}/setup/sdl_[A-Za-z0-9]{43}$`))
     assert.match(firstStart.key, /^sdk_[A-Za-z0-9]{40}$/)
     const res = await fetch(`${firstStart.url}/v1/checkAuth`, {
       headers: { 'service-api-key': firstStart.key },

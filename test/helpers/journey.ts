@@ -18,8 +18,8 @@ import { freePort } from './webauthn.ts'
 //   it('…', { skip: chromiumMissing(), timeout: JOURNEY_TIMEOUT }, async (t) => {
 //     const j = await startJourney(t, chromium(), { smtp: true })
 //     const page = await j.open('phone')              // a fresh profile at 390×844
-//     await page.goto(j.firstSignInLink())            // parsed from the server's own output
-//     await page.getByRole('button', { name: 'Sign in' }).click()
+//     await j.setUp(page, { name, email, password })  // the printed setup link, filled in
+//     await page.goto(j.firstSetupLink())             // parsed from the server's own output
 //     await j.check(page, 'the board after signing in')  // axe, and nothing went wrong so far
 //     const link = j.linkIn(await j.mail(), '/auth/reset/')  // the real SMTP server's next mail
 //     j.expectResponse(401, '/v1/auth/login')        // a 4xx the journey means to cause
@@ -63,8 +63,13 @@ export interface Journey {
   url: string
   /** The server process: its output lines (`stdout`, `stderr`), `waitForLine`, `stop`. */
   server: Proc
-  /** The one-time sign-in link the first start printed. */
-  firstSignInLink(): string
+  /** The one-time setup link the first start printed (docs/app.md#the-first-start). */
+  firstSetupLink(): string
+  /**
+   * Opens the setup link on `page` (signed out: the app's 401 from /v1/user expected) and
+   * completes it with a password: signed in, on the board.
+   */
+  setUp(page: Page, who: { name: string; email: string; password: string }): Promise<void>
   /** The API key the first start printed. */
   firstApiKey(): string
   /** A new browser profile (cookies of its own) at `size`, with one page, watched. */
@@ -91,7 +96,7 @@ function npmStartArgs(): string[] {
   return words.slice(1).map((word) => (word === 'bin/statusd.js' ? BIN : word))
 }
 
-const LINK_LINE = /^\s+(https?:\/\/\S+\/auth\/link\/\S+)\s*$/
+const LINK_LINE = /^\s+(https?:\/\/\S+\/setup\/\S+)\s*$/
 const KEY_LINE = /^\s+(sdk_[A-Za-z0-9]+)\s*$/
 
 /** Chromium's console line for an answer with an error status: judged as the answer. */
@@ -131,7 +136,7 @@ export async function startJourney(
   )
   const url = publicUrl ?? String(ready?.address)
   // the banner comes with the first start, written next to the ready line (either first)
-  const linkLine = await server.waitForLine((line) => LINK_LINE.test(line), 'the sign-in link')
+  const linkLine = await server.waitForLine((line) => LINK_LINE.test(line), 'the setup link')
   const keyLine = server.stdout.find((line) => KEY_LINE.test(line))
 
   // every answer of the server is checked against its OpenAPI document (contract.ts): in the
@@ -217,7 +222,21 @@ export async function startJourney(
     url,
     server,
     smtp,
-    firstSignInLink: () => LINK_LINE.exec(linkLine)?.[1] as string,
+    firstSetupLink: () => LINK_LINE.exec(linkLine)?.[1] as string,
+    async setUp(page, who) {
+      expected.push({ status: 401, path: '/v1/user' })
+      await page.goto(LINK_LINE.exec(linkLine)?.[1] as string)
+      await page.getByRole('heading', { name: 'Set up statusd' }).waitFor()
+      await page.getByLabel('Name').fill(who.name)
+      await page.getByLabel('E-mail').fill(who.email)
+      await page.getByLabel('Password').fill(who.password)
+      await page.getByRole('button', { name: 'Finish setup' }).click()
+      await page.waitForURL(`${url}/`)
+      await page
+        .getByRole('navigation', { name: 'Main' })
+        .getByRole('link', { name: 'Board' })
+        .waitFor()
+    },
     firstApiKey: () => {
       assert.ok(keyLine, `the first start printed an API key:\n${server.output()}`)
       return KEY_LINE.exec(keyLine)?.[1] as string
@@ -228,6 +247,14 @@ export async function startJourney(
       takeProblems(`before: ${label}`)
       await expectNoAxeViolations(page, label, axe)
       takeProblems(`at: ${label}`)
+      // JOURNEY_SCREENSHOTS=<dir>: each checked page is kept there, named after its label, for
+      // a person to walk the journey afterwards
+      const shots = process.env.JOURNEY_SCREENSHOTS
+      if (shots)
+        await page.screenshot({
+          path: path.join(shots, `${label.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '')}.png`),
+          fullPage: true,
+        })
     },
     mail() {
       assert.ok(smtp, 'startJourney(t, browser, { smtp: true }) to read mail')

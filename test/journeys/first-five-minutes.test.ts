@@ -9,12 +9,13 @@ import {
   type Size,
   startJourney,
 } from '../helpers/journey.ts'
+import { holdPasskeys } from '../helpers/journey-people.ts'
 
 // README.md "The first five minutes", step by step, as a newcomer does it: start the server,
-// copy the link its first start printed, open it, press the button, and be in the app;
-// then give yourself an e-mail address and a password under Account; make a status with a
-// palette, make it public and open its share page, put it on a wall and change it from the
-// board while the wall watches.
+// open the setup link its first start printed, give the account a name, an e-mail address
+// and a password (on the phone) or a passkey (on the desktop), and be in the app as its
+// operator; the link works once. Then make a status with a palette, make it public and open
+// its share page, put it on a wall and change it from the board while the wall watches.
 
 const PASSWORD = 'violet harbour lantern ferns'
 
@@ -25,47 +26,56 @@ const place = (page: Page, name: string) =>
   page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name })
 
 for (const size of Object.keys(SIZES) as Size[]) {
+  // the phone sets a password, the desktop a passkey (its own virtual authenticator)
+  const passkey = size === 'desktop'
   describe(`the first five minutes (${size})`, {
     skip: chromiumMissing(),
     timeout: JOURNEY_TIMEOUT,
   }, () => {
-    it('steps 1–5: signed in by the printed link, then Account, a status, Share, a wall', async (t) => {
-      // 1. `npm start`: the first start prints an API key and a one-time sign-in link
-      const j = await startJourney(t, chromium())
-      const link = j.firstSignInLink()
-      assert.match(link, new RegExp(`^${j.url}/auth/link/`))
+    it(`steps 1–5: set up by the printed link with ${passkey ? 'a passkey' : 'a password'}, then a status, Share, a wall`, async (t) => {
+      // 1. `npm start`: the first start prints an API key and a one-time setup link; reached
+      // as `localhost` (PUBLIC_URL), where a browser makes passkeys
+      const j = await startJourney(t, chromium(), { localhost: true })
+      const link = j.firstSetupLink()
+      assert.match(link, new RegExp(`^${j.url}/setup/sdl_[A-Za-z0-9]{43}$`))
       assert.match(j.firstApiKey(), /^sdk_/)
 
-      // 2. open the link: a short page with one button, styled as the app
+      // 2. open the link: the app's setup screen (signed out, the app first hears 401 from /v1/user)
       const page = await j.open(size)
+      if (passkey) await holdPasskeys(page)
+      j.expectResponse(401, '/v1/user')
       await page.goto(link)
-      await page.getByRole('heading', { name: 'Sign in to statusd' }).waitFor()
-      await j.check(page, `the sign-in link's page (${size})`)
-      await page.getByRole('button', { name: 'Sign in' }).click()
+      await page.getByRole('heading', { name: 'Set up statusd' }).waitFor()
+      await j.check(page, `the setup screen (${size})`)
+      await page.getByLabel('Name').fill('Robin Operator')
+      await page.getByLabel('E-mail').fill('me@example.com')
+      if (passkey) {
+        await page.bringToFront()
+        await page.getByRole('button', { name: 'Use a passkey instead' }).click()
+      } else {
+        await page.getByLabel('Password').fill(PASSWORD)
+        await page.getByRole('button', { name: 'Finish setup' }).click()
+      }
 
-      // … and you are in the app at `/`, signed in
+      // … and you are in the app at `/`, signed in as the account you just set up
       await page.waitForURL(`${j.url}/`)
       await place(page, 'Board').waitFor()
-      await j.check(page, `the board after the first sign-in (${size})`)
-
-      // under Account, an e-mail address and a password
+      await j.check(page, `the board after the setup (${size})`)
       await place(page, 'Account').click()
       await page.getByRole('heading', { name: 'Account', level: 1 }).waitFor()
       const profile = page.getByRole('region', { name: 'Profile' })
-      await profile.getByLabel('E-mail').fill('me@example.com')
-      await profile.getByRole('button', { name: 'Save profile' }).click()
-      await profile.getByText('Saved.').waitFor()
-      const password = page.getByRole('region', { name: 'Password' })
-      await password.getByLabel('New password').fill(PASSWORD)
-      await password.getByRole('button', { name: 'Set a password' }).click()
-      await password.getByText('Password changed.').waitFor()
-      await j.check(page, `Account with e-mail and password set (${size})`)
+      assert.equal(await profile.getByLabel('Name').inputValue(), 'Robin Operator')
+      assert.equal(await profile.getByLabel('E-mail').inputValue(), 'me@example.com')
+      if (passkey)
+        await page.getByRole('region', { name: 'Passkeys' }).getByRole('listitem').first().waitFor()
+      await j.check(page, `Account after the setup (${size})`)
 
-      // the link worked once: opened again, it says so
+      // the link worked once: opened again, the screen says so, and how to get in
       const again = await j.open(size)
-      j.expectResponse(410, new URL(link).pathname)
+      j.expectResponse(410, new URL(link).pathname.replace(/^\/setup\//, '/v1/auth/setup/'))
       await again.goto(link)
-      await again.getByRole('heading', { name: 'This link has expired' }).waitFor()
+      await again.getByRole('heading', { name: 'This setup link has expired' }).waitFor()
+      await j.check(again, `the setup link used already (${size})`)
 
       // 3. a status on the board, "Meeting room 4", with a palette: FREE green, OCCUPIED red,
       // all on the New status form; its key is made from the name
@@ -141,17 +151,25 @@ for (const size of Object.keys(SIZES) as Size[]) {
       await buttons.getByRole('button', { name: 'FREE' }).click()
       await tile.getByText('FREE').waitFor()
 
-      // the password signs in from another browser
+      // the way in chosen at the setup signs in again: the password from another browser,
+      // the passkey on this desktop once signed out
+      if (passkey) {
+        await page.getByRole('button', { name: 'Sign out', exact: true }).click()
+        await page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor()
+        await page.bringToFront()
+        await page.getByRole('button', { name: 'Use a passkey' }).click()
+        await place(page, 'Board').waitFor()
+        await j.check(page, `signed in again with the passkey (${size})`)
+        return
+      }
       const other = await j.open(size)
-      // signed out, the app asks who is signed in, and hears: no one
-      j.expectResponse(401, '/v1/user')
       await other.goto(`${j.url}/sign-in`)
       await other.getByLabel('E-mail').fill('me@example.com')
       await other.getByLabel('Password').fill(PASSWORD)
       await other.getByRole('button', { name: 'Sign in', exact: true }).click()
       await other.waitForURL(`${j.url}/`)
       await place(other, 'Board').waitFor()
-      await j.check(other, `signed in with the new password (${size})`)
+      await j.check(other, `signed in with the password (${size})`)
     })
   })
 }

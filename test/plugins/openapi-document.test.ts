@@ -272,6 +272,9 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       'POST /v1/auth/passkey/login',
       'POST /v1/auth/passkey/options',
       'POST /v1/auth/password-reset/confirm',
+      // the first start's setup link (docs/app.md#the-first-start)
+      'POST /v1/auth/setup/{token}',
+      'POST /v1/auth/setup/{token}/passkey-options',
       'POST /v1/auth/verify-email',
     ])
   })

@@ -369,6 +369,7 @@ const METHOD_TEXT: Record<string, string> = {
   signup: 'signed up',
   passkey: 'signed in with a passkey',
   link: 'signed in with a link',
+  setup: 'set up the account',
 }
 
 function Sessions(props: {

@@ -12,6 +12,7 @@ import { AccountMail } from './account-mail.service.ts'
 import { authRoutes } from './auth.routes.ts'
 import { passkeyRoutes, passkeySignInRoutes } from './passkeys.routes.ts'
 import { profileRoutes } from './profile.routes.ts'
+import { setupRoutes } from './setup.routes.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -97,6 +98,14 @@ export const accounts = fp(
     await app.register(accountMailRoutes, { mail, publicUrl })
     // signing in with a passkey: anyone may try (docs/api.md#passkeys)
     await app.register(passkeySignInRoutes, { db: database.db, clock, publicUrl })
+    // the first start's setup link (docs/app.md#the-first-start): anyone holding it
+    await app.register(setupRoutes, {
+      db: database.db,
+      clock,
+      publicUrl,
+      userChanged: (userId) => holders.userChanged?.(userId),
+      ...(options.passwordHasher && { hasher: options.passwordHasher }),
+    })
   },
   { name: 'accounts', dependencies: ['core', 'keyed-api', 'keys', 'live-updates'] },
 )

@@ -100,7 +100,7 @@ export const SessionSchema = Type.Object(
       description:
         'When it ends unless used again: 14 days after last use, 90 after sign-in at most',
     }),
-    method: Type.String({ description: 'How it began: password, signup, passkey, link' }),
+    method: Type.String({ description: 'How it began: password, signup, passkey, link, setup' }),
     userAgent: Type.Union([Type.String(), Type.Null()]),
     ip: Type.Union([Type.String(), Type.Null()], { description: 'The address it began from' }),
     current: Type.Boolean({ description: 'The session this request came with' }),

@@ -5,7 +5,6 @@ import type { DB } from '../../db/database.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { API_RESPONSE_HEADERS } from '../../lib/response-headers.ts'
-import { StringEnum } from '../../lib/schema.ts'
 import { SingleLineText } from '../../lib/text.ts'
 import { profileOf } from '../users/accounts.service.ts'
 import {
@@ -20,70 +19,17 @@ import {
 } from '../users/passkeys.service.ts'
 import { startSession } from '../users/sessions.service.ts'
 import { ProfileSchema } from './accounts.schemas.ts'
-import { PasskeySchema, RegistrationOptionsSchema } from './passkeys.schemas.ts'
+import {
+  AuthenticationResponseSchema,
+  PasskeySchema,
+  RegistrationOptionsSchema,
+  RegistrationResponseSchema,
+} from './passkeys.schemas.ts'
 import { relyingPartyResolver } from './relying-party.ts'
 import { setSessionCookie } from './session-cookie.ts'
 
 // Passkeys (docs/api.md#passkeys): a signed-in user registers and manages them under
 // /v1/user/passkeys; anyone signs in with one under /v1/auth/passkey.
-
-/** base64url without padding, as WebAuthn's JSON forms carry bytes. */
-const Base64Url = (description: string, maxLength = 4096) =>
-  Type.String({ pattern: '^[A-Za-z0-9_-]*$', maxLength, description })
-
-const Transports = Type.Array(Type.String({ maxLength: 32 }), { maxItems: 16 })
-
-// note: WebAuthn Level 3's RegistrationResponseJSON and AuthenticationResponseJSON, what
-// `PublicKeyCredential.toJSON()` gives; the extension outputs are the browser's to name
-const credentialFields = {
-  id: Base64Url('The credential id', 1366),
-  rawId: Base64Url('The credential id again', 1366),
-  type: Type.Literal('public-key'),
-  authenticatorAttachment: Type.Optional(StringEnum(['platform', 'cross-platform'])),
-  clientExtensionResults: Type.Object({}, { additionalProperties: true }),
-}
-
-const RegistrationResponseSchema = Type.Object(
-  {
-    ...credentialFields,
-    response: Type.Object(
-      {
-        clientDataJSON: Base64Url('The client data the authenticator signed'),
-        attestationObject: Base64Url('The new credential and its attestation', 8192),
-        authenticatorData: Type.Optional(Base64Url('The authenticator data', 8192)),
-        transports: Type.Optional(Transports),
-        publicKeyAlgorithm: Type.Optional(Type.Integer()),
-        publicKey: Type.Optional(Base64Url('The public key, SPKI', 8192)),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  {
-    additionalProperties: false,
-    description:
-      "`navigator.credentials.create()`'s answer, as `PublicKeyCredential.toJSON()` gives it",
-  },
-)
-
-const AuthenticationResponseSchema = Type.Object(
-  {
-    ...credentialFields,
-    response: Type.Object(
-      {
-        clientDataJSON: Base64Url('The client data the authenticator signed'),
-        authenticatorData: Base64Url('The authenticator data', 8192),
-        signature: Base64Url('The signature over both', 1024),
-        userHandle: Type.Optional(Base64Url('The user handle the passkey was made for', 128)),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  {
-    additionalProperties: false,
-    description:
-      "`navigator.credentials.get()`'s answer, as `PublicKeyCredential.toJSON()` gives it",
-  },
-)
 
 const AuthenticationOptionsSchema = Type.Object(
   {

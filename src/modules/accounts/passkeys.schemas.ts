@@ -1,8 +1,8 @@
 import { Type } from 'typebox'
-import { Timestamp } from '../../lib/schema.ts'
+import { StringEnum, Timestamp } from '../../lib/schema.ts'
 
-// The shapes of passkeys in answers (docs/api.md#passkeys), apart from the routes so the app
-// can take its types from them.
+// The shapes of passkeys in answers and requests (docs/api.md#passkeys), apart from the
+// routes so the app and the setup routes can take them.
 
 export const PasskeySchema = Type.Object(
   {
@@ -62,5 +62,63 @@ export const RegistrationOptionsSchema = Type.Object(
     $id: 'PasskeyRegistrationOptions',
     description:
       "Options for `navigator.credentials.create()`, in WebAuthn's JSON form (`PublicKeyCredential.parseCreationOptionsFromJSON()`)",
+  },
+)
+
+/** base64url without padding, as WebAuthn's JSON forms carry bytes. */
+const Base64Url = (description: string, maxLength = 4096) =>
+  Type.String({ pattern: '^[A-Za-z0-9_-]*$', maxLength, description })
+
+const Transports = Type.Array(Type.String({ maxLength: 32 }), { maxItems: 16 })
+
+// note: WebAuthn Level 3's RegistrationResponseJSON and AuthenticationResponseJSON, what
+// `PublicKeyCredential.toJSON()` gives; the extension outputs are the browser's to name
+const credentialFields = {
+  id: Base64Url('The credential id', 1366),
+  rawId: Base64Url('The credential id again', 1366),
+  type: Type.Literal('public-key'),
+  authenticatorAttachment: Type.Optional(StringEnum(['platform', 'cross-platform'])),
+  clientExtensionResults: Type.Object({}, { additionalProperties: true }),
+}
+
+export const RegistrationResponseSchema = Type.Object(
+  {
+    ...credentialFields,
+    response: Type.Object(
+      {
+        clientDataJSON: Base64Url('The client data the authenticator signed'),
+        attestationObject: Base64Url('The new credential and its attestation', 8192),
+        authenticatorData: Type.Optional(Base64Url('The authenticator data', 8192)),
+        transports: Type.Optional(Transports),
+        publicKeyAlgorithm: Type.Optional(Type.Integer()),
+        publicKey: Type.Optional(Base64Url('The public key, SPKI', 8192)),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "`navigator.credentials.create()`'s answer, as `PublicKeyCredential.toJSON()` gives it",
+  },
+)
+
+export const AuthenticationResponseSchema = Type.Object(
+  {
+    ...credentialFields,
+    response: Type.Object(
+      {
+        clientDataJSON: Base64Url('The client data the authenticator signed'),
+        authenticatorData: Base64Url('The authenticator data', 8192),
+        signature: Base64Url('The signature over both', 1024),
+        userHandle: Type.Optional(Base64Url('The user handle the passkey was made for', 128)),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "`navigator.credentials.get()`'s answer, as `PublicKeyCredential.toJSON()` gives it",
   },
 )

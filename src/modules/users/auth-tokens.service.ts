@@ -94,6 +94,23 @@ export async function inspectAuthToken(
   return 'valid'
 }
 
+/**
+ * The user a token that can still be used was issued for (null: none), without using it;
+ * 404 for a token never issued (or for another purpose), 410 for one used or expired.
+ */
+export async function openAuthTokenUser(
+  db: Db,
+  clock: Clock,
+  token: string,
+  purpose: AuthTokenPurpose,
+): Promise<string | null> {
+  const hash = hashOf(token)
+  const row = hash === null ? undefined : await findAuthTokenByHash(db, hash)
+  if (!row || row.purpose !== purpose) throw linkUnknown()
+  if (row.used_at !== null || row.expires_at <= iso(clock.now())) throw linkGone()
+  return row.user_id
+}
+
 /** 410 for a link that was real but is used or expired; 404 for one that never was. */
 export const linkGone = () =>
   new ApiError(410, 'gone', 'This link was already used or has expired; ask for a new one')

@@ -4,7 +4,7 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/server'
-import type { Kysely } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import type { DB, Db } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import type { Clock } from '../../lib/clock.ts'
@@ -171,9 +171,12 @@ export async function passkeyRegistrationOptions(
   rp: RelyingParty,
   clock: Clock,
   userId: string,
+  /** What the authenticator shows instead of the stored name and address (first-run setup). */
+  shownAs?: { name: string; email: string },
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
-  const user = await userById(db, userId)
-  if (!user) throw passkeyNotFound()
+  const found = await userById(db, userId)
+  if (!found) throw passkeyNotFound()
+  const user = shownAs ? { ...found, ...shownAs } : found
   const existing = await findPasskeysOfUser(db, userId)
   const { token } = await issueAuthToken(db, clock, {
     purpose: REGISTRATION,
@@ -214,6 +217,8 @@ export async function registerPasskey(
   clock: Clock,
   userId: string,
   input: { name?: string; response: RegistrationResponseJSON },
+  /** Runs in the transaction that stores the passkey: if it throws, nothing is stored. */
+  alongside?: (tx: Transaction<DB>) => Promise<void>,
 ): Promise<PasskeyView> {
   const lib = await webAuthn()
   const token = tokenAnswered(lib, input.response.response.clientDataJSON)
@@ -263,6 +268,7 @@ export async function registerPasskey(
       created_at: creationIso(),
       last_used_at: null,
     })
+    await alongside?.(tx)
     return toPasskeyView(row)
   })
 }

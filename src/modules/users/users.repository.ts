@@ -24,3 +24,12 @@ export async function countUsers(db: Db): Promise<number> {
     .executeTakeFirstOrThrow()
   return Number(row.n)
 }
+
+export async function countAdmins(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('admin', '=', 1)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}

@@ -4,9 +4,11 @@ import { UserInputError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { singleLineTextProblem } from '../../lib/text.ts'
 import { creationIso, nowIso } from '../../lib/time.ts'
+import { recordSecurityEvent } from '../audit/security-events.ts'
 import type { Plans } from '../plans/plans.ts'
 import { emailKeyOf, emailProblem } from './email-address.ts'
 import {
+  countAdmins,
   findUserByEmail,
   findUserById,
   insertUser,
@@ -23,6 +25,8 @@ export interface UserView {
   email: string | null
   plan: string
   authLevel: AuthLevel
+  /** An operator: may administer the instance (docs/operations.md#operators). */
+  admin: boolean
   createdAt: string
 }
 
@@ -35,6 +39,7 @@ export const toUserView = (user: User): UserView => ({
   email: user.email,
   plan: user.plan,
   authLevel: authLevelOf(user),
+  admin: Number(user.admin) === 1,
   createdAt: user.created_at,
 })
 
@@ -109,7 +114,7 @@ export async function setUser(
   db: Kysely<DB>,
   plans: Plans,
   idOrEmail: string,
-  changes: { plan?: string; verified?: boolean; name?: string; email?: string },
+  changes: { plan?: string; verified?: boolean; name?: string; email?: string; admin?: boolean },
 ): Promise<UserView> {
   const user = await resolveUser(db, idOrEmail)
   if (changes.plan !== undefined) assertPlan(plans, changes.plan)
@@ -121,13 +126,29 @@ export async function setUser(
   const vouched =
     email !== undefined ||
     (changes.verified === true && user.email !== null && user.email_verified_at === null)
-  const updated = await updateUser(db, user.id, {
-    ...(changes.plan !== undefined && { plan: changes.plan }),
-    ...(changes.verified !== undefined && { verified: changes.verified ? 1 : 0 }),
-    ...(name !== undefined && { name }),
-    ...(email !== undefined && { email, email_key: emailKeyOf(email) }),
-    ...(vouched && { email_verified_at: nowIso() }),
+  const updated = await db.transaction().execute(async (tx) => {
+    const row = await updateUser(tx, user.id, {
+      ...(changes.plan !== undefined && { plan: changes.plan }),
+      ...(changes.verified !== undefined && { verified: changes.verified ? 1 : 0 }),
+      ...(name !== undefined && { name }),
+      ...(email !== undefined && { email, email_key: emailKeyOf(email) }),
+      ...(vouched && { email_verified_at: nowIso() }),
+      ...(changes.admin !== undefined && { admin: changes.admin ? 1 : 0 }),
+    })
+    // the admin flag granted or taken is in the account's security log; the operator at the
+    // server's shell acts as no user (docs/operations.md#operators)
+    if (row && changes.admin !== undefined && changes.admin !== (Number(user.admin) === 1))
+      await recordSecurityEvent(tx, {
+        kind: changes.admin ? 'adminGranted' : 'adminRevoked',
+        userId: user.id,
+        actorId: null,
+        detail: { by: 'cli' },
+      })
+    return row
   })
   if (!updated) throw new UserInputError(`no user ${idOrEmail}`)
   return toUserView(updated)
 }
+
+/** How many users are operators (the CLI says when none is left). */
+export const countOperators = (db: Db): Promise<number> => countAdmins(db)
