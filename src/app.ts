@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { type AccountsOptions, accounts } from './modules/accounts/accounts.plugin.ts'
+import { admin } from './modules/admin/admin.plugin.ts'
 import { type BackupsOptions, backups } from './modules/backups/backups.plugin.ts'
 import { boards } from './modules/boards/boards.plugin.ts'
 import { events } from './modules/events/events.plugin.ts'
@@ -63,6 +64,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(accounts, deps)
   await app.register(events)
   await app.register(boards)
+  await app.register(admin, deps)
   await app.register(backups, deps)
   await app.register(web)
 

@@ -151,6 +151,7 @@ describe('the profile (docs/accounts.md#users)', () => {
     assert.equal(res.statusCode, 200, res.body)
     const profile = (await t.request(admin, 'GET', '/v1/user')).json()
     assert.deepEqual(Object.keys(profile).sort(), [
+      'admin',
       'authLevel',
       'createdAt',
       'email',
@@ -162,6 +163,7 @@ describe('the profile (docs/accounts.md#users)', () => {
     ])
     assert.equal(profile.name, 'Grace')
     assert.equal(profile.hasPassword, false)
+    assert.equal(profile.admin, false)
   })
 
   it('PATCH /v1/user: an empty body is 400 emptyBody; a taken e-mail in another case is 409', async (ctx) => {
