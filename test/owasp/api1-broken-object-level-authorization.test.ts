@@ -38,6 +38,7 @@ const foreign = (w: World) => ({
   passkeyId: w.ownerIds.passkeyId,
   linkId: 'Xdoesnotexist00000000',
   boardId: w.ownerIds.boardId,
+  name: 'statusd-20260101-000000-000000.tar',
 })
 const missing = {
   statusId: 'Xdoesnotexist00000000',
@@ -51,6 +52,7 @@ const missing = {
   passkeyId: 'Xdoesnotexist00000000',
   linkId: 'Xdoesnotexist00000000',
   boardId: 'Xdoesnotexist00000000',
+  name: 'statusd-20260101-000000-000000.tar',
 }
 
 describe("a stranger and someone else's private objects", () => {

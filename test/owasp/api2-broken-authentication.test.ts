@@ -54,6 +54,7 @@ const params = (w: World) => ({
   passkeyId: w.ownerIds.passkeyId,
   linkId: 'Xdoesnotexist00000000',
   boardId: w.ownerIds.boardId,
+  name: 'statusd-20260101-000000-000000.tar',
 })
 
 async function assertEveryRoute401(w: World, headers: Record<string, string>, what: string) {

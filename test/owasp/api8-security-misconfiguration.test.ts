@@ -112,6 +112,7 @@ describe('CORS: none', () => {
           token: 'x',
           passkeyId: 'x',
           boardId: 'x',
+          name: 'x',
         }),
         headers: {
           origin: 'https://evil.example',

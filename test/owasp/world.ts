@@ -121,6 +121,8 @@ export const ownerParams = (w: World): Record<string, string> => ({
   // a private share link id no link has (the token above fails as a share link's too)
   linkId: 'zzzzzzzzzzzzzzzzzzzzz',
   boardId: w.ownerIds.boardId,
+  // a backup (docs/operations.md#backup-and-restore) that does not exist
+  name: 'statusd-20260101-000000-000000.tar',
 })
 
 /** An invitation link token of the right shape that no link has. */
