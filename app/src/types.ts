@@ -88,3 +88,39 @@ export type Staleness = { staleAfter?: number | null; stale?: boolean; staleSinc
 
 // boards (docs/app.md#boards-screens)
 export type Board = Static<typeof BoardSchema>
+
+// the operators' screens (docs/app.md#operators)
+export interface AdminUser {
+  id: string
+  name: string
+  email: string | null
+  plan: string
+  authLevel: 'verified' | 'authenticated'
+  admin: boolean
+  disabled: boolean
+  disabledAt: string | null
+  emailVerified: boolean
+  createdAt: string
+  statusCount: number
+  lastSignInAt: string | null
+}
+export interface AdminUserPage {
+  users: AdminUser[]
+  next: string | null
+}
+export interface SignInLink {
+  url: string
+  expiresAt: string
+}
+export interface Instance {
+  version: string
+  engine: 'sqlite' | 'postgres'
+  databaseBytes: number | null
+  uptimeSeconds: number
+  signup: 'open' | 'invite'
+  smtp: boolean
+  push: boolean
+  mqtt: boolean
+  outboxBacklog: number
+  openStreams: number
+}

@@ -16,6 +16,9 @@ export const APP_PATHS = [
   '/notifications',
   '/walls',
   '/walls/:id',
+  // the operators' screens (docs/app.md#operators)
+  '/admin',
+  '/admin/instance',
   // the walls' former addresses: the app sends them on to /walls
   '/boards',
   '/boards/:id',

@@ -151,6 +151,7 @@ describe('the profile (docs/accounts.md#users)', () => {
     assert.equal(res.statusCode, 200, res.body)
     const profile = (await t.request(admin, 'GET', '/v1/user')).json()
     assert.deepEqual(Object.keys(profile).sort(), [
+      'admin',
       'authLevel',
       'createdAt',
       'email',

@@ -42,6 +42,9 @@ export const ProfileSchema = Type.Object(
     authLevel: StringEnum(['verified', 'authenticated']),
     createdAt: Timestamp(),
     hasPassword: Type.Boolean({ description: 'Whether the user can sign in with a password' }),
+    admin: Type.Boolean({
+      description: 'Whether the user is an operator (docs/operations.md#operators)',
+    }),
   },
   {
     $id: 'Profile',
@@ -56,6 +59,7 @@ export const ProfileSchema = Type.Object(
         authLevel: 'verified',
         createdAt: '2026-11-28T09:30:00.000Z',
         hasPassword: true,
+        admin: false,
       },
     ],
   },
@@ -85,6 +89,7 @@ export const ChangedProfileSchema = Type.Object(
         authLevel: 'verified',
         createdAt: '2026-11-28T09:30:00.000Z',
         hasPassword: true,
+        admin: false,
         pendingEmail: 'ada@example.org',
       },
     ],

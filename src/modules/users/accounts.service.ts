@@ -45,6 +45,7 @@ export interface ProfileView {
   authLevel: AuthLevel
   createdAt: string
   hasPassword: boolean
+  admin: boolean
 }
 
 export const toProfileView = (user: User): ProfileView => ({
@@ -56,6 +57,7 @@ export const toProfileView = (user: User): ProfileView => ({
   authLevel: authLevelOf(user),
   createdAt: user.created_at,
   hasPassword: user.password_hash !== null,
+  admin: Number(user.admin) === 1,
 })
 
 /** The plan people who sign up start on: `free` when there is one, else the first. */

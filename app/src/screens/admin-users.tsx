@@ -1,0 +1,391 @@
+import { useEffect, useState } from 'preact/hooks'
+import { api, apiPath } from '../api.ts'
+import {
+  AdminNav,
+  NotAllowed,
+  OperatorsOnly,
+  refusedAsNoOperator,
+} from '../components/admin-nav.tsx'
+import { ConfirmButton } from '../components/confirm.tsx'
+import { CopyField } from '../components/copy.tsx'
+import { Field, FormError, fieldError } from '../components/form.tsx'
+import { When } from '../components/when.tsx'
+import { currentUrl, navigate } from '../router.tsx'
+import { me } from '../session.ts'
+import type { AdminUser, AdminUserPage, SignInLink } from '../types.ts'
+
+// Users, for operators (docs/app.md#operators): find someone by name or address, change their
+// plan, verify them, disable or enable them, delete them, make them a sign-in link, and invite
+// someone by e-mail (GET/PATCH/DELETE /v1/admin/users…, POST /v1/admin/invitations). The
+// search is in the address (`?q=`), so a reload or a shared link shows the same list.
+
+export default function AdminUsers() {
+  return (
+    <OperatorsOnly>
+      <Users />
+    </OperatorsOnly>
+  )
+}
+
+function Users() {
+  const q = currentUrl.value.searchParams.get('q') ?? ''
+  const [query, setQuery] = useState(q)
+  const [users, setUsers] = useState<AdminUser[] | null>(null)
+  const [next, setNext] = useState<string | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  const [notice, setNotice] = useState('')
+
+  async function load(cursor: string | null, signal?: AbortSignal) {
+    setBusy(true)
+    setError(null)
+    try {
+      const params = new URLSearchParams()
+      if (q) params.set('q', q)
+      if (cursor) params.set('cursor', cursor)
+      const page = await api<AdminUserPage>('GET', `/v1/admin/users?${params}`, {
+        ...(signal && { signal }),
+      })
+      setUsers((before) => (cursor && before ? [...before, ...page.users] : page.users))
+      setNext(page.next)
+    } catch (e) {
+      if ((e as Error).name !== 'AbortError') setError(e)
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  useEffect(() => {
+    setQuery(q)
+    const controller = new AbortController()
+    void load(null, controller.signal)
+    return () => controller.abort()
+  }, [q])
+
+  if (refusedAsNoOperator(error)) return <NotAllowed />
+
+  const replace = (changed: AdminUser) =>
+    setUsers((before) => before?.map((u) => (u.id === changed.id ? changed : u)) ?? null)
+
+  return (
+    <>
+      <h1>Users</h1>
+      <AdminNav />
+      <p class="notice" aria-live="polite">
+        {notice}
+      </p>
+
+      <Invite onInvited={(email) => setNotice(`An invitation was mailed to ${email}.`)} />
+
+      <form
+        class="find-form"
+        onSubmit={(event) => {
+          event.preventDefault()
+          const words = query.trim()
+          navigate(words ? `/admin?q=${encodeURIComponent(words)}` : '/admin', { replace: true })
+        }}
+      >
+        <Field
+          label="Find a user"
+          hint="Part of a name or an e-mail address."
+          type="search"
+          name="q"
+          value={query}
+          onInput={(event) => setQuery(event.currentTarget.value)}
+        />
+        <button type="submit" class="button">
+          Search
+        </button>
+      </form>
+
+      <h2>{q ? `Users matching “${q}”` : 'Every user'}</h2>
+      <FormError error={error} />
+      {users === null && !error && <p class="loading">Loading…</p>}
+      {users && users.length === 0 && <p>{q ? 'Nobody matches.' : 'No users yet.'}</p>}
+      {users && users.length > 0 && (
+        <ul class="item-list admin-users">
+          {users.map((user) => (
+            <UserItem
+              key={user.id}
+              user={user}
+              onChanged={(changed, said) => {
+                replace(changed)
+                setNotice(said)
+              }}
+              onDeleted={(said) => {
+                setUsers((before) => before?.filter((u) => u.id !== user.id) ?? null)
+                setNotice(said)
+              }}
+            />
+          ))}
+        </ul>
+      )}
+      {next && (
+        <p>
+          <button type="button" class="button" disabled={busy} onClick={() => load(next)}>
+            Show more users
+          </button>
+        </p>
+      )}
+    </>
+  )
+}
+
+function UserItem(props: {
+  user: AdminUser
+  onChanged: (user: AdminUser, notice: string) => void
+  onDeleted: (notice: string) => void
+}) {
+  const { user } = props
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  const [link, setLink] = useState<SignInLink | null>(null)
+  const self = user.id === me.value?.id
+
+  /** Changes the user; a failure is thrown (a dialog shows it). */
+  async function change(body: Record<string, unknown>, said: string) {
+    const changed = await api<AdminUser>('PATCH', apiPath`/v1/admin/users/${user.id}`, { body })
+    props.onChanged(changed, said)
+  }
+  /** Changes the user from a button of the item; a failure shows under the buttons. */
+  async function act(body: Record<string, unknown>, said: string) {
+    setBusy(true)
+    setError(null)
+    try {
+      await change(body, said)
+    } catch (e) {
+      setError(e)
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <li class={`item admin-user${user.disabled ? ' admin-user-disabled' : ''}`}>
+      <div class="key-head">
+        <strong class="key-label">{user.name}</strong>{' '}
+        <span class="muted">{user.email ?? 'no e-mail address'}</span>{' '}
+        {user.admin && <span class="badge">operator</span>}{' '}
+        {user.disabled && <span class="badge">disabled</span>}{' '}
+        {user.authLevel !== 'verified' && <span class="badge">not verified</span>}
+      </div>
+      <dl class="facts">
+        <dt>Plan</dt>
+        <dd>{user.plan}</dd>
+        <dt>Address</dt>
+        <dd>{user.email === null ? '—' : user.emailVerified ? 'confirmed' : 'not confirmed'}</dd>
+        <dt>Statuses</dt>
+        <dd>{user.statusCount}</dd>
+        <dt>Joined</dt>
+        <dd>
+          <When iso={user.createdAt} />
+        </dd>
+        <dt>Last signed in</dt>
+        <dd>
+          <When iso={user.lastSignInAt} never="never" />
+        </dd>
+        {user.disabledAt && (
+          <>
+            <dt>Disabled</dt>
+            <dd>
+              <When iso={user.disabledAt} />
+            </dd>
+          </>
+        )}
+      </dl>
+      <details class="panel">
+        <summary>
+          Manage <span class="sr-only">{user.name}</span>
+        </summary>
+        <form
+          class="inline-form"
+          aria-label={`Plan of ${user.name}`}
+          onSubmit={(event) => {
+            event.preventDefault()
+            const plan = String(new FormData(event.currentTarget).get('plan') ?? '').trim()
+            if (plan && plan !== user.plan)
+              void act({ plan }, `${user.name} is on the plan ${plan} now.`)
+          }}
+        >
+          <Field
+            label="Plan"
+            name="plan"
+            defaultValue={user.plan}
+            required
+            error={fieldError(error, 'plan')}
+          />
+          <button type="submit" class="button" disabled={busy}>
+            Change plan
+          </button>
+        </form>
+        <div class="actions">
+          {user.authLevel === 'verified' ? (
+            <button
+              type="button"
+              class="button"
+              disabled={busy}
+              onClick={() =>
+                act({ verified: false }, `${user.name} is not verified: they cannot write now.`)
+              }
+            >
+              Unverify
+            </button>
+          ) : (
+            <button
+              type="button"
+              class="button"
+              disabled={busy}
+              onClick={() => act({ verified: true }, `${user.name} is verified now.`)}
+            >
+              Verify
+            </button>
+          )}
+          {user.disabled ? (
+            <button
+              type="button"
+              class="button"
+              disabled={busy}
+              onClick={() =>
+                act({ disabled: false }, `${user.name} is enabled: they can sign in again.`)
+              }
+            >
+              Enable
+            </button>
+          ) : (
+            <ConfirmButton
+              label="Disable"
+              ariaLabel={`Disable ${user.name}`}
+              title={`Disable ${user.name}?`}
+              confirmLabel="Disable the account"
+              disabled={busy || self}
+              onConfirm={() =>
+                change(
+                  { disabled: true },
+                  `${user.name} is disabled: signed out everywhere, their keys refused.`,
+                )
+              }
+            >
+              <p>
+                They are signed out everywhere, cannot sign in, and their API keys are refused until
+                an operator enables the account again. Nothing of theirs is deleted.
+              </p>
+            </ConfirmButton>
+          )}
+          {!self &&
+            (user.admin ? (
+              <ConfirmButton
+                label="Remove operator"
+                ariaLabel={`Remove ${user.name} as an operator`}
+                title={`Remove ${user.name} as an operator?`}
+                confirmLabel="Remove operator"
+                buttonClass=""
+                onConfirm={() => change({ admin: false }, `${user.name} is no operator now.`)}
+              >
+                <p>They lose these screens and the admin API; their keys lose the scope admin.</p>
+              </ConfirmButton>
+            ) : (
+              <ConfirmButton
+                label="Make operator"
+                ariaLabel={`Make ${user.name} an operator`}
+                title={`Make ${user.name} an operator?`}
+                confirmLabel="Make operator"
+                buttonClass=""
+                onConfirm={() => change({ admin: true }, `${user.name} is an operator now.`)}
+              >
+                <p>They can see and change every user, the instance and its backups, as you can.</p>
+              </ConfirmButton>
+            ))}
+          <button
+            type="button"
+            class="button"
+            disabled={busy || user.disabled}
+            onClick={async () => {
+              setBusy(true)
+              setError(null)
+              try {
+                setLink(
+                  await api<SignInLink>('POST', apiPath`/v1/admin/users/${user.id}/sign-in-link`),
+                )
+              } catch (e) {
+                setError(e)
+              } finally {
+                setBusy(false)
+              }
+            }}
+          >
+            Make a sign-in link
+          </button>
+          {!self && (
+            <ConfirmButton
+              label="Delete"
+              ariaLabel={`Delete ${user.name}`}
+              title={`Delete ${user.name}?`}
+              confirmLabel="Delete the account"
+              onConfirm={async () => {
+                await api('DELETE', apiPath`/v1/admin/users/${user.id}`)
+                props.onDeleted(`${user.name} was deleted.`)
+              }}
+            >
+              <p>
+                Their account, keys, sessions and the statuses they own are deleted. This cannot be
+                undone.
+              </p>
+            </ConfirmButton>
+          )}
+        </div>
+        <FormError error={fieldError(error, 'plan') ? null : error} />
+        {link && (
+          <div class="callout">
+            <CopyField label="Sign-in link" text={link.url} buttonLabel="Copy the link" />
+            <p class="hint">
+              Works once, until <When iso={link.expiresAt} />. Hand it to {user.name} yourself:
+              whoever opens it is signed in as them.
+            </p>
+          </div>
+        )}
+      </details>
+    </li>
+  )
+}
+
+function Invite(props: { onInvited: (email: string) => void }) {
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  return (
+    <details class="panel">
+      <summary>Invite someone by e-mail</summary>
+      <form
+        onSubmit={async (event) => {
+          event.preventDefault()
+          const form = event.currentTarget
+          const email = String(new FormData(form).get('email') ?? '').trim()
+          setBusy(true)
+          setError(null)
+          try {
+            await api('POST', '/v1/admin/invitations', { body: { email } })
+            form.reset()
+            props.onInvited(email)
+          } catch (e) {
+            setError(e)
+          } finally {
+            setBusy(false)
+          }
+        }}
+      >
+        <Field
+          label="E-mail address"
+          name="email"
+          type="email"
+          autocomplete="off"
+          required
+          hint="A link to make an account is mailed to it, even when sign-up is by invitation."
+          error={fieldError(error, 'email')}
+        />
+        <FormError error={fieldError(error, 'email') ? null : error} />
+        <button type="submit" class="button primary" disabled={busy}>
+          Send the invitation
+        </button>
+      </form>
+    </details>
+  )
+}
