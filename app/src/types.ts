@@ -104,18 +104,21 @@ export interface AdminUser {
   statusCount: number
   lastSignInAt: string | null
 }
-export interface AdminUserPage {
-  users: AdminUser[]
-  next: string | null
-}
 export interface SignInLink {
   url: string
   expiresAt: string
 }
+export interface AdminInvitation {
+  user: AdminUser
+  mailed: boolean
+  url: string | null
+  expiresAt: string
+}
 export interface Instance {
   version: string
-  engine: 'sqlite' | 'postgres'
+  engine: string
   databaseBytes: number | null
+  startedAt: string
   uptimeSeconds: number
   signup: 'open' | 'invite'
   smtp: boolean
@@ -123,4 +126,5 @@ export interface Instance {
   mqtt: boolean
   outboxBacklog: number
   openStreams: number
+  users: number
 }

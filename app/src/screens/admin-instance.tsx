@@ -7,6 +7,7 @@ import {
   refusedAsNoOperator,
 } from '../components/admin-nav.tsx'
 import { FormError } from '../components/form.tsx'
+import { When } from '../components/when.tsx'
 import type { Instance } from '../types.ts'
 
 // The instance, for operators (docs/app.md#operators): what runs, on what, since when, what is
@@ -21,7 +22,7 @@ export default function AdminInstance() {
   )
 }
 
-const ENGINE_TEXT: Record<Instance['engine'], string> = {
+const ENGINE_TEXT: Record<string, string> = {
   sqlite: 'SQLite',
   postgres: 'PostgreSQL',
 }
@@ -86,7 +87,7 @@ function InstanceScreen() {
               <dt>Version</dt>
               <dd>statusd {instance.version}</dd>
               <dt>Database</dt>
-              <dd>{ENGINE_TEXT[instance.engine]}</dd>
+              <dd>{ENGINE_TEXT[instance.engine] ?? instance.engine}</dd>
               <dt>Database size</dt>
               <dd>
                 {instance.databaseBytes === null
@@ -94,7 +95,11 @@ function InstanceScreen() {
                   : BYTES.format(instance.databaseBytes / 1_000_000)}
               </dd>
               <dt>Up for</dt>
-              <dd>{duration(instance.uptimeSeconds)}</dd>
+              <dd>
+                {duration(instance.uptimeSeconds)} (since <When iso={instance.startedAt} />)
+              </dd>
+              <dt>Users</dt>
+              <dd>{COUNT.format(instance.users)}</dd>
             </dl>
           </section>
           <section aria-labelledby="instance-settings">

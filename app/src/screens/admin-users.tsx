@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { api, apiPath } from '../api.ts'
+import { api, apiPage, apiPath } from '../api.ts'
 import {
   AdminNav,
   NotAllowed,
@@ -12,7 +12,7 @@ import { Field, FormError, fieldError } from '../components/form.tsx'
 import { When } from '../components/when.tsx'
 import { currentUrl, navigate } from '../router.tsx'
 import { me } from '../session.ts'
-import type { AdminUser, AdminUserPage, SignInLink } from '../types.ts'
+import type { AdminInvitation, AdminUser, SignInLink } from '../types.ts'
 
 // Users, for operators (docs/app.md#operators): find someone by name or address, change their
 // plan, verify them, disable or enable them, delete them, make them a sign-in link, and invite
@@ -36,17 +36,14 @@ function Users() {
   const [busy, setBusy] = useState(false)
   const [notice, setNotice] = useState('')
 
-  async function load(cursor: string | null, signal?: AbortSignal) {
+  /** The first page (`path` null) or the next one, after what is shown. */
+  async function load(path: string | null, signal?: AbortSignal) {
     setBusy(true)
     setError(null)
     try {
-      const params = new URLSearchParams()
-      if (q) params.set('q', q)
-      if (cursor) params.set('cursor', cursor)
-      const page = await api<AdminUserPage>('GET', `/v1/admin/users?${params}`, {
-        ...(signal && { signal }),
-      })
-      setUsers((before) => (cursor && before ? [...before, ...page.users] : page.users))
+      const first = q ? `/v1/admin/users?q=${encodeURIComponent(q)}` : '/v1/admin/users'
+      const page = await apiPage<AdminUser>(path ?? first, signal)
+      setUsers((before) => (path && before ? [...before, ...page.items] : page.items))
       setNext(page.next)
     } catch (e) {
       if ((e as Error).name !== 'AbortError') setError(e)
@@ -75,7 +72,16 @@ function Users() {
         {notice}
       </p>
 
-      <Invite onInvited={(email) => setNotice(`An invitation was mailed to ${email}.`)} />
+      <Invite
+        onInvited={(invitation) => {
+          setUsers((before) => (before ? [...before, invitation.user] : before))
+          setNotice(
+            invitation.mailed
+              ? `${invitation.user.name} was invited: a link was mailed to ${invitation.user.email}.`
+              : `${invitation.user.name} was invited: hand them the link below.`,
+          )
+        }}
+      />
 
       <form
         class="find-form"
@@ -348,23 +354,37 @@ function UserItem(props: {
   )
 }
 
-function Invite(props: { onInvited: (email: string) => void }) {
+/**
+ * Invites someone (POST /v1/admin/invitations): their account is made at once, and a link to
+ * sign in is mailed to them, or shown here to hand over when the service sends no e-mail.
+ */
+function Invite(props: { onInvited: (invitation: AdminInvitation) => void }) {
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
+  const [handOver, setHandOver] = useState<AdminInvitation | null>(null)
   return (
     <details class="panel">
-      <summary>Invite someone by e-mail</summary>
+      <summary>Invite someone</summary>
       <form
         onSubmit={async (event) => {
           event.preventDefault()
           const form = event.currentTarget
-          const email = String(new FormData(form).get('email') ?? '').trim()
+          const data = new FormData(form)
+          const text = (name: string) => String(data.get(name) ?? '').trim()
           setBusy(true)
           setError(null)
+          setHandOver(null)
           try {
-            await api('POST', '/v1/admin/invitations', { body: { email } })
+            const invitation = await api<AdminInvitation>('POST', '/v1/admin/invitations', {
+              body: {
+                email: text('email'),
+                ...(text('name') && { name: text('name') }),
+                ...(text('plan') && { plan: text('plan') }),
+              },
+            })
             form.reset()
-            props.onInvited(email)
+            if (!invitation.mailed) setHandOver(invitation)
+            props.onInvited(invitation)
           } catch (e) {
             setError(e)
           } finally {
@@ -378,14 +398,39 @@ function Invite(props: { onInvited: (email: string) => void }) {
           type="email"
           autocomplete="off"
           required
-          hint="A link to make an account is mailed to it, even when sign-up is by invitation."
+          hint="Their account is made now; a link to sign in is mailed to this address (with e-mail set up), whatever sign-up allows."
           error={fieldError(error, 'email')}
         />
-        <FormError error={fieldError(error, 'email') ? null : error} />
+        <Field
+          label="Name (optional)"
+          name="name"
+          autocomplete="off"
+          hint="Others see it; they can change it. Without one, the address's part before the @."
+          error={fieldError(error, 'name')}
+        />
+        <Field
+          label="Plan (optional)"
+          name="plan"
+          autocomplete="off"
+          hint="Without one, the plan people who sign up start on."
+          error={fieldError(error, 'plan')}
+        />
+        <FormError
+          error={['email', 'name', 'plan'].some((f) => fieldError(error, f)) ? null : error}
+        />
         <button type="submit" class="button primary" disabled={busy}>
-          Send the invitation
+          Invite
         </button>
       </form>
+      {handOver?.url && (
+        <div class="callout">
+          <p>This service sends no e-mail: hand the link to {handOver.user.name} yourself.</p>
+          <CopyField label="Invitation link" text={handOver.url} buttonLabel="Copy the link" />
+          <p class="hint">
+            Works once, until <When iso={handOver.expiresAt} />.
+          </p>
+        </div>
+      )}
     </details>
   )
 }
