@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { type AccountsOptions, accounts } from './modules/accounts/accounts.plugin.ts'
+import { admin } from './modules/admin/admin.plugin.ts'
 import { boards } from './modules/boards/boards.plugin.ts'
 import { events } from './modules/events/events.plugin.ts'
 import { type LiveUpdatesOptions, liveUpdates } from './modules/events/live-updates.plugin.ts'
@@ -61,6 +62,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(accounts, deps)
   await app.register(events)
   await app.register(boards)
+  await app.register(admin, deps)
   await app.register(web)
 
   // last: every module's keyed routes, in the one scope of the keyed API (/v1)

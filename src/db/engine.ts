@@ -164,6 +164,11 @@ export interface Database {
   /** What `/metrics` reports about the storage (file sizes); may be none. */
   gauges: readonly StorageGauge[]
   /**
+   * How many bytes the database takes where it is stored (the operators' instance page,
+   * docs/operations.md#operators); absent where it cannot be told.
+   */
+  sizeBytes?(): Promise<number>
+  /**
    * The most connections storage opens as requests need them (a pool's size); absent: none,
    * everything storage uses is open from the start. The server leaves that many descriptors
    * to storage when it sets its stream capacity (docs/operations.md#server-wide-stream-capacity).

@@ -163,6 +163,7 @@ describe('the profile (docs/accounts.md#users)', () => {
     ])
     assert.equal(profile.name, 'Grace')
     assert.equal(profile.hasPassword, false)
+    assert.equal(profile.admin, false)
   })
 
   it('PATCH /v1/user: an empty body is 400 emptyBody; a taken e-mail in another case is 409', async (ctx) => {

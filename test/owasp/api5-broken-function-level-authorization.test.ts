@@ -80,18 +80,39 @@ describe('levels', () => {
   })
 })
 
-describe('no administrative function over HTTP', () => {
-  it('the inventory has no route for users, plans, verification or anyone else’s keys', () => {
+describe('no administrative function over HTTP but the operators’', () => {
+  it('the inventory has no route for users, plans, verification or anyone else’s keys outside /v1/admin/', () => {
     // note: confirming one's own e-mail address with a token mailed to it is no admin
-    // function (docs/accounts.md#e-mail): those routes are the exception
+    // function (docs/accounts.md#e-mail): those routes are the exception; the operators' own
+    // are under /v1/admin/ (docs/operations.md#operators), each checked below
     const mailedTokens =
       /^(\/v1\/auth\/verify-email|\/v1\/user\/email\/verification|\/auth\/verify\/:token)$/
-    for (const route of w.t.app.routeInventory().filter((r) => !mailedTokens.test(r.url)))
+    const operators = /^\/v1\/admin\//
+    for (const route of w.t.app
+      .routeInventory()
+      .filter((r) => !mailedTokens.test(r.url) && !operators.test(r.url)))
       assert.doesNotMatch(
         route.url,
         /admin|^\/v1\/users\b|\/plans?\b|verif|:userId\/api-keys|\/user\/(plan|verified)/i,
         `${route.method} ${route.url}`,
       )
+  })
+
+  it('every route under /v1/admin/ answers someone who is not an operator 403 forbidden, changing nothing', async () => {
+    const before = await snapshot(w.t)
+    const routes = apiRoutes(w.t).filter((r) => r.url.startsWith('/v1/admin/'))
+    assert.ok(routes.length >= 5, routes.map((r) => r.url).join())
+    for (const route of routes) {
+      const res = await w.t.request(
+        w.owner,
+        route.method as 'GET',
+        fillUrl(route.url, ownerParams(w)),
+        plausibleBody(route),
+      )
+      assert.equal(res.statusCode, 403, `${route.method} ${route.url}: ${res.body}`)
+      assert.equal(res.json().errorCode, 'forbidden')
+    }
+    assert.equal(await snapshot(w.t), before)
   })
 
   it('plausible admin paths answer 404 and change nothing', async () => {

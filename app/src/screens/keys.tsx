@@ -20,7 +20,7 @@ const SCOPE_TEXT: Record<Scope, string> = {
   'status:manage': 'delete, access settings, roles, invitations, share links',
   keys: 'manage API keys',
   account: 'profile, sessions, passkeys, notification channels',
-  admin: 'the operators’ API: users, the instance, backups',
+  admin: "the operators' API (an operator's key only)",
 }
 
 /** A new key's scopes unless the person changes them: `status:*`, as the API's default. */

@@ -128,6 +128,12 @@ export function openPostgres(url: string, options: DatabaseOptions = {}): Postgr
     writer,
     describe: `postgres ${target.hosts.map((h) => h.label).join(',')}${parsed.pathname}`,
     gauges: [],
+    async sizeBytes() {
+      const { rows } = await sql<{
+        bytes: string
+      }>`select pg_database_size(current_database()) as bytes`.execute(db)
+      return Number(rows[0]?.bytes ?? 0)
+    },
     pooledConnections: poolSize,
     async ping() {
       let timer: NodeJS.Timeout | undefined

@@ -56,6 +56,13 @@ export function openSqlite(path: string, options: DatabaseOptions = {}): Databas
     writer,
     describe: file === ':memory:' ? 'sqlite (in memory)' : `sqlite ${file}`,
     gauges: file === ':memory:' ? [] : sqliteFileGauges({ database: file, log: `${file}-wal` }),
+    // the pages the database holds (in memory too), and the log not yet copied back into them
+    async sizeBytes() {
+      const pages = Number(sqlite.pragma('page_count', { simple: true }))
+      const pageSize = Number(sqlite.pragma('page_size', { simple: true }))
+      const log = file === ':memory:' ? 0 : sizeOf(`${file}-wal`)
+      return pages * pageSize + (Number.isFinite(log) ? log : 0)
+    },
     outboxTail: undefined,
     // one process serves the database: the bus never leaves it; what another process (the
     // CLI) commits is noticed within OTHER_COMMITS_INTERVAL_MS and resyncs the listeners

@@ -30,7 +30,7 @@ import {
   type SessionView,
   startSession,
 } from '../users/sessions.service.ts'
-import { userById } from '../users/users.service.ts'
+import { assertEnabled, userById } from '../users/users.service.ts'
 
 // What statusd mails, and what following its links does (docs/accounts.md#e-mail): e-mail
 // verification, password reset, and the operator's sign-in links. Every link carries a
@@ -221,6 +221,8 @@ export class AccountMail {
       if (used.userId === null || typeof email !== 'string') throw linkGone()
       const before = await userById(tx, used.userId)
       if (!before) throw linkGone()
+      // a disabled account: refused, and the link stays unused (docs/operations.md#operators)
+      assertEnabled(before)
       await confirmEmailAddress(tx, used.userId, email, new Date(this.#clock.now()).toISOString())
       // note: a proven account confirming a new address keeps its credentials: they were made
       // by whoever proved the old one (docs/accounts.md#e-mail)
@@ -354,6 +356,7 @@ export class AccountMail {
       const user = used.userId === null ? undefined : await userById(tx, used.userId)
       const sentTo = (used.data as { emailKey?: unknown } | null)?.emailKey
       if (!user || user.email_key === null || user.email_key !== sentTo) throw linkGone()
+      assertEnabled(user)
       await replacePasswordHash(tx, user.id, hash, now)
       // whoever held a session, a key or a passkey (or knew the old password and made one)
       // is shut out: a reset is how the address's owner takes the account back
@@ -365,9 +368,12 @@ export class AccountMail {
 
   /** Follows an operator's sign-in link (`statusd user link`): a new session. 404 / 410 as above. */
   async signInWithLink(token: string, client: ClientMeta): Promise<StartedSession> {
-    const used = await this.#deps.db
-      .transaction()
-      .execute((tx) => consumeAuthToken(tx, this.#clock, token, 'sign-in-link'))
+    const used = await this.#deps.db.transaction().execute(async (tx) => {
+      const used = await consumeAuthToken(tx, this.#clock, token, 'sign-in-link')
+      // a disabled account: refused, and the link stays unused (docs/operations.md#operators)
+      if (used.userId !== null) assertEnabled(await userById(tx, used.userId))
+      return used
+    })
     if (used.userId === null) throw linkGone()
     return this.#startSession(used.userId, 'link', client)
   }

@@ -43,7 +43,7 @@ export const ProfileSchema = Type.Object(
     createdAt: Timestamp(),
     hasPassword: Type.Boolean({ description: 'Whether the user can sign in with a password' }),
     admin: Type.Boolean({
-      description: 'Whether the user is an operator (docs/operations.md#operators)',
+      description: 'Whether you are an operator of this service (docs/operations.md#operators)',
     }),
   },
   {

@@ -47,7 +47,7 @@ const keyOf = (credential: StreamCredential) => `${credential.kind} ${credential
  * (docs/sharing.md#live-updates-server-sent-events: a revoked or expired key or session gets
  * 401, and so does an open stream). Every `intervalMs` each distinct credential is looked up
  * once, however many streams it holds open, in the database; one that no longer works
- * (revoked, expired, rotated away, signed out) ends its streams with `event: unavailable`
+ * (revoked, expired, rotated away, signed out, its account disabled) ends its streams with `event: unavailable`
  * `{"reason":"unauthorized"}`, and a user no longer verified ends them with
  * `{"reason":"notVerified"}`. A key revoked or a session ended through this instance, or a key
  * announced revoked on the bus (every instance on PostgreSQL), ends its streams at once.
@@ -122,7 +122,8 @@ export class StreamCredentials {
           this.#onError(err)
           continue
         }
-        if (!user) this.#end(key, 'unauthorized')
+        // a disabled account (docs/operations.md#operators): as if its credential were gone
+        if (!user || user.disabled_at !== null) this.#end(key, 'unauthorized')
         else if (authLevelOf(user) !== 'verified') this.#end(key, 'notVerified')
       }
     } finally {

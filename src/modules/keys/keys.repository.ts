@@ -90,6 +90,11 @@ export const listApiKeys = (db: Db, userId: string): Promise<ApiKey[]> =>
     .orderBy('id')
     .execute()
 
+/** Sets a key's scopes (the column's JSON text). */
+export async function setApiKeyScopes(db: Db, id: string, scopes: string): Promise<void> {
+  await db.updateTable('api_keys').set({ scopes }).where('id', '=', id).execute()
+}
+
 export const findApiKeyById = (db: Db, id: string): Promise<ApiKey | undefined> =>
   db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst()
 

@@ -24,6 +24,7 @@ import {
   retireActiveApiKey,
   revokeApiKey,
   revokeWorkingApiKeys,
+  setApiKeyScopes,
 } from './keys.repository.ts'
 import {
   type CredentialLimits,
@@ -431,6 +432,27 @@ export async function revokeAllKeys(
  */
 export const revokeKeysOfUserIn = (tx: Db, userId: string): Promise<string[]> =>
   revokeWorkingApiKeys(tx, userId, nowIso())
+
+/**
+ * Takes the scope `admin` from the user's unrevoked keys inside the caller's transaction: the
+ * user is no longer an operator (docs/operations.md#operators), and a key may hold only what
+ * its user may (a rotation copies the scopes). A key that held nothing else is revoked;
+ * the ids revoked, for `announceRevokedKeys` once the transaction has committed.
+ */
+export async function dropAdminScopeIn(tx: Db, userId: string): Promise<string[]> {
+  const revoked: string[] = []
+  for (const key of await listApiKeys(tx, userId)) {
+    if (key.revoked_at !== null || key.scopes === null) continue
+    const scopes = scopesFromColumn(key.scopes)
+    if (!scopes.includes('admin')) continue
+    const left = scopes.filter((scope) => scope !== 'admin')
+    if (left.length === 0) {
+      await revokeApiKey(tx, key.id, nowIso())
+      revoked.push(key.id)
+    } else await setApiKeyScopes(tx, key.id, JSON.stringify(left))
+  }
+  return revoked
+}
 
 /**
  * What follows revoked keys' end, once it is committed: each is forgotten by this process's

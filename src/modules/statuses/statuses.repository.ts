@@ -153,6 +153,13 @@ export async function deleteStatusRow(db: Db, id: string, at: string): Promise<b
   return true
 }
 
+/** Every status a user owns, their rows locked to be deleted in this transaction. */
+export const ownedStatusesForWrite = (db: Db, ownerId: string): Promise<StatusRow[]> =>
+  lockRowsForWrite(
+    db,
+    db.selectFrom('statuses').selectAll().where('owner_id', '=', ownerId).orderBy('id'),
+  ).execute()
+
 export async function countOwnedStatuses(db: Db, ownerId: string): Promise<number> {
   const row = await db
     .selectFrom('statuses')

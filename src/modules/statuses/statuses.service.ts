@@ -46,6 +46,7 @@ import {
   insertHistoryRows,
   insertStatusUnlessKeyTaken,
   listOwnedStatuses,
+  ownedStatusesForWrite,
   writeStatusRows,
 } from './statuses.repository.ts'
 import {
@@ -727,6 +728,40 @@ export async function deleteStatusById(
     deleted,
   )
   deps.historySweep?.kick()
+}
+
+/**
+ * Deletes every status a user owns, in the caller's transaction (an operator deletes the
+ * account, docs/operations.md#operators); their history goes after, as for one deleted
+ * status. The changes, for `announceDeletedStatuses` once the transaction has committed.
+ */
+export async function deleteOwnedStatusesIn(
+  tx: Db,
+  deps: Pick<ServiceDeps, 'events'>,
+  ownerId: string,
+): Promise<StatusChange[]> {
+  const at = nowIso()
+  const changes: StatusChange[] = []
+  for (const status of await ownedStatusesForWrite(tx, ownerId)) {
+    if (!(await deleteStatusRow(tx, status.id, at))) continue
+    const change = deleted(status)
+    // the outbox backs the NOTIFY up for the other instances, as for one deleted status
+    if (deps.events?.relayedByOutbox) await recordOutboxRows(tx, [liveChangeRow(change, at)])
+    changes.push(change)
+  }
+  return changes
+}
+
+/** After `deleteOwnedStatusesIn` commits: streams hear the statuses are gone; their history goes. */
+export async function announceDeletedStatuses(
+  deps: ServiceDeps,
+  changes: readonly StatusChange[],
+): Promise<void> {
+  for (const change of changes) {
+    deps.committed?.(change)
+    await announceCommitted(deps.events, change)
+  }
+  if (changes.length > 0) deps.historySweep?.kick()
 }
 
 /** DELETE /v1/status-keys/:statusKey — the caller's own status with this key. */

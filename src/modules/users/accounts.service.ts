@@ -18,7 +18,7 @@ import type { LoginThrottle } from './login-throttle.ts'
 import { accountWords, type PasswordHasher, passwordProblem, scryptHasher } from './passwords.ts'
 import { endSessionsOf, type SessionHolders } from './sessions.service.ts'
 import { findUserByEmail, findUserById, insertUser, updateUser } from './users.repository.ts'
-import { type AuthLevel, authLevelOf } from './users.service.ts'
+import { type AuthLevel, assertEnabled, authLevelOf } from './users.service.ts'
 
 // Accounts people make and sign in to themselves (docs/accounts.md#users).
 
@@ -45,6 +45,7 @@ export interface ProfileView {
   authLevel: AuthLevel
   createdAt: string
   hasPassword: boolean
+  /** Whether the user is an operator (docs/operations.md#operators). */
   admin: boolean
 }
 
@@ -159,6 +160,8 @@ export async function signIn(
   }
   if (!user || user.password_hash === null || !matches) throw invalidCredentials()
   deps.throttle?.succeeded(emailKey, input.ip)
+  // the right password of a disabled account: told so, nothing more (docs/operations.md#operators)
+  assertEnabled(user)
   return user
 }
 

@@ -27,7 +27,7 @@ import {
   type PasskeyRow,
   renamePasskeyOfUser,
 } from './passkeys.repository.ts'
-import { userById } from './users.service.ts'
+import { assertEnabled, userById } from './users.service.ts'
 
 // Passkeys (docs/accounts.md#passkeys): WebAuthn credentials a signed-in user registers, and
 // then signs in with, without a password or even an e-mail address. @simplewebauthn/server
@@ -360,6 +360,8 @@ export async function signInWithPasskey(
   } catch {
     throw passkeyRefused()
   }
+  // a disabled account signs in by no method (docs/operations.md#operators); the challenge stays
+  assertEnabled(await userById(db, passkey.user_id))
   await db.transaction().execute(async (tx) => {
     // note: both or neither: a challenge answered twice at once signs in once; a passkey
     // deleted meanwhile signs no one in, and leaves the challenge unused

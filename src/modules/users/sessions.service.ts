@@ -12,7 +12,7 @@ import {
   pruneSessions,
   touchSession,
 } from './sessions.repository.ts'
-import { userById } from './users.service.ts'
+import { assertEnabled, userById } from './users.service.ts'
 
 // Sessions (docs/accounts.md#sessions): a signed-in browser holds a random token in the
 // `statusd_session` cookie; the server keeps only its SHA-256.
@@ -86,6 +86,8 @@ export async function startSession(
   const now = (input.clock ?? systemClock).now()
   const { token, hash } = newToken('sds_')
   const row = await db.transaction().execute(async (tx) => {
+    // a disabled account signs in by no method (docs/operations.md#operators)
+    assertEnabled(await userById(tx, input.userId))
     await pruneSessions(
       tx,
       input.userId,

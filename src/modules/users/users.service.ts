@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { DB, Db, User } from '../../db/database.ts'
-import { UserInputError } from '../../lib/errors.ts'
+import { forbidden, UserInputError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { singleLineTextProblem } from '../../lib/text.ts'
 import { creationIso, nowIso } from '../../lib/time.ts'
@@ -28,6 +28,19 @@ export interface UserView {
 
 export const authLevelOf = (user: Pick<User, 'verified'>): AuthLevel =>
   Number(user.verified) === 1 ? 'verified' : 'authenticated'
+
+/**
+ * The answer to signing in to an account an operator disabled (docs/operations.md#operators),
+ * by any method: 403, given only to whoever proved the credentials (a wrong password stays
+ * 401 `invalidCredentials`).
+ */
+export const accountDisabled = () =>
+  forbidden('This account is disabled: ask an operator of this service')
+
+/** Throws `accountDisabled` when an operator disabled the user (null: no such user, no throw). */
+export function assertEnabled(user: Pick<User, 'disabled_at'> | undefined): void {
+  if (user !== undefined && user.disabled_at !== null) throw accountDisabled()
+}
 
 export const toUserView = (user: User): UserView => ({
   id: user.id,
