@@ -11,6 +11,12 @@ import type {
   PasskeySchema,
   RegistrationOptionsSchema,
 } from '../../src/modules/accounts/passkeys.schemas.ts'
+import type {
+  AdminInvitationSchema,
+  AdminSignInLinkSchema,
+  AdminUserSchema,
+  InstanceSchema,
+} from '../../src/modules/admin/admin.schemas.ts'
 import type { BoardSchema } from '../../src/modules/boards/boards.schemas.ts'
 import type {
   ApiKeySchema,
@@ -90,41 +96,7 @@ export type Staleness = { staleAfter?: number | null; stale?: boolean; staleSinc
 export type Board = Static<typeof BoardSchema>
 
 // the operators' screens (docs/app.md#operators)
-export interface AdminUser {
-  id: string
-  name: string
-  email: string | null
-  plan: string
-  authLevel: 'verified' | 'authenticated'
-  admin: boolean
-  disabled: boolean
-  disabledAt: string | null
-  emailVerified: boolean
-  createdAt: string
-  statusCount: number
-  lastSignInAt: string | null
-}
-export interface SignInLink {
-  url: string
-  expiresAt: string
-}
-export interface AdminInvitation {
-  user: AdminUser
-  mailed: boolean
-  url: string | null
-  expiresAt: string
-}
-export interface Instance {
-  version: string
-  engine: string
-  databaseBytes: number | null
-  startedAt: string
-  uptimeSeconds: number
-  signup: 'open' | 'invite'
-  smtp: boolean
-  push: boolean
-  mqtt: boolean
-  outboxBacklog: number
-  openStreams: number
-  users: number
-}
+export type AdminUser = Static<typeof AdminUserSchema>
+export type SignInLink = Static<typeof AdminSignInLinkSchema>
+export type AdminInvitation = Static<typeof AdminInvitationSchema>
+export type Instance = Static<typeof InstanceSchema>

@@ -97,7 +97,7 @@ for (const size of Object.keys(SIZES) as Size[]) {
       if (size === 'phone') assert.ok(await fitsTheScreen(op), 'nothing wider than the phone')
 
       // another plan
-      await boItem.getByLabel('Plan').fill('pro')
+      await boItem.getByLabel('Plan', { exact: true }).fill('pro')
       await boItem.getByRole('button', { name: 'Change plan' }).click()
       await op.getByText('Bo Tanaka is on the plan pro now.').waitFor()
       await boItem.locator('dd', { hasText: /^pro$/ }).waitFor()
@@ -125,6 +125,17 @@ for (const size of Object.keys(SIZES) as Size[]) {
       const link = await field.inputValue()
       assert.ok(link.startsWith(`${j.url}/auth/link/`), `a link to this server: ${link}`)
       await j.check(op, `a sign-in link made (${size})`)
+
+      // someone invited: without e-mail set up, their link is shown to hand over
+      const invite = op.getByRole('group').filter({ hasText: 'Invite someone' })
+      await invite.getByText('Invite someone').click()
+      await invite.getByLabel('E-mail address').fill('eve@example.org')
+      await invite.getByLabel('Name (optional)').fill('Eve Marsh')
+      await invite.getByRole('button', { name: 'Invite', exact: true }).click()
+      await op.getByText('Eve Marsh was invited: hand them the link below.').waitFor()
+      const invitation = await invite.getByLabel('Invitation link').inputValue()
+      assert.ok(invitation.startsWith(`${j.url}/auth/link/`), `an invitation link: ${invitation}`)
+      await j.check(op, `someone invited (${size})`)
 
       // the instance
       await admin.getByRole('link', { name: 'Instance' }).click()

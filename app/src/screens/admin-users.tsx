@@ -74,7 +74,8 @@ function Users() {
 
       <Invite
         onInvited={(invitation) => {
-          setUsers((before) => (before ? [...before, invitation.user] : before))
+          // the new account, where the list (in the order accounts were made) has it
+          void load(null)
           setNotice(
             invitation.mailed
               ? `${invitation.user.name} was invited: a link was mailed to ${invitation.user.email}.`
@@ -84,7 +85,7 @@ function Users() {
       />
 
       <form
-        class="find-form"
+        class="find-form admin-search"
         onSubmit={(event) => {
           event.preventDefault()
           const words = query.trim()
@@ -281,7 +282,7 @@ function UserItem(props: {
             (user.admin ? (
               <ConfirmButton
                 label="Remove operator"
-                ariaLabel={`Remove ${user.name} as an operator`}
+                ariaLabel={`Remove operator: ${user.name}`}
                 title={`Remove ${user.name} as an operator?`}
                 confirmLabel="Remove operator"
                 buttonClass=""
@@ -292,7 +293,7 @@ function UserItem(props: {
             ) : (
               <ConfirmButton
                 label="Make operator"
-                ariaLabel={`Make ${user.name} an operator`}
+                ariaLabel={`Make operator: ${user.name}`}
                 title={`Make ${user.name} an operator?`}
                 confirmLabel="Make operator"
                 buttonClass=""
