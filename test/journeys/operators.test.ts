@@ -137,6 +137,12 @@ for (const size of Object.keys(SIZES) as Size[]) {
       assert.ok(invitation.startsWith(`${j.url}/auth/link/`), `an invitation link: ${invitation}`)
       await j.check(op, `someone invited (${size})`)
 
+      // an operator's key may hold the scope admin: the keys screen offers it
+      await goTo(op, 'API keys')
+      await op.getByText('Create a key').click()
+      await op.getByRole('checkbox', { name: /^admin:/ }).waitFor()
+      await goTo(op, 'Admin', 'Users')
+
       // the instance
       await admin.getByRole('link', { name: 'Instance' }).click()
       await onScreen(op, 'Instance')
@@ -154,6 +160,11 @@ for (const size of Object.keys(SIZES) as Size[]) {
       await goTo(boAgain, 'Account')
       const profile = boAgain.getByRole('region', { name: 'Profile' })
       assert.equal(await profile.getByLabel('Name').inputValue(), 'Bo Tanaka')
+      // her new keys cannot hold the scope admin: the keys screen does not offer it
+      await goTo(boAgain, 'API keys')
+      await boAgain.getByText('Create a key').click()
+      await boAgain.getByRole('checkbox', { name: /^account:/ }).waitFor()
+      assert.equal(await boAgain.getByRole('checkbox', { name: /^admin:/ }).count(), 0)
       await boAgain.goto(`${j.url}/admin`)
       await onScreen(boAgain, 'Not allowed')
       await j.check(boAgain, `not allowed at /admin (${size})`)
