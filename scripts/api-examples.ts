@@ -48,10 +48,12 @@ await migrateToLatest(database.db)
 const app = await buildApp({ database, plans: DEFAULT_PLANS, clock, logger: false })
 await app.listen({ port: 0, host: '127.0.0.1' })
 const { port } = app.server.address() as AddressInfo
+// an operator (docs/api.md#operators), whose key holds every scope
 const admin = await createUser(database.db, DEFAULT_PLANS, {
   name: 'admin',
   plan: 'pro',
   verified: true,
+  admin: true,
 })
 const { key } = await createApiKey(database.db, admin.id)
 
@@ -215,6 +217,26 @@ record(
   }),
   'json',
 )
+// docs/api.md#operators
+const invited = record(
+  'admin-invite',
+  await send('POST', '/v1/admin/invitations', json({ email: 'grace@example.com', name: 'Grace' })),
+  'http',
+)
+await send('POST', '/v1/admin/invitations', json({ email: 'linus@example.org' }))
+const graceId = JSON.parse(invited.body).user.id as string
+record('admin-users', await send('GET', '/v1/admin/users?q=example&limit=1'), 'http')
+record(
+  'admin-disable',
+  await send('PATCH', `/v1/admin/users/${graceId}`, json({ disabled: true })),
+  'json',
+)
+record(
+  'admin-last-operator',
+  await send('PATCH', `/v1/admin/users/${admin.id}`, json({ admin: false })),
+  'json',
+)
+record('admin-instance', await send('GET', '/v1/admin/instance'), 'json')
 await app.close()
 mock.timers.reset()
 
@@ -267,10 +289,21 @@ for (const { response } of recorded.values())
   if (response.body.startsWith('{') || response.body.startsWith('['))
     collectIds(JSON.parse(response.body))
 
+/** Each one-time link token met (`sdl_…`), and the fixed one shown in its place. */
+const tokens = new Map<string, string>()
 function fixIds(text: string): string {
   let out = text
   for (const [random, shown] of fixed) out = out.replaceAll(random, shown)
-  return out
+  // links name the address the run listened on: shown as the one the examples use
+  out = out.replaceAll(`http://127.0.0.1:${port}`, 'http://127.0.0.1:8080')
+  return out.replace(/sdl_[A-Za-z0-9_-]{20,}/g, (token) => {
+    let shown = tokens.get(token)
+    if (shown === undefined) {
+      shown = `sdl_${fixedId(`token ${tokens.size + 1}`, URL_SAFE, token.length - 4)}`
+      tokens.set(token, shown)
+    }
+    return shown
+  })
 }
 
 /** A header's value as shown: ids fixed, a cursor's too, the rate limit's window whole. */

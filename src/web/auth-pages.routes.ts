@@ -137,17 +137,18 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
     const apiError = prepareError(err, request, reply, 'auth page failed')
     if (apiError.statusCode === 404) return unknownLink(reply)
     if (apiError.statusCode === 410) return goneLink(reply)
+    const crossSite = apiError.errorCode === 'csrfRejected'
     const titles: Record<number, string> = {
-      403: 'This form must be sent from this site',
+      // the other 403: an account an operator disabled (docs/operations.md#operators)
+      403: crossSite ? 'This form must be sent from this site' : 'This account is disabled',
       409: 'This address is taken',
       429: 'Too many tries',
     }
     // the cross-site refusal's own message speaks of API requests signed in by cookie; here
     // it is a page's button, and a person reads it
-    const text =
-      apiError.statusCode === 403
-        ? 'Nothing was done: the browser said the form came from another site. Open the link again from its message and press the button on the page it opens.'
-        : apiError.message
+    const text = crossSite
+      ? 'Nothing was done: the browser said the form came from another site. Open the link again from its message and press the button on the page it opens.'
+      : apiError.message
     return sendPage(
       reply,
       apiError.statusCode,
@@ -184,7 +185,7 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
     params: TokenParamsSchema,
     response: {
       ...ok,
-      403: htmlPage('Sent from another site'),
+      403: htmlPage('Sent from another site, or the account is disabled'),
       404: htmlPage('Not a link this service made'),
       410: htmlPage('A link used already, or expired'),
       429: htmlPage('Too many requests from this address'),

@@ -302,6 +302,12 @@ runScenarios('PATCH /v1/admin/users/:id (docs/api.md#operators)', world, [
       const token = String(made.json().url).split('/auth/link/')[1]
       const refused = await ctx.t.request(null, 'POST', '/v1/auth/link', { token })
       assert.equal(refused.statusCode, 403, refused.body)
+      // the link's own page says so too
+      const page = await ctx.t.request(null, 'POST', `/auth/link/${token}`, undefined, {
+        'sec-fetch-site': 'same-origin',
+      })
+      assert.equal(page.statusCode, 403, page.body)
+      assert.match(page.body, /disabled/)
       await ctx.t.request(op, 'PATCH', `/v1/admin/users/${ctx.vars.ada}`, { disabled: false })
       const used = await ctx.t.request(null, 'POST', '/v1/auth/link', { token })
       assert.equal(used.statusCode, 200, 'the link was left unused')

@@ -78,17 +78,6 @@ export async function countActiveOperators(db: Db): Promise<number> {
   return Number(row.n)
 }
 
-/** The ids of the statuses a user owns. */
-export async function ownedStatusIds(db: Db, userId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('statuses')
-    .select('id')
-    .where('owner_id', '=', userId)
-    .orderBy('id')
-    .execute()
-  return rows.map((row) => row.id)
-}
-
 /** Deletes a user; what is theirs goes with them (the schema's cascades). */
 export async function deleteUserRow(db: Db, id: string): Promise<boolean> {
   const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst()
