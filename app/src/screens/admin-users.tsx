@@ -258,13 +258,13 @@ function UserItem(props: {
             >
               Enable
             </button>
-          ) : (
+          ) : self ? null : (
             <ConfirmButton
               label="Disable"
               ariaLabel={`Disable ${user.name}`}
               title={`Disable ${user.name}?`}
               confirmLabel="Disable the account"
-              disabled={busy || self}
+              disabled={busy}
               onConfirm={() =>
                 change(
                   { disabled: true },
