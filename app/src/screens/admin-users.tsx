@@ -89,7 +89,8 @@ function Users() {
         onSubmit={(event) => {
           event.preventDefault()
           const words = query.trim()
-          navigate(words ? `/admin?q=${encodeURIComponent(words)}` : '/admin', { replace: true })
+          // a new entry in the history: Back returns to the list before this search
+          navigate(words ? `/admin?q=${encodeURIComponent(words)}` : '/admin')
         }}
       >
         <Field
@@ -108,7 +109,14 @@ function Users() {
       <h2>{q ? `Users matching “${q}”` : 'Every user'}</h2>
       <FormError error={error} />
       {users === null && !error && <p class="loading">Loading…</p>}
-      {users && users.length === 0 && <p>{q ? 'Nobody matches.' : 'No users yet.'}</p>}
+      <p class="muted" aria-live="polite">
+        {users &&
+          (users.length === 0
+            ? q
+              ? 'Nobody matches.'
+              : 'No users yet.'
+            : `${users.length}${next ? '+' : ''} ${users.length === 1 && !next ? 'user' : 'users'}.`)}
+      </p>
       {users && users.length > 0 && (
         <ul class="item-list admin-users">
           {users.map((user) => (
