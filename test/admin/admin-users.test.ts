@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { createApiKey } from '../../src/modules/keys/keys.service.ts'
+import { issueAuthToken } from '../../src/modules/users/auth-tokens.service.ts'
 import { GOOD_PASSWORD, sessionCookieOf, signUpUser } from '../helpers/accounts.ts'
 import { makeApp } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
@@ -311,6 +312,52 @@ runScenarios('PATCH /v1/admin/users/:id (docs/api.md#operators)', world, [
       await ctx.t.request(op, 'PATCH', `/v1/admin/users/${ctx.vars.ada}`, { disabled: false })
       const used = await ctx.t.request(null, 'POST', '/v1/auth/link', { token })
       assert.equal(used.statusCode, 200, 'the link was left unused')
+    },
+  },
+  {
+    name: "a disabled user's reset and verification links are refused, and change nothing",
+    method: 'PATCH',
+    url: '/v1/admin/users/{ada}',
+    body: { disabled: true },
+    expectStatus: 200,
+    async expect(_body, ctx) {
+      const { db } = ctx.t.database
+      const userId = ctx.vars.ada as string
+      const clock = { now: () => Date.now() }
+      const reset = await issueAuthToken(db, clock, {
+        purpose: 'password-reset',
+        userId,
+        data: { emailKey: 'ada@example.com' },
+        lifetimeMs: 60_000,
+      })
+      const verify = await issueAuthToken(db, clock, {
+        purpose: 'verify-email',
+        userId,
+        data: { email: 'ada@example.net' },
+        lifetimeMs: 60_000,
+      })
+      const before = await db.selectFrom('users').selectAll().where('id', '=', userId).execute()
+      const resetting = await ctx.t.request(null, 'POST', '/v1/auth/password-reset/confirm', {
+        token: reset.token,
+        password: 'another long passphrase 7',
+      })
+      assert.equal(resetting.statusCode, 403, resetting.body)
+      const verifying = await ctx.t.request(null, 'POST', '/v1/auth/verify-email', {
+        token: verify.token,
+      })
+      assert.equal(verifying.statusCode, 403, verifying.body)
+      const after = await db.selectFrom('users').selectAll().where('id', '=', userId).execute()
+      assert.deepEqual(after, before, 'neither the password nor the address changed')
+      const used = await db
+        .selectFrom('auth_tokens')
+        .select('used_at')
+        .where('id', 'in', [reset.id, verify.id])
+        .execute()
+      assert.deepEqual(
+        used.map((r) => r.used_at),
+        [null, null],
+        'both links stay unused',
+      )
     },
   },
   {

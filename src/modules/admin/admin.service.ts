@@ -12,7 +12,7 @@ import type { ServiceDeps } from '../service-deps.ts'
 import type { StatusChange } from '../statuses/status-events.ts'
 import { announceDeletedStatuses, deleteOwnedStatusesIn } from '../statuses/statuses.service.ts'
 import { issueAuthToken } from '../users/auth-tokens.service.ts'
-import { emailProblem } from '../users/email-address.ts'
+import { emailKeyOf, emailProblem } from '../users/email-address.ts'
 import { endSessionsOf } from '../users/sessions.service.ts'
 import { SIGN_IN_LINK_LIFETIME_MS, signInLinkUrl } from '../users/sign-in-links.service.ts'
 import { type AuthLevel, authLevelOf, createUser, userById } from '../users/users.service.ts'
@@ -337,6 +337,9 @@ export async function inviteUser(
     ])
   const name = input.name?.trim() || nameFromAddress(email)
   const { userId, issued } = await writerOf(deps).run(async (tx) => {
+    // the address's lock, as sign-up and a confirmed change take it: two accounts made for
+    // one address at once on any instance, the second finds the first (409)
+    await lockForTransaction(tx, `statusd:email:${emailKeyOf(email)}`)
     let user: Awaited<ReturnType<typeof createUser>>
     try {
       user = await createUser(tx, deps.plans, { name, email, plan, verified: true })
