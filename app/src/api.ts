@@ -36,6 +36,8 @@ let onSignedOut: () => void = () => {}
 export const whenSignedOut = (callback: () => void): void => {
   onSignedOut = callback
 }
+/** Tells the app the session is gone, learnt other than by `api` (a live stream refused 401). */
+export const signedOutElsewhere = (): void => onSignedOut()
 
 export interface RequestOptions {
   body?: unknown

@@ -1,3 +1,4 @@
+import { signedOutElsewhere } from './api.ts'
 import type { Status } from './types.ts'
 
 // Live updates for every screen (docs/app.md#live-updates): one EventSource carries up to 100
@@ -188,7 +189,8 @@ async function recover(stream: Stream): Promise<void> {
   } finally {
     controller.abort()
   }
-  if (signedOut) return
+  // the session ended (signed out elsewhere, the account disabled): the app shows sign-in
+  if (signedOut) return signedOutElsewhere()
   for (const id of gone) {
     latest.delete(id)
     for (const listener of listeners.get(id) ?? [])

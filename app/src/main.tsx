@@ -33,6 +33,8 @@ const SIGNED_IN: Partial<Record<AppPath, ComponentType<{ params: Record<string, 
   '/statuses/:id/:tab': lazy(() => import('./screens/status.tsx')),
   '/walls': lazy(() => import('./screens/boards.tsx')),
   '/walls/:id': lazy(() => import('./screens/board-edit.tsx')),
+  '/admin': lazy(() => import('./screens/admin-users.tsx')),
+  '/admin/instance': lazy(() => import('./screens/admin-instance.tsx')),
   '/admin/backups': lazy(() =>
     import('./screens/admin-backups.tsx').then((m) => ({ default: m.AdminBackups })),
   ),

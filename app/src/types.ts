@@ -11,6 +11,12 @@ import type {
   PasskeySchema,
   RegistrationOptionsSchema,
 } from '../../src/modules/accounts/passkeys.schemas.ts'
+import type {
+  AdminInvitationSchema,
+  AdminSignInLinkSchema,
+  AdminUserSchema,
+  InstanceSchema,
+} from '../../src/modules/admin/admin.schemas.ts'
 import type { BoardSchema } from '../../src/modules/boards/boards.schemas.ts'
 import type {
   ApiKeySchema,
@@ -88,3 +94,9 @@ export type Staleness = { staleAfter?: number | null; stale?: boolean; staleSinc
 
 // boards (docs/app.md#boards-screens)
 export type Board = Static<typeof BoardSchema>
+
+// the operators' screens (docs/app.md#operators)
+export type AdminUser = Static<typeof AdminUserSchema>
+export type SignInLink = Static<typeof AdminSignInLinkSchema>
+export type AdminInvitation = Static<typeof AdminInvitationSchema>
+export type Instance = Static<typeof InstanceSchema>

@@ -18,6 +18,9 @@ export const APP_PATHS = [
   '/notifications',
   '/walls',
   '/walls/:id',
+  // the operators' screens (docs/app.md#operators)
+  '/admin',
+  '/admin/instance',
   '/admin/backups',
   // the walls' former addresses: the app sends them on to /walls
   '/boards',

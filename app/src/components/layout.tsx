@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact'
 import { useEffect, useRef } from 'preact/hooks'
 import { Link, route } from '../router.tsx'
 import { me, signOut } from '../session.ts'
+import { ADMIN_PATHS } from './admin-nav.tsx'
 import { InvitationsBanner } from './invitations-banner.tsx'
 import { RateLimitNotice } from './rate-limit-notice.tsx'
 
@@ -21,8 +22,12 @@ const PLACES = [
   { href: '/account', label: 'Account', paths: ['/account'] },
 ]
 
+/** The operators' place (docs/app.md#operators): shown to operators only. */
+const ADMIN_PLACE = { href: '/admin', label: 'Admin', paths: ADMIN_PATHS }
+
 export function Layout(props: { children: ComponentChildren }) {
   const current = route.value.path
+  const places = me.value?.admin ? [...PLACES, ADMIN_PLACE] : PLACES
   const nav = useRef<HTMLElement>(null)
   // on a phone the places scroll sideways in one row: the current one is brought into view
   useEffect(() => {
@@ -45,7 +50,7 @@ export function Layout(props: { children: ComponentChildren }) {
         </Link>
         <nav aria-label="Main" ref={nav}>
           <ul>
-            {PLACES.map((place) => (
+            {places.map((place) => (
               <li key={place.href}>
                 <Link
                   href={place.href}

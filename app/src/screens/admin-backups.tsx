@@ -5,6 +5,7 @@ import type {
   BackupSchema,
 } from '../../../src/modules/backups/backups.schemas.ts'
 import { api, apiPath } from '../api.ts'
+import { AdminNav, OperatorsOnly } from '../components/admin-nav.tsx'
 import { announce } from '../components/announcer.tsx'
 import { FormError } from '../components/form.tsx'
 import { When } from '../components/when.tsx'
@@ -48,6 +49,14 @@ function Schedule({ list }: { list: BackupList }) {
 }
 
 export function AdminBackups() {
+  return (
+    <OperatorsOnly>
+      <BackupsScreen />
+    </OperatorsOnly>
+  )
+}
+
+function BackupsScreen() {
   const [list, setList] = useState<BackupList | null>(null)
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
@@ -80,6 +89,7 @@ export function AdminBackups() {
   return (
     <>
       <h1>Backups</h1>
+      <AdminNav />
       {list && <Schedule list={list} />}
       {list?.enabled && (
         <button type="button" class="button primary" disabled={busy} onClick={backUpNow}>

@@ -6,6 +6,7 @@ import { Field, FormError, fieldError } from '../components/form.tsx'
 import { SecretOnce } from '../components/secret.tsx'
 import { When } from '../components/when.tsx'
 import { loadMyStatuses, type MyStatus } from '../my-statuses.ts'
+import { me } from '../session.ts'
 import type { ApiKey, NewApiKey, RotatedApiKey, Scope } from '../types.ts'
 
 // API keys (docs/app.md#api-keys): my keys, a new one with scopes and statuses it is
@@ -250,7 +251,8 @@ function CreateKey(props: { statuses: MyStatus[]; onCreated: (key: NewApiKey) =>
         />
         <fieldset>
           <legend>What it may do</legend>
-          {SCOPES.map((scope) => (
+          {/* only an operator's key may hold admin (docs/operations.md#operators) */}
+          {SCOPES.filter((scope) => scope !== 'admin' || me.value?.admin).map((scope) => (
             <label key={scope} class="check">
               <input
                 type="checkbox"

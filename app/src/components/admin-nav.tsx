@@ -1,0 +1,61 @@
+import type { ComponentChildren } from 'preact'
+import { ApiError } from '../api.ts'
+import { Link, route } from '../router.tsx'
+import { me } from '../session.ts'
+
+// The operators' screens (docs/app.md#operators): one navigation under the screen's heading,
+// and what someone who is not an operator sees instead of them.
+
+const ADMIN_PLACES = [
+  { href: '/admin', label: 'Users' },
+  { href: '/admin/instance', label: 'Instance' },
+  { href: '/admin/audit', label: 'Security log' },
+  { href: '/admin/backups', label: 'Backups' },
+]
+
+/** The paths of the operators' screens: the app's navigation marks "Admin" on each. */
+export const ADMIN_PATHS: readonly string[] = ADMIN_PLACES.map((place) => place.href)
+
+/** The operators' places; the current one is marked for screen readers too. */
+export function AdminNav() {
+  const current = route.value.path
+  return (
+    <nav aria-label="Admin" class="status-tabs">
+      <ul>
+        {ADMIN_PLACES.map((place) => (
+          <li key={place.href}>
+            <Link href={place.href} aria-current={current === place.href ? 'page' : undefined}>
+              {place.label}
+            </Link>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  )
+}
+
+/** What a person who is not an operator sees at an operator's screen. */
+export function NotAllowed() {
+  return (
+    <>
+      <h1>Not allowed</h1>
+      <p>
+        This screen is for the operators of this statusd. Ask one of them if you need something
+        changed. <Link href="/">Back to the board</Link>
+      </p>
+    </>
+  )
+}
+
+/** Whether an error is the API's refusal of someone who is no operator (any more). */
+export const refusedAsNoOperator = (error: unknown): boolean =>
+  error instanceof ApiError && error.status === 403 && error.errorCode === 'forbidden'
+
+/**
+ * An operator's screen: its content for an operator, the not-allowed view for anyone else
+ * (the server refuses them all the same, docs/operations.md#operators).
+ */
+export function OperatorsOnly(props: { children: ComponentChildren }) {
+  if (!me.value?.admin) return <NotAllowed />
+  return <>{props.children}</>
+}
