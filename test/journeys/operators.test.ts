@@ -68,10 +68,13 @@ for (const size of Object.keys(SIZES) as Size[]) {
       assert.equal(await place(bo, 'Admin').count(), 0, 'no Admin for someone not an operator')
       await newStatus(bo, { name: 'Kettle', value: 'ON' })
 
-      // the operator, in by the first start's link: Admin is in the navigation
+      // the operator, set up through the first start's link: Admin is in the navigation
       const op = await j.open(size)
-      await op.goto(j.firstSignInLink())
-      await op.getByRole('button', { name: 'Sign in' }).click()
+      await j.setUp(op, {
+        name: 'Ops',
+        email: 'ops@example.com',
+        password: 'correct horse battery staple 7',
+      })
       await onScreen(op, 'Board')
       await place(op, 'Admin').click()
       await onScreen(op, 'Users')
