@@ -7,6 +7,7 @@ import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { API_RESPONSE_HEADERS } from '../../lib/response-headers.ts'
 import { StringEnum } from '../../lib/schema.ts'
 import { SingleLineText } from '../../lib/text.ts'
+import { requesterOf } from '../audit/security-events.ts'
 import { profileOf } from '../users/accounts.service.ts'
 import {
   deletePasskey,
@@ -196,6 +197,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
           ...(name !== undefined && { name }),
           response,
         },
+        requesterOf(request),
       )
       return reply.code(201).header('location', `/v1/user/passkeys/${passkey.id}`).send(passkey)
     },
@@ -248,7 +250,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
       },
     },
     async (request, reply) => {
-      await deletePasskey(db, request.caller.userId, request.params.passkeyId)
+      await deletePasskey(db, request.caller.userId, request.params.passkeyId, requesterOf(request))
       return reply.code(204).send(null)
     },
   )

@@ -11,6 +11,8 @@ import {
 } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { creationIso } from '../../lib/time.ts'
+import { recordFailedSignIn } from '../audit/audit.service.ts'
+import { type Requester, recordBy } from '../audit/security-events.ts'
 import type { Plans } from '../plans/plans.ts'
 import { emailKeyOf, emailProblem } from './email-address.ts'
 import { emailTaken } from './email-and-password.service.ts'
@@ -138,7 +140,7 @@ export async function signUp(
  */
 export async function signIn(
   deps: AccountDeps,
-  input: { email: string; password: string; ip: string },
+  input: { email: string; password: string; ip: string; userAgent?: string | undefined },
 ): Promise<User> {
   const emailKey = emailKeyOf(input.email)
   const wait = deps.throttle?.attempt(emailKey, input.ip) ?? 0
@@ -155,7 +157,24 @@ export async function signIn(
     deps.throttle?.refund(emailKey, input.ip)
     throw error
   }
-  if (!user || user.password_hash === null || !matches) throw invalidCredentials()
+  if (!user || user.password_hash === null || !matches) {
+    // the address typed is not stored: an unknown one is recorded with no account
+    // (docs/security.md#security-log)
+    await recordFailedSignIn(deps.db, {
+      userId: user?.id ?? null,
+      ip: input.ip,
+      userAgent: input.userAgent ?? null,
+      detail: {
+        method: 'password',
+        reason: !user
+          ? 'unknownAddress'
+          : user.password_hash === null
+            ? 'noPassword'
+            : 'wrongPassword',
+      },
+    })
+    throw invalidCredentials()
+  }
   deps.throttle?.succeeded(emailKey, input.ip)
   return user
 }
@@ -181,7 +200,7 @@ export async function profileOf(db: Kysely<DB>, userId: string): Promise<Profile
  */
 export async function changeProfile(
   deps: AccountDeps,
-  caller: { userId: string; currentSessionId: string | null; ip: string },
+  caller: { userId: string; currentSessionId: string | null; ip: string; requester?: Requester },
   changes: { name?: string; email?: string; password?: string; currentPassword?: string },
   {
     deferEmail = false,
@@ -257,6 +276,10 @@ export async function changeProfile(
         }),
       ...(passwordHash !== undefined && { password_hash: passwordHash }),
     }
+    const by = caller.requester
+    if (passwordHash !== undefined)
+      await recordBy(tx, by, 'passwordChanged', userId, { otherSessionsEnded: true })
+    if (emailChanged) await recordBy(tx, by, 'emailChanged', userId, { email: changes.email })
     // note: nothing to store when the only change is an address waiting for its link
     return Object.keys(set).length > 0 ? updateUser(tx, userId, set) : findUserById(tx, userId)
   })

@@ -11,6 +11,7 @@ import type { Clock } from '../../lib/clock.ts'
 import { ApiError, notFound, validationError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { creationIso } from '../../lib/time.ts'
+import { type Requester, recordBy } from '../audit/security-events.ts'
 import {
   type AuthTokenPurpose,
   consumeAuthToken,
@@ -214,6 +215,7 @@ export async function registerPasskey(
   clock: Clock,
   userId: string,
   input: { name?: string; response: RegistrationResponseJSON },
+  by?: Requester,
 ): Promise<PasskeyView> {
   const lib = await webAuthn()
   const token = tokenAnswered(lib, input.response.response.clientDataJSON)
@@ -263,6 +265,7 @@ export async function registerPasskey(
       created_at: creationIso(),
       last_used_at: null,
     })
+    await recordBy(tx, by, 'passkeyAdded', userId, { passkeyId: row.id, name: row.name })
     return toPasskeyView(row)
   })
 }
@@ -287,8 +290,16 @@ export const deleteAllPasskeys = (db: Db, userId: string): Promise<number> =>
   deletePasskeysOfUser(db, userId)
 
 /** Deletes one of the caller's passkeys: it signs no one in any more. Someone else's is 404. */
-export async function deletePasskey(db: Kysely<DB>, userId: string, id: string): Promise<void> {
-  if (!(await deletePasskeyOfUser(db, userId, id))) throw passkeyNotFound()
+export async function deletePasskey(
+  db: Kysely<DB>,
+  userId: string,
+  id: string,
+  by?: Requester,
+): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    if (!(await deletePasskeyOfUser(tx, userId, id))) throw passkeyNotFound()
+    await recordBy(tx, by, 'passkeyRemoved', userId, { passkeyId: id })
+  })
 }
 
 /**
