@@ -14,6 +14,8 @@ export const APP_PATHS = [
   '/keys',
   '/account',
   '/notifications',
+  // the operators' screens (docs/app.md#operators-screens)
+  '/admin/audit',
   '/walls',
   '/walls/:id',
   // the walls' former addresses: the app sends them on to /walls

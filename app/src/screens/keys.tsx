@@ -19,6 +19,7 @@ const SCOPE_TEXT: Record<Scope, string> = {
   'status:manage': 'delete, access settings, roles, invitations, share links',
   keys: 'manage API keys',
   account: 'profile, sessions, passkeys, notification channels',
+  admin: 'administer this statusd (operators only)',
 }
 
 /** A new key's scopes unless the person changes them: `status:*`, as the API's default. */

@@ -25,7 +25,7 @@ const eventProperties = {
   }),
   ip: Nullable(Type.String(), 'The client address it came from'),
   userAgent: Nullable(Type.String(), 'The User-Agent it came with'),
-  detail: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+  detail: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
     description:
       "What else there is to know (a sign-in's `method`, a key's `keyId` and `label`, a role's `statusId` and `role`); never a secret",
   }),

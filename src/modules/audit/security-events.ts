@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { Db } from '../../db/database.ts'
 import { newId } from '../../lib/ids.ts'
+import type { SecurityEventKind } from './kinds.ts'
 
 /**
  * What the security log records (docs/security.md#security-log): what happened to an account,
@@ -18,33 +19,6 @@ export interface SecurityEvent {
   /** What else a reader needs (a key's label, the plan set), never a secret. */
   detail?: Record<string, unknown> | undefined
 }
-
-/**
- * The kinds the services record (docs/security.md#security-log); operators' own actions are
- * recorded as `admin.…` beside them.
- */
-export const SECURITY_EVENT_KINDS = [
-  'signIn',
-  'signInFailed',
-  'signOut',
-  'sessionRevoked',
-  'passwordChanged',
-  'passwordReset',
-  'emailChanged',
-  'emailVerified',
-  'keyCreated',
-  'keyRotated',
-  'keyRevoked',
-  'keysRevokedAll',
-  'passkeyAdded',
-  'passkeyRemoved',
-  'roleGranted',
-  'roleChanged',
-  'roleRemoved',
-  'roleAccepted',
-  'adminGranted',
-  'adminRevoked',
-] as const
 
 /** Who made a change and from where: what an event says beside what happened. */
 export interface Requester {
@@ -102,7 +76,7 @@ export async function recordSecurityEvent(
 export const recordBy = (
   db: Db,
   by: Requester | undefined,
-  kind: (typeof SECURITY_EVENT_KINDS)[number],
+  kind: SecurityEventKind,
   userId: string,
   detail?: Record<string, unknown>,
 ): Promise<void> =>
