@@ -14,7 +14,7 @@ export const APP_PATHS = [
   '/keys',
   '/account',
   '/notifications',
-  // the operators' screens (docs/app.md#operators-screens)
+  // the operators' screens (docs/app.md#audit-log)
   '/admin/audit',
   '/walls',
   '/walls/:id',
