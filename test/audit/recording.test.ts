@@ -209,6 +209,51 @@ const rows: Row[] = [
     kind: 'passkeyRemoved',
   },
   {
+    name: 'a passkey answer that does not verify: signInFailed on its account, by no one',
+    act: async (w) => {
+      await w.t.database.db
+        .insertInto('passkeys')
+        .values({
+          id: newId(),
+          user_id: w.ada.id,
+          credential_id: 'credential-2',
+          public_key: 'AAAA',
+          counter: 0,
+          transports: null,
+          name: 'Laptop',
+          created_at: new Date().toISOString(),
+          last_used_at: null,
+        })
+        .execute()
+      const options = ok(await w.t.request(null, 'POST', '/v1/auth/passkey/options'), 200).json()
+      const clientData = {
+        type: 'webauthn.get',
+        challenge: options.options.challenge,
+        origin: 'http://localhost',
+      }
+      return ok(
+        await w.t.request(null, 'POST', '/v1/auth/passkey/login', {
+          challengeId: options.challengeId,
+          response: {
+            id: 'credential-2',
+            rawId: 'credential-2',
+            type: 'public-key',
+            clientExtensionResults: {},
+            response: {
+              clientDataJSON: Buffer.from(JSON.stringify(clientData)).toString('base64url'),
+              authenticatorData: Buffer.from('x'.repeat(37)).toString('base64url'),
+              signature: Buffer.from('not a signature').toString('base64url'),
+            },
+          },
+        }),
+        401,
+      )
+    },
+    kind: 'signInFailed',
+    actor: () => null,
+    detail: () => ({ method: 'passkey', reason: 'notVerified' }),
+  },
+  {
     name: "a role offered to her: roleGranted in her log, by the status's owner",
     act: async (w) =>
       ok(

@@ -16,12 +16,14 @@ const METHOD: Record<string, string> = {
   link: 'with a sign-in link',
   verify: 'by confirming the e-mail address',
   reset: 'by resetting the password',
+  setup: 'by the setup link',
 }
 
 const REASON: Record<string, string> = {
   wrongPassword: 'a wrong password',
   unknownAddress: 'an address with no account',
   noPassword: 'a password, on an account without one',
+  notVerified: 'a passkey whose answer did not verify',
 }
 
 /** Each kind's name, for a list to pick from (every kind the server records: type-checked). */

@@ -329,7 +329,11 @@ export const passkeySignInRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions>
       },
     },
     async (request, reply) => {
-      const { userId } = await signInWithPasskey(db, relyingParty(request), clock, request.body)
+      const { ip, userAgent } = requesterOf(request)
+      const { userId } = await signInWithPasskey(db, relyingParty(request), clock, request.body, {
+        ip,
+        userAgent,
+      })
       // note: a new token every time, whatever cookie came with the request (session fixation)
       const { token } = await startSession(db, {
         userId,

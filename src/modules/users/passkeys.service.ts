@@ -11,6 +11,7 @@ import type { Clock } from '../../lib/clock.ts'
 import { ApiError, notFound, validationError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { creationIso } from '../../lib/time.ts'
+import { recordFailedSignIn } from '../audit/audit.service.ts'
 import { type Requester, recordBy } from '../audit/security-events.ts'
 import {
   type AuthTokenPurpose,
@@ -341,6 +342,7 @@ export async function signInWithPasskey(
   rp: RelyingParty,
   clock: Clock,
   input: { challengeId: string; response: AuthenticationResponseJSON },
+  client: { ip: string | null; userAgent: string | null } = { ip: null, userAgent: null },
 ): Promise<{ userId: string; passkeyId: string }> {
   if ((await inspectAuthToken(db, clock, input.challengeId, AUTHENTICATION)) !== 'valid')
     throw passkeyRefused()
@@ -369,6 +371,13 @@ export async function signInWithPasskey(
     if (!verification.verified) throw passkeyRefused()
     newCounter = verification.authenticationInfo.newCounter
   } catch {
+    // a known passkey whose answer does not verify: a failed sign-in of its account
+    // (docs/security.md#security-log)
+    await recordFailedSignIn(db, {
+      userId: passkey.user_id,
+      ...client,
+      detail: { method: 'passkey', reason: 'notVerified', passkeyId: passkey.id },
+    })
     throw passkeyRefused()
   }
   await db.transaction().execute(async (tx) => {
