@@ -72,5 +72,3 @@ export function AdminAudit() {
     </>
   )
 }
-
-export default AdminAudit

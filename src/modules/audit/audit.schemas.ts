@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { DEFAULT_PAGE, MAX_PAGE } from './audit.service.ts'
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T, description: string) =>
   Type.Union([schema, Type.Null()], { description })
@@ -54,7 +55,11 @@ export const AuditEventSchema = Type.Object(
 )
 
 const limit = Type.Optional(
-  Type.Integer({ minimum: 1, maximum: 200, description: 'Events per page (default 50)' }),
+  Type.Integer({
+    minimum: 1,
+    maximum: MAX_PAGE,
+    description: `Events per page (default ${DEFAULT_PAGE})`,
+  }),
 )
 const cursor = Type.Optional(
   Type.String({ maxLength: 200, description: 'From the `Link: <…>; rel="next"` header' }),
