@@ -13,7 +13,7 @@ import {
 import { hashApiKey, newId, newToken } from '../../lib/ids.ts'
 import type { MailMessage } from '../../lib/mailer.ts'
 import { creationIso, parseIsoInstant } from '../../lib/time.ts'
-import { type Requester, recordBy } from '../audit/security-events.ts'
+import { NO_REQUESTER, type Requester, recordBy } from '../audit/security-events.ts'
 import { turnOnDefaultRule } from '../outbox/default-rules.service.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { emailKeyOf, emailProblem } from '../users/email-address.ts'
@@ -576,7 +576,12 @@ export async function acceptLinkIn(
   // the last use may have gone to a concurrent accept since the link was read
   if ((await spendInvitationLinkUse(tx, link.id, nowIso)) === undefined) throw gone('usedUp')
   await upsertRole(tx, { status_id: status.id, user_id: user.id, role, created_at: creationIso() })
-  await recordBy(tx, by, 'roleAccepted', user.id, { statusId: status.id, role, via: 'link' })
+  // note: a sign-up through the link names no requester: the new user accepted it
+  await recordBy(tx, by ?? { ...NO_REQUESTER, actorId: user.id }, 'roleAccepted', user.id, {
+    statusId: status.id,
+    role,
+    via: 'link',
+  })
   if (role === 'subscriber') await notifyNewSubscriber(tx, status.id, user.id)
   // a pending invitation that offers no more than this is answered by it
   const pending = await findRoleInvitationFor(tx, status.id, user.id)
