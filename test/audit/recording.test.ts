@@ -129,6 +129,19 @@ const rows: Row[] = [
     kind: 'passwordChanged',
   },
   {
+    name: 'a wrong current password when changing it: signInFailed, from her session',
+    act: async (w) =>
+      ok(
+        await asSession(w.t, w.ada.cookie, 'PATCH', '/v1/user', {
+          password: 'a brand new passphrase 7',
+          currentPassword: 'not my password at all',
+        }),
+        403,
+      ),
+    kind: 'signInFailed',
+    detail: () => ({ method: 'password', reason: 'wrongCurrentPassword' }),
+  },
+  {
     name: 'a new e-mail address (no SMTP): emailChanged with the new address',
     act: async (w) =>
       ok(

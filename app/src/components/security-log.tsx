@@ -24,6 +24,7 @@ const REASON: Record<string, string> = {
   unknownAddress: 'an address with no account',
   noPassword: 'a password, on an account without one',
   notVerified: 'a passkey whose answer did not verify',
+  wrongCurrentPassword: 'a wrong current password, changing the password',
 }
 
 /** Each kind's name, for a list to pick from (every kind the server records: type-checked). */

@@ -132,6 +132,8 @@ export async function recordFailedSignIn(
   db: Db,
   failure: {
     userId: string | null
+    /** Who tried: null for someone not signed in (a sign-in), the user for a session's guess. */
+    actorId?: string | null
     ip: string | null
     userAgent: string | null
     detail: Record<string, unknown>
@@ -147,7 +149,7 @@ export async function recordFailedSignIn(
     {
       kind: 'signInFailed',
       userId: failure.userId,
-      actorId: null,
+      actorId: failure.actorId ?? null,
       ip: failure.ip,
       userAgent: failure.userAgent,
       detail: failure.detail,

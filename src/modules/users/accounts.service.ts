@@ -236,10 +236,19 @@ export async function changeProfile(
         throw error
       }
       // words for a person; the field a program looks for is in `errors`
-      if (!matches)
+      if (!matches) {
+        // a wrong guess from a signed-in session: the password was tried, as at sign-in
+        await recordFailedSignIn(deps.db, {
+          userId,
+          actorId: userId,
+          ip,
+          userAgent: caller.requester?.userAgent ?? null,
+          detail: { method: 'password', reason: 'wrongCurrentPassword' },
+        })
         throw forbidden('The current password is wrong', [
           { field: 'currentPassword', message: 'is not your current password' },
         ])
+      }
       // a right one costs nothing, as before this count came first
       deps.throttle?.refund(key, ip)
     }
