@@ -237,6 +237,11 @@ record(
   'json',
 )
 record('admin-instance', await send('GET', '/v1/admin/instance'), 'json')
+
+// docs/api.md#security-log
+const deploy = await send('POST', '/v1/user/api-keys', json({ label: 'deploy' }))
+await send('DELETE', `/v1/user/api-keys/${JSON.parse(deploy.body).id}`)
+record('security-events', await send('GET', '/v1/user/security-events?limit=2'), 'http')
 await app.close()
 mock.timers.reset()
 

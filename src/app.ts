@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { type AccountsOptions, accounts } from './modules/accounts/accounts.plugin.ts'
 import { admin } from './modules/admin/admin.plugin.ts'
+import { audit } from './modules/audit/audit.plugin.ts'
 import { type BackupsOptions, backups } from './modules/backups/backups.plugin.ts'
 import { boards } from './modules/boards/boards.plugin.ts'
 import { events } from './modules/events/events.plugin.ts'
@@ -62,6 +63,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(statuses, deps)
   await app.register(notifications, deps)
   await app.register(accounts, deps)
+  await app.register(audit)
   await app.register(events)
   await app.register(boards)
   await app.register(admin, deps)

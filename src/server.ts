@@ -12,6 +12,7 @@ import {
 } from './lib/descriptors.ts'
 import { createMailer, describeSmtpUrl } from './lib/mailer.ts'
 import { redactHeaderValue, redactRequestUrl } from './lib/redact.ts'
+import { pruneSecurityEvents } from './modules/audit/audit.service.ts'
 import { startBackupSchedule } from './modules/backups/backups.service.ts'
 import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.service.ts'
 import { vapidSubject } from './modules/notifications/vapid-keys.ts'
@@ -110,8 +111,9 @@ export async function serve(
   reportCheckpointError = (err) =>
     app.log.error({ err }, 'SQLite checkpoint failed: the log grows until one succeeds')
 
-  // housekeeping: stored idempotent responses are kept for their 24 h window only, and
-  // private share links until they leave their owner's list; once soon after the start
+  // housekeeping: stored idempotent responses are kept for their 24 h window only,
+  // private share links until they leave their owner's list, and the security log as
+  // long as it is kept (docs/security.md#security-log); once soon after the start
   // too, so an instance restarted more often than hourly still prunes
   const prune = async () => {
     await pruneIdempotencyRecords(database.db).catch((err) =>
@@ -119,6 +121,9 @@ export async function serve(
     )
     await pruneEndedShareLinks(database.db).catch((err) =>
       app.log.warn({ err }, 'pruning ended share links failed'),
+    )
+    await pruneSecurityEvents(database.db).catch((err) =>
+      app.log.warn({ err }, 'pruning the security log failed'),
     )
   }
   const housekeeping = setInterval(prune, HOUSEKEEPING_INTERVAL_MS)

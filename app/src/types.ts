@@ -17,6 +17,10 @@ import type {
   AdminUserSchema,
   InstanceSchema,
 } from '../../src/modules/admin/admin.schemas.ts'
+import type {
+  AuditEventSchema,
+  SecurityEventSchema,
+} from '../../src/modules/audit/audit.schemas.ts'
 import type { BoardSchema } from '../../src/modules/boards/boards.schemas.ts'
 import type {
   ApiKeySchema,
@@ -68,6 +72,10 @@ export type Scope = (typeof SCOPES)[number]
 export type Passkey = Static<typeof PasskeySchema>
 export type PasskeyRegistrationOptions = Static<typeof RegistrationOptionsSchema>
 export type ChangedProfile = Static<typeof ChangedProfileSchema>
+
+// the security log (docs/security.md#security-log)
+export type SecurityEvent = Static<typeof SecurityEventSchema>
+export type AuditEvent = Static<typeof AuditEventSchema>
 
 // notifications (docs/notifications.md)
 export type Channel = Static<typeof ChannelSchema>

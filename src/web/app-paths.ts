@@ -16,6 +16,8 @@ export const APP_PATHS = [
   '/keys',
   '/account',
   '/notifications',
+  // the operators' screens (docs/app.md#audit-log)
+  '/admin/audit',
   '/walls',
   '/walls/:id',
   // the operators' screens (docs/app.md#operators)

@@ -9,7 +9,7 @@ import { me } from '../session.ts'
 const ADMIN_PLACES = [
   { href: '/admin', label: 'Users' },
   { href: '/admin/instance', label: 'Instance' },
-  { href: '/admin/audit', label: 'Security log' },
+  { href: '/admin/audit', label: 'Audit log' },
   { href: '/admin/backups', label: 'Backups' },
 ]
 

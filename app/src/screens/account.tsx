@@ -3,6 +3,7 @@ import { api, apiPath } from '../api.ts'
 import { useAuthSettings } from '../auth-settings.ts'
 import { ConfirmButton } from '../components/confirm.tsx'
 import { Field, FormError, fieldError } from '../components/form.tsx'
+import { SecurityEventList } from '../components/security-log.tsx'
 import { When } from '../components/when.tsx'
 import { me } from '../session.ts'
 import type {
@@ -16,8 +17,8 @@ import type {
 import { browserName } from '../user-agent.ts'
 import { createPasskey, passkeysSupported, webauthnProblem } from '../webauthn.ts'
 
-// Account (docs/app.md#account): profile, password, passkeys and signed-in browsers
-// (docs/accounts.md#users, #passkeys, #sessions).
+// Account (docs/app.md#account): profile, password, passkeys, signed-in browsers and the
+// security log (docs/accounts.md#users, #passkeys, #sessions, docs/security.md#security-log).
 
 export default function Account() {
   const profile = me.value
@@ -39,6 +40,19 @@ export default function Account() {
       <PasswordForm profile={profile} onChanged={loadSessions} />
       <Passkeys />
       <Sessions sessions={sessions} error={sessionsError} reload={loadSessions} />
+      <section aria-labelledby="security-log-heading">
+        <h2 id="security-log-heading">Security log</h2>
+        <p>
+          Sign-ins, failed sign-ins and changes to your password, e-mail address, API keys, passkeys
+          and roles, newest first, for 90 days. Something you do not recognise? Change your password
+          and sign out everywhere else.
+        </p>
+        <SecurityEventList
+          path="/v1/user/security-events?limit=20"
+          label="Your security events, newest first"
+          ownerId={profile.id}
+        />
+      </section>
     </>
   )
 }

@@ -5,6 +5,7 @@ import { lockForTransaction } from '../../db/locks.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 import { ApiError, notFound, rateLimited, validationError } from '../../lib/errors.ts'
 import { type Mailer, type MailLog, sendInBackground } from '../../lib/mailer.ts'
+import { type Requester, recordBy } from '../audit/security-events.ts'
 import { announceRevokedKeys, type KeyDeps, revokeKeysOfUserIn } from '../keys/keys.service.ts'
 import {
   type AuthTokenPurpose,
@@ -90,6 +91,13 @@ export interface ClientMeta {
   userAgent?: string | undefined
   ip?: string | undefined
 }
+
+/** Who follows a mailed link: its owner, proven by holding it, from this client. */
+const requesterFrom = (userId: string, client: ClientMeta): Requester => ({
+  actorId: userId,
+  ip: client.ip ?? null,
+  userAgent: client.userAgent ?? null,
+})
 
 export const mailUnavailable = () =>
   new ApiError(
@@ -224,6 +232,13 @@ export class AccountMail {
       // a disabled account: refused, and the link stays unused (docs/operations.md#operators)
       assertEnabled(before)
       await confirmEmailAddress(tx, used.userId, email, new Date(this.#clock.now()).toISOString())
+      await recordBy(
+        tx,
+        requesterFrom(used.userId, client),
+        before.email === email ? 'emailVerified' : 'emailChanged',
+        used.userId,
+        { email, verified: true },
+      )
       // note: a proven account confirming a new address keeps its credentials: they were made
       // by whoever proved the old one (docs/accounts.md#e-mail)
       const firstProof = before.email_verified_at === null
@@ -358,6 +373,9 @@ export class AccountMail {
       if (!user || user.email_key === null || user.email_key !== sentTo) throw linkGone()
       assertEnabled(user)
       await replacePasswordHash(tx, user.id, hash, now)
+      await recordBy(tx, requesterFrom(user.id, client), 'passwordReset', user.id, {
+        credentialsEnded: true,
+      })
       // whoever held a session, a key or a passkey (or knew the old password and made one)
       // is shut out: a reset is how the address's owner takes the account back
       return { userId: user.id, revokedKeys: await this.#endCredentialsIn(tx, user.id) }

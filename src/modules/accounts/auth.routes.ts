@@ -3,6 +3,7 @@ import { Type } from 'typebox'
 import { systemClock } from '../../lib/clock.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { hashApiKey } from '../../lib/ids.ts'
+import { requesterOf } from '../audit/security-events.ts'
 import { type AccountDeps, signIn, toProfileView } from '../users/accounts.service.ts'
 import {
   authenticateSession,
@@ -148,7 +149,11 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteOptions> = async (ap
       },
     },
     async (request, reply) => {
-      const user = await signIn(accounts, { ...request.body, ip: request.ip })
+      const user = await signIn(accounts, {
+        ...request.body,
+        ip: request.ip,
+        userAgent: request.headers['user-agent'],
+      })
       // note: a new token every time, whatever cookie came with the request (session fixation)
       const { token } = await startSession(accounts.db, {
         userId: user.id,
@@ -178,7 +183,11 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteOptions> = async (ap
       const token = request.cookies[SESSION_COOKIE]
       if (token !== undefined && token.length > 0 && token.length <= 256) {
         const found = await authenticateSession(sessions.db, hashApiKey(token), clock)
-        if (found) await endSession(sessions, found.user.id, found.session.id)
+        if (found)
+          await endSession(sessions, found.user.id, found.session.id, {
+            kind: 'signOut',
+            by: { ...requesterOf(request), actorId: found.user.id },
+          })
       }
       clearSessionCookie(reply, publicUrl)
       return reply.code(204).send(null)

@@ -6,6 +6,7 @@ import type { Clock } from '../../lib/clock.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { API_RESPONSE_HEADERS } from '../../lib/response-headers.ts'
 import { SingleLineText } from '../../lib/text.ts'
+import { requesterOf } from '../audit/security-events.ts'
 import { profileOf } from '../users/accounts.service.ts'
 import {
   deletePasskey,
@@ -142,6 +143,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
           ...(name !== undefined && { name }),
           response,
         },
+        { by: requesterOf(request) },
       )
       return reply.code(201).header('location', `/v1/user/passkeys/${passkey.id}`).send(passkey)
     },
@@ -194,7 +196,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
       },
     },
     async (request, reply) => {
-      await deletePasskey(db, request.caller.userId, request.params.passkeyId)
+      await deletePasskey(db, request.caller.userId, request.params.passkeyId, requesterOf(request))
       return reply.code(204).send(null)
     },
   )
@@ -273,7 +275,11 @@ export const passkeySignInRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions>
       },
     },
     async (request, reply) => {
-      const { userId } = await signInWithPasskey(db, relyingParty(request), clock, request.body)
+      const { ip, userAgent } = requesterOf(request)
+      const { userId } = await signInWithPasskey(db, relyingParty(request), clock, request.body, {
+        ip,
+        userAgent,
+      })
       // note: a new token every time, whatever cookie came with the request (session fixation)
       const { token } = await startSession(db, {
         userId,

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import { requesterOf } from '../audit/security-events.ts'
 import { type AccountDeps, changeProfile, profileOf } from '../users/accounts.service.ts'
 import { PASSWORD_LENGTHS } from '../users/passwords.ts'
 import {
@@ -108,6 +109,7 @@ export const profileRoutes: FastifyPluginAsyncTypebox<ProfileRouteOptions> = asy
           userId: caller.userId,
           currentSessionId: sessionOf(caller.credential),
           ip: request.ip,
+          requester: requesterOf(request),
         },
         body,
         { deferEmail: mail.enabled },
@@ -145,7 +147,10 @@ export const profileRoutes: FastifyPluginAsyncTypebox<ProfileRouteOptions> = asy
       },
     },
     async (request, reply) => {
-      await endSession(sessions, request.caller.userId, request.params.sessionId)
+      await endSession(sessions, request.caller.userId, request.params.sessionId, {
+        kind: 'sessionRevoked',
+        by: requesterOf(request),
+      })
       return reply.code(204).send(null)
     },
   )
@@ -163,7 +168,12 @@ export const profileRoutes: FastifyPluginAsyncTypebox<ProfileRouteOptions> = asy
       },
     },
     async (request, reply) => {
-      await endSessionsOf(sessions, request.caller.userId, sessionOf(request.caller.credential))
+      await endSessionsOf(
+        sessions,
+        request.caller.userId,
+        sessionOf(request.caller.credential),
+        requesterOf(request),
+      )
       return reply.code(204).send(null)
     },
   )

@@ -1,12 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
 import { SingleLineText } from '../../lib/text.ts'
+import { requesterOf } from '../audit/security-events.ts'
 import { ApiKeySchema, NewApiKeySchema, RotatedApiKeySchema } from './keys.schemas.ts'
 import {
   apiKeysOfCaller,
   createOwnApiKey,
+  type KeyCaller,
   type KeyDeps,
   LABEL_LENGTHS,
   MAX_GRACE_SECONDS,
@@ -28,6 +31,12 @@ const RotateApiKeyBodySchema = Type.Object(
   },
   { additionalProperties: false, examples: [{ graceSeconds: 300 }] },
 )
+
+/** The caller as the key services see it: also who asks, for the security log. */
+const callerOf = (request: FastifyRequest): KeyCaller => ({
+  ...request.caller,
+  requester: requesterOf(request),
+})
 
 const KeyIdParamsSchema = Type.Object({ keyId: Type.String() })
 
@@ -130,7 +139,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
     },
     async (request, reply) => {
       const body = request.body
-      const { userId: _userId, ...key } = await createOwnApiKey(deps, request.caller, {
+      const { userId: _userId, ...key } = await createOwnApiKey(deps, callerOf(request), {
         ...(body.label !== undefined && { label: body.label }),
         ...(body.expiresAt !== undefined && { expiresAt: body.expiresAt }),
         ...(body.scopes !== undefined && { scopes: expandScopes(body.scopes) }),
@@ -155,7 +164,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
       },
     },
     async (request, reply) => {
-      await revokeOwnKey(deps, request.caller, request.params.keyId)
+      await revokeOwnKey(deps, callerOf(request), request.params.keyId)
       return reply.code(204).send(null)
     },
   )
@@ -179,7 +188,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
     async (request, reply) => {
       const { userId: _userId, ...key } = await rotateOwnKey(
         deps,
-        request.caller,
+        callerOf(request),
         request.params.keyId,
         request.body.graceSeconds === undefined ? {} : { graceSeconds: request.body.graceSeconds },
       )
@@ -202,6 +211,6 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ deps: KeyDeps }> = async 
         response: { 200: RevokedAllSchema, ...ERROR_RESPONSES },
       },
     },
-    (request) => revokeAllKeys(deps, request.caller, request.body.keep),
+    (request) => revokeAllKeys(deps, callerOf(request), request.body.keep),
   )
 }

@@ -11,6 +11,7 @@ import {
 import { newApiKey, newId } from '../../lib/ids.ts'
 import { singleLineTextProblem } from '../../lib/text.ts'
 import { creationIso, nowIso, parseIsoInstant } from '../../lib/time.ts'
+import { type Requester, recordBy } from '../audit/security-events.ts'
 import type { KeyCache } from './key-cache.ts'
 import type { KeyRevocationBus } from './key-revocations.ts'
 import {
@@ -132,6 +133,8 @@ export interface KeyOptions {
   statusIds?: readonly string[]
   /** Checks `statusIds` (required with them). */
   statusReach?: StatusReach
+  /** Who asks, for the security log (none: the command line). */
+  requester?: Requester | undefined
 }
 
 /**
@@ -210,6 +213,12 @@ export async function createApiKey(
     status_ids: options.statusIds === undefined ? null : JSON.stringify(options.statusIds),
   })
   await deleteEndedApiKeys(db, userId, nowIso(), MAX_ENDED_KEYS)
+  await recordBy(db, options.requester, 'keyCreated', userId, {
+    keyId: row.id,
+    label: row.label,
+    scopes,
+    ...(options.statusIds !== undefined && { statusIds: options.statusIds }),
+  })
   return { ...toApiKeyView(row), key: secret, userId }
 }
 
@@ -238,8 +247,13 @@ export async function apiKeysOfCaller(deps: KeyDeps, caller: KeyCaller): Promise
 }
 
 /** Revokes a key: it stops working, and what this process holds open on it ends. */
-export async function revokeKey(deps: KeyDeps, keyId: string): Promise<ApiKeyView> {
-  const key = await revokeApiKey(deps.db, keyId, nowIso())
+export async function revokeKey(deps: KeyDeps, keyId: string, by?: Requester): Promise<ApiKeyView> {
+  const key = await deps.db.transaction().execute(async (tx) => {
+    const revoked = await revokeApiKey(tx, keyId, nowIso())
+    if (revoked)
+      await recordBy(tx, by, 'keyRevoked', revoked.user_id, { keyId, label: revoked.label })
+    return revoked
+  })
   if (!key) throw new UserInputError(`no key ${keyId}`)
   deps.cache?.forgetKey(keyId)
   deps.sessions?.endKey(keyId)
@@ -289,7 +303,7 @@ export async function revokeOwnKey(
   const key = await findApiKeyById(deps.db, keyId)
   if (!key || key.user_id !== caller.userId || !manages(caller, keyId))
     throw notFound('API key not found')
-  return revokeKey(deps, keyId)
+  return revokeKey(deps, keyId, caller.requester)
 }
 
 /**
@@ -317,6 +331,8 @@ export interface KeyCaller {
   limits?: CredentialLimits
   /** The calling API key's id: the one key a key confined to statuses manages. */
   keyId?: string
+  /** Who asks and from where, for the security log. */
+  requester?: Requester
 }
 
 /**
@@ -379,6 +395,7 @@ export async function createOwnApiKey(
         ...options,
         scopes,
         ...(deps.statusReach && { statusReach: deps.statusReach }),
+        requester: caller.requester,
       })
     })
   } catch (err) {
@@ -419,7 +436,13 @@ export async function revokeAllKeys(
       const ended = await revokeApiKey(tx, own, now)
       return ended ? [own] : []
     }
-    return revokeWorkingApiKeys(tx, userId, now, keep)
+    const ids = await revokeWorkingApiKeys(tx, userId, now, keep)
+    if (ids.length > 0)
+      await recordBy(tx, caller.requester, 'keysRevokedAll', userId, {
+        count: ids.length,
+        kept: keep ?? null,
+      })
+    return ids
   })
   await announceRevokedKeys(deps, revoked)
   return { revoked: revoked.length }
@@ -494,7 +517,7 @@ export type RotatedKey = ApiKeyView & { key: string; userId: string; replaced: A
 export async function rotateKey(
   deps: KeyDeps,
   keyId: string,
-  options: { graceSeconds?: number; maxActive?: number } = {},
+  options: { graceSeconds?: number; maxActive?: number; requester?: Requester | undefined } = {},
 ): Promise<RotatedKey> {
   const grace = options.graceSeconds ?? 0
   if (!Number.isInteger(grace) || grace < 0 || grace > MAX_GRACE_SECONDS)
@@ -541,6 +564,12 @@ export async function rotateKey(
       status_ids: old.status_ids,
     })
     await deleteEndedApiKeys(tx, old.user_id, now.toISOString(), MAX_ENDED_KEYS)
+    await recordBy(tx, options.requester, 'keyRotated', old.user_id, {
+      keyId: id,
+      replacedKeyId: keyId,
+      label: old.label,
+      graceSeconds: grace,
+    })
     return {
       ...toApiKeyView(row),
       key: secret,
@@ -575,7 +604,11 @@ export async function rotateOwnKey(
   // the successor keeps the key's scopes and statuses: a key may rotate only what it could make
   assertWithinCaller(caller, limitsOf(key))
   try {
-    return await rotateKey(deps, keyId, { ...options, maxActive: MAX_ACTIVE_KEYS })
+    return await rotateKey(deps, keyId, {
+      ...options,
+      maxActive: MAX_ACTIVE_KEYS,
+      requester: caller.requester,
+    })
   } catch (err) {
     if (err instanceof KeyNotActiveError)
       throw new ApiError(

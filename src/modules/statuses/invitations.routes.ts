@@ -5,6 +5,7 @@ import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { type Mailer, sendInBackground } from '../../lib/mailer.ts'
 import { API_RESPONSE_HEADERS } from '../../lib/response-headers.ts'
+import { requesterOf } from '../audit/security-events.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import {
   CreatedInvitationLinkSchema,
@@ -93,7 +94,8 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions>
         response: { 200: SubscriptionSchema, ...ERROR_RESPONSES },
       },
     },
-    async (request) => acceptInvitation(deps, request.caller, request.params.id),
+    async (request) =>
+      acceptInvitation(deps, request.caller, request.params.id, requesterOf(request)),
   )
 
   app.post(
@@ -245,7 +247,8 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions>
         response: { 200: SubscriptionSchema, ...ERROR_RESPONSES },
       },
     },
-    async (request) => acceptLink(deps, request.caller, request.params.token, clock.now()),
+    async (request) =>
+      acceptLink(deps, request.caller, request.params.token, clock.now(), requesterOf(request)),
   )
 }
 

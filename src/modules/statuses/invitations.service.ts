@@ -13,6 +13,7 @@ import {
 import { hashApiKey, newId, newToken } from '../../lib/ids.ts'
 import type { MailMessage } from '../../lib/mailer.ts'
 import { creationIso, parseIsoInstant } from '../../lib/time.ts'
+import { NO_REQUESTER, type Requester, recordBy } from '../audit/security-events.ts'
 import { turnOnDefaultRule } from '../outbox/default-rules.service.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { emailKeyOf, emailProblem } from '../users/email-address.ts'
@@ -94,6 +95,7 @@ export async function grantRole(
   statusId: string,
   userId: string,
   role: GrantedRole,
+  by?: Requester,
 ): Promise<GrantOutcome> {
   return writerOf(deps).run(async (tx) => {
     const status = await ownedStatus(tx, caller, statusId)
@@ -103,7 +105,7 @@ export async function grantRole(
       throw ownerConflict('The owner has every right on their status; the role cannot change')
     const held = await findRole(tx, status.id, user.id)
     if (held && atLeast(held.role, role)) {
-      if (held.role !== role)
+      if (held.role !== role) {
         // note: the row keeps its created_at (the grant order); only the role changes
         await upsertRole(tx, {
           status_id: status.id,
@@ -111,6 +113,12 @@ export async function grantRole(
           role,
           created_at: creationIso(),
         })
+        await recordBy(tx, by, 'roleChanged', user.id, {
+          statusId: status.id,
+          role,
+          from: held.role,
+        })
+      }
       await deleteRoleInvitationFor(tx, status.id, user.id)
       return { kind: 'granted', user: { userId: user.id, name: user.name, role } }
     }
@@ -124,6 +132,13 @@ export async function grantRole(
       created_at: creationIso(),
     }
     await replaceRoleInvitation(tx, row)
+    // the role is offered: the user concerned sees it granted, pending their acceptance
+    await recordBy(tx, by, 'roleGranted', user.id, {
+      statusId: status.id,
+      role,
+      pending: true,
+      ...(held && { from: held.role }),
+    })
     return {
       kind: 'invited',
       invitation: toRoleInvitation({
@@ -192,6 +207,7 @@ export async function acceptInvitation(
   deps: ServiceDeps,
   caller: Caller,
   id: string,
+  by?: Requester,
 ): Promise<Subscription> {
   return announcedWrite(
     deps,
@@ -208,7 +224,13 @@ export async function acceptInvitation(
       )
         throw invitationNotFound()
       const role = invitation.role as GrantedRole
-      return subscriptionOf(status, await raiseRole(tx, status, caller.userId, role))
+      const held = await raiseRole(tx, status, caller.userId, role)
+      await recordBy(tx, by, 'roleAccepted', caller.userId, {
+        statusId: status.id,
+        role: held,
+        via: 'invitation',
+      })
+      return subscriptionOf(status, held)
     },
     roleGained,
   )
@@ -534,6 +556,7 @@ export async function acceptLinkIn(
   token: string,
   now: number,
   limits?: Caller['limits'],
+  by?: Requester,
 ): Promise<Subscription> {
   const link = await linkOf(tx, token)
   const status = await findStatusByIdForWrite(tx, link.status_id)
@@ -553,6 +576,12 @@ export async function acceptLinkIn(
   // the last use may have gone to a concurrent accept since the link was read
   if ((await spendInvitationLinkUse(tx, link.id, nowIso)) === undefined) throw gone('usedUp')
   await upsertRole(tx, { status_id: status.id, user_id: user.id, role, created_at: creationIso() })
+  // note: a sign-up through the link names no requester: the new user accepted it
+  await recordBy(tx, by ?? { ...NO_REQUESTER, actorId: user.id }, 'roleAccepted', user.id, {
+    statusId: status.id,
+    role,
+    via: 'link',
+  })
   if (role === 'subscriber') await notifyNewSubscriber(tx, status.id, user.id)
   // a pending invitation that offers no more than this is answered by it
   const pending = await findRoleInvitationFor(tx, status.id, user.id)
@@ -567,13 +596,14 @@ export async function acceptLink(
   caller: Caller,
   token: string,
   now: number,
+  by?: Requester,
 ): Promise<Subscription> {
   return announcedWrite(
     deps,
     async (tx) => {
       const user = await userById(tx, caller.userId)
       if (!user) throw notFound('User not found')
-      return acceptLinkIn(tx, user, token, now, caller.limits)
+      return acceptLinkIn(tx, user, token, now, caller.limits, by)
     },
     roleGained,
   )

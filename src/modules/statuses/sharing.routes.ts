@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
+import { requesterOf } from '../audit/security-events.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { RoleInvitationSchema } from './invitations.schemas.ts'
 import { grantRole } from './invitations.service.ts'
@@ -47,7 +48,14 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request, reply) => {
       const { statusId, userId } = request.params
-      const outcome = await grantRole(deps, request.caller, statusId, userId, request.body.role)
+      const outcome = await grantRole(
+        deps,
+        request.caller,
+        statusId,
+        userId,
+        request.body.role,
+        requesterOf(request),
+      )
       return outcome.kind === 'granted'
         ? reply.code(200).send(outcome.user)
         : reply.code(202).send(outcome.invitation)
@@ -68,7 +76,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request, reply) => {
       const { statusId, userId } = request.params
-      await revokeRole(deps, request.caller, statusId, userId)
+      await revokeRole(deps, request.caller, statusId, userId, requesterOf(request))
       return reply.code(204).send(null)
     },
   )
@@ -131,7 +139,7 @@ export const sharingRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      await unsubscribe(deps, request.caller, request.params.statusId)
+      await unsubscribe(deps, request.caller, request.params.statusId, requesterOf(request))
       return reply.code(204).send(null)
     },
   )

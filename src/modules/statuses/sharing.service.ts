@@ -2,6 +2,7 @@ import type { Db, StatusRow } from '../../db/database.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import { ApiError, forbidden, notFound } from '../../lib/errors.ts'
 import { creationIso } from '../../lib/time.ts'
+import { type Requester, recordBy } from '../audit/security-events.ts'
 import { removeRule, turnOnDefaultRule } from '../outbox/default-rules.service.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { userById } from '../users/users.service.ts'
@@ -96,6 +97,7 @@ export async function revokeRole(
   caller: Caller,
   statusId: string,
   userId: string,
+  by?: Requester,
 ): Promise<void> {
   // live streams of the user re-check whether they may still see the status
   await announcedWrite(
@@ -109,6 +111,10 @@ export async function revokeRole(
         throw notFound('That user has no role or invitation on this status')
       // whoever is removed from a status is no longer told about it (docs/notifications.md#rules)
       if (removed) await removeRule(tx, status.id, userId)
+      await recordBy(tx, by, 'roleRemoved', userId, {
+        statusId: status.id,
+        ...(!removed && { pending: true }),
+      })
       return status
     },
     accessChanged,
@@ -172,6 +178,7 @@ export async function unsubscribe(
   deps: ServiceDeps,
   caller: Caller,
   statusId: string,
+  by?: Requester,
 ): Promise<void> {
   await announcedWrite(
     deps,
@@ -182,6 +189,11 @@ export async function unsubscribe(
         throw notFound('You do not follow this status')
       // leaving a status ends its notifications too (docs/notifications.md#rules)
       await removeRule(tx, status.id, caller.userId)
+      await recordBy(tx, by, 'roleRemoved', caller.userId, {
+        statusId: status.id,
+        role,
+        left: true,
+      })
       return status
     },
     accessChanged,

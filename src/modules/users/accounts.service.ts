@@ -11,6 +11,8 @@ import {
 } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { creationIso } from '../../lib/time.ts'
+import { recordFailedSignIn } from '../audit/audit.service.ts'
+import { type Requester, recordBy } from '../audit/security-events.ts'
 import type { Plans } from '../plans/plans.ts'
 import { emailKeyOf, emailProblem } from './email-address.ts'
 import { emailTaken } from './email-and-password.service.ts'
@@ -141,7 +143,7 @@ export async function signUp(
  */
 export async function signIn(
   deps: AccountDeps,
-  input: { email: string; password: string; ip: string },
+  input: { email: string; password: string; ip: string; userAgent?: string | undefined },
 ): Promise<User> {
   const emailKey = emailKeyOf(input.email)
   const wait = deps.throttle?.attempt(emailKey, input.ip) ?? 0
@@ -158,7 +160,24 @@ export async function signIn(
     deps.throttle?.refund(emailKey, input.ip)
     throw error
   }
-  if (!user || user.password_hash === null || !matches) throw invalidCredentials()
+  if (!user || user.password_hash === null || !matches) {
+    // the address typed is not stored: an unknown one is recorded with no account
+    // (docs/security.md#security-log)
+    await recordFailedSignIn(deps.db, {
+      userId: user?.id ?? null,
+      ip: input.ip,
+      userAgent: input.userAgent ?? null,
+      detail: {
+        method: 'password',
+        reason: !user
+          ? 'unknownAddress'
+          : user.password_hash === null
+            ? 'noPassword'
+            : 'wrongPassword',
+      },
+    })
+    throw invalidCredentials()
+  }
   deps.throttle?.succeeded(emailKey, input.ip)
   // the right password of a disabled account: told so, nothing more (docs/operations.md#operators)
   assertEnabled(user)
@@ -186,7 +205,7 @@ export async function profileOf(db: Kysely<DB>, userId: string): Promise<Profile
  */
 export async function changeProfile(
   deps: AccountDeps,
-  caller: { userId: string; currentSessionId: string | null; ip: string },
+  caller: { userId: string; currentSessionId: string | null; ip: string; requester?: Requester },
   changes: { name?: string; email?: string; password?: string; currentPassword?: string },
   {
     deferEmail = false,
@@ -222,10 +241,19 @@ export async function changeProfile(
         throw error
       }
       // words for a person; the field a program looks for is in `errors`
-      if (!matches)
+      if (!matches) {
+        // a wrong guess from a signed-in session: the password was tried, as at sign-in
+        await recordFailedSignIn(deps.db, {
+          userId,
+          actorId: userId,
+          ip,
+          userAgent: caller.requester?.userAgent ?? null,
+          detail: { method: 'password', reason: 'wrongCurrentPassword' },
+        })
         throw forbidden('The current password is wrong', [
           { field: 'currentPassword', message: 'is not your current password' },
         ])
+      }
       // a right one costs nothing, as before this count came first
       deps.throttle?.refund(key, ip)
     }
@@ -262,6 +290,10 @@ export async function changeProfile(
         }),
       ...(passwordHash !== undefined && { password_hash: passwordHash }),
     }
+    const by = caller.requester
+    if (passwordHash !== undefined)
+      await recordBy(tx, by, 'passwordChanged', userId, { otherSessionsEnded: true })
+    if (emailChanged) await recordBy(tx, by, 'emailChanged', userId, { email: changes.email })
     // note: nothing to store when the only change is an address waiting for its link
     return Object.keys(set).length > 0 ? updateUser(tx, userId, set) : findUserById(tx, userId)
   })

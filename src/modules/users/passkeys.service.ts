@@ -11,6 +11,8 @@ import type { Clock } from '../../lib/clock.ts'
 import { ApiError, notFound, validationError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { creationIso } from '../../lib/time.ts'
+import { recordFailedSignIn } from '../audit/audit.service.ts'
+import { type Requester, recordBy } from '../audit/security-events.ts'
 import {
   type AuthTokenPurpose,
   consumeAuthToken,
@@ -217,8 +219,11 @@ export async function registerPasskey(
   clock: Clock,
   userId: string,
   input: { name?: string; response: RegistrationResponseJSON },
-  /** Runs in the transaction that stores the passkey: if it throws, nothing is stored. */
-  alongside?: (tx: Transaction<DB>) => Promise<void>,
+  /**
+   * `alongside` runs in the transaction that stores the passkey (if it throws, nothing is
+   * stored); `by` is who asked, for the security log.
+   */
+  extra: { alongside?: (tx: Transaction<DB>) => Promise<void>; by?: Requester } = {},
 ): Promise<PasskeyView> {
   const lib = await webAuthn()
   const token = tokenAnswered(lib, input.response.response.clientDataJSON)
@@ -268,7 +273,8 @@ export async function registerPasskey(
       created_at: creationIso(),
       last_used_at: null,
     })
-    await alongside?.(tx)
+    await extra.alongside?.(tx)
+    await recordBy(tx, extra.by, 'passkeyAdded', userId, { passkeyId: row.id, name: row.name })
     return toPasskeyView(row)
   })
 }
@@ -293,8 +299,16 @@ export const deleteAllPasskeys = (db: Db, userId: string): Promise<number> =>
   deletePasskeysOfUser(db, userId)
 
 /** Deletes one of the caller's passkeys: it signs no one in any more. Someone else's is 404. */
-export async function deletePasskey(db: Kysely<DB>, userId: string, id: string): Promise<void> {
-  if (!(await deletePasskeyOfUser(db, userId, id))) throw passkeyNotFound()
+export async function deletePasskey(
+  db: Kysely<DB>,
+  userId: string,
+  id: string,
+  by?: Requester,
+): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    if (!(await deletePasskeyOfUser(tx, userId, id))) throw passkeyNotFound()
+    await recordBy(tx, by, 'passkeyRemoved', userId, { passkeyId: id })
+  })
 }
 
 /**
@@ -336,6 +350,7 @@ export async function signInWithPasskey(
   rp: RelyingParty,
   clock: Clock,
   input: { challengeId: string; response: AuthenticationResponseJSON },
+  client: { ip: string | null; userAgent: string | null } = { ip: null, userAgent: null },
 ): Promise<{ userId: string; passkeyId: string }> {
   if ((await inspectAuthToken(db, clock, input.challengeId, AUTHENTICATION)) !== 'valid')
     throw passkeyRefused()
@@ -364,6 +379,13 @@ export async function signInWithPasskey(
     if (!verification.verified) throw passkeyRefused()
     newCounter = verification.authenticationInfo.newCounter
   } catch {
+    // a known passkey whose answer does not verify: a failed sign-in of its account
+    // (docs/security.md#security-log)
+    await recordFailedSignIn(db, {
+      userId: passkey.user_id,
+      ...client,
+      detail: { method: 'passkey', reason: 'notVerified', passkeyId: passkey.id },
+    })
     throw passkeyRefused()
   }
   // a disabled account signs in by no method (docs/operations.md#operators); the challenge stays

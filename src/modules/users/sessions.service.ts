@@ -3,6 +3,7 @@ import type { DB, SessionRow, User } from '../../db/database.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 import { notFound } from '../../lib/errors.ts'
 import { newId, newToken } from '../../lib/ids.ts'
+import { type Requester, recordBy, recordSecurityEvent } from '../audit/security-events.ts'
 import {
   deleteSession,
   deleteSessionsOf,
@@ -95,7 +96,7 @@ export async function startSession(
       iso(now - SESSION_IDLE_MS),
       MAX_SESSIONS_PER_USER - 1,
     )
-    return insertSession(tx, {
+    const session = await insertSession(tx, {
       id: newId(),
       user_id: input.userId,
       token_hash: hash,
@@ -106,6 +107,20 @@ export async function startSession(
       ip: input.ip ?? null,
       method: input.method,
     })
+    // every sign-in, whatever its method, is in the security log (docs/security.md#security-log)
+    await recordSecurityEvent(
+      tx,
+      {
+        kind: 'signIn',
+        userId: input.userId,
+        actorId: input.userId,
+        ip: session.ip,
+        userAgent: input.userAgent,
+        detail: { method: input.method, sessionId: session.id },
+      },
+      iso(now),
+    )
+    return session
   })
   return { token, session: toSessionView(row) }
 }
@@ -168,10 +183,23 @@ const ended = (deps: SessionDeps, ids: string[]): number => {
   return ids.length
 }
 
-/** Ends one of the user's sessions (sign-out, or revoked from the list); another's is not found. */
-export async function endSession(deps: SessionDeps, userId: string, id: string): Promise<void> {
-  if (ended(deps, await deleteSession(deps.db, userId, id)) === 0)
-    throw notFound('Session not found')
+/**
+ * Ends one of the user's sessions (sign-out, or revoked from the list); another's is not found.
+ * `record`: what the security log says of it (`signOut`, `sessionRevoked`), made by whom.
+ */
+export async function endSession(
+  deps: SessionDeps,
+  userId: string,
+  id: string,
+  record?: { kind: 'signOut' | 'sessionRevoked'; by: Requester },
+): Promise<void> {
+  const deleted = await deps.db.transaction().execute(async (tx) => {
+    const ids = await deleteSession(tx, userId, id)
+    if (ids.length > 0 && record)
+      await recordBy(tx, record.by, record.kind, userId, { sessionId: id })
+    return ids
+  })
+  if (ended(deps, deleted) === 0) throw notFound('Session not found')
 }
 
 /**
@@ -182,6 +210,15 @@ export async function endSessionsOf(
   deps: SessionDeps,
   userId: string,
   keep: string | null,
+  by?: Requester,
 ): Promise<number> {
-  return ended(deps, await deleteSessionsOf(deps.db, userId, keep))
+  const deleted = by
+    ? await deps.db.transaction().execute(async (tx) => {
+        const ids = await deleteSessionsOf(tx, userId, keep)
+        if (ids.length > 0)
+          await recordBy(tx, by, 'sessionRevoked', userId, { count: ids.length, kept: keep })
+        return ids
+      })
+    : await deleteSessionsOf(deps.db, userId, keep)
+  return ended(deps, deleted)
 }

@@ -157,6 +157,8 @@ export async function completeSetup(
     await deps.db.transaction().execute(claim)
     return { userId }
   }
-  const passkey = await registerPasskey(deps.db, rp(), deps.clock, owner, input.passkey, claim)
+  const passkey = await registerPasskey(deps.db, rp(), deps.clock, owner, input.passkey, {
+    alongside: claim,
+  })
   return { userId, passkey }
 }
