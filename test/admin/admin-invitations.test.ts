@@ -47,6 +47,7 @@ runScenarios('POST /v1/admin/invitations without SMTP (docs/api.md#operators)', 
         .selectFrom('security_events')
         .select(['kind', 'actor_id'])
         .where('user_id', '=', body.user.id)
+        .where('kind', 'like', 'admin.%')
         .execute()
       assert.deepEqual(events, [{ kind: 'admin.userInvited', actor_id: ctx.users.owner?.id }])
     },

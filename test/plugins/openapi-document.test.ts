@@ -284,6 +284,8 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
       .filter(({ op }) => op.responses['201']?.headers?.Location)
       .map(({ name }) => name)
     assert.deepEqual(located.sort(), [
+      'POST /v1/admin/backups',
+      'POST /v1/admin/invitations',
       'POST /v1/boards',
       `POST ${byKey}`,
       'POST /v1/user/api-keys',
