@@ -1,9 +1,7 @@
-import type { Static } from 'typebox'
-import { Type } from 'typebox'
 import { validationError } from '../../lib/errors.ts'
-import { Timestamp } from '../../lib/schema.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { type HistoryStep, historySteps } from './history.repository.ts'
+import type { HistoryDurations } from './history.schemas.ts'
 import { type HistoryAccess, ownerPlanOf, retentionCutoff } from './history.service.ts'
 import { assertMayReadDetail } from './statuses.access.ts'
 import type { AccessLevel } from './statuses.schemas.ts'
@@ -11,47 +9,6 @@ import type { AccessLevel } from './statuses.schemas.ts'
 // Time in each value over a range (docs/api.md#time-in-each-value): what a status's history
 // says about how long it held each value, summed on the server so that the app need not
 // fetch every entry of a busy status to draw its bar.
-
-export const DurationsQuerySchema = Type.Object({
-  from: Timestamp({ description: 'Start of the range (RFC 3339)' }),
-  to: Type.Optional(
-    Timestamp({ description: 'End of the range (RFC 3339); now when absent or later than now' }),
-  ),
-})
-
-export const ValueTimeSchema = Type.Object(
-  {
-    value: Type.String(),
-    seconds: Type.Number({ minimum: 0, description: 'Time the status held this value' }),
-    share: Type.Number({
-      minimum: 0,
-      maximum: 1,
-      description: 'Its part of `trackedSeconds` (the shares add up to 1)',
-    }),
-  },
-  { additionalProperties: false },
-)
-
-export const HistoryDurationsSchema = Type.Object(
-  {
-    from: Timestamp(),
-    to: Timestamp({ description: 'The end answered: the one asked for, or now if earlier' }),
-    trackedSeconds: Type.Number({
-      minimum: 0,
-      description:
-        'Time of the range with a known value: none before the status was created or before its oldest entry within retention',
-    }),
-    values: Type.Array(ValueTimeSchema, {
-      description: 'Each value held in the range, the longest held first',
-    }),
-  },
-  {
-    $id: 'HistoryDurations',
-    additionalProperties: false,
-    description: 'Time in each value over a range',
-  },
-)
-export type HistoryDurations = Static<typeof HistoryDurationsSchema>
 
 /**
  * Entries read per statement; requests run between statements, so a range over a busy

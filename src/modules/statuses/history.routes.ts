@@ -3,13 +3,13 @@ import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import type { ServiceDeps } from '../service-deps.ts'
-import { HistoryEntrySchema } from './history.schemas.ts'
-import { listStatusHistory } from './history.service.ts'
 import {
   DurationsQuerySchema,
   HistoryDurationsSchema,
-  statusDurations,
-} from './history-durations.ts'
+  HistoryEntrySchema,
+} from './history.schemas.ts'
+import { listStatusHistory } from './history.service.ts'
+import { statusDurations } from './history-durations.ts'
 import { accessById } from './sharing.service.ts'
 import { ListQuerySchema, MAX_PAGE_SIZE, StatusIdParamsSchema } from './statuses.schemas.ts'
 
