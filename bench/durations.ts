@@ -80,7 +80,9 @@ try {
         })),
       )
       .execute()
-  console.error(`seeded ${total} entries in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`)
+  console.error(
+    `seeded ${total} entries in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`,
+  )
 
   const status = (await db
     .selectFrom('statuses')
