@@ -244,6 +244,9 @@ describe(`time in each value over a range [${TEST_ENGINE}]`, () => {
       [range(-1, -2), 'to'],
       [range(-1, -1), 'to'],
       ['from=yesterday', 'from'],
+      ['from=2026-02-30T00:00:00Z', 'from'],
+      ['from=2026-05-31T23:59:60Z', 'from'],
+      [`from=${encodeURIComponent(at(-1))}&to=soon`, 'to'],
       ['', 'from'],
     ] as const) {
       const res = await durations(t, owner, id, query)
