@@ -218,6 +218,22 @@ export interface StallResult extends ResultBase {
   errors: number
 }
 
+/** `npm run bench:durations`: time in each value over a range, on a status's long history. */
+export interface DurationsResult extends ResultBase {
+  kind: 'durations'
+  params: { engine: 'sqlite' | 'postgres'; rows: number; rounds: number; batch: number }
+  rows: {
+    range: string
+    /** History entries the walk reads: those since `from`, and the one in force at it. */
+    entriesRead: number
+    /** Distinct values in the answer. */
+    values: number
+    medianMs: number
+    /** The event loop's longest delay while the runs went on. */
+    longestStallMs: number
+  }[]
+}
+
 /** `npm run bench:backup`: backup and restore times and sizes, and writes beside a backup. */
 export interface BackupResult extends ResultBase {
   kind: 'backup'
@@ -337,6 +353,7 @@ export type Result =
   | VersusResult
   | SigninResult
   | StallResult
+  | DurationsResult
 
 /** The host this process runs on. */
 export function thisHost(): Host {

@@ -242,6 +242,13 @@ record('admin-instance', await send('GET', '/v1/admin/instance'), 'json')
 const deploy = await send('POST', '/v1/user/api-keys', json({ label: 'deploy' }))
 await send('DELETE', `/v1/user/api-keys/${JSON.parse(deploy.body).id}`)
 record('security-events', await send('GET', '/v1/user/security-events?limit=2'), 'http')
+
+// docs/api.md#time-in-each-value
+record(
+  'history-durations',
+  await send('GET', `/v1/status/${id}/history/durations?from=2026-11-22T09:00:00Z`),
+  'json',
+)
 await app.close()
 mock.timers.reset()
 

@@ -35,7 +35,10 @@ import type {
 } from '../../src/modules/notifications/channels.schemas.ts'
 import type { WEBHOOK_FORMATS } from '../../src/modules/notifications/webhook-channel.ts'
 import type { PushPayload } from '../../src/modules/notifications/webpush-channel.ts'
-import type { HistoryEntrySchema } from '../../src/modules/statuses/history.schemas.ts'
+import type {
+  HistoryDurationsSchema,
+  HistoryEntrySchema,
+} from '../../src/modules/statuses/history.schemas.ts'
 import type {
   CreatedInvitationLinkSchema,
   InvitationLinkPreviewSchema,
@@ -96,6 +99,7 @@ export type InvitationLinkPreview = Static<typeof InvitationLinkPreviewSchema>
 export type Subscription = Static<typeof SubscriptionSchema>
 export type SearchResult = Static<typeof SearchResultSchema>
 export type HistoryEntry = Static<typeof HistoryEntrySchema>
+export type HistoryDurations = Static<typeof HistoryDurationsSchema>
 export type PaletteEntry = Static<typeof PaletteEntrySchema>
 /** Staleness (docs/notifications.md#staleness): optional, so the app works with or without it. */
 export type Staleness = { staleAfter?: number | null; stale?: boolean; staleSince?: string | null }

@@ -204,3 +204,30 @@ export async function deleteHistoryBatch(db: Db, statusId: string, batch: number
 export async function finishDeletion(db: Db, statusId: string): Promise<void> {
   await db.deleteFrom('status_deletions').where('status_id', '=', statusId).execute()
 }
+
+/** One entry as the time-in-value sum reads it (history-durations.ts). */
+export interface HistoryStep {
+  change_no: number
+  value: string
+  at: string
+}
+
+/**
+ * Up to `limit` of a status's entries below change number `before` (from the newest when
+ * absent), newest first, with their value and time alone: one seek and one walk of the
+ * primary key.
+ */
+export async function historySteps(
+  db: Db,
+  statusId: string,
+  before: number | undefined,
+  limit: number,
+): Promise<HistoryStep[]> {
+  let query = db
+    .selectFrom('status_history')
+    .select(['change_no', 'value', 'at'])
+    .where('status_id', '=', statusId)
+  if (before !== undefined) query = query.where('change_no', '<', before)
+  const rows = await query.orderBy('change_no', 'desc').limit(limit).execute()
+  return rows.map((r) => ({ change_no: Number(r.change_no), value: r.value, at: r.at }))
+}

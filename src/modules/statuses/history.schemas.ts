@@ -34,3 +34,45 @@ export const HistoryEntrySchema = Type.Object(
   { $id: 'HistoryEntry', additionalProperties: false, description: 'One value update' },
 )
 export type HistoryEntry = Static<typeof HistoryEntrySchema>
+
+/** The range of GET …/history/durations (docs/api.md#time-in-each-value). */
+export const DurationsQuerySchema = Type.Object({
+  from: Timestamp({ description: 'Start of the range (RFC 3339)' }),
+  to: Type.Optional(
+    Timestamp({ description: 'End of the range (RFC 3339); now when absent or later than now' }),
+  ),
+})
+
+export const ValueTimeSchema = Type.Object(
+  {
+    value: Type.String(),
+    seconds: Type.Number({ minimum: 0, description: 'Time the status held this value' }),
+    share: Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description: 'Its part of `trackedSeconds` (the shares add up to 1)',
+    }),
+  },
+  { additionalProperties: false },
+)
+
+export const HistoryDurationsSchema = Type.Object(
+  {
+    from: Timestamp(),
+    to: Timestamp({ description: 'The end answered: the one asked for, or now if earlier' }),
+    trackedSeconds: Type.Number({
+      minimum: 0,
+      description:
+        'Time of the range with a known value: none before the status was created or before its oldest entry within retention',
+    }),
+    values: Type.Array(ValueTimeSchema, {
+      description: 'Each value held in the range, the longest held first',
+    }),
+  },
+  {
+    $id: 'HistoryDurations',
+    additionalProperties: false,
+    description: 'Time in each value over a range',
+  },
+)
+export type HistoryDurations = Static<typeof HistoryDurationsSchema>

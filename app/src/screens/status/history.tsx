@@ -1,15 +1,18 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useCallback, useEffect, useState } from 'preact/hooks'
+import { colorOf } from '../../../../src/web/palette.ts'
 import { apiPage, apiPath } from '../../api.ts'
 import { FormError } from '../../components/form.tsx'
 import { ValueChip } from '../../components/status-bits.tsx'
 import { fullTime, now, relativeTime } from '../../time.ts'
 import type { HistoryEntry, Status } from '../../types.ts'
 import type { StatusTabProps } from './tab-props.ts'
+import { TimeInValues } from './time-in-values.tsx'
 import ValueChart from './value-chart.tsx'
 
 // A status's history (docs/app.md#history-and-chart): the value updates as a timeline,
-// newest first, 100 at a time, and a chart of the same entries over time. This tab is its
-// own chunk with uPlot in it, so nobody downloads the chart library before opening it.
+// newest first, 100 at a time, a chart of the same entries over time in the palette's
+// colours, and beside it the time in each value over a range. This tab is its own chunk
+// with uPlot in it, so nobody downloads the chart library before opening it.
 
 const PAGE = 100
 
@@ -18,6 +21,8 @@ export default function History({ status }: StatusTabProps) {
   const [next, setNext] = useState<string | null>(null)
   const [error, setError] = useState<unknown>(null)
   const [loading, setLoading] = useState(false)
+  const colourNo = useCallback((value: string) => colourOf(status, value), [status])
+  const hex = useCallback((value: string) => colorOf(colourOf(status, value)), [status])
 
   // a new value (here or elsewhere, live) reloads the newest page
   useEffect(() => {
@@ -58,11 +63,14 @@ export default function History({ status }: StatusTabProps) {
       {entries && entries.length === 0 && <p>No value has been set yet.</p>}
       {entries && entries.length > 0 && (
         <>
-          <ValueChart entries={entries} />
+          <div class="history-overview">
+            <ValueChart entries={entries} colourOf={hex} />
+            <TimeInValues status={status} colourOf={colourNo} />
+          </div>
           <ol class="timeline" aria-label="Value updates, newest first">
             {entries.map((entry, i) => (
               <li key={`${entry.at}-${i}`} class="timeline-entry">
-                <ValueChip value={entry.value} colorNo={colourOf(status, entry.value)} />
+                <ValueChip value={entry.value} colorNo={colourNo(entry.value)} />
                 <span>
                   <time dateTime={entry.at} title={fullTime(entry.at)}>
                     {relativeTime(entry.at, now.value)}

@@ -6,7 +6,9 @@ import type { HistoryEntry } from '../../types.ts'
 // so: when every value shown is a number, the chart plots the numbers; otherwise each
 // distinct value gets its own level (in order of first appearance) and the axis names it.
 // Either way the line steps: a value holds until the next update. The timeline below the
-// chart says the same in words, so the picture is not the only way to read it.
+// chart says the same in words, so the picture is not the only way to read it. Each step is
+// drawn in its value's colour (the palette's, as on the chips), and the newest value holds
+// until now.
 
 export function chartData(entries: HistoryEntry[]): {
   times: number[]
@@ -26,15 +28,50 @@ export function chartData(entries: HistoryEntry[]): {
   return { times, levels, labels }
 }
 
-export default function ValueChart(props: { entries: HistoryEntry[] }) {
+/**
+ * A stroke that colours each step by its value: a horizontal gradient with a hard stop at
+ * each update's time, so the line between two updates has the first one's colour.
+ */
+function stepColours(u: uPlot, times: number[], colours: string[]): CanvasGradient | string {
+  const { left, width } = u.bbox
+  const last = colours.at(-1) ?? '#000000'
+  if (!(width > 0) || times.length < 2) return last
+  const gradient = u.ctx.createLinearGradient(left, 0, left + width, 0)
+  let previous = colours[0] ?? last
+  gradient.addColorStop(0, previous)
+  for (let i = 1; i < times.length; i++) {
+    const x = (u.valToPos(times[i] as number, 'x', true) - left) / width
+    const stop = Math.min(1, Math.max(0, x))
+    const colour = colours[i] ?? last
+    gradient.addColorStop(stop, previous)
+    gradient.addColorStop(stop, colour)
+    previous = colour
+  }
+  gradient.addColorStop(1, previous)
+  return gradient
+}
+
+export default function ValueChart(props: {
+  entries: HistoryEntry[]
+  /** A value's colour (#rrggbb). */
+  colourOf: (value: string) => string
+}) {
   const box = useRef<HTMLDivElement>(null)
   useEffect(() => {
     const element = box.current
     if (!element) return
     const { times, levels, labels } = chartData(props.entries)
+    const colours = [...props.entries].reverse().map((e) => props.colourOf(e.value))
+    // the newest value holds until now: one more point (not marked), so its step is drawn
+    const updates = times.length
+    const nowSeconds = Date.now() / 1000
+    if (updates > 0 && nowSeconds > (times.at(-1) as number)) {
+      times.push(nowSeconds)
+      levels.push(levels.at(-1) as number)
+      colours.push(colours.at(-1) as string)
+    }
     const style = getComputedStyle(element)
     const text = style.getPropertyValue('--text').trim() || '#111827'
-    const line = style.getPropertyValue('--accent').trim() || '#1d4ed8'
     const grid = style.getPropertyValue('--border').trim() || '#c9ced6'
     const axis = { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid } }
     const chart = new uPlot(
@@ -50,10 +87,13 @@ export default function ValueChart(props: { entries: HistoryEntry[] }) {
           {},
           {
             label: 'Value',
-            stroke: line,
-            width: 2,
+            stroke: (u: uPlot) => stepColours(u, times, colours),
+            width: 3,
             paths: uPlot.paths.stepped?.({ align: 1 }),
-            points: { show: times.length < 60 },
+            points: {
+              show: updates < 60,
+              filter: () => Array.from({ length: updates }, (_, i) => i),
+            },
           },
         ],
         axes: [
@@ -79,7 +119,7 @@ export default function ValueChart(props: { entries: HistoryEntry[] }) {
       resize.disconnect()
       chart.destroy()
     }
-  }, [props.entries])
+  }, [props.entries, props.colourOf])
   const count = props.entries.length
   return (
     <figure class="value-chart">

@@ -1,0 +1,133 @@
+import { useEffect, useState } from 'preact/hooks'
+import { colorOf } from '../../../../src/web/palette.ts'
+import { api, apiPath } from '../../api.ts'
+import { FormError } from '../../components/form.tsx'
+import { ValueChip } from '../../components/status-bits.tsx'
+import type { HistoryDurations, Status } from '../../types.ts'
+
+// Time in each value over a range (docs/app.md#time-in-each-value): today, the last 7 or 30
+// days, counted from midnight in the viewer's time zone; summed by the server from the whole
+// history (docs/api.md#time-in-each-value), so it covers more than the entries on screen.
+
+export const RANGES = [
+  { id: 'today', label: 'Today', days: 0 },
+  { id: '7d', label: '7 days', days: 7 },
+  { id: '30d', label: '30 days', days: 30 },
+] as const
+type RangeId = (typeof RANGES)[number]['id']
+
+/**
+ * The start of a range in the viewer's time zone: today's midnight, or the same time of
+ * day that many calendar days ago (a day with a clock change is a day all the same).
+ */
+export function rangeStart(id: RangeId, now: Date): Date {
+  const range = RANGES.find((r) => r.id === id) ?? RANGES[0]
+  const start = new Date(now)
+  if (range.days === 0) start.setHours(0, 0, 0, 0)
+  else start.setDate(start.getDate() - range.days)
+  return start
+}
+
+/** "2 d 3 h", "3 h 20 min", "45 min", "30 s": the two largest units. */
+export function spanText(seconds: number): string {
+  const s = Math.round(seconds)
+  const parts: [number, string][] = [
+    [Math.floor(s / 86_400), 'd'],
+    [Math.floor((s % 86_400) / 3600), 'h'],
+    [Math.floor((s % 3600) / 60), 'min'],
+    [s % 60, 's'],
+  ]
+  const first = parts.findIndex(([n]) => n > 0)
+  if (first < 0) return '0 s'
+  return parts
+    .slice(first, first + 2)
+    .filter(([n]) => n > 0)
+    .map(([n, unit]) => `${n} ${unit}`)
+    .join(' ')
+}
+
+/** A share as a whole percentage, "<1 %" for a sliver that is not none. */
+const percent = (share: number): string =>
+  share > 0 && share < 0.005 ? '<1 %' : `${Math.round(share * 100)} %`
+
+export function TimeInValues(props: { status: Status; colourOf: (value: string) => number }) {
+  const { status } = props
+  const [range, setRange] = useState<RangeId>('today')
+  const [durations, setDurations] = useState<HistoryDurations | null>(null)
+  const [error, setError] = useState<unknown>(null)
+
+  // a new value (here or elsewhere, live) counts again
+  useEffect(() => {
+    let cancelled = false
+    const from = rangeStart(range, new Date()).toISOString()
+    const query = new URLSearchParams({ from }).toString()
+    api<HistoryDurations>(
+      'GET',
+      `${apiPath`/v1/status/${status.id}/history/durations`}?${query}`,
+    ).then(
+      (body) => {
+        if (cancelled) return
+        setDurations(body)
+        setError(null)
+      },
+      (err) => {
+        if (!cancelled) setError(err)
+      },
+    )
+    return () => {
+      cancelled = true
+    }
+  }, [status.id, status.changeCount, range])
+
+  return (
+    <section class="time-in-values" aria-labelledby="time-in-values-title">
+      <h3 id="time-in-values-title">Time in each value</h3>
+      <fieldset class="range-choice">
+        <legend class="sr-only">Range</legend>
+        {RANGES.map((r) => (
+          <button
+            key={r.id}
+            type="button"
+            class="button"
+            aria-pressed={range === r.id}
+            onClick={() => setRange(r.id)}
+          >
+            {r.label}
+          </button>
+        ))}
+      </fieldset>
+      <FormError error={error} />
+      {durations && durations.values.length === 0 && (
+        <p class="muted">No value was held in this range.</p>
+      )}
+      {durations && durations.values.length > 0 && (
+        <>
+          <div class="duration-bar" aria-hidden="true">
+            {durations.values.map((v) => (
+              <span
+                key={v.value}
+                style={{
+                  width: `${v.share * 100}%`,
+                  background: colorOf(props.colourOf(v.value)),
+                }}
+              />
+            ))}
+          </div>
+          <ul class="duration-list" aria-label={`Time in each value, ${labelOf(range)}`}>
+            {durations.values.map((v) => (
+              <li key={v.value}>
+                <ValueChip value={v.value} colorNo={props.colourOf(v.value)} />
+                <span>
+                  {spanText(v.seconds)} <span class="muted">({percent(v.share)})</span>
+                </span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  )
+}
+
+const labelOf = (id: RangeId): string =>
+  (RANGES.find((r) => r.id === id) ?? RANGES[0]).label.toLowerCase()
