@@ -387,8 +387,16 @@ runScenarios('service channels: each type’s config is checked (docs/api.md#cha
     ),
   },
   {
-    name: 'telegram: a bot token not shaped `<id>:<secret>` is refused',
+    name: 'telegram: a bot token not shaped `<id>:<secret>` is refused, saying what it must be',
     ...refused('telegram', { botToken: 'nope', chatId: '42' }, 'config.botToken'),
+    expect(body: { errors: { field: string; message: string }[] }) {
+      assert.deepEqual(body.errors, [
+        {
+          field: 'config.botToken',
+          message: 'must be the token @BotFather gave: digits, a colon, then the secret',
+        },
+      ])
+    },
   },
   {
     name: 'telegram: a chat that is neither a number nor an @username is refused',

@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox'
 import type { FieldError } from '../../lib/errors.ts'
 import type { OutboundClient } from '../../lib/outbound.ts'
+import { withPatternMessage } from '../../lib/schema.ts'
 import type { ChannelRow, ChannelTypeDefinition, NotificationEvent } from './channel-types.ts'
 import { notificationText, oneLine } from './notification-message.ts'
 import {
@@ -20,11 +21,14 @@ import {
 export const MatrixConfigSchema = Type.Object(
   {
     homeserver: ServerUrl("The homeserver's client API address (`https://matrix.example.org`)"),
-    roomId: Type.String({
-      pattern: '^![^:\\s]+:[^\\s]+$',
-      maxLength: 255,
-      description: 'The room\u2019s id (`!abcdefg:example.org`; Room settings → Advanced)',
-    }),
+    roomId: withPatternMessage(
+      Type.String({
+        pattern: '^![^:\\s]+:[^\\s]+$',
+        maxLength: 255,
+        description: 'The room\u2019s id (`!abcdefg:example.org`; Room settings → Advanced)',
+      }),
+      'must be a room id: !, an opaque part, a colon and the server (!abc:example.org)',
+    ),
     accessToken: Credential('An access token of the account that posts (a bot account)'),
   },
   { additionalProperties: false },

@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox'
 import type { FieldError } from '../../lib/errors.ts'
 import type { OutboundClient } from '../../lib/outbound.ts'
+import { withPatternMessage } from '../../lib/schema.ts'
 import type { ChannelTypeDefinition, NotificationEvent } from './channel-types.ts'
 import { notificationText, oneLine } from './notification-message.ts'
 import {
@@ -20,10 +21,13 @@ import {
 export const NtfyConfigSchema = Type.Object(
   {
     server: Type.Optional(ServerUrl('The ntfy server (default `https://ntfy.sh`)')),
-    topic: Type.String({
-      pattern: '^[A-Za-z0-9_-]{1,64}$',
-      description: 'The topic: 1–64 letters, digits, `-` or `_`',
-    }),
+    topic: withPatternMessage(
+      Type.String({
+        pattern: '^[A-Za-z0-9_-]{1,64}$',
+        description: 'The topic: 1–64 letters, digits, `-` or `_`',
+      }),
+      'must be 1 to 64 letters, digits, - or _',
+    ),
     token: Type.Optional(Credential('An access token (`tk_…`), for a topic that needs one')),
   },
   { additionalProperties: false },

@@ -17,9 +17,11 @@ export const PushoverConfigSchema = Type.Object(
   {
     user: Credential('Your user key (or a group key), shown on your Pushover dashboard', {
       pattern: PUSHOVER_KEY,
+      patternMessage: 'must be 30 letters and digits',
     }),
     token: Credential('The API token of an application you registered at Pushover', {
       pattern: PUSHOVER_KEY,
+      patternMessage: 'must be 30 letters and digits',
     }),
     device: Type.Optional(
       Type.String({

@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
 import type { FieldError } from '../../lib/errors.ts'
+import { withPatternMessage } from '../../lib/schema.ts'
 import { type OutboundClient, OutboundError, type OutboundRequest } from '../../lib/outbound.ts'
 import { DeliveryError } from './channel-types.ts'
 import { unreachableMessage } from './webhook-channel.ts'
@@ -13,21 +14,30 @@ const MAX_SERVER_URL_LENGTH = 2048
 
 /** A self-hosted server's base URL in a config schema (`https://gotify.example.com`). */
 export const ServerUrl = (description: string) =>
-  Type.String({
-    minLength: 1,
-    maxLength: MAX_SERVER_URL_LENGTH,
-    pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
-    description,
-  })
+  withPatternMessage(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_SERVER_URL_LENGTH,
+      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+      description,
+    }),
+    'must be an http or https URL',
+  )
 
 /** A credential in a config schema: one line of printable ASCII, never shown again. */
-export const Credential = (description: string, options: { pattern?: string } = {}) =>
-  Type.String({
-    minLength: 1,
-    maxLength: 512,
-    pattern: options.pattern ?? '^[\\x21-\\x7e]+$',
-    description: `${description}. Stored, never shown in an answer`,
-  })
+export const Credential = (
+  description: string,
+  options: { pattern?: string; patternMessage?: string } = {},
+) =>
+  withPatternMessage(
+    Type.String({
+      minLength: 1,
+      maxLength: 512,
+      pattern: options.pattern ?? '^[\\x21-\\x7e]+$',
+      description: `${description}. Stored, never shown in an answer`,
+    }),
+    options.patternMessage ?? 'must be printable characters without spaces',
+  )
 
 /**
  * Why `value` is not a usable server base URL (a field error for `field`), or null: an

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import type { OutboundClient } from '../../lib/outbound.ts'
+import { withPatternMessage } from '../../lib/schema.ts'
 import type { ChannelTypeDefinition, NotificationEvent } from './channel-types.ts'
 import { notificationText, oneLine } from './notification-message.ts'
 import { Credential, endpointUrl, JSON_HEADERS, sendToService } from './service-channel.ts'
@@ -14,12 +15,16 @@ export const TelegramConfigSchema = Type.Object(
   {
     botToken: Credential('The bot\u2019s token, as @BotFather gives it (`123456:ABC-DEF…`)', {
       pattern: '^[0-9]{1,20}:[A-Za-z0-9_-]{20,100}$',
+      patternMessage: 'must be the token @BotFather gave: digits, a colon, then the secret',
     }),
-    chatId: Type.String({
-      pattern: '^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{3,31})$',
-      description:
-        'The chat to send to: its numeric id (`-1001234567890` for a group) or a public channel\u2019s `@username`',
-    }),
+    chatId: withPatternMessage(
+      Type.String({
+        pattern: '^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{3,31})$',
+        description:
+          'The chat to send to: its numeric id (`-1001234567890` for a group) or a public channel\u2019s `@username`',
+      }),
+      'must be a numeric chat id or an @username',
+    ),
   },
   { additionalProperties: false },
 )
