@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import type { FieldError } from '../../lib/errors.ts'
-import { withPatternMessage } from '../../lib/schema.ts'
 import { type OutboundClient, OutboundError, type OutboundRequest } from '../../lib/outbound.ts'
+import { withPatternMessage } from '../../lib/schema.ts'
 import { DeliveryError } from './channel-types.ts'
 import { unreachableMessage } from './webhook-channel.ts'
 
