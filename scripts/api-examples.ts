@@ -242,6 +242,21 @@ record('admin-instance', await send('GET', '/v1/admin/instance'), 'json')
 const deploy = await send('POST', '/v1/user/api-keys', json({ label: 'deploy' }))
 await send('DELETE', `/v1/user/api-keys/${JSON.parse(deploy.body).id}`)
 record('security-events', await send('GET', '/v1/user/security-events?limit=2'), 'http')
+
+// docs/api.md#channels: a service's token is kept to send with, and never shown
+record(
+  'create-service-channel',
+  await send(
+    'POST',
+    '/v1/user/channels',
+    json({
+      type: 'ntfy',
+      name: 'On-call phone',
+      config: { topic: 'ops-alerts', token: 'tk_AgQdq7mVBoFD37zQVN29RhuMzNIz2' },
+    }),
+  ),
+  'json',
+)
 await app.close()
 mock.timers.reset()
 
