@@ -249,6 +249,20 @@ record(
   await send('GET', `/v1/status/${id}/history/durations?from=2026-11-22T09:00:00Z`),
   'json',
 )
+// docs/api.md#channels: a service's token is kept to send with, and never shown
+record(
+  'create-service-channel',
+  await send(
+    'POST',
+    '/v1/user/channels',
+    json({
+      type: 'ntfy',
+      name: 'On-call phone',
+      config: { topic: 'ops-alerts', token: 'tk_AgQdq7mVBoFD37zQVN29RhuMzNIz2' },
+    }),
+  ),
+  'json',
+)
 await app.close()
 mock.timers.reset()
 

@@ -148,6 +148,8 @@ export interface OutboundOptions {
 }
 
 export interface OutboundRequest {
+  /** Default POST; PUT for APIs that take a message by PUT (Matrix). */
+  method?: 'POST' | 'PUT'
   headers: Record<string, string>
   body: string | Buffer
 }
@@ -159,7 +161,7 @@ export interface OutboundResponse {
   durationMs: number
 }
 
-/** A guarded HTTP client: POSTs to user-given URLs under the rules above. */
+/** A guarded HTTP client: POSTs (or PUTs) to user-given URLs under the rules above. */
 export class OutboundClient {
   /**
    * undici and the agent, made at the first request: undici's modules (and their memory)
@@ -247,7 +249,10 @@ export class OutboundClient {
    * POSTs `body` to `url`; resolves with a 2xx answer, rejects with OutboundError otherwise
    * (a 3xx is a failure: redirects are not followed).
    */
-  async post(url: string, { headers, body }: OutboundRequest): Promise<OutboundResponse> {
+  async post(
+    url: string,
+    { method = 'POST', headers, body }: OutboundRequest,
+  ): Promise<OutboundResponse> {
     const parsed = URL.parse(url)
     if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
       throw new OutboundError('only http and https URLs are called', { refused: true })
@@ -257,7 +262,7 @@ export class OutboundClient {
     const signal = AbortSignal.timeout(this.#timeoutMs)
     try {
       const answer = await request(parsed, {
-        method: 'POST',
+        method,
         headers,
         body,
         dispatcher: agent,

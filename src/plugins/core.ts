@@ -37,6 +37,9 @@ const ajvOptions = {
   removeAdditional: false,
   useDefaults: false,
   strict: true,
+  // a body that is one of several kinds by a property (a channel's `type`) is checked
+  // against that kind's schema alone, and its errors are that kind's
+  discriminator: true,
 } as const
 const bodyAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: false }))
 const queryAjv = addFormats.default(new Ajv({ ...ajvOptions, coerceTypes: true }))

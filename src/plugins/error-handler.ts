@@ -83,8 +83,12 @@ function toFieldError(e: AjvError, part: string, schema: unknown): FieldError {
         ? { field: where, message: 'is read-only' }
         : { field: where, message: 'is not a known property' }
     }
-    case 'required':
-      return { field: String(p.missingProperty), message: 'is required' }
+    case 'required': {
+      // a nested property is named by its path (`config.token`), as every other error
+      const parent = fieldOf(e)
+      const name = String(p.missingProperty)
+      return { field: parent ? `${parent}.${name}` : name, message: 'is required' }
+    }
     case 'type':
       if (!field) return { field: part, message: `must be ${TYPE_WORDS[String(p.type)] ?? p.type}` }
       // bodies are never converted; query strings are, so the note would mislead there
@@ -111,6 +115,18 @@ function toFieldError(e: AjvError, part: string, schema: unknown): FieldError {
       return { field: field || part, message: `must have at least ${p.limit} entries` }
     case 'uniqueItems':
       return { field: field || part, message: 'must not name an entry twice' }
+    case 'discriminator': {
+      // an unknown kind: the kinds there are, from the schema's branches
+      const tag = String(p.tag)
+      const branches = (schemaOf(e, schema)?.oneOf ?? []) as {
+        properties?: Record<string, { const?: unknown }>
+      }[]
+      const kinds = branches.map((b) => b.properties?.[tag]?.const).filter((k) => k !== undefined)
+      const where = field ? `${field}.${tag}` : tag
+      return kinds.length > 0
+        ? { field: where, message: `must be one of: ${kinds.map(String).join(', ')}` }
+        : { field: where, message: 'is not one this service offers' }
+    }
     case 'pattern':
       return {
         field,

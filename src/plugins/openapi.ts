@@ -183,7 +183,14 @@ class Components {
   }
 
   #inner(schema: object): Json {
-    return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, this.refer(v)]))
+    return Object.fromEntries(
+      Object.entries(schema)
+        // note: Ajv's discriminator (a body checked against one branch of a oneOf by a
+        // property) is for validation; OpenAPI's would need named branches, and the oneOf
+        // of branches with their own `const` says the same
+        .filter(([k]) => k !== 'discriminator')
+        .map(([k, v]) => [k, this.refer(v)]),
+    )
   }
 }
 

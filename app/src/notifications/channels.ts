@@ -1,5 +1,6 @@
 import { ApiError, api } from '../api.ts'
 import type { Channel, NewChannel, WebhookFormat } from '../types.ts'
+import { serviceTarget } from './services.ts'
 
 // The app's side of notification channels (docs/app.md#notifications-in-the-app): what the
 // screens share, and subscribing this browser to push (docs/notifications.md#browser-push).
@@ -26,7 +27,7 @@ export function channelTarget(channel: Channel): string {
     return `${String(config.url ?? '')} (${String(config.format ?? '')})`
   if (channel.type === 'email') return String(config.address ?? '')
   if (channel.type === 'webpush') return 'notifications of a browser'
-  return channel.type
+  return serviceTarget(channel) ?? channel.type
 }
 
 /** Whether this browser can receive push notifications at all. */

@@ -13,6 +13,7 @@ import {
   thisBrowserEndpoint,
   WEBHOOK_FORMAT_TEXT,
 } from '../notifications/channels.ts'
+import { SERVICES, serviceConfig } from '../notifications/services.ts'
 import type { Channel, DeliveryAttempt, NewChannel, WebhookFormat } from '../types.ts'
 import { browserName } from '../user-agent.ts'
 
@@ -59,8 +60,9 @@ export default function Notifications() {
     <>
       <h1>Notifications</h1>
       <p>
-        Channels are where you are told: a webhook, an e-mail address, or this browser. Which
-        statuses tell you, and when, is set on each status’s Notifications tab.
+        Channels are where you are told: a webhook, an e-mail address, this browser, or a push or
+        chat service (ntfy, Gotify, Pushover, Telegram, Matrix). Which statuses tell you, and when,
+        is set on each status’s Notifications tab.
       </p>
       {secret && (
         <SecretOnce
@@ -103,6 +105,7 @@ export default function Notifications() {
         <AddThisBrowser onCreated={created} added={thisBrowser} />
         <AddWebhook onCreated={created} />
         <AddEmail onCreated={created} />
+        <AddService onCreated={created} />
       </div>
     </>
   )
@@ -391,6 +394,92 @@ function AddEmail(props: { onCreated: OnCreated }) {
       <FormError error={error} />
       <button type="submit" class="button primary" disabled={busy}>
         Add the address
+      </button>
+    </form>
+  )
+}
+
+/** A field's error, by its path in the API (`config.token`) or its JSON pointer. */
+const configError = (error: unknown, name: string) =>
+  fieldError(error, `config.${name}`) ?? fieldError(error, `config/${name}`)
+
+/**
+ * A push or chat service (docs/notifications.md#services): pick one, fill in what it needs.
+ * Tokens are sent once and never shown again (the API keeps them).
+ */
+function AddService(props: { onCreated: OnCreated }) {
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  const [type, setType] = useState<string>(SERVICES[0]?.type ?? 'ntfy')
+  const service = SERVICES.find((s) => s.type === type) ?? SERVICES[0]
+  if (!service) return null
+  return (
+    <form
+      class="panel"
+      aria-labelledby="add-service"
+      onSubmit={async (event) => {
+        event.preventDefault()
+        const form = event.currentTarget
+        const data = new FormData(form)
+        const name = String(data.get('name') ?? '')
+        setBusy(true)
+        setError(null)
+        try {
+          const channel = await api<NewChannel>('POST', '/v1/user/channels', {
+            body: {
+              type: service.type,
+              ...(name && { name }),
+              config: serviceConfig(service, data),
+            },
+          })
+          form.reset()
+          setType(service.type)
+          props.onCreated(channel, `${service.label} channel ${channel.name} added.`)
+        } catch (e) {
+          setError(e)
+        } finally {
+          setBusy(false)
+        }
+      }}
+    >
+      <h3 id="add-service">A push or chat service</h3>
+      <div class="field">
+        <label for="service-type">Service</label>
+        <select
+          id="service-type"
+          name="service"
+          value={service.type}
+          onChange={(event) => {
+            setType(event.currentTarget.value)
+            setError(null)
+          }}
+        >
+          {SERVICES.map((s) => (
+            <option key={s.type} value={s.type}>
+              {s.label}
+            </option>
+          ))}
+        </select>
+      </div>
+      <Field label="Name" name="name" maxLength={100} error={fieldError(error, 'name')} />
+      {service.fields.map((field) => (
+        <Field
+          key={`${service.type}-${field.name}`}
+          label={field.label}
+          name={field.name}
+          // note: preact's input types are one union per `type`; every one here takes these props
+          type={(field.input === 'secret' ? 'password' : field.input) as 'text'}
+          required={field.required}
+          {...(field.input === 'secret' && { autocomplete: 'off' })}
+          {...(field.input === 'number' && { min: 0, max: 10, step: 1 })}
+          {...(field.placeholder && { placeholder: field.placeholder })}
+          {...(field.hint && { hint: field.hint })}
+          error={configError(error, field.name)}
+        />
+      ))}
+      <FormError error={error} />
+      <button type="submit" class="button primary" disabled={busy}>
+        Add the {service.label} channel
       </button>
     </form>
   )

@@ -5,6 +5,11 @@ import type { Mailer } from '../../lib/mailer.ts'
 import type { OutboundClient } from '../../lib/outbound.ts'
 import type { ChannelTypeDefinition } from './channel-types.ts'
 import { emailChannelType } from './email-channel.ts'
+import { gotifyChannel } from './gotify-channel.ts'
+import { matrixChannel } from './matrix-channel.ts'
+import { ntfyChannel } from './ntfy-channel.ts'
+import { pushoverChannel } from './pushover-channel.ts'
+import { telegramChannel } from './telegram-channel.ts'
 import type { VapidKeys } from './vapid-keys.ts'
 import { webhookChannel } from './webhook-channel.ts'
 import { outboundPushTransport, webpushChannelType } from './webpush-channel.ts'
@@ -31,6 +36,17 @@ export interface ChannelTypeDeps {
   vapid: VapidKeys
   /** The VAPID `sub` claim push services see (vapidSubject). */
   vapidSubject: string
+  /**
+   * Other addresses for the services at fixed hosts (Pushover, Telegram): only tests give
+   * them, to reach a local receiver, which the outbound guard judges as any other address.
+   */
+  serviceUrls?: ServiceUrls
+}
+
+/** The base URLs of the services at fixed hosts, for tests (ChannelTypeDeps.serviceUrls). */
+export interface ServiceUrls {
+  pushover?: string
+  telegram?: string
 }
 
 /** Every channel type the service offers, made with what they need. */
@@ -45,6 +61,11 @@ export function makeChannelTypes(deps: ChannelTypeDeps): ChannelTypes {
       transport: outboundPushTransport(deps.outbound),
       clock: deps.clock,
     }),
+    gotify: gotifyChannel(deps.outbound),
+    pushover: pushoverChannel(deps.outbound, deps.serviceUrls?.pushover),
+    telegram: telegramChannel(deps.outbound, deps.serviceUrls?.telegram),
+    matrix: matrixChannel(deps.outbound),
+    ntfy: ntfyChannel(deps.outbound),
   }
 }
 

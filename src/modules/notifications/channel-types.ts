@@ -75,6 +75,12 @@ export interface ChannelTypeDefinition<Config = unknown> {
    * test is recorded (409); null when nothing is known against it.
    */
   reachProblem?(config: Config): Promise<FieldError | null>
+  /**
+   * The properties of `config` that are credentials (an API token, an access token): stored
+   * apart, in `channels.secret`, and never in an answer (docs/notifications.md#channels);
+   * `send` gets the config with them again (configForSend).
+   */
+  credentials?: readonly string[]
   /** The name of a channel created without one (default: the type). */
   defaultName?(config: Config): string
   /**
@@ -97,4 +103,33 @@ export interface ChannelTypeDefinition<Config = unknown> {
     event: NotificationEvent,
     context: SendContext,
   ): Promise<{ statusCode?: number }>
+}
+
+/**
+ * A new channel's config split in two: what is stored (and shown) as its config, and its
+ * credentials (the type's `credentials` properties) as the JSON stored in `channels.secret`;
+ * null when the type has none.
+ */
+export function withoutCredentials(
+  definition: Pick<ChannelTypeDefinition, 'credentials'>,
+  config: unknown,
+): { config: unknown; credentials: string | null } {
+  const names = definition.credentials ?? []
+  if (names.length === 0 || typeof config !== 'object' || config === null)
+    return { config, credentials: null }
+  const shown: Record<string, unknown> = {}
+  const hidden: Record<string, unknown> = {}
+  for (const [name, value] of Object.entries(config))
+    (names.includes(name) ? hidden : shown)[name] = value
+  return { config: shown, credentials: JSON.stringify(hidden) }
+}
+
+/** The config a channel's type sends with: its stored config and, back in it, its credentials. */
+export function configForSend(
+  definition: Pick<ChannelTypeDefinition, 'credentials'>,
+  channel: Pick<ChannelRow, 'config' | 'secret'>,
+): unknown {
+  const config: unknown = JSON.parse(channel.config)
+  if ((definition.credentials ?? []).length === 0 || channel.secret === null) return config
+  return { ...(config as object), ...(JSON.parse(channel.secret) as object) }
 }

@@ -53,7 +53,7 @@ export const channelRoutes: FastifyPluginAsyncTypebox<{ deps: ChannelDeps }> = a
         operationId: 'createChannel',
         summary: 'Create a notification channel',
         description:
-          'A `webhook` channel (`config: {url, format}`) can be used at once; a `standard` one has a signing secret, in this answer only. At most 20 channels per user (409 conflict).',
+          'A `webhook` channel (`config: {url, format}`) can be used at once; a `standard` one has a signing secret, in this answer only. `gotify`, `pushover`, `telegram`, `matrix` and `ntfy` channels (docs/notifications.md#services) can be used at once too; their tokens are stored but never shown, not even here. At most 20 channels per user (409 conflict).',
         tags,
         body: CreateChannelBodySchema(deps.types),
         response: { 201: NewChannelSchema, ...ERROR_RESPONSES },

@@ -25,9 +25,14 @@ const EXAMPLE_CHANNEL = {
 
 const channelProperties = {
   id: Type.String(),
-  type: Type.String({ description: 'The channel type: `webhook`, `email` or `webpush`' }),
+  type: Type.String({
+    description:
+      'The channel type: `webhook`, `email`, `webpush`, `gotify`, `pushover`, `telegram`, `matrix` or `ntfy`',
+  }),
   name: Type.String(),
-  config: Type.Unknown({ description: "The type's settings, as given" }),
+  config: Type.Unknown({
+    description: "The type's settings, as given, without its credentials (tokens are never shown)",
+  }),
   enabled: Type.Boolean({
     description:
       'false: nothing is delivered to it (disabled by you, or by the service after 24 h of failures)',
@@ -68,10 +73,17 @@ export const NewChannelSchema = Type.Object(
   },
 )
 
-/** One variant per channel type in the registry. */
+/**
+ * One variant per channel type in the registry, told apart by `type` (a discriminator: a
+ * body is checked against its type's variant alone, so its errors are that type's).
+ */
 export const CreateChannelBodySchema = (types: ChannelTypes) =>
-  Type.Union(
-    channelTypeDefinitions(types).map((definition) =>
+  Type.Unsafe<{ type: string; name?: string; config: unknown }>({
+    type: 'object',
+    properties: { type: Type.String({ description: 'The channel type' }) },
+    required: ['type'],
+    discriminator: { propertyName: 'type' },
+    oneOf: channelTypeDefinitions(types).map((definition) =>
       Type.Object(
         {
           type: Type.Literal(definition.type),
@@ -81,16 +93,14 @@ export const CreateChannelBodySchema = (types: ChannelTypes) =>
         { additionalProperties: false },
       ),
     ),
-    {
-      examples: [
-        {
-          type: 'webhook',
-          name: 'Ops alerts',
-          config: { url: 'https://hooks.example.com/statusd', format: 'standard' },
-        },
-      ],
-    },
-  )
+    examples: [
+      {
+        type: 'webhook',
+        name: 'Ops alerts',
+        config: { url: 'https://hooks.example.com/statusd', format: 'standard' },
+      },
+    ],
+  })
 
 export const UpdateChannelBodySchema = Type.Object(
   {

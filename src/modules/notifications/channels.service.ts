@@ -7,7 +7,7 @@ import { ApiError, conflict, emptyBody, notFound, validationError } from '../../
 import { newId } from '../../lib/ids.ts'
 import { recordOutboxEvent } from '../outbox/outbox.service.ts'
 import { type ChannelTypes, channelTypeOf } from './channel-registry.ts'
-import type { SendContext } from './channel-types.ts'
+import { type SendContext, withoutCredentials } from './channel-types.ts'
 import {
   type AttemptRow,
   type ChannelRow,
@@ -125,13 +125,16 @@ export async function createChannel(
     throw validationError([unreachable], 'The URL is refused: statusd does not call this address')
   await definition.beforeCreate?.({ userId, config: input.config })
   const now = iso(deps.clock)
+  // credentials (an API token) are kept apart from the config the API shows
+  const stored = withoutCredentials(definition, input.config)
+  const newSecret = definition.newSecret?.(input.config) ?? null
   const row: ChannelRow = {
     id: newId(),
     user_id: userId,
     type: definition.type,
     name: input.name ?? definition.defaultName?.(input.config) ?? definition.type,
-    config: JSON.stringify(input.config),
-    secret: definition.newSecret?.(input.config) ?? null,
+    config: JSON.stringify(stored.config),
+    secret: newSecret ?? stored.credentials,
     enabled: 1,
     verified_at: definition.verifiedOnCreate ? now : null,
     failing_since: null,
@@ -151,8 +154,8 @@ export async function createChannel(
   await definition.afterCreate?.(row, input.config, deps.sendContext())
   // note: read again, for what afterCreate did (an e-mail channel to the account's own
   // confirmed address is confirmed at once)
-  const stored = (await findUserChannel(deps.db, userId, row.id)) ?? row
-  return { ...toChannelView(stored), secret: row.secret }
+  const made = (await findUserChannel(deps.db, userId, row.id)) ?? row
+  return { ...toChannelView(made), secret: newSecret }
 }
 
 /**

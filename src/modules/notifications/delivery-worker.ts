@@ -16,6 +16,7 @@ import { viewersAmong } from '../statuses/sharing.service.ts'
 import { userById } from '../users/users.service.ts'
 import { type ChannelTypes, channelTypeOf } from './channel-registry.ts'
 import {
+  configForSend,
   DeliveryError,
   type NotificationEvent,
   type NotifiedStatus,
@@ -521,8 +522,8 @@ export class DeliveryWorker {
       if (!definition)
         throw new DeliveryError(`channel type ${channel.type} is not available`, false)
       statusCode =
-        (await definition.send(channel, JSON.parse(channel.config), event, context)).statusCode ??
-        null
+        (await definition.send(channel, configForSend(definition, channel), event, context))
+          .statusCode ?? null
     } catch (err) {
       failure =
         err instanceof DeliveryError

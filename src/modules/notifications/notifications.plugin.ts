@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { OutboundClient, type OutboundOptions, parseNetworks } from '../../lib/outbound.ts'
-import { makeChannelTypes } from './channel-registry.ts'
+import { makeChannelTypes, type ServiceUrls } from './channel-registry.ts'
 import { channelRoutes } from './channels.routes.ts'
 import type { ChannelDeps } from './channels.service.ts'
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.ts'
@@ -41,6 +41,8 @@ export interface NotificationsOptions {
     autoStart?: boolean
     /** Overrides of the outbound client (tests shorten the timeout, answer DNS). */
     outbound?: Omit<OutboundOptions, 'allowNetworks'>
+    /** Pushover's and Telegram's API at another address (tests: a local receiver). */
+    serviceUrls?: ServiceUrls
   } & Pick<
     DeliveryWorkerOptions,
     'concurrency' | 'claimBatch' | 'pollMs' | 'random' | 'leaseMs' | 'fanOutBatch'
@@ -59,6 +61,7 @@ export const notifications = fp(
     const {
       autoStart = true,
       outbound: outboundOptions,
+      serviceUrls,
       ...workerOptions
     } = options.notifications ?? {}
     const outbound = new OutboundClient({
@@ -81,6 +84,7 @@ export const notifications = fp(
       outbound,
       vapid: vapidKeys,
       vapidSubject: options.vapidSubject ?? vapidSubject(app.publicUrl, null),
+      ...(serviceUrls && { serviceUrls }),
     })
     const deliveryWorker = new DeliveryWorker({
       ...workerOptions,
