@@ -53,7 +53,10 @@ const percent = (share: number): string =>
 export function TimeInValues(props: { status: Status; colourOf: (value: string) => number }) {
   const { status } = props
   const [range, setRange] = useState<RangeId>('today')
-  const [durations, setDurations] = useState<HistoryDurations | null>(null)
+  // the durations with the range they are of: the list names the range it shows, not the one
+  // asked for while its answer is on the way
+  const [shown, setShown] = useState<{ range: RangeId; durations: HistoryDurations } | null>(null)
+  const durations = shown?.durations ?? null
   const [error, setError] = useState<unknown>(null)
 
   // a new value (here or elsewhere, live) counts again
@@ -67,7 +70,7 @@ export function TimeInValues(props: { status: Status; colourOf: (value: string) 
     ).then(
       (body) => {
         if (cancelled) return
-        setDurations(body)
+        setShown({ range, durations: body })
         setError(null)
       },
       (err) => {
@@ -113,7 +116,10 @@ export function TimeInValues(props: { status: Status; colourOf: (value: string) 
               />
             ))}
           </div>
-          <ul class="duration-list" aria-label={`Time in each value, ${labelOf(range)}`}>
+          <ul
+            class="duration-list"
+            aria-label={`Time in each value, ${labelOf(shown?.range ?? range)}`}
+          >
             {durations.values.map((v) => (
               <li key={v.value}>
                 <ValueChip value={v.value} colorNo={props.colourOf(v.value)} />
