@@ -114,6 +114,7 @@ describe('no internal field in any response', () => {
       'staleAfter',
       'staleSince',
       'statusKey',
+      'subscriberCount',
       'type',
       'updatedAt',
       'value',

@@ -79,6 +79,7 @@ runScenarios('PATCH /v1/status/:statusId (update a status by id)', withOneStatus
         'staleAfter',
         'staleSince',
         'statusKey',
+        'subscriberCount',
         'type',
         'updatedAt',
         'value',
