@@ -3,6 +3,7 @@ import { describe, it } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import { asSession, signUpUser } from '../helpers/accounts.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
+import { testClock } from '../helpers/clock.ts'
 import { TEST_ENGINE } from '../helpers/engine.ts'
 import { grant } from '../helpers/sharing.ts'
 import { startReceiver } from '../helpers/webhook-receiver.ts'
@@ -10,7 +11,8 @@ import { startReceiver } from '../helpers/webhook-receiver.ts'
 // docs/notifications.md#rules, end to end: a status created in the app gives its creator
 // `{"when": "any", "byOthers": true}`; a change made by the creator (their session, any of
 // their keys) tells them nothing, a change by another user reaches their webhook. A real
-// receiver on 127.0.0.1 (WEBHOOK_ALLOW_NETWORKS), one worker pass at a time.
+// receiver on 127.0.0.1 (WEBHOOK_ALLOW_NETWORKS), one worker pass at a time, on a test
+// clock the timed worker writes values' ends by.
 
 interface World {
   t: TestApp
@@ -19,11 +21,14 @@ interface World {
   ann: TestUser
   bob: TestUser
   statusId: string
+  clock: ReturnType<typeof testClock>
 }
 
 async function world(ctx: Parameters<typeof makeApp>[0]): Promise<World> {
+  const clock = testClock()
   const t = await makeApp(ctx, {
     deps: {
+      clock,
       signup: 'open',
       webhookAllowNetworks: ['127.0.0.0/8'],
       notifications: { autoStart: false },
@@ -41,7 +46,7 @@ async function world(ctx: Parameters<typeof makeApp>[0]): Promise<World> {
   const bob = await t.user({ name: 'Bob' })
   const statusId = created.json().id as string
   await grant(t, ann, statusId, bob, 'updater')
-  return { t, cookie, ann, bob, statusId }
+  return { t, cookie, ann, bob, statusId, clock }
 }
 
 const runOnce = (w: World) => w.t.app.deliveryWorker.runOnce()
@@ -105,5 +110,43 @@ describe(`byOthers and the creator's rule, delivered to a real webhook [${TEST_E
     await runOnce(w)
     const all = await receiver.received(2)
     assert.equal(JSON.parse(all[1]?.body ?? '{}').status.value, 'BUSY')
+  })
+
+  it('a value’s end counts as made by the user who set it: Ann’s end tells Ann nothing, Bob’s end tells her', async (ctx) => {
+    const w = await world(ctx)
+    const receiver = await startReceiver(ctx)
+    const channel = await asSession(w.t, w.cookie, 'POST', '/v1/user/channels', {
+      type: 'webhook',
+      config: { url: `${receiver.origin}/hook`, format: 'standard' },
+    })
+    assert.equal(channel.statusCode, 201, channel.body)
+    const path = `/v1/status/${w.statusId}`
+    const endIn = { valueUntil: 'PT1M', valueAfter: 'FREE' }
+
+    // Ann, with her key: BUSY for a minute, then FREE by the timed worker
+    const mine = await w.t.request(w.ann, 'PATCH', path, { value: 'BUSY', ...endIn })
+    assert.equal(mine.statusCode, 200, mine.body)
+    w.clock.advance(60_000)
+    // note: this pass, or the worker's own one it waits for, writes the end
+    await w.t.app.timed.runOnce()
+    assert.equal((await w.t.request(w.ann, 'GET', path)).json().value, 'FREE', 'the end applied')
+    assert.equal((await runOnce(w)).attempted, 0, 'Ann’s own value and its end: nothing')
+
+    // Bob: AWAY for a minute; his change and its end both reach Ann
+    const his = await w.t.request(w.bob, 'PATCH', path, { value: 'AWAY', ...endIn })
+    assert.equal(his.statusCode, 200, his.body)
+    await runOnce(w)
+    w.clock.advance(60_000)
+    await w.t.app.timed.runOnce()
+    assert.equal((await w.t.request(w.ann, 'GET', path)).json().value, 'FREE', 'the end applied')
+    await runOnce(w)
+    const told = await receiver.received(2)
+    assert.deepEqual(
+      told.map((r) => {
+        const status = JSON.parse(r.body).status
+        return `${status.previousValue} → ${status.value}`
+      }),
+      ['FREE → AWAY', 'AWAY → FREE'],
+    )
   })
 })

@@ -118,6 +118,8 @@ describe('no internal field in any response', () => {
       'type',
       'updatedAt',
       'value',
+      'valueAfter',
+      'valueUntil',
       'valueUpdatedAt',
     ])
   })

@@ -83,6 +83,8 @@ runScenarios('PATCH /v1/status/:statusId (update a status by id)', withOneStatus
         'type',
         'updatedAt',
         'value',
+        'valueAfter',
+        'valueUntil',
         'valueUpdatedAt',
       ])
       assert.equal(body.id, ctx.vars.statusId)
