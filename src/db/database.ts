@@ -272,10 +272,12 @@ export interface ChannelsTable {
 export interface NotificationRulesTable {
   status_id: string
   user_id: string
-  /** JSON: `"any"`, `{"changesTo": [...]}`, `{"leaves": [...]}` or `"stale"`. */
+  /** JSON: `"any"`, `{"changesTo": [...], "leaves": [...]}` (either or both) or `"stale"`. */
   condition: string
   /** JSON array of channel ids; null: every channel of the user. */
   channel_ids: string | null
+  /** 1: changes made by the rule's own user are skipped (`byOthers`). */
+  by_others: Generated<number>
   created_at: string
   updated_at: string
 }

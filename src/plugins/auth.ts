@@ -66,6 +66,7 @@ const callerOf = (user: User, credential: Credential): ApiCaller => ({
     limits: { scopes: credential.scopes, statusIds: credential.statusIds },
     keyId: credential.id,
   }),
+  ...(credential.kind === 'session' && { session: true }),
 })
 
 /** The credential of a key authentication found: its id and hash, its scopes and statuses. */

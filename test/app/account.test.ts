@@ -344,7 +344,9 @@ describe('keys, account, notifications and a status’s notifications tab pass a
 
         await page.goto(`${server.origin}/statuses/${door.json().id}/notifications`)
         await page.getByRole('button', { name: 'Save', exact: true }).waitFor()
-        await page.getByRole('radio', { name: 'When it changes to one of these values' }).check()
+        await page
+          .getByRole('radio', { name: 'When it changes to or leaves chosen values' })
+          .check()
         await page.getByRole('radio', { name: 'Only these' }).check()
         await expectNoAxeViolations(page, label('a status’s notifications tab'))
         assert.ok(await page.evaluate('document.documentElement.scrollWidth <= innerWidth'))

@@ -12,6 +12,7 @@ import {
   type Person,
   signUpPerson,
 } from '../helpers/app-browser.ts'
+import { expectNoAxeViolations } from '../helpers/axe.ts'
 import { chromiumMissing } from '../helpers/browser.ts'
 import { makeSubscription, startPushService } from '../helpers/push-service.ts'
 import { linkIn, startSmtpServer } from '../helpers/smtp.ts'
@@ -256,61 +257,98 @@ describe('the notifications screen', { skip: chromiumMissing(), timeout: 360_000
     assert.equal(shown[0]?.data.target, `${server.origin}/notifications`)
   })
 
-  it('the status’s Notifications tab sets my rule (values to change to, some channels), and turns it off', async (ctx) => {
-    const server = await appServer(ctx, { webhookAllowNetworks: ['127.0.0.0/8'] })
-    const person = await signUpPerson(server)
-    const receiver = await startReceiver(ctx)
-    const made = await asSession(server.t, person.cookie, 'POST', '/v1/status-keys/room-4', {
-      name: 'Meeting room 4',
-      value: 'FREE',
-      palette: [
-        { value: 'FREE', colorNo: 3 },
-        { value: 'BUSY', colorNo: 2 },
-      ],
-    })
-    const statusId = made.json().id as string
-    const channel = async (name: string) =>
-      (
-        await asSession(server.t, person.cookie, 'POST', '/v1/user/channels', {
-          type: 'webhook',
-          name,
-          config: { url: `${receiver.origin}/${name}`, format: 'standard' },
-        })
-      ).json().id as string
-    await channel('Ops')
-    const pager = await channel('Pager')
-    const { page } = await openApp(ctx, server, {
-      person,
-      path: `/statuses/${statusId}/notifications`,
-    })
-    await page.getByRole('radio', { name: 'When it changes to one of these values' }).check()
-    await page.getByText('This status’s palette: FREE, BUSY').waitFor()
-    await page.getByLabel('Values, one per line').fill('BUSY\nOUT')
-    await page.getByRole('radio', { name: 'Only these' }).check()
-    await page.getByRole('checkbox', { name: 'Pager (webhook)' }).check()
-    await page.getByRole('button', { name: 'Save', exact: true }).click()
-    await page.getByText('Saved: you will be notified as chosen.').waitFor()
-    const rule = (
-      await asSession(server.t, person.cookie, 'GET', `/v1/status/${statusId}/notifications`)
-    ).json()
-    assert.deepEqual(rule.when, { changesTo: ['BUSY', 'OUT'] })
-    assert.deepEqual(rule.channels, [pager])
+  for (const [device, viewport] of [
+    ['phone', { width: 375, height: 800 }],
+    ['desktop', { width: 1280, height: 900 }],
+  ] as const)
+    it(`the status’s Notifications tab (${device}): the creator’s rule shown, palette values to change to and leave, by others only, some channels, off; axe`, async (ctx) => {
+      const server = await appServer(ctx, { webhookAllowNetworks: ['127.0.0.0/8'] })
+      const person = await signUpPerson(server)
+      const receiver = await startReceiver(ctx)
+      const made = await asSession(server.t, person.cookie, 'POST', '/v1/status-keys/room-4', {
+        name: 'Meeting room 4',
+        value: 'FREE',
+        palette: [
+          { value: 'FREE', colorNo: 3 },
+          { value: 'BUSY', colorNo: 2 },
+          { value: 'AWAY', colorNo: 5 },
+        ],
+      })
+      const statusId = made.json().id as string
+      const channel = async (name: string) =>
+        (
+          await asSession(server.t, person.cookie, 'POST', '/v1/user/channels', {
+            type: 'webhook',
+            name,
+            config: { url: `${receiver.origin}/${name}`, format: 'standard' },
+          })
+        ).json().id as string
+      await channel('Ops')
+      const pager = await channel('Pager')
+      const { page } = await openApp(ctx, server, {
+        person,
+        path: `/statuses/${statusId}/notifications`,
+        viewport,
+      })
+      // created in the app: the creator's rule (docs/notifications.md#rules)
+      await page.getByRole('button', { name: 'Save', exact: true }).waitFor()
+      assert.ok(await page.getByRole('radio', { name: 'Any change of its value' }).isChecked())
+      const byOthers = page.getByRole('checkbox', { name: /Only changes made by others/ })
+      assert.ok(await byOthers.isChecked())
 
-    // a reload shows the rule as stored
-    await page.reload()
-    assert.ok(
-      await page.getByRole('radio', { name: 'When it changes to one of these values' }).isChecked(),
-    )
-    assert.equal(await page.getByLabel('Values, one per line').inputValue(), 'BUSY\nOUT')
+      await page.getByRole('radio', { name: 'When it changes to or leaves chosen values' }).check()
+      const changesTo = page.getByRole('group', { name: 'When it changes to' })
+      const leaves = page.getByRole('group', { name: 'When it leaves' })
+      // the palette's values are offered on both sides
+      for (const group of [changesTo, leaves])
+        for (const value of ['FREE', 'BUSY', 'AWAY'])
+          await group.getByRole('checkbox', { name: value, exact: true }).waitFor()
+      await changesTo.getByRole('checkbox', { name: 'BUSY', exact: true }).check()
+      await changesTo.getByLabel('Other values, one per line').fill('OUT')
+      await leaves.getByRole('checkbox', { name: 'FREE', exact: true }).check()
+      await page.getByRole('radio', { name: 'Only these' }).check()
+      await page.getByRole('checkbox', { name: 'Pager (webhook)' }).check()
+      await expectNoAxeViolations(page, `a status’s notifications tab, ${device}`)
+      assert.ok(await page.evaluate('document.documentElement.scrollWidth <= innerWidth'))
+      await page.getByRole('button', { name: 'Save', exact: true }).click()
+      await page.getByText('Saved: you will be notified as chosen.').waitFor()
+      const rule = (
+        await asSession(server.t, person.cookie, 'GET', `/v1/status/${statusId}/notifications`)
+      ).json()
+      assert.deepEqual(rule.when, { changesTo: ['BUSY', 'OUT'], leaves: ['FREE'] })
+      assert.equal(rule.byOthers, true)
+      assert.deepEqual(rule.channels, [pager])
 
-    await page.getByRole('radio', { name: 'Off: never' }).check()
-    await page.getByRole('button', { name: 'Save', exact: true }).click()
-    await page.getByText('Notifications for this status are off.').waitFor()
-    const off = (
-      await asSession(server.t, person.cookie, 'GET', `/v1/status/${statusId}/notifications`)
-    ).json()
-    assert.equal(off.when, null)
-  })
+      // a reload shows the rule as stored
+      await page.reload()
+      await page.getByRole('button', { name: 'Save', exact: true }).waitFor()
+      assert.ok(
+        await page
+          .getByRole('radio', { name: 'When it changes to or leaves chosen values' })
+          .isChecked(),
+      )
+      assert.ok(await changesTo.getByRole('checkbox', { name: 'BUSY', exact: true }).isChecked())
+      assert.ok(!(await changesTo.getByRole('checkbox', { name: 'FREE', exact: true }).isChecked()))
+      assert.equal(await changesTo.getByLabel('Other values, one per line').inputValue(), 'OUT')
+      assert.ok(await leaves.getByRole('checkbox', { name: 'FREE', exact: true }).isChecked())
+
+      // my own changes count again
+      await byOthers.uncheck()
+      await page.getByRole('button', { name: 'Save', exact: true }).click()
+      await page.getByText('Saved: you will be notified as chosen.').waitFor()
+      const mine = (
+        await asSession(server.t, person.cookie, 'GET', `/v1/status/${statusId}/notifications`)
+      ).json()
+      assert.equal(mine.byOthers, false)
+
+      await page.getByRole('radio', { name: 'Off: never' }).check()
+      await page.getByRole('button', { name: 'Save', exact: true }).click()
+      await page.getByText('Notifications for this status are off.').waitFor()
+      const off = (
+        await asSession(server.t, person.cookie, 'GET', `/v1/status/${statusId}/notifications`)
+      ).json()
+      assert.equal(off.when, null)
+    })
 
   it('hostile channel names are shown as text, and nothing overflows at 375 px', async (ctx) => {
     const server = await appServer(ctx, { webhookAllowNetworks: ['127.0.0.0/8'] })

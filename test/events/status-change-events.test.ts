@@ -92,6 +92,8 @@ describe(`value writes record status.changed in their transaction [${TEST_ENGINE
         url: `${PUBLIC_URL}/s/${s.shareId}`,
       },
       at: written.valueUpdatedAt,
+      // who made the change, for byOthers rules (docs/notifications.md#rules)
+      by: owner.id,
     })
     assert.equal(event.createdAt, written.valueUpdatedAt)
   })

@@ -8,8 +8,9 @@
 // 1. A webhook: added on the Notifications screen (its secret shown once), tested there;
 //    a real receiver verifies the Standard Webhooks signature with that secret; the delivery
 //    log shows the attempt.
-// 2. A rule: set on a status's Notifications tab (changes to FAILING); the value set on the
-//    status screen reaches the receiver, signed, with the value before it.
+// 2. A rule: set on a status's Notifications tab (changes to FAILING, her own changes
+//    included); the value set on the status screen reaches the receiver, signed, with the
+//    value before it.
 // 3. An e-mail channel: added on the Notifications screen; the confirmation mail's link page
 //    confirms it; a test mail and the next change's mail arrive; turned off and on again.
 // 4. Browser push: the phone adds itself on the Notifications screen; the test arrives at the
@@ -125,8 +126,16 @@ describe('notifications', () => {
         await desk.goto(`${origin}/statuses/${build}`)
         await onScreen(desk, 'Build')
         await openTab(desk, 'Notifications')
-        await desk.getByRole('radio', { name: 'When it changes to one of these values' }).check()
-        await desk.getByLabel('Values, one per line').fill('FAILING')
+        // made in the app, the Build came with "any change by others"; Grace sets it herself
+        // here, so she wants her own changes too
+        await desk
+          .getByRole('radio', { name: 'When it changes to or leaves chosen values' })
+          .check()
+        await desk
+          .getByRole('group', { name: 'When it changes to' })
+          .getByLabel('Values, one per line')
+          .fill('FAILING')
+        await desk.getByRole('checkbox', { name: /Only changes made by others/ }).uncheck()
         await desk.getByRole('button', { name: 'Save', exact: true }).click()
         await desk.getByText('Saved: you will be notified as chosen.').waitFor()
         await j.check(desk, 'a status’s notifications tab, desktop')

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { newId } from '../../src/lib/ids.ts'
 import { sweepDeletedHistory } from '../../src/modules/statuses/history-sweep.ts'
-import { asSession, GOOD_PASSWORD, sessionCookieOf } from '../helpers/accounts.ts'
+import { asSession, GOOD_PASSWORD, sessionCookieOf, signUpUser } from '../helpers/accounts.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import { TEST_ENGINE } from '../helpers/engine.ts'
 import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
@@ -94,30 +94,53 @@ runScenarios(`GET, PUT, DELETE /v1/status/:statusId/notifications [${TEST_ENGINE
         statusId: ctx.vars.id,
         when: null,
         channels: null,
+        byOthers: false,
         createdAt: null,
         updatedAt: null,
       }),
   },
-  ...(['any', 'stale', { changesTo: ['BUSY', 'AWAY'] }, { leaves: ['FREE'] }] as const).map(
-    (when) => ({
-      name: `PUT ${JSON.stringify(when)}: 200, the rule, and GET reads it back`,
-      method: 'PUT' as const,
-      url: URL,
-      body: { when },
-      expectStatus: 200,
-      expect: async (body: Record<string, unknown>, ctx: ScenarioContext) => {
-        assert.deepEqual(body.when, when)
-        assert.equal(body.channels, null, 'all channels by default')
-        assert.equal(typeof body.createdAt, 'string')
-        const read = await ctx.t.request(
-          ctx.users.owner ?? null,
-          'GET',
-          `/v1/status/${ctx.vars.id}/notifications`,
-        )
-        assert.deepEqual(read.json(), body)
-      },
-    }),
-  ),
+  ...(
+    [
+      'any',
+      'stale',
+      { changesTo: ['BUSY', 'AWAY'] },
+      { leaves: ['FREE'] },
+      { changesTo: ['BUSY'], leaves: ['FREE', 'AWAY'] },
+    ] as const
+  ).map((when) => ({
+    name: `PUT ${JSON.stringify(when)}: 200, the rule, and GET reads it back`,
+    method: 'PUT' as const,
+    url: URL,
+    body: { when },
+    expectStatus: 200,
+    expect: async (body: Record<string, unknown>, ctx: ScenarioContext) => {
+      assert.deepEqual(body.when, when)
+      assert.equal(body.channels, null, 'all channels by default')
+      assert.equal(body.byOthers, false, 'every change by default, your own included')
+      assert.equal(typeof body.createdAt, 'string')
+      const read = await ctx.t.request(
+        ctx.users.owner ?? null,
+        'GET',
+        `/v1/status/${ctx.vars.id}/notifications`,
+      )
+      assert.deepEqual(read.json(), body)
+    },
+  })),
+  {
+    name: 'PUT with byOthers: 200, stored, and GET reads it back; a PUT without it turns it off',
+    method: 'PUT',
+    url: URL,
+    body: { when: { changesTo: ['BUSY'], leaves: ['FREE'] }, byOthers: true },
+    expectStatus: 200,
+    expect: async (body, ctx) => {
+      assert.equal(body.byOthers, true)
+      const path = `/v1/status/${ctx.vars.id}/notifications`
+      const read = await ctx.t.request(ctx.users.owner ?? null, 'GET', path)
+      assert.deepEqual(read.json(), body)
+      const replaced = await ctx.t.request(ctx.users.owner ?? null, 'PUT', path, { when: 'any' })
+      assert.equal(replaced.json().byOthers, false, 'PUT replaces the whole rule')
+    },
+  },
   {
     name: 'PUT replaces the rule: one per user and status',
     method: 'PUT',
@@ -202,7 +225,10 @@ runScenarios(`GET, PUT, DELETE /v1/status/:statusId/notifications [${TEST_ENGINE
       ['a whitespace-only value', { when: { leaves: ['   '] } }],
       ['a value that is not text', { when: { changesTo: [3] } }],
       ['the same value twice', { when: { changesTo: ['A', 'A'] } }],
-      ['changesTo and leaves at once', { when: { changesTo: ['A'], leaves: ['B'] } }],
+      ['a when object naming neither changesTo nor leaves', { when: {} }],
+      ['leaves empty beside changesTo', { when: { changesTo: ['A'], leaves: [] } }],
+      ['byOthers not a boolean', { when: 'any', byOthers: 'yes' }],
+      ['byOthers null', { when: 'any', byOthers: null }],
       ['an unknown property in when', { when: { changesTo: ['A'], also: 1 } }],
       ['an unknown property', { when: 'any', mute: true }],
       ['channels empty', { when: 'any', channels: [] }],
@@ -368,6 +394,55 @@ describe(`notification rules: plan limit, defaults for subscribers, cleanup [${T
     assert.equal(off.statusCode, 204)
     const now = await t.request(free, 'PUT', `/v1/status/${ids[25]}/notifications`, { when: 'any' })
     assert.equal(now.statusCode, 200, 'room again once one is gone')
+  })
+
+  it('a status created with a session gives its creator {"when":"any","byOthers":true}; they may remove it', async (ctx) => {
+    const t = await makeApp(ctx, { deps: { signup: 'open' } })
+    const { cookie } = await signUpUser(t, { email: 'ann@example.com', name: 'Ann' })
+    const created = await asSession(t, cookie, 'POST', '/v1/status-keys/room-4', { value: 'FREE' })
+    assert.equal(created.statusCode, 201, created.body)
+    const id = created.json().id as string
+    const path = `/v1/status/${id}/notifications`
+    const rule = await asSession(t, cookie, 'GET', path)
+    assert.equal(rule.statusCode, 200, rule.body)
+    assert.equal(rule.json().when, 'any')
+    assert.equal(rule.json().byOthers, true)
+    assert.equal(rule.json().channels, null, 'all of the creator’s channels')
+    const updated = await asSession(t, cookie, 'POST', '/v1/status-keys/room-4', { value: 'BUSY' })
+    assert.equal(updated.statusCode, 200, 'a write to it creates nothing')
+    const off = await asSession(t, cookie, 'DELETE', path)
+    assert.equal(off.statusCode, 204)
+    assert.equal((await asSession(t, cookie, 'GET', path)).json().when, null, 'removed, stays off')
+    await asSession(t, cookie, 'POST', '/v1/status-keys/room-4', { value: 'FREE' })
+    assert.equal((await asSession(t, cookie, 'GET', path)).json().when, null, 'not made again')
+  })
+
+  it('a status created with an API key gives its creator no rule', async (ctx) => {
+    const t = await makeApp(ctx)
+    const owner = await t.user({ plan: 'pro' })
+    const s = await createStatus(t, owner, 'ci', { name: 'Build', value: 'PASSING' })
+    assert.deepEqual(await rulesOf(t, s.id), [])
+  })
+
+  it('a creator at their plan’s rule limit gets no creator rule (the status is created)', async (ctx) => {
+    const t = await makeApp(ctx, { deps: { signup: 'open' } })
+    const { id: userId, cookie } = await signUpUser(t, { email: 'fay@example.com', name: 'Fay' })
+    await t.database.db
+      .updateTable('users')
+      .set({ plan: 'free' })
+      .where('id', '=', userId)
+      .execute()
+    const owner = await t.user({ plan: 'pro' })
+    for (let i = 0; i < 25; i++) {
+      const s = await createStatus(t, owner, `p${i}`, { name: `Public ${i}`, accessType: 'public' })
+      const res = await asSession(t, cookie, 'PUT', `/v1/status/${s.id}/notifications`, {
+        when: 'any',
+      })
+      assert.equal(res.statusCode, 200, res.body)
+    }
+    const created = await asSession(t, cookie, 'POST', '/v1/status-keys/mine', { value: 'ON' })
+    assert.equal(created.statusCode, 201, created.body)
+    assert.deepEqual(await rulesOf(t, created.json().id), [])
   })
 
   it('accepting a subscriber invitation link turns {"when":"any"} on; an updater link does not', async (ctx) => {

@@ -122,6 +122,115 @@ const TABLE: Row[] = [
     false,
   ],
   ['an unreadable condition hears nothing', 'not json', 'status.changed', 'OK', 'DOWN', false],
+  [
+    'changesTo and leaves: to a changesTo value',
+    '{"changesTo":["BUSY"],"leaves":["FREE"]}',
+    'status.changed',
+    'AWAY',
+    'BUSY',
+    true,
+  ],
+  [
+    'changesTo and leaves: leaving a leaves value',
+    '{"changesTo":["BUSY"],"leaves":["FREE"]}',
+    'status.changed',
+    'FREE',
+    'AWAY',
+    true,
+  ],
+  [
+    'changesTo and leaves: both at once (told once)',
+    '{"changesTo":["BUSY"],"leaves":["FREE"]}',
+    'status.changed',
+    'FREE',
+    'BUSY',
+    true,
+  ],
+  [
+    'changesTo and leaves: neither',
+    '{"changesTo":["BUSY"],"leaves":["FREE"]}',
+    'status.changed',
+    'AWAY',
+    'OUT',
+    false,
+  ],
+  [
+    'changesTo and leaves: a leaves value written again',
+    '{"changesTo":["BUSY"],"leaves":["FREE"]}',
+    'status.changed',
+    'FREE',
+    'FREE',
+    false,
+  ],
+  [
+    'changesTo and leaves: not staleness',
+    '{"changesTo":["BUSY"],"leaves":["FREE"]}',
+    'status.stale',
+    'FREE',
+    'BUSY',
+    false,
+  ],
+  [
+    'a condition with an unknown property hears nothing',
+    '{"changesTo":["BUSY"],"sometimes":true}',
+    'status.changed',
+    'FREE',
+    'BUSY',
+    false,
+  ],
+  ['an empty condition object hears nothing', '{}', 'status.changed', 'FREE', 'BUSY', false],
+  [
+    'a condition whose leaves is no list hears nothing',
+    '{"changesTo":["BUSY"],"leaves":"FREE"}',
+    'status.changed',
+    'FREE',
+    'BUSY',
+    false,
+  ],
+]
+
+// byOthers: whether the change's author (`by`: whoever it was made for, a timed change's
+// setter included) is the rule's own user. `by` null: an author this version does not know.
+type WhoRow = [
+  rule: string,
+  condition: string,
+  event: string,
+  byOthers: boolean,
+  by: string | null,
+  fires: boolean,
+]
+
+const RULE_USER = 'u-ann'
+const WHO_TABLE: WhoRow[] = [
+  ['byOthers: a change by another user', '"any"', 'status.changed', true, 'u-bob', true],
+  ["byOthers: a change by the rule's own user", '"any"', 'status.changed', true, RULE_USER, false],
+  [
+    "byOthers: a timed change the rule's user set (made for them)",
+    '{"changesTo":["FREE"]}',
+    'status.changed',
+    true,
+    RULE_USER,
+    false,
+  ],
+  [
+    'byOthers: a change by another user, condition matched',
+    '{"changesTo":["FREE"]}',
+    'status.changed',
+    true,
+    'u-bob',
+    true,
+  ],
+  [
+    'byOthers: a change by another user, condition not matched',
+    '{"changesTo":["BUSY"]}',
+    'status.changed',
+    true,
+    'u-bob',
+    false,
+  ],
+  ['byOthers: an author not recorded is not the user', '"any"', 'status.changed', true, null, true],
+  ['byOthers: staleness is made by no one', '"stale"', 'status.stale', true, null, true],
+  ["without byOthers: the user's own change", '"any"', 'status.changed', false, RULE_USER, true],
 ]
 
 describe('rule matching (docs/notifications.md#rules)', () => {
@@ -129,6 +238,18 @@ describe('rule matching (docs/notifications.md#rules)', () => {
     it(`${rule}: ${condition} on ${event} ${previous} → ${value} ${fires ? 'fires' : 'does not fire'}`, () =>
       assert.equal(
         ruleMatches(parseCondition(condition), event, { previousValue: previous, value }),
+        fires,
+      ))
+
+  for (const [rule, condition, event, byOthers, by, fires] of WHO_TABLE)
+    it(`${rule}: ${condition} byOthers=${byOthers} by ${by ?? 'nobody'} ${fires ? 'fires' : 'does not fire'}`, () =>
+      assert.equal(
+        ruleMatches(
+          parseCondition(condition),
+          event,
+          { previousValue: 'BUSY', value: 'FREE' },
+          { rule: { userId: RULE_USER, byOthers }, by },
+        ),
         fires,
       ))
 

@@ -114,9 +114,12 @@ describe('no internal field in any response', () => {
       'staleAfter',
       'staleSince',
       'statusKey',
+      'subscriberCount',
       'type',
       'updatedAt',
       'value',
+      'valueAfter',
+      'valueUntil',
       'valueUpdatedAt',
     ])
   })

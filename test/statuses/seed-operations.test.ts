@@ -79,9 +79,12 @@ runScenarios('PATCH /v1/status/:statusId (update a status by id)', withOneStatus
         'staleAfter',
         'staleSince',
         'statusKey',
+        'subscriberCount',
         'type',
         'updatedAt',
         'value',
+        'valueAfter',
+        'valueUntil',
         'valueUpdatedAt',
       ])
       assert.equal(body.id, ctx.vars.statusId)

@@ -162,12 +162,16 @@ describe(onEngine('a script of status writes leaves the same rows on every engin
       )
         .map((e) => ({ type: e.type, pending: e.done_at === null, ...JSON.parse(e.payload) }))
         .sort((x, y) => x.status.changeCount - y.status.changeCount)
-        .map(({ status, at: _at, ...e }) => ({
-          ...e,
-          value: status.value,
-          previousValue: status.previousValue,
-          colorNo: status.colorNo,
-        }))
+        .map(({ status, at: _at, by, ...e }) => {
+          // who made the change, for byOthers rules (docs/notifications.md#rules)
+          assert.equal(by, caller.userId)
+          return {
+            ...e,
+            value: status.value,
+            previousValue: status.previousValue,
+            colorNo: status.colorNo,
+          }
+        })
     // one status.changed event per value write after the rule came, none for the rename
     assert.deepEqual(await events(), [
       { type: 'status.changed', pending: true, value: 'DOWN', previousValue: 'UP', colorNo: 9 },

@@ -8,7 +8,7 @@ import { shareViewOf } from '../statuses/share.service.ts'
 import { validLinkIds } from '../statuses/share-links.service.ts'
 import { roleHolders } from '../statuses/sharing.service.ts'
 import type { StatusChange, StatusEventBus } from '../statuses/status-events.ts'
-import { findStatus, toStatus } from '../statuses/statuses.service.ts'
+import { findStatus, subscribersOf, toStatus } from '../statuses/statuses.service.ts'
 
 /**
  * Who watches: an anonymous share-page viewer, the holder of a private share link (which
@@ -120,8 +120,12 @@ class Snapshot {
   #roleHolders: Promise<Set<string>> | undefined
   readonly #deps: FeedDeps
 
-  constructor(row: StatusRow, deps: FeedDeps) {
+  /** Users holding the subscriber role at this version (`subscriberCount`). */
+  readonly #subscribers: number
+
+  constructor(row: StatusRow, deps: FeedDeps, subscribers: number) {
     this.row = row
+    this.#subscribers = subscribers
     this.version = Number(row.version)
     this.#deps = deps
   }
@@ -132,20 +136,25 @@ class Snapshot {
 
   /** The event for the owner's streams: the Status JSON, the owner's status key in it. */
   ownerFrame(): Rendered {
-    this.#ownerFrame ??= this.#statusEvent(this.row.owner_id)
+    this.#ownerFrame ??= this.#statusEvent(this.row.owner_id, this.#subscribers)
     return this.#ownerFrame
   }
 
   /** The event for other users' streams: the Status JSON as they read it (no status key). */
   othersFrame(): Rendered {
-    // note: any reader but the owner gets the same Status (docs/api.md#the-status-object)
-    this.#othersFrame ??= this.#statusEvent('')
+    // note: any reader but the owner gets the same Status (docs/api.md#the-status-object):
+    // the subscriber count only when the user list is public (a `private` list's role
+    // holders read it with GET)
+    this.#othersFrame ??= this.#statusEvent(
+      '',
+      this.row.access_type_user_list === 'public' ? this.#subscribers : null,
+    )
     return this.#othersFrame
   }
 
-  #statusEvent(readerId: string): Rendered {
+  #statusEvent(readerId: string, subscribers: number | null): Rendered {
     const now = (this.#deps.clock ?? systemClock).now()
-    return this.#rendered(JSON.stringify(toStatus(this.row, readerId, now)))
+    return this.#rendered(JSON.stringify(toStatus(this.row, readerId, now, subscribers)))
   }
 
   #rendered(json: string): Rendered {
@@ -319,7 +328,8 @@ class Feed {
 
   async load(): Promise<Snapshot | undefined> {
     const row = await findStatus(this.#deps.db, this.statusId)
-    return row ? new Snapshot(row, this.#deps) : undefined
+    if (!row) return undefined
+    return new Snapshot(row, this.#deps, await subscribersOf(this.#deps.db, row.id))
   }
 
   stop(): void {

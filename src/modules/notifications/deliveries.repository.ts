@@ -44,6 +44,7 @@ export interface RuleChannelRow {
   user_id: string
   condition: string
   channel_ids: string | null
+  by_others: number
   channel_id: string
 }
 
@@ -63,7 +64,14 @@ export async function ruleChannelsOfStatuses(
       ...(await db
         .selectFrom('notification_rules as r')
         .innerJoin('channels as c', 'c.user_id', 'r.user_id')
-        .select(['r.status_id', 'r.user_id', 'r.condition', 'r.channel_ids', 'c.id as channel_id'])
+        .select([
+          'r.status_id',
+          'r.user_id',
+          'r.condition',
+          'r.channel_ids',
+          'r.by_others',
+          'c.id as channel_id',
+        ])
         .where('r.status_id', 'in', part)
         .where('c.enabled', '=', 1)
         .where('c.verified_at', 'is not', null)

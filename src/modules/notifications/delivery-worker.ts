@@ -48,6 +48,7 @@ import {
   parseChannelIds,
   parseCondition,
   type RuleCondition,
+  type RuleOwner,
   ruleMatches,
 } from './rule-matching.ts'
 
@@ -145,6 +146,8 @@ export interface PassSummary {
 interface StoredPayload {
   status?: NotifiedStatus
   at?: string
+  /** Who the change was made for (a `status.changed` event; docs/notifications.md#rules). */
+  by?: string | null
   message?: string
 }
 
@@ -177,7 +180,7 @@ const FAN_OUT_ROWS_PER_WRITE = 1000
 /** Who an event's status may tell, read once per status for a fan-out pass. */
 interface StatusAudience {
   /** Per user with a rule and a usable channel: the rule and the channels it may use. */
-  users: Map<string, { condition: RuleCondition | null; channelIds: string[] }>
+  users: Map<string, { condition: RuleCondition | null; owner: RuleOwner; channelIds: string[] }>
 }
 
 export class DeliveryWorker {
@@ -406,7 +409,11 @@ export class DeliveryWorker {
         if (!viewers.has(row.user_id)) continue
         let user = users.get(row.user_id)
         if (!user) {
-          user = { condition: parseCondition(row.condition), channelIds: [] }
+          user = {
+            condition: parseCondition(row.condition),
+            owner: { userId: row.user_id, byOthers: Number(row.by_others) === 1 },
+            channelIds: [],
+          }
           users.set(row.user_id, user)
           allowed.set(row.user_id, parseChannelIds(row.channel_ids))
         }
@@ -430,11 +437,12 @@ export class DeliveryWorker {
         const audience = event.status_id ? audiences.get(event.status_id) : undefined
         // note: most changes tell no one; their payload is not even parsed
         if (!audience) return []
-        const status = parsePayload(event.payload).status
+        const { status, by } = parsePayload(event.payload)
         if (!status) return []
         const out: string[] = []
         for (const user of audience.users.values())
-          if (ruleMatches(user.condition, event.type, status)) out.push(...user.channelIds)
+          if (ruleMatches(user.condition, event.type, status, { rule: user.owner, by: by ?? null }))
+            out.push(...user.channelIds)
         return out
       }
       case 'channel.test': {

@@ -14,7 +14,13 @@ export const findRule = (db: Db, statusId: string, userId: string): Promise<Rule
 /** Creates or replaces the user's rule for the status (one per user and status). */
 export async function upsertRule(
   db: Db,
-  row: { status_id: string; user_id: string; condition: string; channel_ids: string | null },
+  row: {
+    status_id: string
+    user_id: string
+    condition: string
+    channel_ids: string | null
+    by_others: 0 | 1
+  },
   at: string,
 ): Promise<void> {
   await db
@@ -24,6 +30,7 @@ export async function upsertRule(
       oc.columns(['status_id', 'user_id']).doUpdateSet({
         condition: row.condition,
         channel_ids: row.channel_ids,
+        by_others: row.by_others,
         updated_at: at,
       }),
     )

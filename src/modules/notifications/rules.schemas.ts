@@ -7,11 +7,13 @@ import { SingleLineText } from '../../lib/text.ts'
 
 /** Values a `changesTo` / `leaves` rule names: status values (1–10 characters), 1 to 20 of them. */
 export const MAX_RULE_VALUES = 20
-const RuleValues = Type.Array(SingleLineText({ minLength: 1, maxLength: 10 }), {
-  minItems: 1,
-  maxItems: MAX_RULE_VALUES,
-  uniqueItems: true,
-})
+const ruleValues = (description: string) =>
+  Type.Array(SingleLineText({ minLength: 1, maxLength: 10 }), {
+    minItems: 1,
+    maxItems: MAX_RULE_VALUES,
+    uniqueItems: true,
+    description,
+  })
 
 /** The most channels one rule may name (more than any plan lets a user have). */
 export const MAX_RULE_CHANNELS = 100
@@ -22,17 +24,19 @@ export const RuleConditionSchema = Type.Union(
       description: '`any`: every value update; `stale`: the status went quiet (staleAfter)',
     }),
     Type.Object(
-      { changesTo: RuleValues },
       {
-        additionalProperties: false,
-        description: 'An update that sets one of these values (the same value again included)',
+        changesTo: Type.Optional(
+          ruleValues('An update that sets one of these values (the same value again included)'),
+        ),
+        leaves: Type.Optional(
+          ruleValues('An update from one of these values to a value not among them'),
+        ),
       },
-    ),
-    Type.Object(
-      { leaves: RuleValues },
       {
         additionalProperties: false,
-        description: 'An update from one of these values to a value not among them',
+        minProperties: 1,
+        description:
+          '`changesTo`, `leaves` or both: an update that either of them names (docs/notifications.md#rules)',
       },
     ),
   ],
@@ -54,12 +58,22 @@ export const RuleInputSchema = Type.Object(
         description: 'Ids of your own channels; absent or null: all of your channels',
       }),
     ),
+    byOthers: Type.Optional(
+      Type.Boolean({
+        description:
+          "true: skip changes you made yourself (any of your keys or sessions, and your values' ends and schedules); default false",
+      }),
+    ),
   },
   {
     $id: 'NotificationRuleInput',
     additionalProperties: false,
     description: 'Your rule for this status (docs/notifications.md#rules)',
-    examples: [{ when: { changesTo: ['FAILING'] } }, { when: 'any', channels: ['Xq3…'] }],
+    examples: [
+      { when: { changesTo: ['FAILING'] } },
+      { when: { changesTo: ['BUSY'], leaves: ['FREE'] }, byOthers: true },
+      { when: 'any', channels: ['Xq3…'] },
+    ],
   },
 )
 export type RuleInput = Static<typeof RuleInputSchema>
@@ -73,6 +87,7 @@ export const RuleSchema = Type.Object(
     channels: Type.Union([Type.Array(Type.String()), Type.Null()], {
       description: 'The channels notified; null: all of your channels',
     }),
+    byOthers: Type.Boolean({ description: 'true: changes you made yourself are skipped' }),
     createdAt: Type.Union([Timestamp(), Type.Null()]),
     updatedAt: Type.Union([Timestamp(), Type.Null()]),
   },
@@ -85,6 +100,7 @@ export const RuleSchema = Type.Object(
         statusId: 'aQHwS9dTxhRMpO5YH1z4I',
         when: { changesTo: ['FAILING'] },
         channels: null,
+        byOthers: false,
         createdAt: '2026-11-29T08:00:00.000Z',
         updatedAt: '2026-11-29T08:00:00.000Z',
       },

@@ -22,11 +22,12 @@ import type { Rule, RuleCondition, RuleInput } from './rules.schemas.ts'
 
 const toRule = (statusId: string, row: RuleRow | undefined): Rule =>
   row === undefined
-    ? { statusId, when: null, channels: null, createdAt: null, updatedAt: null }
+    ? { statusId, when: null, channels: null, byOthers: false, createdAt: null, updatedAt: null }
     : {
         statusId,
         when: JSON.parse(row.condition) as RuleCondition,
         channels: row.channel_ids === null ? null : (JSON.parse(row.channel_ids) as string[]),
+        byOthers: Number(row.by_others) === 1,
         createdAt: row.created_at,
         updatedAt: row.updated_at,
       }
@@ -76,6 +77,7 @@ export async function putRule(
         user_id: caller.userId,
         condition: JSON.stringify(input.when),
         channel_ids: channels === null ? null : JSON.stringify(channels),
+        by_others: input.byOthers === true ? 1 : 0,
       },
       creationIso(),
     )

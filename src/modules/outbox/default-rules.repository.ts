@@ -1,13 +1,14 @@
 import type { Db } from '../../db/database.ts'
 
 // The few writes to `notification_rules` that statuses make inside its own transactions
-// (docs/notifications.md#rules): the rule a new subscriber gets, and the rules that go with
+// (docs/notifications.md#rules): the rule a new subscriber gets, the rule a status's creator
+// gets, and the rules that go with
 // a role given up or a status deleted. The rules API itself is notifications' (rules.*).
 
 /** Inserts the rule unless the user has one for the status already; true when inserted. */
 export async function insertRuleUnlessPresent(
   db: Db,
-  row: { status_id: string; user_id: string; condition: string; at: string },
+  row: { status_id: string; user_id: string; condition: string; by_others?: 0 | 1; at: string },
 ): Promise<boolean> {
   const result = await db
     .insertInto('notification_rules')
@@ -16,6 +17,7 @@ export async function insertRuleUnlessPresent(
       user_id: row.user_id,
       condition: row.condition,
       channel_ids: null,
+      by_others: row.by_others ?? 0,
       created_at: row.at,
       updated_at: row.at,
     })
@@ -50,4 +52,14 @@ export async function deleteRulesOfStatusBatch(
     .where('user_id', 'in', batch)
     .executeTakeFirst()
   return Number(result.numDeletedRows)
+}
+
+/** How many rules the user has, on all statuses (the plan's `maxNotificationRules`). */
+export async function countRulesOfUser(db: Db, userId: string): Promise<number> {
+  const row = await db
+    .selectFrom('notification_rules')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.ts'
 import {
+  countRulesOfUser,
   deleteRuleOf,
   deleteRulesOfStatusBatch,
   insertRuleUnlessPresent,
@@ -31,6 +32,31 @@ export const turnOnDefaultRule = (
     condition: DEFAULT_RULE_CONDITION,
     at,
   })
+
+/** The rule the creator of a status in the app gets: told of every change made by others. */
+export const CREATOR_RULE_CONDITION = '"any"'
+
+/**
+ * Gives the user who just created the status with a session (the app) the rule
+ * `{"when": "any", "byOthers": true}` on all their channels, unless that would take them
+ * past `maxRules`, their plan's rule limit (null: unlimited). True when it was made.
+ */
+export async function turnOnCreatorRule(
+  db: Db,
+  statusId: string,
+  userId: string,
+  at: string,
+  maxRules: number | null,
+): Promise<boolean> {
+  if (maxRules !== null && (await countRulesOfUser(db, userId)) >= maxRules) return false
+  return insertRuleUnlessPresent(db, {
+    status_id: statusId,
+    user_id: userId,
+    condition: CREATOR_RULE_CONDITION,
+    by_others: 1,
+    at,
+  })
+}
 
 /** Removes a user's rule for a status they gave up (left, or were removed from). */
 export const removeRule = (db: Db, statusId: string, userId: string): Promise<void> =>

@@ -75,12 +75,19 @@ export async function recordOutboxEvent(db: Db, event: NewOutboxEvent): Promise<
   return row.id
 }
 
-/** The row of a value write's `status.changed` event (see recordStatusEvent). */
-export const statusChangedRow = (status: NotifiedStatus, at: string): OutboxEventInsert =>
+/**
+ * The row of a value write's `status.changed` event (see recordStatusEvent); `by`: the user
+ * the change was made for.
+ */
+export const statusChangedRow = (
+  status: NotifiedStatus,
+  at: string,
+  by: string | null,
+): OutboxEventInsert =>
   outboxEventRow({
     type: STATUS_CHANGED,
     statusId: status.id,
-    payload: { status, at } satisfies StatusEventPayload,
+    payload: { status, at, by } satisfies StatusEventPayload,
     at,
   })
 
@@ -102,6 +109,12 @@ export interface StatusEventPayload {
   status: NotifiedStatus
   /** When it happened (RFC 3339): the value update, or the moment the status turned stale. */
   at: string
+  /**
+   * Who a change was made for (the writer's user; for a timed change, the user who set it),
+   * so `byOthers` rules skip their own user's changes (docs/notifications.md#rules). Absent
+   * on a silence; never sent to a channel.
+   */
+  by?: string | null
 }
 
 /** A value was set (every value update, the same value again included). */
@@ -125,6 +138,7 @@ export const recordStatusEvent = async (
   type: typeof STATUS_CHANGED | typeof STATUS_STALE,
   status: NotifiedStatus,
   at: string,
+  by?: string | null,
 ): Promise<string | undefined> => {
   if (type === STATUS_CHANGED && !(await statusHasNotificationRule(db, status.id))) return undefined
   // note: only a recorded event serves the live relay; without one, announcedWrite records
@@ -133,7 +147,7 @@ export const recordStatusEvent = async (
   return recordOutboxEvent(db, {
     type,
     statusId: status.id,
-    payload: { status, at } satisfies StatusEventPayload,
+    payload: { status, at, ...(by !== undefined && { by }) } satisfies StatusEventPayload,
     at,
   })
 }

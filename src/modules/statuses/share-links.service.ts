@@ -35,7 +35,7 @@ import { announcedWrite } from './status-events.ts'
 import { mayReadDetail, roleOn, withinReach } from './statuses.access.ts'
 import { findStatusById, findStatusByIdForWrite } from './statuses.repository.ts'
 import type { AccessLevel, Status } from './statuses.schemas.ts'
-import { type Caller, toStatus } from './statuses.service.ts'
+import { type Caller, subscriberCountFor, toStatus } from './statuses.service.ts'
 
 // Private share links (docs/accounts.md#private-share-links): a bearer token that shows one
 // status, read-only, to whoever holds it, whatever the status's accessType, until it expires
@@ -377,7 +377,12 @@ export async function followLink(
         }))
       // a new subscriber is notified of every change by default (docs/notifications.md#rules)
       if (created) await turnOnDefaultRule(tx, status.id, caller.userId, creationIso())
-      return { status: toStatus(status, caller.userId), created }
+      const subscribers = await subscriberCountFor(
+        tx,
+        status,
+        role ?? (created ? 'subscriber' : null),
+      )
+      return { status: toStatus(status, caller.userId, Date.now(), subscribers), created }
     },
     (followed) => ({ statusId: followed.status.id, version: 0, kind: 'access' }),
   )

@@ -61,10 +61,31 @@ export const insertHistory = async (db: Db, row: NewHistoryRow): Promise<void> =
   await db.insertInto('status_history').values(row).execute()
 }
 
-/** A row read for writing, and what a condition given to the read said of it. */
+/** A row read for writing, what a condition given to the read said of it, its subscribers. */
 export interface ReadForWrite {
   row: StatusRow
   flagged: boolean
+  /** How many users hold the subscriber role on it. */
+  subscribers: number
+}
+
+/** The users holding the subscriber role on a status, counted in the statement that reads it. */
+const subscribersOf = (eb: ExpressionBuilder<DB, 'statuses'>) =>
+  eb
+    .selectFrom('status_roles as sr')
+    .select((sub) => sub.fn.countAll<number | string>().as('n'))
+    .whereRef('sr.status_id', '=', 'statuses.id')
+    .where('sr.role', '=', 'subscriber')
+
+/** How many users hold the subscriber role on the status (the Status's `subscriberCount`). */
+export async function countSubscribers(db: Db, statusId: string): Promise<number> {
+  const row = await db
+    .selectFrom('status_roles')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('status_id', '=', statusId)
+    .where('role', '=', 'subscriber')
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
 }
 
 /**
@@ -85,6 +106,7 @@ export async function findStatusesForWrite(
     .selectFrom('statuses')
     .selectAll()
     .select((eb) => flag(eb).as('flagged'))
+    .select((eb) => subscribersOf(eb).as('subscribers'))
     .where((eb) =>
       eb.or([
         ...(ids.length > 0 ? [eb('id', 'in', [...ids])] : []),
@@ -96,7 +118,11 @@ export async function findStatusesForWrite(
     .orderBy('id')
   const read = await lockRowsForWrite(db, query).execute()
   // note: SQLite answers a condition with 0 or 1
-  return read.map(({ flagged, ...row }) => ({ row, flagged: Boolean(flagged) }))
+  return read.map(({ flagged, subscribers, ...row }) => ({
+    row,
+    flagged: Boolean(flagged),
+    subscribers: Number(subscribers ?? 0),
+  }))
 }
 
 /**

@@ -20,6 +20,7 @@ export const READ_ONLY_FIELDS = new Set([
   'valueUpdatedAt',
   'stale',
   'staleSince',
+  'subscriberCount',
 ])
 
 /** The shortest and longest silence `staleAfter` may name, in seconds (docs/notifications.md#staleness). */
@@ -176,6 +177,10 @@ export const StatusSchema = Type.Object(
       description: 'When it turned stale; null while it is not',
     }),
     changeCount: Type.Integer({ minimum: 0 }),
+    subscriberCount: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+      description:
+        'Users holding the subscriber role; null for a reader who may not see the user list (accessTypeUserList)',
+    }),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
     valueUpdatedAt: Type.Union([Timestamp(), Type.Null()]),

@@ -15,6 +15,7 @@ import { newId, newShareId } from '../../lib/ids.ts'
 import { creationIso, nowIso } from '../../lib/time.ts'
 import { type Settled, turnBatcher } from '../../lib/turn-batcher.ts'
 import type { CredentialLimits } from '../keys/scopes.ts'
+import { turnOnCreatorRule } from '../outbox/default-rules.service.ts'
 import {
   liveChangeRow,
   type NotifiedStatus,
@@ -28,6 +29,7 @@ import {
 } from '../outbox/outbox.service.ts'
 import { planOf } from '../plans/plan-of.ts'
 import { assertPlanAllows, assertUnderStatusLimit } from '../plans/plan-rules.ts'
+import { notificationRulesOf } from '../plans/plans.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { pruneHistories } from './history.repository.ts'
 import { ownerPlanOf, retentionCutoff } from './history.service.ts'
@@ -37,6 +39,7 @@ import { announceCommitted, announcedWrite, type StatusChange } from './status-e
 import { assertMayChange, assertOwnKeyReached, assertVisible, roleOn } from './statuses.access.ts'
 import {
   countOwnedStatuses,
+  countSubscribers,
   deleteStatusRow,
   findStatusById,
   findStatusByIdForWrite,
@@ -74,6 +77,11 @@ export interface Caller {
   limits?: CredentialLimits
   /** The API key the caller presented, if any: history notes which key wrote a value. */
   keyId?: string
+  /**
+   * True when the caller signed in with a session (the app): a status they create gives
+   * them the creator's notification rule (docs/notifications.md#rules).
+   */
+  session?: boolean
 }
 
 /** A status as the API answers it, with its entity tag. */
@@ -106,11 +114,37 @@ export interface WriteOptions {
 export const statusEtag = (row: Pick<StatusRow, 'id' | 'version'>): string =>
   versionEtag(row.id, Number(row.version))
 
-/** The API's view of a stored status for one reader at a time, and its tag, mapped once. */
-const tagged = (row: StatusRow, readerId: string, nowMs: number): TaggedStatus => ({
-  status: toStatus(row, readerId, nowMs),
+/**
+ * The API's view of a stored status for one reader at a time, and its tag, mapped once;
+ * `subscribers`: its subscriber count when the reader may see its user list, else null.
+ */
+const tagged = (
+  row: StatusRow,
+  readerId: string,
+  nowMs: number,
+  subscribers: number | null,
+): TaggedStatus => ({
+  status: toStatus(row, readerId, nowMs, subscribers),
   etag: statusEtag(row),
 })
+
+/**
+ * Whether someone with this role on the status (or none) may see its user list, and so its
+ * `subscriberCount` (docs/api.md#the-status-object): per `accessTypeUserList`, `public`
+ * everyone who sees the status, `private` users with a role on it, `owner` the owner.
+ */
+export function maySeeUserList(row: StatusRow, role: string | null): boolean {
+  if (role === 'owner') return true
+  if (row.access_type_user_list === 'public') return true
+  return row.access_type_user_list === 'private' && role !== null
+}
+
+/** The status's `subscriberCount` for a reader with this role: null when they may not see it. */
+export const subscriberCountFor = async (
+  db: Db,
+  row: StatusRow,
+  role: string | null,
+): Promise<number | null> => (maySeeUserList(row, role) ? countSubscribers(db, row.id) : null)
 
 /** The time by the service's clock (staleness is judged by it). */
 const nowOf = (deps: ServiceDeps): number => (deps.clock ?? systemClock).now()
@@ -141,7 +175,12 @@ export const STATUS_DEFAULTS = {
  * change case. The status key is the owner's own name for the status: null for everyone else
  * (docs/api.md#the-status-object).
  */
-export function toStatus(row: StatusRow, readerId: string, nowMs: number = Date.now()): Status {
+export function toStatus(
+  row: StatusRow,
+  readerId: string,
+  nowMs: number = Date.now(),
+  subscriberCount: number | null = null,
+): Status {
   return {
     id: row.id,
     shareId: row.share_id,
@@ -159,6 +198,7 @@ export function toStatus(row: StatusRow, readerId: string, nowMs: number = Date.
     // computed from the clock at read time, so a read is right before the detector runs
     ...staleFieldsOf(row, nowMs),
     changeCount: Number(row.change_count),
+    subscriberCount,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     valueUpdatedAt: row.value_updated_at,
@@ -275,6 +315,7 @@ async function planUpdate(
   input: StatusInput,
   options: WriteOptions,
   notified: boolean,
+  subscribers: number,
   via: 'schedule' | null = null,
 ): Promise<UpdatePlan> {
   const role = await roleOn(tx, status, caller.userId)
@@ -289,7 +330,11 @@ async function planUpdate(
   const now = nowIso()
   const ends = endChanges(status, input, caller.userId, nowOf(deps))
   const row = { ...updatedRow(status, input, now, clockIso(deps)), ...ends }
-  const written: Written = { row, ...tagged(row, caller.userId, nowOf(deps)), created: false }
+  const written: Written = {
+    row,
+    ...tagged(row, caller.userId, nowOf(deps), maySeeUserList(row, role) ? subscribers : null),
+    created: false,
+  }
   if (input.value === undefined) return { read: status, written, cutoff: null, options }
   // retention follows the owner's plan; an updater's plan does not matter
   const ownerPlan =
@@ -311,7 +356,10 @@ async function planUpdate(
     // committed with the write, so an acknowledged update's notification survives a crash
     // (docs/notifications.md#rules): on every value write on a status with a rule, the same
     // value again included; none on a status without one (nobody would be notified)
-    ...(notified && { event: statusChangedRow(notifiedStatus(deps, row, status.value), now) }),
+    // `by`: who the change is made for (a timed change: the user who set it), for byOthers
+    ...(notified && {
+      event: statusChangedRow(notifiedStatus(deps, row, status.value), now, caller.userId),
+    }),
   }
 }
 
@@ -373,7 +421,8 @@ async function applyUpdate(
   options: WriteOptions,
 ): Promise<Written> {
   const notified = (await statusesNotified(tx, [status.id])).has(status.id)
-  const plan = await planUpdate(tx, deps, caller, status, input, options, notified)
+  const subscribers = await countSubscribers(tx, status.id)
+  const plan = await planUpdate(tx, deps, caller, status, input, options, notified, subscribers)
   await writePlans(tx, deps, [plan], false)
   return plan.written
 }
@@ -406,6 +455,7 @@ async function updatesIn(
   const latest = new Map(read.map(({ row }) => [row.id, row]))
   const byKey = new Map(read.map(({ row }) => [`${row.owner_id}\n${row.status_key}`, row.id]))
   const notified = new Set(read.flatMap(({ row, flagged }) => (flagged ? [row.id] : [])))
+  const subscribers = new Map(read.map(({ row, subscribers }) => [row.id, subscribers]))
   const plans: UpdatePlan[] = []
   const outcomes: Settled<Written | undefined>[] = []
   for (const { caller, target, input, options } of units) {
@@ -429,6 +479,7 @@ async function updatesIn(
         input,
         options,
         notified.has(current.id),
+        subscribers.get(current.id) ?? 0,
       )
       latest.set(current.id, plan.written.row)
       plans.push(plan)
@@ -499,6 +550,7 @@ export async function applyTimedWrites(
   const read = await findStatusesForWrite(tx, ids, [], notificationRuleExists)
   const latest = new Map(read.map(({ row }) => [row.id, row]))
   const notified = new Set(read.flatMap(({ row, flagged }) => (flagged ? [row.id] : [])))
+  const subscribers = new Map(read.map(({ row, subscribers }) => [row.id, subscribers]))
   const planOfUser = await userPlans(tx, [...new Set(writes.map((w) => w.userId))])
   const plans: UpdatePlan[] = []
   for (const write of writes) {
@@ -519,6 +571,7 @@ export async function applyTimedWrites(
         input,
         {},
         notified.has(current.id),
+        subscribers.get(current.id) ?? 0,
         'schedule',
       )
       latest.set(current.id, planned.written.row)
@@ -576,15 +629,16 @@ export const notifiedStatus = (
   url: `${deps.linkBase?.() ?? ''}/s/${row.share_id}`,
 })
 
-/** Records a created status's `status.changed` event (see planUpdate). */
+/** Records a created status's `status.changed` event, made by `by` (see planUpdate). */
 const recordChange = async (
   tx: Db,
   deps: ServiceDeps,
   row: StatusRow,
   previousValue: string | null,
   at: string,
+  by: string,
 ): Promise<void> => {
-  await recordStatusEvent(tx, STATUS_CHANGED, notifiedStatus(deps, row, previousValue), at)
+  await recordStatusEvent(tx, STATUS_CHANGED, notifiedStatus(deps, row, previousValue), at, by)
 }
 
 /** A write's result, with the row it left for the live-update event. */
@@ -689,11 +743,21 @@ export async function setStatusByKey(
             by_user_id: caller.userId,
             by_key_id: caller.keyId ?? null,
           })
-          await recordChange(tx, deps, inserted, null, inserted.created_at)
+          await recordChange(tx, deps, inserted, null, inserted.created_at, caller.userId)
         }
+        // made after the first value's event: the creator's own first value tells no one
+        if (caller.session === true)
+          await turnOnCreatorRule(
+            tx,
+            inserted.id,
+            caller.userId,
+            inserted.created_at,
+            notificationRulesOf(plan),
+          )
         const written: Written = {
           row: inserted,
-          ...tagged(inserted, caller.userId, nowOf(deps)),
+          // a status just made has no subscribers
+          ...tagged(inserted, caller.userId, nowOf(deps), 0),
           created: true,
         }
         await options.onWrite?.(tx, written)
@@ -764,7 +828,13 @@ export async function getStatusById(
 ): Promise<TaggedStatus> {
   const status = await findStatusById(deps.db, statusId)
   const role = status ? await roleOn(deps.db, status, caller.userId) : null
-  return tagged(assertVisible(status, role, caller.limits), caller.userId, nowOf(deps))
+  const visible = assertVisible(status, role, caller.limits)
+  return tagged(
+    visible,
+    caller.userId,
+    nowOf(deps),
+    await subscriberCountFor(deps.db, visible, role),
+  )
 }
 
 /** GET /v1/status-keys/:statusKey — the caller's own status with this key. */
@@ -775,7 +845,8 @@ export async function getStatusByKey(
 ): Promise<TaggedStatus> {
   assertStatusKey(key)
   const status = await findStatusByKey(deps.db, caller.userId, key)
-  return tagged(assertOwnKeyReached(status, key, caller.limits), caller.userId, nowOf(deps))
+  const own = assertOwnKeyReached(status, key, caller.limits)
+  return tagged(own, caller.userId, nowOf(deps), await countSubscribers(deps.db, own.id))
 }
 
 /**
@@ -784,6 +855,10 @@ export async function getStatusByKey(
  */
 export const findStatus = (db: Db, statusId: string): Promise<StatusRow | undefined> =>
   findStatusById(db, statusId)
+
+/** How many users hold the subscriber role on the status (`subscriberCount`). */
+export const subscribersOf = (db: Db, statusId: string): Promise<number> =>
+  countSubscribers(db, statusId)
 
 /**
  * DELETE /v1/status/:statusId — owner only. The status is gone for every reader when this

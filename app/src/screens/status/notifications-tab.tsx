@@ -7,48 +7,105 @@ import type { Channel } from '../../types.ts'
 import type { StatusTabProps } from './tab-props.ts'
 
 // A status's Notifications tab (docs/app.md#notifications-in-the-app): my rule for this
-// status — when I am told (any change, changes to values, leaves values, stale, or off) and
-// on which of my channels (docs/notifications.md#rules).
+// status — when I am told (any change, changes to or leaving chosen values, stale, or off),
+// whether my own changes count, and on which of my channels (docs/notifications.md#rules).
 
 /** `when` as the API takes it (GET|PUT /v1/status/:id/notifications). */
-type When = 'any' | 'stale' | { changesTo: string[] } | { leaves: string[] }
+type When = 'any' | 'stale' | { changesTo?: string[]; leaves?: string[] }
 interface Rule {
   statusId: string
   when: When | null
   channels: string[] | null
+  byOthers: boolean
 }
 
-type Kind = 'off' | 'any' | 'changesTo' | 'leaves' | 'stale'
+type Kind = 'off' | 'any' | 'values' | 'stale'
 
 const KINDS: { kind: Kind; label: string }[] = [
   { kind: 'any', label: 'Any change of its value' },
-  { kind: 'changesTo', label: 'When it changes to one of these values' },
-  { kind: 'leaves', label: 'When it leaves one of these values' },
+  { kind: 'values', label: 'When it changes to or leaves chosen values' },
   { kind: 'stale', label: 'When it goes stale (no update for its stale time)' },
   { kind: 'off', label: 'Off: never' },
 ]
 
 const kindOf = (when: When | null): Kind =>
-  when === null
-    ? 'off'
-    : typeof when === 'string'
-      ? when
-      : 'changesTo' in when
-        ? 'changesTo'
-        : 'leaves'
+  when === null ? 'off' : typeof when === 'string' ? when : 'values'
 
-const valuesOf = (when: When | null): string[] =>
-  when && typeof when === 'object' ? ('changesTo' in when ? when.changesTo : when.leaves) : []
+const listOf = (when: When | null, part: 'changesTo' | 'leaves'): string[] =>
+  when && typeof when === 'object' ? (when[part] ?? []) : []
+
+/** The values typed one per line, trimmed, without blanks or repeats. */
+const linesOf = (text: string): string[] => [
+  ...new Set(
+    text
+      .split('\n')
+      .map((v) => v.trim())
+      .filter(Boolean),
+  ),
+]
+
+/**
+ * One side of a values rule ("changes to" or "leaves"): the palette's values as checkboxes,
+ * and any other values one per line.
+ */
+function ValuePicker(props: {
+  id: string
+  legend: string
+  palette: readonly string[]
+  picked: readonly string[]
+  onPick: (picked: string[]) => void
+  other: string
+  onOther: (text: string) => void
+  invalid: boolean
+}) {
+  return (
+    <fieldset class="value-picker">
+      <legend>{props.legend}</legend>
+      {props.palette.map((value) => (
+        <label key={value} class="check">
+          <input
+            type="checkbox"
+            checked={props.picked.includes(value)}
+            onChange={(event) =>
+              props.onPick(
+                event.currentTarget.checked
+                  ? [...props.picked, value]
+                  : props.picked.filter((v) => v !== value),
+              )
+            }
+          />
+          <span>{value}</span>
+        </label>
+      ))}
+      <div class="field">
+        <label for={props.id}>
+          {props.palette.length > 0 ? 'Other values, one per line' : 'Values, one per line'}
+        </label>
+        <textarea
+          id={props.id}
+          rows={2}
+          value={props.other}
+          onInput={(event) => props.onOther(event.currentTarget.value)}
+          aria-invalid={props.invalid ? 'true' : undefined}
+        />
+      </div>
+    </fieldset>
+  )
+}
 
 export default function NotificationsTab(props: StatusTabProps) {
   const statusId = props.status.id
-  const palette = props.status.palette ?? []
+  const palette = (props.status.palette ?? []).map((p) => p.value)
   const [rule, setRule] = useState<Rule | null>(null)
   const [channels, setChannels] = useState<Channel[]>([])
   const [loadError, setLoadError] = useState<unknown>(null)
   const [error, setError] = useState<unknown>(null)
   const [kind, setKind] = useState<Kind>('off')
-  const [values, setValues] = useState('')
+  const [toPicked, setToPicked] = useState<string[]>([])
+  const [toOther, setToOther] = useState('')
+  const [leavesPicked, setLeavesPicked] = useState<string[]>([])
+  const [leavesOther, setLeavesOther] = useState('')
+  const [byOthers, setByOthers] = useState(false)
   const [some, setSome] = useState(false)
   const [picked, setPicked] = useState<string[]>([])
   const [busy, setBusy] = useState(false)
@@ -57,7 +114,13 @@ export default function NotificationsTab(props: StatusTabProps) {
   const show = (r: Rule) => {
     setRule(r)
     setKind(kindOf(r.when))
-    setValues(valuesOf(r.when).join('\n'))
+    const to = listOf(r.when, 'changesTo')
+    const leaves = listOf(r.when, 'leaves')
+    setToPicked(to.filter((v) => palette.includes(v)))
+    setToOther(to.filter((v) => !palette.includes(v)).join('\n'))
+    setLeavesPicked(leaves.filter((v) => palette.includes(v)))
+    setLeavesOther(leaves.filter((v) => !palette.includes(v)).join('\n'))
+    setByOthers(r.byOthers)
     setSome(r.channels !== null)
     setPicked(r.channels ?? [])
   }
@@ -75,11 +138,14 @@ export default function NotificationsTab(props: StatusTabProps) {
   if (loadError) return <FormError error={loadError} />
   if (!rule) return <p class="loading">Loading…</p>
 
-  const valueList = values
-    .split('\n')
-    .map((v) => v.trim())
-    .filter(Boolean)
-  const needsValues = kind === 'changesTo' || kind === 'leaves'
+  // the palette's values first, in its order, then the others as typed
+  const changesTo = [
+    ...new Set([...palette.filter((v) => toPicked.includes(v)), ...linesOf(toOther)]),
+  ]
+  const leaves = [
+    ...new Set([...palette.filter((v) => leavesPicked.includes(v)), ...linesOf(leavesOther)]),
+  ]
+  const valuesInvalid = fieldError(error, 'when') !== undefined
 
   return (
     <form
@@ -92,17 +158,24 @@ export default function NotificationsTab(props: StatusTabProps) {
         try {
           if (kind === 'off') {
             await api('DELETE', apiPath`/v1/status/${statusId}/notifications`)
-            show({ statusId, when: null, channels: null })
+            show({ statusId, when: null, channels: null, byOthers: false })
             setNotice('Notifications for this status are off.')
           } else {
+            if (kind === 'values' && changesTo.length === 0 && leaves.length === 0)
+              throw new Error('Choose at least one value it changes to or leaves.')
             const when: When =
-              kind === 'changesTo'
-                ? { changesTo: valueList }
-                : kind === 'leaves'
-                  ? { leaves: valueList }
-                  : kind
+              kind === 'values'
+                ? {
+                    ...(changesTo.length > 0 && { changesTo }),
+                    ...(leaves.length > 0 && { leaves }),
+                  }
+                : kind
             const saved = await api<Rule>('PUT', apiPath`/v1/status/${statusId}/notifications`, {
-              body: { when, channels: some ? picked : null },
+              body: {
+                when,
+                channels: some ? picked : null,
+                ...(kind !== 'stale' && byOthers && { byOthers: true }),
+              },
             })
             show(saved)
             setNotice('Saved: you will be notified as chosen.')
@@ -129,23 +202,40 @@ export default function NotificationsTab(props: StatusTabProps) {
           </label>
         ))}
       </fieldset>
-      {needsValues && (
-        <div class="field">
-          <label for="rule-values">Values, one per line</label>
-          <textarea
-            id="rule-values"
-            rows={3}
-            value={values}
-            onInput={(event) => setValues(event.currentTarget.value)}
-            aria-invalid={fieldError(error, 'when') ? 'true' : undefined}
-            aria-describedby={palette.length > 0 ? 'rule-values-hint' : undefined}
+      {kind === 'values' && (
+        <>
+          <ValuePicker
+            id="rule-changes-to"
+            legend="When it changes to"
+            palette={palette}
+            picked={toPicked}
+            onPick={setToPicked}
+            other={toOther}
+            onOther={setToOther}
+            invalid={valuesInvalid}
           />
-          {palette.length > 0 && (
-            <p class="hint" id="rule-values-hint">
-              This status’s palette: {palette.map((p) => p.value).join(', ')}
-            </p>
-          )}
-        </div>
+          <ValuePicker
+            id="rule-leaves"
+            legend="When it leaves"
+            palette={palette}
+            picked={leavesPicked}
+            onPick={setLeavesPicked}
+            other={leavesOther}
+            onOther={setLeavesOther}
+            invalid={valuesInvalid}
+          />
+          <p class="hint">Either one is enough; a change that does both is told once.</p>
+        </>
+      )}
+      {(kind === 'any' || kind === 'values') && (
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={byOthers}
+            onChange={(event) => setByOthers(event.currentTarget.checked)}
+          />
+          <span>Only changes made by others (not by me, my keys, or an end or schedule I set)</span>
+        </label>
       )}
       {kind !== 'off' && (
         <fieldset>

@@ -33,6 +33,9 @@ export default function Overview({ status, role, onChange }: StatusTabProps) {
           Value set <LastChange at={status.valueUpdatedAt} />
           {status.changeCount > 0 &&
             ` · ${status.changeCount} ${status.changeCount === 1 ? 'change' : 'changes'}`}
+          {/* null: the user list is not mine to see (docs/app.md#the-status-screen) */}
+          {typeof status.subscriberCount === 'number' &&
+            ` · ${status.subscriberCount} ${status.subscriberCount === 1 ? 'subscriber' : 'subscribers'}`}
         </p>
         {status.description && <p class="status-description">{status.description}</p>}
         {maySetValue(role) && <ValueButtons status={status} label={`Set ${status.name}`} />}
