@@ -100,9 +100,6 @@ export type PaletteEntry = Static<typeof PaletteEntrySchema>
 /** Staleness (docs/notifications.md#staleness): optional, so the app works with or without it. */
 export type Staleness = { staleAfter?: number | null; stale?: boolean; staleSince?: string | null }
 
-/** A value's pending end (docs/app.md#values-that-end): optional, so the app works with or without it. */
-export type Ending = { valueUntil?: string | null; valueAfter?: string | null }
-
 // boards (docs/app.md#boards-screens)
 export type Board = Static<typeof BoardSchema>
 

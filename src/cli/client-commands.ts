@@ -5,7 +5,7 @@ import { clientOf, realSleep, type Sleep } from './client.ts'
 import { baseUrl, type ClientSettings, readSettings, saveSettings } from './client-config.ts'
 import { type Output, print, table, UsageError } from './output.ts'
 import type { HistoryEntry, Status, StatusWrite } from './statusd-client.ts'
-import { durationOf, type Ending, localTime, untilOf } from './value-end.ts'
+import { durationOf, localTime, untilOf } from './value-end.ts'
 import { watch } from './watch.ts'
 
 /** What the client commands read besides their arguments; tests give their own. */
@@ -46,8 +46,7 @@ function settingsFor(io: ClientIo, keyOptional = false): ClientSettings {
 }
 
 /** A status as aligned lines of label and value. */
-export function describeStatus(status: Status): string {
-  const s = status as Status & Ending
+export function describeStatus(s: Status): string {
   return table([
     ['key', s.statusKey ?? '-'],
     ['name', s.name],
@@ -176,7 +175,7 @@ Examples:
       }
       const { status: s, created } = await clientOf(settingsFor(io), sleep).upsert(key, input)
       print(output, s, () => {
-        const { valueUntil, valueAfter } = s as Status & Ending
+        const { valueUntil, valueAfter } = s
         const then = valueAfter == null ? '' : `, then ${valueAfter}`
         const ends = valueUntil ? ` until ${localTime(valueUntil, now)}${then}` : ''
         return `${s.statusKey} = ${s.value}${ends}${created ? ' (created)' : ''}`

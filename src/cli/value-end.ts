@@ -4,9 +4,6 @@ import { UsageError } from './output.ts'
 // value as the API's `valueUntil` takes it, an ISO 8601 duration or an instant. The API
 // checks the bounds (1 minute to 366 days ahead); this only reads what a person types.
 
-/** A status's pending end as the API shows it (`null` when none). */
-export type Ending = { valueUntil?: string | null; valueAfter?: string | null }
-
 /** `45m`, `1h30m`, `2d`, `1d12h` as `d`, `h` and `m` parts, in that order, or ISO `PT45M`. */
 const SHORT = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?$/i
 const ISO_DURATION = /^P(?=\d|T\d)(?:\d+D)?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+S)?)?$/i
