@@ -3,7 +3,7 @@ import { colorOf } from '../../../src/web/palette.ts'
 import { api, apiPath } from '../api.ts'
 import { publish } from '../live.ts'
 import { clockTime, fullTime, nextClockTime, now, relativeTime } from '../time.ts'
-import type { Ending, Staleness, Status } from '../types.ts'
+import type { Staleness, Status } from '../types.ts'
 
 // Pieces the board and the status screen share: a value in its colour, when it last
 // changed, the stale mark, and the palette's one-tap buttons (docs/app.md#the-board).
@@ -43,7 +43,7 @@ export function StaleMark(props: { status: Status }) {
 
 /** "Then FREE at 14:45": the value's pending end, when it has one. */
 export function PendingEnd(props: { status: Status }) {
-  const { valueUntil, valueAfter } = props.status as Status & Ending
+  const { valueUntil, valueAfter } = props.status
   if (!valueUntil) return null
   const at = (
     <time dateTime={valueUntil} title={fullTime(valueUntil)}>
@@ -97,7 +97,13 @@ export function ValueButtons(props: { status: Status; label: string }) {
     setBusy(value)
     setError(null)
     try {
-      const body = { value, ...(valueUntil !== undefined && { valueUntil }) }
+      // an end already pending keeps the value it returns to; else the value before this tap
+      const valueAfter = valueUntil !== undefined ? status.valueAfter : null
+      const body = {
+        value,
+        ...(valueUntil !== undefined && { valueUntil }),
+        ...(valueAfter && { valueAfter }),
+      }
       publish(await api<Status>('PATCH', apiPath`/v1/status/${status.id}`, { body }))
       // the next tap is until changed again, unless chosen anew
       setHowLong('changed')
