@@ -732,6 +732,33 @@ describe('statusd watch (docs/cli.md#watch)', () => {
     assert.match(r.stderr, /^statusd: the connection dropped \(.+\); reconnecting in \d+ s\n/)
   })
 
+  it('a value with a pending end shows when it ends and what follows (docs/cli.md#values-that-end)', {
+    timeout: 30_000,
+  }, async () => {
+    const timed = (
+      await t.request(alice, 'POST', '/v1/status-keys/kettle', {
+        value: 'ON',
+        valueUntil: 'PT5M',
+        valueAfter: 'OFF',
+      })
+    ).json()
+    const stop = new AbortController()
+    const seen = lines()
+    const watching = statusd(['watch', 'kettle'], { signal: stop.signal, out: seen.out })
+    await seen.until(1)
+    await t.request(alice, 'POST', '/v1/status-keys/kettle', { value: 'OFF' })
+    await seen.until(2)
+    stop.abort()
+    assert.equal((await watching).code, 0)
+    assert.deepEqual(
+      seen.all().map((line) => line.split(/ {2}/).slice(1)),
+      [
+        ['kettle', 'ON', `until ${timed.valueUntil}, then OFF`],
+        ['kettle', 'OFF'],
+      ],
+    )
+  })
+
   it('a public status by share id needs no key; Ctrl-C (SIGINT) ends the command with 0', {
     timeout: 30_000,
   }, async () => {
