@@ -116,5 +116,17 @@ describe('values that end, in the app', { skip: chromiumMissing(), timeout: 360_
     const ended = await read()
     assert.deepEqual([ended.value, ended.valueUntil, ended.valueAfter], ['FREE', null, null])
     await expectNoAxeViolations(phone, 'status screen after the end, phone')
+
+    // the board on the phone: the choice and the time field wrap under the buttons
+    await phone.getByRole('link', { name: 'Board' }).first().click()
+    await expectScreen(phone, 'Board')
+    const phoneTile = tile(phone, 'Meeting room 4')
+    await phoneTile.getByLabel('Keep it (Meeting room 4)').selectOption({ label: 'until a time…' })
+    await phoneTile.getByLabel('Time the value ends').waitFor()
+    assert.ok(
+      await phone.evaluate('document.documentElement.scrollWidth <= innerWidth'),
+      'the board fits the phone',
+    )
+    await expectNoAxeViolations(phone, 'board choosing a time, phone')
   })
 })
