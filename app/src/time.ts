@@ -22,3 +22,23 @@ export function relativeTime(iso: string, at: number = now.value): string {
 
 /** The full date and time, for a title and the <time> element. */
 export const fullTime = (iso: string): string => new Date(iso).toLocaleString()
+
+/** A time of day as `14:45` in the viewer's time, with the date too when not on `at`'s day. */
+export function clockTime(iso: string, at: number = now.value): string {
+  const when = new Date(iso)
+  const time = when.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+  if (when.toDateString() === new Date(at).toDateString()) return time
+  return `${when.toLocaleDateString([], { weekday: 'short', day: 'numeric', month: 'short' })} ${time}`
+}
+
+/**
+ * The next `HH:MM` in the viewer's time as an instant: today, or tomorrow once it has passed
+ * (as `statusd set --until` counts it, docs/cli.md#values-that-end).
+ */
+export function nextClockTime(hhmm: string, at: number = Date.now()): string {
+  const [hours, minutes] = hhmm.split(':').map(Number)
+  const when = new Date(at)
+  when.setHours(hours ?? 0, minutes ?? 0, 0, 0)
+  if (when.getTime() <= at) when.setDate(when.getDate() + 1)
+  return when.toISOString()
+}

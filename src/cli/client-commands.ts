@@ -1,10 +1,11 @@
 import { createInterface } from 'node:readline/promises'
 import { Writable } from 'node:stream'
-import type { Command } from 'commander'
+import { type Command, Option } from 'commander'
 import { clientOf, realSleep, type Sleep } from './client.ts'
 import { baseUrl, type ClientSettings, readSettings, saveSettings } from './client-config.ts'
 import { type Output, print, table, UsageError } from './output.ts'
-import type { HistoryEntry, Status } from './statusd-client.ts'
+import type { HistoryEntry, Status, StatusWrite } from './statusd-client.ts'
+import { durationOf, localTime, untilOf } from './value-end.ts'
 import { watch } from './watch.ts'
 
 /** What the client commands read besides their arguments; tests give their own. */
@@ -15,6 +16,16 @@ export interface ClientIo {
   signal?: AbortSignal
   sleep?: Sleep
   err: (text: string) => void
+  /** The time `--until 14:00` counts from; the system clock without it. */
+  now?: () => Date
+}
+
+interface SetOptions {
+  color?: string
+  name?: string
+  for?: string
+  until?: string
+  then?: string
 }
 
 /** Who wrote a history entry, and with which of your keys, when it has a label. */
@@ -44,6 +55,8 @@ export function describeStatus(s: Status): string {
     ['access', s.accessType],
     ['changes', String(s.changeCount)],
     ['updated', s.valueUpdatedAt ?? s.updatedAt],
+    ...(s.valueUntil ? [['until', s.valueUntil]] : []),
+    ...(s.valueUntil ? [['then', s.valueAfter ?? '(none)']] : []),
     ...(s.stale ? [['stale', 'yes']] : []),
     ['id', s.id],
     ['share id', s.shareId],
@@ -114,27 +127,59 @@ Examples:
     .argument('<value>', 'the new value (1 to 10 characters)')
     .option('--color <n>', 'colour number, 1 to 12')
     .option('--name <name>', 'display name')
+    .addOption(
+      new Option('--for <duration>', 'the value ends after this long: 45m, 1h30m, 2d or PT45M'),
+    )
+    .addOption(
+      new Option(
+        '--until <time>',
+        'the value ends at this time: 14:00 (local, today or tomorrow) or an instant',
+      ).conflicts('for'),
+    )
+    .option('--then <value>', 'the value once it ends (default: the value before this one)')
     .addHelpText(
       'after',
       `
+A value set without --for or --until has no end, and cancels the end an earlier
+value had.
+
 Examples:
   $ statusd set room-4 FREE
   $ statusd set room-4 OCCUPIED --color 2 --name "Meeting room 4"
+  $ statusd set room-4 OCCUPIED --for 45m --then FREE
+  $ statusd set room-4 AWAY --until 14:00
   $ statusd set build-main PASSING --json`,
     )
-    .action(async (key: string, value: string, o: { color?: string; name?: string }) => {
+    .action(async (key: string, value: string, o: SetOptions) => {
       let colorNo: number | undefined
       if (o.color !== undefined) {
         colorNo = Number(o.color)
         if (o.color.trim() === '' || !Number.isInteger(colorNo))
           throw new UsageError(`--color must be a whole number from 1 to 12, got "${o.color}"`)
       }
-      const { status: s, created } = await clientOf(settingsFor(io), sleep).upsert(key, {
+      if (o.then !== undefined && o.for === undefined && o.until === undefined)
+        throw new UsageError('--then needs --for or --until: when the value ends')
+      const now = io.now?.() ?? new Date()
+      const valueUntil =
+        o.for !== undefined
+          ? durationOf(o.for)
+          : o.until !== undefined
+            ? untilOf(o.until, now)
+            : undefined
+      const input: StatusWrite = {
         value,
         ...(colorNo !== undefined && { colorNo }),
         ...(o.name !== undefined && { name: o.name }),
+        ...(valueUntil !== undefined && { valueUntil }),
+        ...(o.then !== undefined && { valueAfter: o.then }),
+      }
+      const { status: s, created } = await clientOf(settingsFor(io), sleep).upsert(key, input)
+      print(output, s, () => {
+        const { valueUntil, valueAfter } = s
+        const then = valueAfter == null ? '' : `, then ${valueAfter}`
+        const ends = valueUntil ? ` until ${localTime(valueUntil, now)}${then}` : ''
+        return `${s.statusKey} = ${s.value}${ends}${created ? ' (created)' : ''}`
       })
-      print(output, s, () => `${s.statusKey} = ${s.value}${created ? ' (created)' : ''}`)
     })
 
   program

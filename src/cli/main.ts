@@ -48,6 +48,7 @@ export async function main(
       },
       ...(io.signal !== undefined && { signal: io.signal }),
       ...(io.sleep !== undefined && { sleep: io.sleep }),
+      ...(io.now !== undefined && { now: io.now }),
       err,
     },
   )

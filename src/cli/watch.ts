@@ -91,11 +91,15 @@ export async function watch(
   }
 }
 
-/** One event: its JSON on one line with --json, else when, which and what. */
+/** One event: its JSON on one line with --json, else when, which, what and its pending end. */
 function show(output: Output, s: Status | ShareView): void {
+  const ends =
+    'valueUntil' in s && s.valueUntil
+      ? `  until ${s.valueUntil}${s.valueAfter === null ? '' : `, then ${s.valueAfter}`}`
+      : ''
   output.out(
     output.json
       ? `${JSON.stringify(s)}\n`
-      : `${s.valueUpdatedAt ?? s.updatedAt}  ${('statusKey' in s && s.statusKey) || s.name}  ${s.value ?? '(none)'}\n`,
+      : `${s.valueUpdatedAt ?? s.updatedAt}  ${('statusKey' in s && s.statusKey) || s.name}  ${s.value ?? '(none)'}${ends}\n`,
   )
 }

@@ -52,6 +52,7 @@ async function statusd(
     env = {},
     stdin = '',
     sleep = async () => {},
+    now,
     signal,
     out,
     tty = false,
@@ -61,6 +62,8 @@ async function statusd(
     /** stdin is a terminal (typed, not piped) */
     tty?: boolean
     sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
+    /** the CLI's clock, for --until */
+    now?: () => Date
     signal?: AbortSignal
     out?: (text: string) => void
   } = {},
@@ -80,6 +83,7 @@ async function statusd(
       env: { HOME: home, ...env },
       stdin: Object.assign(Readable.from(stdin ? [stdin] : []), { isTTY: tty }),
       sleep,
+      ...(now && { now }),
       ...(signal && { signal }),
     },
   )
@@ -251,6 +255,76 @@ describe('statusd set / get / ls / history (docs/cli.md#commands)', () => {
   })
 })
 
+describe('statusd set --for / --until / --then (docs/cli.md#values-that-end)', () => {
+  const MINUTE = 60_000
+  /** A user of their own (by STATUSD_URL and STATUSD_API_KEY), so that alice's list stays as it is. */
+  let env: NodeJS.ProcessEnv
+  before(async () => {
+    const carol = await t.user({ name: 'Carol' })
+    env = { HOME: nobody, STATUSD_URL: url, STATUSD_API_KEY: carol.key }
+  })
+
+  it('--for 45m --then FREE: the value ends 45 minutes after the write, then FREE', async () => {
+    const sent = Date.now()
+    const s = await json(['set', 'desk-1', 'BUSY', '--for', '45m', '--then', 'FREE'], env)
+    const answered = Date.now()
+    assert.equal(s.value, 'BUSY')
+    assert.equal(s.valueAfter, 'FREE')
+    // the server counts the duration from the write, between sending and the answer
+    const until = Date.parse(s.valueUntil)
+    assert.ok(sent + 45 * MINUTE <= until && until <= answered + 45 * MINUTE, s.valueUntil)
+    const shown = await statusd(['get', 'desk-1'], { env })
+    assert.match(shown.stdout, new RegExp(`\\nuntil {5}${s.valueUntil}\\nthen {6}FREE\\n`))
+  })
+
+  it('--until HH:MM is the next such local time; set prints it, and the value after defaults to the one before', async () => {
+    await json(['set', 'desk-2', 'FREE'], env)
+    const now = new Date()
+    // two hours ahead in local time, on the minute: today or (near midnight) tomorrow
+    const at = new Date(now.getTime() + 120 * MINUTE)
+    const hhmm = `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`
+    at.setSeconds(0, 0)
+    const r = await statusd(['set', 'desk-2', 'AWAY', '--until', hhmm], { env, now: () => now })
+    assert.equal(r.code, 0, r.stderr)
+    const pad = (n: number) => String(n).padStart(2, '0')
+    const shownAt =
+      at.toDateString() === now.toDateString()
+        ? hhmm
+        : `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${hhmm}`
+    assert.ok(r.stdout.startsWith(`desk-2 = AWAY until ${shownAt}`), r.stdout)
+    assert.ok(r.stdout.endsWith(', then FREE\n'), r.stdout)
+    const s = await json(['get', 'desk-2'], env)
+    assert.deepEqual([Date.parse(s.valueUntil), s.valueAfter], [at.getTime(), 'FREE'])
+  })
+
+  it('--until an instant with its offset is sent as that instant; a new status needs --then', async () => {
+    const at = new Date(Date.now() + 3 * 24 * 60 * MINUTE)
+    at.setUTCSeconds(0, 0)
+    // a new status has no value before: it needs the value after
+    const s = await json(
+      [
+        'set',
+        'desk-3',
+        'OUT',
+        '--until',
+        at.toISOString().replace('.000Z', '+00:00'),
+        '--then',
+        'IN',
+      ],
+      env,
+    )
+    assert.equal(Date.parse(s.valueUntil), at.getTime())
+  })
+
+  it('a later set without --for or --until cancels the pending end', async () => {
+    await json(['set', 'desk-4', 'BUSY', '--for', '1h', '--then', 'FREE'], env)
+    const s = await json(['set', 'desk-4', 'AWAY'], env)
+    assert.deepEqual([s.value, s.valueUntil, s.valueAfter], ['AWAY', null, null])
+    const human = await statusd(['get', 'desk-4'], { env })
+    assert.ok(!/^until /m.test(human.stdout), human.stdout)
+  })
+})
+
 describe('exit codes: 0 done, 1 refused, 2 usage (docs/cli.md#exit-codes)', () => {
   const cases: {
     name: string
@@ -306,6 +380,37 @@ describe('exit codes: 0 done, 1 refused, 2 usage (docs/cli.md#exit-codes)', () =
       argv: ['set', 'room-4', 'FREE', '--color', 'red'],
       code: 2,
       message: /--color must be a whole number/,
+    },
+    {
+      name: 'an end shorter than a minute',
+      argv: ['set', 'room-4', 'BUSY', '--for', 'PT30S'],
+      code: 1,
+      message: /valueUntil/,
+      errorCode: 'validationError',
+    },
+    {
+      name: 'an end given twice',
+      argv: ['set', 'room-4', 'BUSY', '--for', '45m', '--until', '14:00'],
+      code: 2,
+      message: /--until <time> cannot be used with option --for <duration>/,
+    },
+    {
+      name: 'a value after without an end',
+      argv: ['set', 'room-4', 'BUSY', '--then', 'FREE'],
+      code: 2,
+      message: /--then needs --for or --until/,
+    },
+    {
+      name: 'a duration it cannot read',
+      argv: ['set', 'room-4', 'BUSY', '--for', 'soon'],
+      code: 2,
+      message: /--for takes a duration such as 45m/,
+    },
+    {
+      name: 'a time it cannot read',
+      argv: ['set', 'room-4', 'BUSY', '--until', '2pm'],
+      code: 2,
+      message: /--until takes a local time such as 14:00/,
     },
     {
       name: 'an unknown command',
@@ -625,6 +730,33 @@ describe('statusd watch (docs/cli.md#watch)', () => {
       ],
     )
     assert.match(r.stderr, /^statusd: the connection dropped \(.+\); reconnecting in \d+ s\n/)
+  })
+
+  it('a value with a pending end shows when it ends and what follows (docs/cli.md#values-that-end)', {
+    timeout: 30_000,
+  }, async () => {
+    const timed = (
+      await t.request(alice, 'POST', '/v1/status-keys/kettle', {
+        value: 'ON',
+        valueUntil: 'PT5M',
+        valueAfter: 'OFF',
+      })
+    ).json()
+    const stop = new AbortController()
+    const seen = lines()
+    const watching = statusd(['watch', 'kettle'], { signal: stop.signal, out: seen.out })
+    await seen.until(1)
+    await t.request(alice, 'POST', '/v1/status-keys/kettle', { value: 'OFF' })
+    await seen.until(2)
+    stop.abort()
+    assert.equal((await watching).code, 0)
+    assert.deepEqual(
+      seen.all().map((line) => line.split(/ {2}/).slice(1)),
+      [
+        ['kettle', 'ON', `until ${timed.valueUntil}, then OFF`],
+        ['kettle', 'OFF'],
+      ],
+    )
   })
 
   it('a public status by share id needs no key; Ctrl-C (SIGINT) ends the command with 0', {

@@ -186,6 +186,54 @@ describe('StatusdClient: each method against a real server (docs/client.md#metho
   })
 })
 
+describe('StatusdClient: values that end (docs/client.md#values-that-end)', () => {
+  const MINUTE = 60_000
+
+  it('valueUntil as a duration counts from the write; the Status shows it and valueAfter', async () => {
+    const client = clientOf(await t.user())
+    const sent = Date.now()
+    const s = await client.set('room-4', { value: 'BUSY', valueUntil: 'PT45M', valueAfter: 'FREE' })
+    const answered = Date.now()
+    assert.equal(s.valueAfter, 'FREE')
+    // counted from the write, between sending and the answer
+    const until = Date.parse(s.valueUntil ?? '')
+    assert.ok(sent + 45 * MINUTE <= until && until <= answered + 45 * MINUTE, s.valueUntil ?? '')
+    assert.deepEqual(await client.get(s.id), s)
+  })
+
+  it('valueUntil as a Date is sent as its instant; valueAfter defaults to the value before', async () => {
+    const client = clientOf(await t.user())
+    const before = await client.set('room-4', { value: 'FREE' })
+    const at = new Date(Date.now() + 2 * 24 * 60 * MINUTE)
+    const s = await client.update(before.id, { value: 'AWAY', valueUntil: at })
+    assert.deepEqual([Date.parse(s.valueUntil ?? ''), s.valueAfter], [at.getTime(), 'FREE'])
+  })
+
+  it('a later value without valueUntil, or valueUntil null, cancels the pending end', async () => {
+    const client = clientOf(await t.user())
+    const s = await client.set('room-4', { value: 'BUSY', valueUntil: 'PT1H', valueAfter: 'FREE' })
+    const later = await client.update(s.id, { value: 'OUT' })
+    assert.deepEqual([later.valueUntil, later.valueAfter], [null, null])
+    await client.update(s.id, { value: 'BUSY', valueUntil: 'PT1H' })
+    const cancelled = await client.update(s.id, { valueUntil: null })
+    assert.deepEqual([cancelled.value, cancelled.valueUntil], ['BUSY', null])
+  })
+
+  it('an end out of bounds is a validationError naming valueUntil, and changes nothing', async () => {
+    const client = clientOf(await t.user())
+    const s = await client.set('room-4', { value: 'FREE' })
+    for (const valueUntil of ['PT30S', 'P367D', new Date(Date.now() - MINUTE)]) {
+      const error = await refusal(client.update(s.id, { value: 'BUSY', valueUntil }))
+      assert.equal(error.errorCode, 'validationError')
+      assert.deepEqual(
+        error.errors.map((e) => e.field),
+        ['valueUntil'],
+      )
+    }
+    assert.deepEqual(await client.get(s.id), s)
+  })
+})
+
 describe('StatusdClient: errors are typed (docs/client.md#errors)', () => {
   it('a refusal is a StatusdError with status, errorCode, message, errors and requestId', async () => {
     const owner = await t.user()

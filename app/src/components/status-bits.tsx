@@ -1,8 +1,8 @@
-import { useState } from 'preact/hooks'
+import { useId, useState } from 'preact/hooks'
 import { colorOf } from '../../../src/web/palette.ts'
 import { api, apiPath } from '../api.ts'
 import { publish } from '../live.ts'
-import { fullTime, now, relativeTime } from '../time.ts'
+import { clockTime, fullTime, nextClockTime, now, relativeTime } from '../time.ts'
 import type { Staleness, Status } from '../types.ts'
 
 // Pieces the board and the status screen share: a value in its colour, when it last
@@ -41,20 +41,72 @@ export function StaleMark(props: { status: Status }) {
   )
 }
 
+/** "Then FREE at 14:45": the value's pending end, when it has one. */
+export function PendingEnd(props: { status: Status }) {
+  const { valueUntil, valueAfter } = props.status
+  if (!valueUntil) return null
+  const at = (
+    <time dateTime={valueUntil} title={fullTime(valueUntil)}>
+      {clockTime(valueUntil, now.value)}
+    </time>
+  )
+  return (
+    <p class="value-end">
+      {valueAfter ? (
+        <>
+          Then <strong>{valueAfter}</strong> at {at}
+        </>
+      ) : (
+        <>Ends at {at}</>
+      )}
+    </p>
+  )
+}
+
+/** How long a tapped value lasts: `valueUntil` as the API takes it (docs/app.md#values-that-end). */
+const HOW_LONG = [
+  { key: 'changed', label: 'until changed', until: null },
+  { key: '15m', label: 'for 15 min', until: 'PT15M' },
+  { key: '1h', label: 'for 1 h', until: 'PT1H' },
+  { key: 'at', label: 'until a time…', until: null },
+] as const
+type HowLong = (typeof HOW_LONG)[number]['key']
+
 /**
- * The palette as buttons: one tap sets that value (its colour follows, the API applies it).
- * Only for who may set the value; the current value's button is pressed.
+ * The palette as buttons: one tap sets that value (its colour follows, the API applies it),
+ * until changed or for as long as chosen beside them. Only for who may set the value; the
+ * current value's button is pressed.
  */
 export function ValueButtons(props: { status: Status; label: string }) {
   const { status } = props
   const [busy, setBusy] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
+  const [howLong, setHowLong] = useState<HowLong>('changed')
+  const [until, setUntil] = useState('')
+  const id = useId()
   if (status.palette.length === 0) return null
   const set = async (value: string) => {
+    let valueUntil: string | undefined
+    if (howLong === 'at') {
+      if (!/^\d{2}:\d{2}$/.test(until)) {
+        setError('Choose the time the value ends.')
+        return
+      }
+      valueUntil = nextClockTime(until)
+    } else valueUntil = HOW_LONG.find((h) => h.key === howLong)?.until ?? undefined
     setBusy(value)
     setError(null)
     try {
-      publish(await api<Status>('PATCH', apiPath`/v1/status/${status.id}`, { body: { value } }))
+      // an end already pending keeps the value it returns to; else the value before this tap
+      const valueAfter = valueUntil !== undefined ? status.valueAfter : null
+      const body = {
+        value,
+        ...(valueUntil !== undefined && { valueUntil }),
+        ...(valueAfter && { valueAfter }),
+      }
+      publish(await api<Status>('PATCH', apiPath`/v1/status/${status.id}`, { body }))
+      // the next tap is until changed again, unless chosen anew
+      setHowLong('changed')
     } catch (err) {
       setError((err as Error).message)
     } finally {
@@ -79,6 +131,36 @@ export function ValueButtons(props: { status: Status; label: string }) {
           </li>
         ))}
       </ul>
+      <div class="value-how-long">
+        <label for={`${id}-for`}>
+          Keep it<span class="sr-only"> ({status.name})</span>
+        </label>
+        <select
+          id={`${id}-for`}
+          value={howLong}
+          onChange={(event) => setHowLong(event.currentTarget.value as HowLong)}
+        >
+          {HOW_LONG.map((h) => (
+            <option key={h.key} value={h.key}>
+              {h.label}
+            </option>
+          ))}
+        </select>
+        {howLong === 'at' && (
+          <>
+            <label for={`${id}-at`} class="sr-only">
+              Time the value ends
+            </label>
+            <input
+              id={`${id}-at`}
+              type="time"
+              required
+              value={until}
+              onInput={(event) => setUntil(event.currentTarget.value)}
+            />
+          </>
+        )}
+      </div>
       {error && (
         <p class="form-error" role="alert">
           {error}

@@ -2,7 +2,13 @@ import { useEffect, useMemo, useState } from 'preact/hooks'
 import { api } from '../api.ts'
 import { Announcer, announce } from '../components/announcer.tsx'
 import { FormError } from '../components/form.tsx'
-import { LastChange, StaleMark, ValueButtons, ValueChip } from '../components/status-bits.tsx'
+import {
+  LastChange,
+  PendingEnd,
+  StaleMark,
+  ValueButtons,
+  ValueChip,
+} from '../components/status-bits.tsx'
 import { subscribe } from '../live.ts'
 import { loadMyStatuses, type MyStatus, maySetValue, type Relation } from '../my-statuses.ts'
 import { Link } from '../router.tsx'
@@ -212,6 +218,7 @@ function Tile(props: { entry: MyStatus; status: Status | undefined }) {
             <ValueChip value={status.value} colorNo={status.colorNo} />
             <StaleMark status={status} />
           </p>
+          <PendingEnd status={status} />
           <p class="tile-meta muted">
             <LastChange at={status.valueUpdatedAt} /> · {RELATION_LABEL[entry.relation]}
           </p>

@@ -58,6 +58,24 @@ export interface WriteOptions {
   idempotencyKey?: string
 }
 
+/**
+ * A value's end, as a write gives it (docs/client.md#values-that-end). A write of `value`
+ * without `valueUntil` cancels the end an earlier write gave.
+ */
+export interface ValueEnd {
+  /**
+   * When the value ends: an instant (a `Date`, or an ISO 8601 string with its offset) or an
+   * ISO 8601 duration from the write, such as `PT45M`; 1 minute to 366 days ahead. `null`
+   * cancels a pending end.
+   */
+  valueUntil?: string | Date | null
+  /** The value written when it ends, 1 to 10 characters; by default the value before this write. */
+  valueAfter?: string
+}
+
+/** What a write sends: the properties to set, a value's end among them. */
+export type StatusWrite = Omit<StatusInput, keyof ValueEnd> & ValueEnd
+
 /** What `upsert` resolves with: the status, and whether this write created it. */
 export interface Upserted {
   status: Status
@@ -247,14 +265,14 @@ export class StatusdClient {
    * Sets your status by key: creates it (named after the key unless `name` is given) or updates
    * the properties sent. Sending the current value again is an update.
    */
-  async set(statusKey: string, input: StatusInput, options: WriteOptions = {}): Promise<Status> {
+  async set(statusKey: string, input: StatusWrite, options: WriteOptions = {}): Promise<Status> {
     return (await this.upsert(statusKey, input, options)).status
   }
 
   /** As `set`, and tells whether the write created the status (`201 Created`). */
   async upsert(
     statusKey: string,
-    input: StatusInput,
+    input: StatusWrite,
     options: WriteOptions = {},
   ): Promise<Upserted> {
     const { body, status } = await this.#write(
@@ -269,7 +287,7 @@ export class StatusdClient {
   /** Creates a status under a key that must be new (412 preconditionFailed if it exists). */
   async create(
     statusKey: string,
-    input: StatusInput,
+    input: StatusWrite,
     options: Omit<WriteOptions, 'ifMatch'> = {},
   ): Promise<Status> {
     return (
@@ -280,7 +298,7 @@ export class StatusdClient {
   }
 
   /** Updates a status by id: the owner any property, an updater the value. */
-  async update(statusId: string, input: StatusInput, options: WriteOptions = {}): Promise<Status> {
+  async update(statusId: string, input: StatusWrite, options: WriteOptions = {}): Promise<Status> {
     return (await this.#write('PATCH', `/v1/status/${enc(statusId)}`, input, options)).body
   }
 
@@ -511,7 +529,7 @@ export class StatusdClient {
   async #write(
     method: 'POST' | 'PATCH',
     path: string,
-    body: StatusInput,
+    body: StatusWrite,
     options: WriteOptions,
     extra: Record<string, string> = {},
   ): Promise<{ body: Status; status: number }> {

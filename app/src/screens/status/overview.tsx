@@ -1,7 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { ApiError, api, apiPath } from '../../api.ts'
 import { Field, FormError, fieldError } from '../../components/form.tsx'
-import { LastChange, StaleMark, ValueButtons, ValueChip } from '../../components/status-bits.tsx'
+import {
+  LastChange,
+  PendingEnd,
+  StaleMark,
+  ValueButtons,
+  ValueChip,
+} from '../../components/status-bits.tsx'
 import {
   ACCESS_OPTIONS,
   Choice,
@@ -29,6 +35,7 @@ export default function Overview({ status, role, onChange }: StatusTabProps) {
           <ValueChip value={status.value} colorNo={status.colorNo} class="big" />
           <StaleMark status={status} />
         </p>
+        <PendingEnd status={status} />
         <p class="muted">
           Value set <LastChange at={status.valueUpdatedAt} />
           {status.changeCount > 0 &&
