@@ -1,0 +1,119 @@
+import { writerOf } from '../../db/writer.ts'
+import type { FieldError } from '../../lib/errors.ts'
+import { forbidden, notFound, validationError } from '../../lib/errors.ts'
+import type { ServiceDeps } from '../service-deps.ts'
+import { accessById } from '../statuses/sharing.service.ts'
+import type { Caller } from '../statuses/statuses.service.ts'
+import { canonicalTimeZone, cronProblem, nextFires, type ScheduleEntry } from './fires.ts'
+import {
+  deleteSchedule as deleteScheduleRow,
+  findSchedule,
+  type ScheduleRow,
+  upsertSchedule,
+} from './schedules.repository.ts'
+import { NEXT_FIRES, type Schedule, type ScheduleInput } from './schedules.schemas.ts'
+
+const nowOf = (deps: Pick<ServiceDeps, 'clock'>): Date => new Date(deps.clock?.now() ?? Date.now())
+
+const entriesOf = (row: ScheduleRow): ScheduleEntry[] => JSON.parse(row.entries) as ScheduleEntry[]
+
+/** The schedule as the API shows it, with its next fires after `now`. */
+function toSchedule(row: ScheduleRow, now: Date): Schedule {
+  const entries = entriesOf(row)
+  return {
+    timezone: row.timezone,
+    entries,
+    next: nextFires(entries, row.timezone, now, NEXT_FIRES).map((fire) => ({
+      at: fire.at.toISOString(),
+      value: fire.entry.value,
+    })),
+    updatedAt: row.updated_at,
+  }
+}
+
+/** The status the caller owns: 403 for another role, 404 when they cannot see it. */
+async function owned(
+  db: ServiceDeps['db'],
+  caller: Caller,
+  statusId: string,
+  forWrite: boolean,
+): Promise<void> {
+  const { role } = await accessById(db, caller, statusId, { forWrite })
+  if (role !== 'owner')
+    throw forbidden('Only the owner may see or change the schedule of this status')
+}
+
+/**
+ * The input's time zone, spelt as the platform does, and its entries, unless one is invalid:
+ * 400 validationError naming each field at fault.
+ */
+function validated(input: ScheduleInput): { timezone: string; entries: ScheduleEntry[] } {
+  const errors: FieldError[] = []
+  const timezone = canonicalTimeZone(input.timezone)
+  if (timezone === null)
+    errors.push({ field: 'timezone', message: 'is not an IANA time zone (e.g. Europe/Berlin)' })
+  input.entries.forEach((entry, i) => {
+    const problem = cronProblem(entry.cron)
+    if (problem) errors.push({ field: `entries.${i}.cron`, message: problem })
+  })
+  if (errors.length > 0 || timezone === null) throw validationError(errors)
+  const entries = input.entries.map(({ cron, value, colorNo }) => ({
+    cron: cron.trim().split(/\s+/).join(' '),
+    value,
+    ...(colorNo !== undefined && { colorNo }),
+  }))
+  return { timezone, entries }
+}
+
+/** GET /v1/status/:statusId/schedule: 404 when the status has none. */
+export async function getSchedule(
+  deps: ServiceDeps,
+  caller: Caller,
+  statusId: string,
+): Promise<Schedule> {
+  await owned(deps.db, caller, statusId, false)
+  const row = await findSchedule(deps.db, statusId)
+  if (!row) throw notFound('This status has no schedule')
+  return toSchedule(row, nowOf(deps))
+}
+
+/** PUT /v1/status/:statusId/schedule: sets the schedule, replacing the one it had. */
+export async function putSchedule(
+  deps: ServiceDeps,
+  caller: Caller,
+  statusId: string,
+  input: ScheduleInput,
+): Promise<Schedule> {
+  const { timezone, entries } = validated(input)
+  const now = nowOf(deps)
+  const nowIso = now.toISOString()
+  const [next] = nextFires(entries, timezone, now, 1)
+  const row = await writerOf(deps).run(async (tx) => {
+    await owned(tx, caller, statusId, true)
+    const previous = await findSchedule(tx, statusId)
+    const row: ScheduleRow = {
+      status_id: statusId,
+      set_by: caller.userId,
+      timezone,
+      entries: JSON.stringify(entries),
+      next_fire_at: next ? next.at.toISOString() : null,
+      created_at: previous?.created_at ?? nowIso,
+      updated_at: nowIso,
+    }
+    await upsertSchedule(tx, row)
+    return row
+  })
+  return toSchedule(row, now)
+}
+
+/** DELETE /v1/status/:statusId/schedule: 404 when the status has none. */
+export async function deleteSchedule(
+  deps: ServiceDeps,
+  caller: Caller,
+  statusId: string,
+): Promise<void> {
+  await writerOf(deps).run(async (tx) => {
+    await owned(tx, caller, statusId, true)
+    if (!(await deleteScheduleRow(tx, statusId))) throw notFound('This status has no schedule')
+  })
+}
