@@ -207,6 +207,8 @@ describe(onEngine('a database a pre-release of statusd made'), () => {
         JSON.stringify({ ...JSON.parse(u), admin: 1, disabled_at: null }),
       ),
       security_events: [],
+      // the schedules' migration: no status has one yet
+      status_schedules: [],
     })
     assert.deepEqual(await migrateToLatest(db), [], 'the next start has nothing to do')
   })
