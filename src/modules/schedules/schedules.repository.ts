@@ -23,11 +23,7 @@ export async function upsertSchedule(db: Db, row: Insertable<StatusSchedulesTabl
     .execute()
 }
 
-/** Removes the status's schedule; true when it had one. */
-export async function deleteSchedule(db: Db, statusId: string): Promise<boolean> {
-  const result = await db
-    .deleteFrom('status_schedules')
-    .where('status_id', '=', statusId)
-    .executeTakeFirst()
-  return Number(result.numDeletedRows) > 0
+/** Removes the status's schedule, if it has one. */
+export async function deleteSchedule(db: Db, statusId: string): Promise<void> {
+  await db.deleteFrom('status_schedules').where('status_id', '=', statusId).execute()
 }

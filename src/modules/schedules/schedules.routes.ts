@@ -20,7 +20,8 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = 
       schema: {
         operationId: 'getSchedule',
         summary: 'The schedule of a status you own, and its next fires',
-        description: '404 notFound when the status has no schedule.',
+        description:
+          'Without a schedule: 200 with `timezone: null` and no entries (nothing fires).',
         tags,
         params: StatusIdParamsSchema,
         response: { 200: ScheduleSchema, ...ERROR_RESPONSES },
@@ -53,7 +54,7 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = 
       schema: {
         operationId: 'deleteSchedule',
         summary: 'Remove the schedule of a status you own',
-        description: '404 notFound when the status has no schedule.',
+        description: '204 whether or not it had one. The value stays as it is.',
         tags,
         params: StatusIdParamsSchema,
         response: { 204: Type.Null(), ...ERROR_RESPONSES },

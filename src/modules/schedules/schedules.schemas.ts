@@ -46,8 +46,10 @@ export type ScheduleInput = Static<typeof ScheduleInputSchema>
 
 export const ScheduleSchema = Type.Object(
   {
-    timezone: Type.String({ description: 'The IANA time zone, as the service spells it' }),
-    entries: Type.Array(ScheduleEntrySchema),
+    timezone: Type.Union([Type.String(), Type.Null()], {
+      description: 'The IANA time zone, as the service spells it; null without a schedule',
+    }),
+    entries: Type.Array(ScheduleEntrySchema, { description: 'None without a schedule' }),
     next: Type.Array(
       Type.Object(
         { at: Timestamp(), value: Type.String() },
@@ -55,7 +57,9 @@ export const ScheduleSchema = Type.Object(
       ),
       { description: `The next ${NEXT_FIRES} fires, earliest first` },
     ),
-    updatedAt: Timestamp(),
+    updatedAt: Type.Union([Timestamp(), Type.Null()], {
+      description: 'When the schedule was last set; null without a schedule',
+    }),
   },
   { $id: 'Schedule', additionalProperties: false, description: "A status's schedule" },
 )

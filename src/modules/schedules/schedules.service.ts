@@ -1,6 +1,6 @@
 import { writerOf } from '../../db/writer.ts'
 import type { FieldError } from '../../lib/errors.ts'
-import { forbidden, notFound, validationError } from '../../lib/errors.ts'
+import { forbidden, validationError } from '../../lib/errors.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { accessById } from '../statuses/sharing.service.ts'
 import type { Caller } from '../statuses/statuses.service.ts'
@@ -65,7 +65,10 @@ function validated(input: ScheduleInput): { timezone: string; entries: ScheduleE
   return { timezone, entries }
 }
 
-/** GET /v1/status/:statusId/schedule: 404 when the status has none. */
+/** What GET answers for a status without a schedule: nothing fires. */
+const NO_SCHEDULE: Schedule = { timezone: null, entries: [], next: [], updatedAt: null }
+
+/** GET /v1/status/:statusId/schedule. */
 export async function getSchedule(
   deps: ServiceDeps,
   caller: Caller,
@@ -73,8 +76,7 @@ export async function getSchedule(
 ): Promise<Schedule> {
   await owned(deps.db, caller, statusId, false)
   const row = await findSchedule(deps.db, statusId)
-  if (!row) throw notFound('This status has no schedule')
-  return toSchedule(row, nowOf(deps))
+  return row ? toSchedule(row, nowOf(deps)) : NO_SCHEDULE
 }
 
 /** PUT /v1/status/:statusId/schedule: sets the schedule, replacing the one it had. */
@@ -106,7 +108,7 @@ export async function putSchedule(
   return toSchedule(row, now)
 }
 
-/** DELETE /v1/status/:statusId/schedule: 404 when the status has none. */
+/** DELETE /v1/status/:statusId/schedule, whether or not the status has one. */
 export async function deleteSchedule(
   deps: ServiceDeps,
   caller: Caller,
@@ -114,6 +116,6 @@ export async function deleteSchedule(
 ): Promise<void> {
   await writerOf(deps).run(async (tx) => {
     await owned(tx, caller, statusId, true)
-    if (!(await deleteScheduleRow(tx, statusId))) throw notFound('This status has no schedule')
+    await deleteScheduleRow(tx, statusId)
   })
 }
