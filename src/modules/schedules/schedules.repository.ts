@@ -1,5 +1,6 @@
-import type { Insertable, Selectable } from 'kysely'
-import type { Db, StatusSchedulesTable } from '../../db/database.ts'
+import type { Insertable, Selectable, Transaction } from 'kysely'
+import type { DB, Db, StatusSchedulesTable } from '../../db/database.ts'
+import { claimRowsForUpdate } from '../../db/locks.ts'
 
 export type ScheduleRow = Selectable<StatusSchedulesTable>
 
@@ -26,4 +27,42 @@ export async function upsertSchedule(db: Db, row: Insertable<StatusSchedulesTabl
 /** Removes the status's schedule, if it has one. */
 export async function deleteSchedule(db: Db, statusId: string): Promise<void> {
   await db.deleteFrom('status_schedules').where('status_id', '=', statusId).execute()
+}
+
+/**
+ * Claims up to `limit` schedules with a fire due at `now`, earliest first, for this
+ * transaction: on PostgreSQL rows another instance is claiming are passed over (skip locked),
+ * so each due fire is taken by one instance.
+ */
+export const claimDueSchedules = (
+  tx: Transaction<DB>,
+  now: string,
+  limit: number,
+): Promise<ScheduleRow[]> =>
+  claimRowsForUpdate(
+    tx,
+    tx
+      .selectFrom('status_schedules')
+      .selectAll()
+      .where('next_fire_at', '<=', now)
+      .orderBy('next_fire_at')
+      .limit(limit),
+  ).execute()
+
+/** Sets when the schedule fires next (null: never again). */
+export async function setNextFire(db: Db, statusId: string, at: string | null): Promise<void> {
+  await db
+    .updateTable('status_schedules')
+    .set({ next_fire_at: at })
+    .where('status_id', '=', statusId)
+    .execute()
+}
+
+/** The earliest fire ahead of every schedule, or null when none is. */
+export async function earliestNextFire(db: Db): Promise<string | null> {
+  const row = await db
+    .selectFrom('status_schedules')
+    .select((eb) => eb.fn.min('next_fire_at').as('at'))
+    .executeTakeFirst()
+  return row?.at ?? null
 }

@@ -1,14 +1,25 @@
+import type { Transaction } from 'kysely'
+import type { DB } from '../../db/database.ts'
 import { writerOf } from '../../db/writer.ts'
 import type { FieldError } from '../../lib/errors.ts'
 import { forbidden, validationError } from '../../lib/errors.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { accessById } from '../statuses/sharing.service.ts'
 import type { Caller } from '../statuses/statuses.service.ts'
-import { canonicalTimeZone, cronProblem, nextFires, type ScheduleEntry } from './fires.ts'
 import {
+  canonicalTimeZone,
+  cronProblem,
+  latestFire,
+  nextFires,
+  type ScheduleEntry,
+} from './fires.ts'
+import {
+  claimDueSchedules,
   deleteSchedule as deleteScheduleRow,
+  earliestNextFire,
   findSchedule,
   type ScheduleRow,
+  setNextFire,
   upsertSchedule,
 } from './schedules.repository.ts'
 import { NEXT_FIRES, type Schedule, type ScheduleInput } from './schedules.schemas.ts'
@@ -118,4 +129,54 @@ export async function deleteSchedule(
     await owned(tx, caller, statusId, true)
     await deleteScheduleRow(tx, statusId)
   })
+}
+
+/** After downtime, the latest fire missed within this long is applied once; older ones not. */
+export const CATCH_UP_MS = 24 * 60 * 60 * 1000
+
+/** A fire to apply now: the entry's value on the status, as a change by `userId`. */
+export interface DueFire {
+  statusId: string
+  /** The user who set the schedule: the change is theirs. */
+  userId: string
+  value: string
+  colorNo?: number
+  /** The instant the fire was due. */
+  at: string
+}
+
+/**
+ * Takes up to `limit` schedules' due fires in `tx`, which applies them: each schedule's
+ * latest fire due by `now` (within CATCH_UP_MS; older ones are skipped), and moves its next
+ * fire past `now`. Taken in the transaction that applies them, so each fire is applied once,
+ * by one instance, or not at all when the transaction fails.
+ */
+export async function takeDueFires(
+  tx: Transaction<DB>,
+  now: Date,
+  limit: number,
+): Promise<DueFire[]> {
+  const due: DueFire[] = []
+  for (const row of await claimDueSchedules(tx, now.toISOString(), limit)) {
+    const entries = entriesOf(row)
+    const since = Math.max(now.getTime() - CATCH_UP_MS, Date.parse(row.next_fire_at as string) - 1)
+    const fire = latestFire(entries, row.timezone, new Date(since), now)
+    const [next] = nextFires(entries, row.timezone, now, 1)
+    await setNextFire(tx, row.status_id, next ? next.at.toISOString() : null)
+    if (fire)
+      due.push({
+        statusId: row.status_id,
+        userId: row.set_by,
+        value: fire.entry.value,
+        ...(fire.entry.colorNo !== undefined && { colorNo: fire.entry.colorNo }),
+        at: fire.at.toISOString(),
+      })
+  }
+  return due
+}
+
+/** When the earliest schedule fires next, or null when none is ahead: a worker sleeps till then. */
+export async function nextScheduledFire(db: ServiceDeps['db']): Promise<Date | null> {
+  const at = await earliestNextFire(db)
+  return at === null ? null : new Date(at)
 }
