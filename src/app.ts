@@ -15,6 +15,7 @@ import {
 } from './modules/notifications/notifications.plugin.ts'
 import { schedules } from './modules/schedules/schedules.plugin.ts'
 import { type StatusesOptions, statuses } from './modules/statuses/statuses.plugin.ts'
+import { type TimedOptions, timed } from './modules/timed/timed.plugin.ts'
 import { type CoreOptions, core } from './plugins/core.ts'
 import { errorHandlerPlugin } from './plugins/error-handler.ts'
 import { keyedApi, keyedRoutes } from './plugins/keyed-api.ts'
@@ -31,6 +32,7 @@ export type AppDeps = Omit<CoreOptions, 'timeouts'> &
   RoutePolicyOptions &
   LiveUpdatesOptions &
   StatusesOptions &
+  TimedOptions &
   NotificationsOptions &
   AccountsOptions &
   BackupsOptions
@@ -62,6 +64,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // the modules: each brings its services, its workers and its routes
   await app.register(statuses, deps)
+  // values written at a set time (ends, schedules), on every instance, each once
+  await app.register(timed, deps)
   await app.register(notifications, deps)
   await app.register(accounts, deps)
   await app.register(audit)

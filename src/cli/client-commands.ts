@@ -19,6 +19,7 @@ export interface ClientIo {
 
 /** Who wrote a history entry, and with which of your keys, when it has a label. */
 const writer = (h: HistoryEntry): string => {
+  if (h.via === 'schedule') return '(schedule)'
   const who = h.by?.name ?? '-'
   return h.via?.label ? `${who} (key ${h.via.label})` : who
 }

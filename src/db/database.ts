@@ -74,6 +74,12 @@ export interface StatusesTable {
   stale_at: string | null
   /** When this silence's staleness was announced (null: not yet; every write clears it). */
   stale_notified_at: string | null
+  /** When the current value ends (docs/api.md#values-that-end); null: it does not. */
+  value_until: Generated<string | null>
+  /** The value written when it ends. */
+  value_after: Generated<string | null>
+  /** The user who set the end: the timed worker writes the end as their change. */
+  value_until_by: Generated<string | null>
 }
 
 export interface StatusHistoryTable {
@@ -85,6 +91,8 @@ export interface StatusHistoryTable {
   by_user_id: string
   /** The API key the value was written with; null: a session, the CLI, or before keys were noted. */
   by_key_id: string | null
+  /** 'schedule': written by the timed worker (an end, a schedule's fire); null: an ordinary write. */
+  via: Generated<string | null>
 }
 
 /**

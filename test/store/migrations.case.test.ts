@@ -207,6 +207,18 @@ describe(onEngine('a database a pre-release of statusd made'), () => {
         JSON.stringify({ ...JSON.parse(u), admin: 1, disabled_at: null }),
       ),
       security_events: [],
+      // the ends' migration: no status has an end, no history entry was written by the worker
+      statuses: before.statuses.map((s: string) =>
+        JSON.stringify({
+          ...JSON.parse(s),
+          value_until: null,
+          value_after: null,
+          value_until_by: null,
+        }),
+      ),
+      status_history: before.status_history.map((h: string) =>
+        JSON.stringify({ ...JSON.parse(h), via: null }),
+      ),
       // the schedules' migration: no status has one yet
       status_schedules: [],
     })

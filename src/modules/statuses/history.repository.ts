@@ -17,6 +17,8 @@ export interface HistoryRow {
   /** The API key the value was written with (null: none noted), and its label if it still exists. */
   by_key_id: string | null
   by_key_label: string | null
+  /** 'schedule': the timed worker wrote it; null: an ordinary write. */
+  via: string | null
 }
 
 export interface HistoryQuery {
@@ -44,6 +46,7 @@ export function listHistory(db: Db, statusId: string, q: HistoryQuery): Promise<
       'u.name as by_name',
       'h.by_key_id',
       'k.label as by_key_label',
+      'h.via',
     ])
     .where('h.status_id', '=', statusId)
   // note: pruning happens on write, so a status nobody writes to may still hold old rows;

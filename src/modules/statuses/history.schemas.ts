@@ -9,7 +9,7 @@ export const HistoryEntrySchema = Type.Object(
     at: Timestamp(),
     by: Type.Union([Type.Object({ userId: Type.String(), name: Type.String() }), Type.Null()], {
       description:
-        'Who set the value; null when the caller may not see the user list (accessTypeUserList)',
+        'Who set the value; null when the caller may not see the user list (accessTypeUserList), and on values the service wrote (`via: "schedule"`)',
     }),
     via: Type.Union(
       [
@@ -23,11 +23,12 @@ export const HistoryEntrySchema = Type.Object(
           },
           { additionalProperties: false },
         ),
+        Type.Literal('schedule'),
         Type.Null(),
       ],
       {
         description:
-          'Which of your API keys set the value (a device, a script): shown on the entries you wrote yourself, null on the others and on values set from the app or the CLI',
+          'How the value was set: `"schedule"` when the service wrote it (a value that ended, a schedule; docs/api.md#values-that-end; `by` is then null); which of your API keys set it (a device, a script), on the entries you wrote yourself; null on the others and on values set from the app or the CLI',
       },
     ),
   },

@@ -71,12 +71,20 @@ export async function listStatusHistory(
     (r: HistoryRow): HistoryEntry => ({
       value: r.value,
       at: r.at,
-      by: showBy ? { userId: r.by_user_id, name: r.by_name ?? '(deleted user)' } : null,
+      // a value the timed worker wrote (an end, a schedule's fire) shows no author
+      by:
+        showBy && r.via === null
+          ? { userId: r.by_user_id, name: r.by_name ?? '(deleted user)' }
+          : null,
       // note: only to the writer: another user's keys (their ids and labels) are theirs alone
       via:
-        r.by_key_id !== null && access.viewerId !== undefined && r.by_user_id === access.viewerId
-          ? { type: 'key', keyId: r.by_key_id, label: r.by_key_label }
-          : null,
+        r.via === 'schedule'
+          ? 'schedule'
+          : r.by_key_id !== null &&
+              access.viewerId !== undefined &&
+              r.by_user_id === access.viewerId
+            ? { type: 'key', keyId: r.by_key_id, label: r.by_key_label }
+            : null,
     }),
   )
 }

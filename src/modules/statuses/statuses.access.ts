@@ -3,6 +3,7 @@ import { forbidden, notFound } from '../../lib/errors.ts'
 import type { CredentialLimits } from '../keys/scopes.ts'
 import { findRole } from './sharing.repository.ts'
 import type { AccessLevel, StatusInput } from './statuses.schemas.ts'
+import { VALUE_FIELDS } from './value-end.ts'
 
 /**
  * What a user may be to a status: its owner, or a granted updater or subscriber
@@ -65,13 +66,19 @@ export function assertOwnKeyReached(
   return assertVisible(status, 'owner', limits)
 }
 
-/** Throws 403 unless the role may change every property in the input. */
+/** Throws 403 unless the role may change every property in the input (an updater: the value and its end). */
 export function assertMayChange(role: Role | null, input: StatusInput | 'delete'): void {
   if (role === 'owner') return
-  if (role === 'updater' && input !== 'delete' && Object.keys(input).every((k) => k === 'value'))
+  if (
+    role === 'updater' &&
+    input !== 'delete' &&
+    Object.keys(input).every((k) => VALUE_FIELDS.has(k))
+  )
     return
   throw forbidden(
-    role === 'updater' ? 'Updaters may change only the value' : 'You may not change this status',
+    role === 'updater'
+      ? 'Updaters may change only the value (and its end)'
+      : 'You may not change this status',
   )
 }
 

@@ -270,3 +270,14 @@ export async function claimStaleStatuses(
     .returningAll()
     .execute()
 }
+
+/** The plans of these users, by id (a user since deleted is absent). */
+export async function userPlans(db: Db, userIds: readonly string[]): Promise<Map<string, string>> {
+  if (userIds.length === 0) return new Map()
+  const rows = await db
+    .selectFrom('users')
+    .select(['id', 'plan'])
+    .where('id', 'in', [...userIds])
+    .execute()
+  return new Map(rows.map((r) => [r.id, r.plan]))
+}

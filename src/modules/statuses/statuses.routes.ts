@@ -21,6 +21,7 @@ import {
   StatusListEntrySchema,
   StatusSchema,
   StatusValueTextSchema,
+  ValueEndQuerySchema,
 } from './statuses.schemas.ts'
 import {
   deleteStatusById,
@@ -159,16 +160,23 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{
           summary:
             'Set the value of your status by key, as plain text: create (201) or update (200)',
           description:
-            'The body is the value as text (`text/plain`; also taken without a Content-Type, or form-encoded as `curl -d` sends it, never decoded). As `POST /v1/status-keys/{statusKey}` with `{"value": …}`.',
+            'The body is the value as text (`text/plain`; also taken without a Content-Type, or form-encoded as `curl -d` sends it, never decoded). As `POST /v1/status-keys/{statusKey}` with `{"value": …}`; the query parameters `valueUntil` and `valueAfter` give the value an end (docs/api.md#values-that-end).',
           tags,
           params: StatusKeyParamsSchema,
+          querystring: ValueEndQuerySchema,
           consumes: PLAIN_TEXT_TYPES,
           body: StatusValueTextSchema,
           response: { 200: StatusSchema, 201: StatusSchema, ...ERROR_RESPONSES },
         },
       },
-      async (request, reply) =>
-        setByKey(request, reply, request.params.statusKey, { value: request.body }),
+      async (request, reply) => {
+        const { valueUntil, valueAfter } = request.query
+        return setByKey(request, reply, request.params.statusKey, {
+          value: request.body,
+          ...(valueUntil !== undefined && { valueUntil }),
+          ...(valueAfter !== undefined && { valueAfter }),
+        })
+      },
     )
   })
 

@@ -59,6 +59,25 @@ export const StatusValueTextSchema = asBodyField(
   'value',
 )
 
+/** A value's end, as the plain-text write takes it: query parameters (docs/api.md#values-that-end). */
+export const ValueEndQuerySchema = Type.Object({
+  valueUntil: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description:
+        'When the value ends: an instant with its offset, or an ISO 8601 duration from the write (`PT45M`); 1 minute to 366 days ahead',
+    }),
+  ),
+  valueAfter: Type.Optional(
+    SingleLineText({
+      ...VALUE_LENGTHS,
+      description:
+        'The value written when `valueUntil` passes; by default the value before this write',
+    }),
+  ),
+})
+
 /** Properties a client may set, with their limits (docs/api.md#validation-rules). */
 export const StatusInputSchema = withReadOnlyProperties(
   Type.Object(
@@ -94,6 +113,20 @@ export const StatusInputSchema = withReadOnlyProperties(
               'Seconds without a value update after which the status reads stale (docs/notifications.md#staleness); null: never.',
           },
         ),
+      ),
+      valueUntil: Type.Optional(
+        Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+          description:
+            'When the value ends (docs/api.md#values-that-end): an instant with its offset, or an ISO 8601 duration from the write (`PT45M`); 1 minute to 366 days ahead. Then `valueAfter` is written. null cancels a pending end, as does a value written without `valueUntil`.',
+          examples: ['PT45M', '2026-05-04T18:00:00Z'],
+        }),
+      ),
+      valueAfter: Type.Optional(
+        SingleLineText({
+          ...VALUE_LENGTHS,
+          description:
+            'The value written when `valueUntil` passes; by default the value before this write. Only with `valueUntil`.',
+        }),
       ),
     },
     {
@@ -146,6 +179,13 @@ export const StatusSchema = Type.Object(
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
     valueUpdatedAt: Type.Union([Timestamp(), Type.Null()]),
+    valueUntil: Type.Union([Timestamp(), Type.Null()], {
+      description:
+        'When the current value ends and `valueAfter` is written (docs/api.md#values-that-end); null: it does not end',
+    }),
+    valueAfter: Type.Union([Type.String(), Type.Null()], {
+      description: 'The value written when `valueUntil` passes; null when no end is pending',
+    }),
   },
   {
     $id: 'Status',

@@ -4,6 +4,7 @@ import { writerOf } from '../../db/writer.ts'
 import { systemClock } from '../../lib/clock.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import {
+  ApiError,
   invalidStatusKey,
   notFound,
   preconditionFailed,
@@ -47,6 +48,7 @@ import {
   insertStatusUnlessKeyTaken,
   listOwnedStatuses,
   ownedStatusesForWrite,
+  userPlans,
   writeStatusRows,
 } from './statuses.repository.ts'
 import {
@@ -57,6 +59,7 @@ import {
   type StatusInput,
   type StatusListEntry,
 } from './statuses.schemas.ts'
+import { endChanges, endFieldsOf } from './value-end.ts'
 import { assertWriteScopes } from './write-scopes.ts'
 
 /** The authenticated user a request acts for. */
@@ -159,6 +162,7 @@ export function toStatus(row: StatusRow, readerId: string, nowMs: number = Date.
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     valueUpdatedAt: row.value_updated_at,
+    ...endFieldsOf(row),
   }
 }
 
@@ -271,6 +275,7 @@ async function planUpdate(
   input: StatusInput,
   options: WriteOptions,
   notified: boolean,
+  via: 'schedule' | null = null,
 ): Promise<UpdatePlan> {
   const role = await roleOn(tx, status, caller.userId)
   assertVisible(status, role, caller.limits)
@@ -282,7 +287,8 @@ async function planUpdate(
     accessTypeHistory: status.access_type_history,
   })
   const now = nowIso()
-  const row = updatedRow(status, input, now, clockIso(deps))
+  const ends = endChanges(status, input, caller.userId, nowOf(deps))
+  const row = { ...updatedRow(status, input, now, clockIso(deps)), ...ends }
   const written: Written = { row, ...tagged(row, caller.userId, nowOf(deps)), created: false }
   if (input.value === undefined) return { read: status, written, cutoff: null, options }
   // retention follows the owner's plan; an updater's plan does not matter
@@ -299,6 +305,7 @@ async function planUpdate(
       at: now,
       by_user_id: caller.userId,
       by_key_id: caller.keyId ?? null,
+      via,
     },
     cutoff: retentionCutoff(ownerPlan),
     // committed with the write, so an acknowledged update's notification survives a crash
@@ -465,6 +472,77 @@ async function runUpdates(
   return outcomes
 }
 
+/** A value the timed worker writes (src/modules/timed): an end, a schedule's fire. */
+export interface TimedWrite {
+  statusId: string
+  /** The user the change is made for: who set the end or the schedule. */
+  userId: string
+  value: string
+  /** The colour written with the value; absent: as a value write without one. */
+  colorNo?: number
+}
+
+/**
+ * Writes timed values in the caller's transaction, each as an ordinary value update by its
+ * user (the same rules, history, `status.changed` event and live relay as PATCH), marked
+ * `via: 'schedule'` in history. A write the rules now refuse (its user lost their role, the
+ * status or the user is gone) is dropped. Returns the changes to announce once the
+ * transaction has committed (announceTimedWrites).
+ */
+export async function applyTimedWrites(
+  tx: Db,
+  deps: ServiceDeps,
+  writes: readonly TimedWrite[],
+): Promise<StatusChange[]> {
+  if (writes.length === 0) return []
+  const ids = [...new Set(writes.map((w) => w.statusId))]
+  const read = await findStatusesForWrite(tx, ids, [], notificationRuleExists)
+  const latest = new Map(read.map(({ row }) => [row.id, row]))
+  const notified = new Set(read.flatMap(({ row, flagged }) => (flagged ? [row.id] : [])))
+  const planOfUser = await userPlans(tx, [...new Set(writes.map((w) => w.userId))])
+  const plans: UpdatePlan[] = []
+  for (const write of writes) {
+    const current = latest.get(write.statusId)
+    const plan = planOfUser.get(write.userId)
+    if (current === undefined || plan === undefined) continue
+    const input: StatusInput = {
+      value: write.value,
+      ...(write.colorNo !== undefined && { colorNo: write.colorNo }),
+    }
+    try {
+      const caller: Caller = { userId: write.userId, plan }
+      const planned = await planUpdate(
+        tx,
+        deps,
+        caller,
+        current,
+        input,
+        {},
+        notified.has(current.id),
+        'schedule',
+      )
+      latest.set(current.id, planned.written.row)
+      plans.push(planned)
+    } catch (error) {
+      // refused by the rules: dropped, as a request would be refused
+      if (!(error instanceof ApiError)) throw error
+    }
+  }
+  await writePlans(tx, deps, plans, deps.events?.relayedByOutbox === true)
+  return [...latest.values()].filter((row) => plans.some((p) => p.written.row === row)).map(changed)
+}
+
+/** After applyTimedWrites committed: this instance's caches and live streams hear of it. */
+export async function announceTimedWrites(
+  deps: ServiceDeps,
+  changes: readonly StatusChange[],
+): Promise<void> {
+  for (const change of changes) {
+    deps.committed?.(change)
+    await announceCommitted(deps.events, change)
+  }
+}
+
 // Updates that arrive together share a transaction and its statements
 // (docs/postgres.md#how-a-write-reaches-postgresql): one batcher per service.
 const updateBatchers = new WeakMap<
@@ -596,10 +674,11 @@ export async function setStatusByKey(
         // against the limit (402), as docs/api.md#set-a-status-by-key-create-or-update says
         if (await findStatusByKey(tx, caller.userId, key)) continue
         assertUnderStatusLimit(plan, await countOwnedStatuses(tx, caller.userId))
-        const inserted = await insertStatusUnlessKeyTaken(
-          tx,
-          newStatusRow(caller, key, name, input, clockIso(deps)),
-        )
+        const ends = endChanges(null, input, caller.userId, nowOf(deps))
+        const inserted = await insertStatusUnlessKeyTaken(tx, {
+          ...newStatusRow(caller, key, name, input, clockIso(deps)),
+          ...ends,
+        })
         if (!inserted) continue // the key was taken meanwhile, or the share id clashed: look again
         if (inserted.value !== null) {
           await insertHistory(tx, {
@@ -671,6 +750,9 @@ function newStatusRow(
     // a silence starts at creation, value or not (docs/notifications.md#staleness)
     stale_at: staleAtOf(clockNow, input.staleAfter ?? null),
     stale_notified_at: null,
+    value_until: null,
+    value_after: null,
+    value_until_by: null,
   }
 }
 

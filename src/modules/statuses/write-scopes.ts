@@ -1,5 +1,6 @@
 import { insufficientScope } from '../../lib/errors.ts'
 import { type CredentialLimits, SCOPES, type Scope, satisfies } from '../keys/scopes.ts'
+import { VALUE_FIELDS } from './value-end.ts'
 
 /**
  * The fields whose change is an access setting: `status:manage`, not `status:write`
@@ -20,7 +21,7 @@ export type StatusWrite =
 
 /**
  * The scopes an API key needs for a write (docs/accounts.md#scoped-keys), in SCOPES order:
- * `value` alone needs `status:value` (which `status:write` includes); any other field
+ * `value` alone (with its end: `valueUntil`, `valueAfter`) needs `status:value` (which `status:write` includes); any other field
  * `status:write`; an access setting (`accessType`, `accessTypeUserList`, `accessTypeHistory`,
  * `listed`) `status:manage`; creating a status `status:write`, and deleting one
  * `status:manage`. Sending a field counts, whether or not its value changes. Pure: the one
@@ -32,7 +33,7 @@ export function requiredWriteScopes(write: StatusWrite): Scope[] {
   else {
     if (write.kind === 'create') needed.add('status:write')
     for (const field of write.fields)
-      if (field === 'value') needed.add('status:value')
+      if (VALUE_FIELDS.has(field)) needed.add('status:value')
       else if (ACCESS_FIELDS.has(field)) needed.add('status:manage')
       else needed.add('status:write')
   }
