@@ -1,5 +1,5 @@
-import type { Insertable, Selectable, Transaction } from 'kysely'
-import type { DB, Db, StatusSchedulesTable } from '../../db/database.ts'
+import type { Insertable, Selectable } from 'kysely'
+import type { Db, StatusSchedulesTable } from '../../db/database.ts'
 import { claimRowsForUpdate } from '../../db/locks.ts'
 
 export type ScheduleRow = Selectable<StatusSchedulesTable>
@@ -34,11 +34,7 @@ export async function deleteSchedule(db: Db, statusId: string): Promise<void> {
  * transaction: on PostgreSQL rows another instance is claiming are passed over (skip locked),
  * so each due fire is taken by one instance.
  */
-export const claimDueSchedules = (
-  tx: Transaction<DB>,
-  now: string,
-  limit: number,
-): Promise<ScheduleRow[]> =>
+export const claimDueSchedules = (tx: Db, now: string, limit: number): Promise<ScheduleRow[]> =>
   claimRowsForUpdate(
     tx,
     tx
@@ -64,5 +60,5 @@ export async function earliestNextFire(db: Db): Promise<string | null> {
     .selectFrom('status_schedules')
     .select((eb) => eb.fn.min('next_fire_at').as('at'))
     .executeTakeFirst()
-  return row?.at ?? null
+  return (row?.at as string | null | undefined) ?? null
 }

@@ -9,10 +9,11 @@ import { deleteSchedule, getSchedule, putSchedule } from './schedules.service.ts
 const tags = ['schedules']
 
 /** A status's schedule (docs/api.md#schedules): its owner's, with a session or `status:manage`. */
-export const scheduleRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = async (
-  app,
-  { deps },
-) => {
+export const scheduleRoutes: FastifyPluginAsyncTypebox<{
+  deps: ServiceDeps
+  /** Tells this instance's timed worker that a schedule's next fire moved. */
+  wake: () => void
+}> = async (app, { deps, wake }) => {
   app.get(
     '/v1/status/:statusId/schedule',
     {
@@ -44,7 +45,16 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = 
         response: { 200: ScheduleSchema, ...ERROR_RESPONSES },
       },
     },
-    async (request) => putSchedule(deps, request.caller, request.params.statusId, request.body),
+    async (request) => {
+      const schedule = await putSchedule(
+        deps,
+        request.caller,
+        request.params.statusId,
+        request.body,
+      )
+      wake()
+      return schedule
+    },
   )
 
   app.delete(

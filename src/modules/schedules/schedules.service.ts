@@ -1,11 +1,11 @@
-import type { Transaction } from 'kysely'
-import type { DB } from '../../db/database.ts'
+import type { Db } from '../../db/database.ts'
 import { writerOf } from '../../db/writer.ts'
 import type { FieldError } from '../../lib/errors.ts'
 import { forbidden, validationError } from '../../lib/errors.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { accessById } from '../statuses/sharing.service.ts'
-import type { Caller } from '../statuses/statuses.service.ts'
+import type { Caller, TimedWrite } from '../statuses/statuses.service.ts'
+import type { ClaimedWork, DueWindow, TimedSource } from '../timed/timed-worker.ts'
 import {
   canonicalTimeZone,
   cronProblem,
@@ -131,52 +131,37 @@ export async function deleteSchedule(
   })
 }
 
-/** After downtime, the latest fire missed within this long is applied once; older ones not. */
-export const CATCH_UP_MS = 24 * 60 * 60 * 1000
-
-/** A fire to apply now: the entry's value on the status, as a change by `userId`. */
-export interface DueFire {
-  statusId: string
-  /** The user who set the schedule: the change is theirs. */
-  userId: string
-  value: string
-  colorNo?: number
-  /** The instant the fire was due. */
-  at: string
-}
-
 /**
- * Takes up to `limit` schedules' due fires in `tx`, which applies them: each schedule's
- * latest fire due by `now` (within CATCH_UP_MS; older ones are skipped), and moves its next
- * fire past `now`. Taken in the transaction that applies them, so each fire is applied once,
- * by one instance, or not at all when the transaction fails.
+ * Schedules as a source of the timed worker (docs/architecture.md#timed-changes): claims up
+ * to `limit` schedules with a fire due by `window.now` in `tx`, which writes their values;
+ * each gives its latest fire due after `window.since` (older ones are skipped), written as a
+ * change by the user who set the schedule, and its next fire moves past `now`. Claimed in
+ * the transaction that writes them, so each fire is written once, by one instance.
  */
-export async function takeDueFires(
-  tx: Transaction<DB>,
-  now: Date,
-  limit: number,
-): Promise<DueFire[]> {
-  const due: DueFire[] = []
-  for (const row of await claimDueSchedules(tx, now.toISOString(), limit)) {
+async function claimDueFires(tx: Db, window: DueWindow, limit: number): Promise<ClaimedWork> {
+  const now = new Date(window.now)
+  const rows = await claimDueSchedules(tx, window.now, limit)
+  const writes: TimedWrite[] = []
+  for (const row of rows) {
     const entries = entriesOf(row)
-    const since = Math.max(now.getTime() - CATCH_UP_MS, Date.parse(row.next_fire_at as string) - 1)
+    // fires from the one due on (or missed since) to now; at most the catch-up window back
+    const since = Math.max(Date.parse(window.since), Date.parse(row.next_fire_at as string) - 1)
     const fire = latestFire(entries, row.timezone, new Date(since), now)
     const [next] = nextFires(entries, row.timezone, now, 1)
     await setNextFire(tx, row.status_id, next ? next.at.toISOString() : null)
     if (fire)
-      due.push({
+      writes.push({
         statusId: row.status_id,
         userId: row.set_by,
         value: fire.entry.value,
         ...(fire.entry.colorNo !== undefined && { colorNo: fire.entry.colorNo }),
-        at: fire.at.toISOString(),
       })
   }
-  return due
+  return { claimed: rows.length, writes }
 }
 
-/** When the earliest schedule fires next, or null when none is ahead: a worker sleeps till then. */
-export async function nextScheduledFire(db: ServiceDeps['db']): Promise<Date | null> {
-  const at = await earliestNextFire(db)
-  return at === null ? null : new Date(at)
+export const scheduleFires: TimedSource = {
+  name: 'schedules',
+  claimDue: claimDueFires,
+  nextDue: earliestNextFire,
 }
