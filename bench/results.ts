@@ -326,8 +326,24 @@ export interface AppResult extends ResultBase {
   transferredKb: number
 }
 
+/** `npm run bench:timed`: many values ending in the same second, and the writes beside them. */
+export interface TimedResult extends ResultBase {
+  kind: 'timed'
+  params: { engine: 'sqlite' | 'postgres'; statuses: number; writers: number; durationS: number }
+  /** How late each end was written: its history entry's time minus the end's. */
+  lateness: LatencyStats
+  /** PATCH /v1/status/:id by `writers` loops: without ends, then while they are written. */
+  patch: {
+    alone: LatencyStats & { reqPerS: number }
+    during: LatencyStats & { reqPerS: number }
+  }
+  /** Non-200 answers, or ends not written: a run with any is not a result. */
+  errors: number
+}
+
 export type Result =
   | AppResult
+  | TimedResult
   | BackupResult
   | NotifyResult
   | RigResult

@@ -58,7 +58,7 @@ export const TIMED_CATCH_UP_MS = 24 * 60 * 60 * 1000
 export const TIMED_POLL_MS = 1000
 
 /** The most items one transaction claims from one source. */
-export const TIMED_BATCH = 200
+export const TIMED_BATCH = 1000
 
 export interface TimedWorkerOptions {
   deps: ServiceDeps
