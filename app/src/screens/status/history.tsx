@@ -68,7 +68,8 @@ export default function History({ status }: StatusTabProps) {
                     {relativeTime(entry.at, now.value)}
                   </time>
                   {entry.by && <span class="muted"> by {entry.by.name}</span>}
-                  {entry.via && (
+                  {entry.via === 'schedule' && <span class="muted"> as scheduled</span>}
+                  {entry.via && entry.via !== 'schedule' && (
                     <span class="muted">
                       {entry.via.label === null
                         ? ' with an API key'
