@@ -80,7 +80,7 @@ for (const size of Object.keys(SIZES) as Size[]) {
       for (let i = 0; i < 5; i++) {
         const item = items.nth(i)
         const iso = (await item.locator('time').getAttribute('datetime')) as string
-        const text = (await item.textContent()) ?? ""
+        const text = (await item.textContent()) ?? ''
         const hour = new Date(iso).getUTCHours()
         const opens = /OPEN/.test(text)
         assert.ok(
