@@ -63,6 +63,33 @@ describe('schedule fires (docs/api.md#schedules)', () => {
     ])
   })
 
+  it('every entry follows the same rules, with * or a step in its minute or hour too: the skipped times fire once after the gap', () => {
+    assert.deepEqual(fires('*/30 2 * * *', '2026-03-28T12:00:00Z', 3), [
+      '2026-03-29T01:00:00.000Z V0', // 02:00 and 02:30 do not exist: one fire at 03:00 CEST
+      '2026-03-30T00:00:00.000Z V0', // 02:00 CEST the day after
+      '2026-03-30T00:30:00.000Z V0',
+    ])
+  })
+
+  it('… and the repeated times fire once each, the first time', () => {
+    assert.deepEqual(fires('*/30 * * * *', '2026-10-24T23:45:00Z', 6), [
+      '2026-10-25T00:00:00.000Z V0', // 02:00 CEST
+      '2026-10-25T00:30:00.000Z V0', // 02:30 CEST; not again at 02:00 or 02:30 CET
+      '2026-10-25T02:00:00.000Z V0', // 03:00 CET
+      '2026-10-25T02:30:00.000Z V0',
+      '2026-10-25T03:00:00.000Z V0',
+      '2026-10-25T03:30:00.000Z V0',
+    ])
+  })
+
+  it('a zone that skips half an hour: Lord Howe Island, first Sunday of October', () => {
+    // 02:00 +10:30 becomes 02:30 +11:00: 02:15 is skipped, and fires at 02:30 (15:30Z)
+    assert.deepEqual(fires('15 2 * * *', '2026-10-03T00:00:00Z', 2, 'Australia/Lord_Howe'), [
+      '2026-10-03T15:30:00.000Z V0',
+      '2026-10-04T15:15:00.000Z V0',
+    ])
+  })
+
   it('entries together fire earliest first; two at the same instant make one fire, the later entry', () => {
     assert.deepEqual(fires(['0 9 * * *', '0 18 * * *', '0 9 * * 1'], '2026-07-05T12:00:00Z', 4), [
       '2026-07-05T16:00:00.000Z V1', // Sunday 18:00
