@@ -55,6 +55,18 @@ export default function ScheduleTab(props: StatusTabProps) {
       .finally(() => setLoaded(true))
   }, [status.id])
 
+  // a fire (or any change) moves the value: the list of next changes is read again
+  useEffect(() => {
+    if (!schedule) return
+    api<Schedule>('GET', apiPath`/v1/status/${status.id}/schedule`).then(
+      (read) =>
+        setSchedule((before) =>
+          before && read.entries.length > 0 ? { ...before, next: read.next } : before,
+        ),
+      () => {},
+    )
+  }, [status.id, status.valueUpdatedAt])
+
   if (loadError) return <FormError error={loadError} />
   if (!loaded) return <p class="loading">Loading…</p>
 
