@@ -13,6 +13,7 @@ import {
   type NotificationsOptions,
   notifications,
 } from './modules/notifications/notifications.plugin.ts'
+import { schedules } from './modules/schedules/schedules.plugin.ts'
 import { type StatusesOptions, statuses } from './modules/statuses/statuses.plugin.ts'
 import { type TimedOptions, timed } from './modules/timed/timed.plugin.ts'
 import { type CoreOptions, core } from './plugins/core.ts'
@@ -70,6 +71,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(audit)
   await app.register(events)
   await app.register(boards)
+  await app.register(schedules)
   await app.register(admin, deps)
   await app.register(backups, deps)
   await app.register(web)

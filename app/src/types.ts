@@ -36,6 +36,10 @@ import type {
 import type { WEBHOOK_FORMATS } from '../../src/modules/notifications/webhook-channel.ts'
 import type { PushPayload } from '../../src/modules/notifications/webpush-channel.ts'
 import type {
+  ScheduleInputSchema,
+  ScheduleSchema,
+} from '../../src/modules/schedules/schedules.schemas.ts'
+import type {
   HistoryDurationsSchema,
   HistoryEntrySchema,
 } from '../../src/modules/statuses/history.schemas.ts'
@@ -66,6 +70,10 @@ export type AuthSettings = Static<typeof AuthSettingsSchema>
 export type SessionView = Static<typeof SessionSchema>
 export type Status = Static<typeof StatusSchema>
 export type StatusListEntry = Static<typeof StatusListEntrySchema>
+
+// a status's schedule (docs/api.md#schedules)
+export type Schedule = Static<typeof ScheduleSchema>
+export type ScheduleInput = Static<typeof ScheduleInputSchema>
 
 // API keys, passkeys (docs/accounts.md#scoped-keys, #passkeys)
 export type ApiKey = Static<typeof ApiKeySchema>

@@ -246,6 +246,21 @@ export interface BoardsTable {
   version: Generated<number>
 }
 
+/** A status's schedule (docs/api.md#schedules). */
+export interface StatusSchedulesTable {
+  status_id: string
+  /** The user whose change a fire is (the owner who set the schedule). */
+  set_by: string
+  /** The IANA time zone its entries are read in. */
+  timezone: string
+  /** JSON array of `{cron, value, colorNo?}`. */
+  entries: string
+  /** The next instant an entry fires; null when none is ahead. */
+  next_fire_at: string | null
+  created_at: string
+  updated_at: string
+}
+
 /** Where a user is told about changes (docs/notifications.md#channels). */
 export interface ChannelsTable {
   id: string
@@ -356,6 +371,7 @@ export interface DB {
   invitation_links: InvitationLinksTable
   invitation_mails: InvitationMailsTable
   share_links: ShareLinksTable
+  status_schedules: StatusSchedulesTable
   boards: BoardsTable
   channels: ChannelsTable
   notification_rules: NotificationRulesTable

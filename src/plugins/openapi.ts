@@ -33,6 +33,10 @@ const TAGS = [
   { name: 'invitations', description: 'Invitations to a status: by link, or to a person' },
   { name: 'share links', description: 'Private links to a status, and what they show' },
   { name: 'boards', description: 'Your boards: named, ordered sets of statuses shown together' },
+  {
+    name: 'schedules',
+    description: 'Values a status takes at set times: cron entries in a time zone',
+  },
   { name: 'operations', description: 'Health probes and metrics' },
   { name: 'admin', description: 'Operators only: the instance, its users and its backups' },
 ]

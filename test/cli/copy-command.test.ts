@@ -179,6 +179,7 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
       invitation_links: 0,
       invitation_mails: 0,
       share_links: 0,
+      status_schedules: 0,
       boards: 0,
       channels: 0,
       notification_rules: 0,
@@ -257,7 +258,7 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
     assert.equal(code, 1)
     assert.match(
       err,
-      /target is not empty \(2 users, 3 API keys, 8 statuses, \d+ history rows, 1 role, 1 idempotent response, \d+ deleted status(?:es)? still swept, 0 sessions, 0 passkeys, 0 one-time tokens, \d+ security events, 0 pending invitations, 0 invitation links, 0 invitation mails sent, 0 share links, 0 boards, 0 notification channels, 0 notification rules, \d+ notification events, 0 deliveries, 0 delivery attempts, [01] service settings?\); pass --force/,
+      /target is not empty \(2 users, 3 API keys, 8 statuses, \d+ history rows, 1 role, 1 idempotent response, \d+ deleted status(?:es)? still swept, 0 sessions, 0 passkeys, 0 one-time tokens, \d+ security events, 0 pending invitations, 0 invitation links, 0 invitation mails sent, 0 share links, 0 schedules, 0 boards, 0 notification channels, 0 notification rules, \d+ notification events, 0 deliveries, 0 delivery attempts, [01] service settings?\); pass --force/,
     )
     assert.deepEqual(await targetDump(), before)
   })

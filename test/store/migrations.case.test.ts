@@ -219,6 +219,8 @@ describe(onEngine('a database a pre-release of statusd made'), () => {
       status_history: before.status_history.map((h: string) =>
         JSON.stringify({ ...JSON.parse(h), via: null }),
       ),
+      // the schedules' migration: no status has one yet
+      status_schedules: [],
     })
     assert.deepEqual(await migrateToLatest(db), [], 'the next start has nothing to do')
   })

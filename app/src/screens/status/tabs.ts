@@ -29,6 +29,12 @@ export const STATUS_TABS: StatusTab[] = [
   { tab: 'share', label: 'Share', component: lazy(() => import('./share.tsx')) },
   { tab: 'people', label: 'People', component: lazy(() => import('./people.tsx')) },
   {
+    tab: 'schedule',
+    label: 'Schedule',
+    component: lazy(() => import('./schedule.tsx')),
+    shows: (role) => role === 'owner',
+  },
+  {
     tab: 'notifications',
     label: 'Notifications',
     component: lazy(() => import('./notifications-tab.tsx')),
