@@ -312,7 +312,7 @@ runScenarios('palette validation (docs/api.md#validation-rules)', world, [
     [{ value: 'A', colorNo: '1' }],
     'palette.0.colorNo',
   ),
-  invalid('an entry without colorNo is refused', [{ value: 'A' }], 'colorNo'),
+  invalid('an entry without colorNo is refused', [{ value: 'A' }], 'palette.0.colorNo'),
   invalid(
     'an unknown property in an entry is refused',
     [{ value: 'A', colorNo: 1, label: 'x' }],

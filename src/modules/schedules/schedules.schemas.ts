@@ -40,7 +40,19 @@ export const ScheduleInputSchema = Type.Object(
     }),
     entries: Type.Array(ScheduleEntrySchema, { minItems: 1, maxItems: MAX_SCHEDULE_ENTRIES }),
   },
-  { $id: 'ScheduleInput', additionalProperties: false },
+  {
+    $id: 'ScheduleInput',
+    additionalProperties: false,
+    examples: [
+      {
+        timezone: 'Europe/Berlin',
+        entries: [
+          { cron: '0 9 * * 1-5', value: 'OPEN' },
+          { cron: '0 18 * * 1-5', value: 'CLOSED' },
+        ],
+      },
+    ],
+  },
 )
 export type ScheduleInput = Static<typeof ScheduleInputSchema>
 
