@@ -26,7 +26,17 @@ declare module 'fastify' {
  */
 function canonicalPath(request: FastifyRequest): string {
   const params = request.params as Record<string, string>
-  return request.routeOptions.url?.replace(/:(\w+)/g, (_, name: string) => params[name] ?? '') ?? ''
+  const path =
+    request.routeOptions.url?.replace(/:(\w+)/g, (_, name: string) => params[name] ?? '') ?? ''
+  // the query is part of the request (the plain-text PUT takes valueUntil there), in a
+  // canonical order; a request without one keeps the fingerprint it always had
+  const query = new URLSearchParams(
+    Object.entries((request.query ?? {}) as Record<string, unknown>)
+      .filter(([, value]) => value !== undefined)
+      .map(([name, value]) => [name, String(value)] as [string, string])
+      .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)),
+  ).toString()
+  return query === '' ? path : `${path}?${query}`
 }
 
 // note: a preHandler, so after body validation and before the handler's own checks, as

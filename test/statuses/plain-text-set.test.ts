@@ -509,6 +509,33 @@ const retries: Scenario[] = [
       assert.equal((await door(ctx)).value, 'open')
     },
   },
+  {
+    name: 'Idempotency-Key reused with another end in the query: 422 idempotencyKeyReused',
+    method: 'PUT',
+    url: `${DOOR}?valueUntil=PT1H&valueAfter=shut`,
+    body: 'open',
+    headers: { ...TEXT, 'idempotency-key': 'door-2' },
+    expectStatus: 200,
+    expect: async (_body, ctx) => {
+      const url = `/v1/status-keys/${ctx.vars.door}/value?valueUntil=PT2H&valueAfter=shut`
+      const other = await ctx.t.request(ctx.users.owner ?? null, 'PUT', url, 'open', {
+        ...TEXT,
+        'idempotency-key': 'door-2',
+      })
+      assert.equal(other.statusCode, 422)
+      assert.equal(other.json().errorCode, 'idempotencyKeyReused')
+      // the same query in another order is the same request: replayed
+      const same = await ctx.t.request(
+        ctx.users.owner ?? null,
+        'PUT',
+        `/v1/status-keys/${ctx.vars.door}/value?valueAfter=shut&valueUntil=PT1H`,
+        'open',
+        { ...TEXT, 'idempotency-key': 'door-2' },
+      )
+      assert.equal(same.statusCode, 200, same.body)
+      assert.equal(same.headers['idempotent-replayed'], 'true')
+    },
+  },
 ]
 
 runScenarios('plain-text set: content types', world, contentTypes)
