@@ -8,7 +8,7 @@ import { shareViewOf } from '../statuses/share.service.ts'
 import { validLinkIds } from '../statuses/share-links.service.ts'
 import { roleHolders } from '../statuses/sharing.service.ts'
 import type { StatusChange, StatusEventBus } from '../statuses/status-events.ts'
-import { findStatus, subscribersOf, toStatus } from '../statuses/statuses.service.ts'
+import { findStatusAndSubscribers, toStatus } from '../statuses/statuses.service.ts'
 
 /**
  * Who watches: an anonymous share-page viewer, the holder of a private share link (which
@@ -327,9 +327,9 @@ class Feed {
   }
 
   async load(): Promise<Snapshot | undefined> {
-    const row = await findStatus(this.#deps.db, this.statusId)
-    if (!row) return undefined
-    return new Snapshot(row, this.#deps, await subscribersOf(this.#deps.db, row.id))
+    const found = await findStatusAndSubscribers(this.#deps.db, this.statusId)
+    if (!found) return undefined
+    return new Snapshot(found.row, this.#deps, found.subscribers)
   }
 
   stop(): void {

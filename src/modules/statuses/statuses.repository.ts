@@ -77,6 +77,19 @@ const subscribersOf = (eb: ExpressionBuilder<DB, 'statuses'>) =>
     .whereRef('sr.status_id', '=', 'statuses.id')
     .where('sr.role', '=', 'subscriber')
 
+/** A status with its subscribers counted in the same statement (a live update's one read). */
+export async function findStatusWithSubscribers(
+  db: Db,
+  id: string,
+): Promise<{ row: StatusRow; subscribers: number } | undefined> {
+  const found = await selectById(db, id)
+    .select((eb) => subscribersOf(eb).as('subscribers'))
+    .executeTakeFirst()
+  if (!found) return undefined
+  const { subscribers, ...row } = found
+  return { row, subscribers: Number(subscribers ?? 0) }
+}
+
 /** How many users hold the subscriber role on the status (the Status's `subscriberCount`). */
 export async function countSubscribers(db: Db, statusId: string): Promise<number> {
   const row = await db

@@ -46,6 +46,7 @@ import {
   findStatusByKey,
   findStatusByKeyForWrite,
   findStatusesForWrite,
+  findStatusWithSubscribers,
   insertHistory,
   insertHistoryRows,
   insertStatusUnlessKeyTaken,
@@ -856,9 +857,12 @@ export async function getStatusByKey(
 export const findStatus = (db: Db, statusId: string): Promise<StatusRow | undefined> =>
   findStatusById(db, statusId)
 
-/** How many users hold the subscriber role on the status (`subscriberCount`). */
-export const subscribersOf = (db: Db, statusId: string): Promise<number> =>
-  countSubscribers(db, statusId)
+/** A status and its `subscriberCount`, read in one statement (what a live update reads). */
+export const findStatusAndSubscribers = (
+  db: Db,
+  statusId: string,
+): Promise<{ row: StatusRow; subscribers: number } | undefined> =>
+  findStatusWithSubscribers(db, statusId)
 
 /**
  * DELETE /v1/status/:statusId — owner only. The status is gone for every reader when this
