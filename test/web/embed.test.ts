@@ -3,6 +3,8 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import type { Page } from 'playwright-core'
+import { appServer, expectScreen, openApp, signUpPerson } from '../helpers/app-browser.ts'
+import { makeStatus } from '../helpers/app-statuses.ts'
 import { expectNoAxeViolations } from '../helpers/axe.ts'
 import { chromiumMissing, launchChromium, listeningApp } from '../helpers/browser.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
@@ -17,11 +19,10 @@ const skip = chromiumMissing()
  * Another origin (a second HTTP server on another port) serving one page that embeds the
  * element, under a CSP that lets nothing but statusd's script and stream in.
  */
-async function otherSite(ctx: Lifetime, statusd: string, element: string): Promise<string> {
+async function otherSite(ctx: Lifetime, statusd: string, snippet: string): Promise<string> {
   const page = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Our office</title>
-<script type="module" src="${statusd}/embed.js"></script></head>
-<body><main><h1>Our office</h1><p>Room 4: ${element}</p></main></body></html>`
+<html lang="en"><head><meta charset="utf-8"><title>Our office</title></head>
+<body><main><h1>Our office</h1><p>Room 4: ${snippet}</p></main></body></html>`
   const server = createServer((request, response) => {
     if (request.url !== '/') return response.writeHead(404).end()
     response
@@ -35,6 +36,10 @@ async function otherSite(ctx: Lifetime, statusd: string, element: string): Promi
   ctx.after(() => new Promise<void>((resolve) => server.close(() => resolve())))
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
+
+/** The snippet as docs/sharing.md#embeds gives it. */
+const snippet = (statusd: string, attribute: 'share' | 'link', id: string) =>
+  `<script type="module" src="${statusd}/embed.js"></script><statusd-status ${attribute}="${id}"></statusd-status>`
 
 /** Records every request the page makes and every console error (CSP violations included). */
 function watch(page: Page, site: string) {
@@ -73,11 +78,7 @@ describe('the embed on another site’s page', { skip }, () => {
       colorNo: 3,
       accessType: 'public',
     })
-    const site = await otherSite(
-      t,
-      base,
-      `<statusd-status share="${status.shareId}"></statusd-status>`,
-    )
+    const site = await otherSite(t, base, snippet(base, 'share', status.shareId))
     const browser = await launchChromium({ colorScheme: 'dark' })
     t.after(browser.close)
     const page = await browser.context.newPage()
@@ -118,7 +119,7 @@ describe('the embed on another site’s page', { skip }, () => {
     assert.equal(made.statusCode, 201, made.body)
     const token = /\/l\/(sdp_[A-Za-z0-9]{43})$/.exec(made.json().url)?.[1]
     assert.ok(token, made.body)
-    const site = await otherSite(t, base, `<statusd-status link="${token}"></statusd-status>`)
+    const site = await otherSite(t, base, snippet(base, 'link', token))
     const browser = await launchChromium()
     t.after(browser.close)
     const page = await browser.context.newPage()
@@ -135,11 +136,7 @@ describe('the embed on another site’s page', { skip }, () => {
     const { t: app, base } = await listeningApp(t)
     const owner = await app.user()
     const status = await createStatus(app, owner, 'hidden', { value: 'X', accessType: 'private' })
-    const site = await otherSite(
-      t,
-      base,
-      `<statusd-status share="${status.shareId}"></statusd-status>`,
-    )
+    const site = await otherSite(t, base, snippet(base, 'share', status.shareId))
     const browser = await launchChromium()
     t.after(browser.close)
     const page = await browser.context.newPage()
@@ -151,6 +148,45 @@ describe('the embed on another site’s page', { skip }, () => {
       seen.errors.every((e) => /404/.test(e)),
       seen.errors.join('\n'),
     )
+  })
+})
+
+describe('the Share tab’s embed code', { skip, timeout: 300_000 }, () => {
+  it('pasted into another site’s page, shows the status; a private link’s code too', async (ctx) => {
+    const server = await appServer(ctx)
+    const owner = await signUpPerson(server, { name: 'Olivia' })
+    const status = await makeStatus(server, owner, 'room-4', {
+      name: 'Meeting room 4',
+      value: 'FREE',
+      accessType: 'public',
+    })
+    const { page } = await openApp(ctx, server, {
+      person: owner,
+      path: `/statuses/${status.id}/share`,
+    })
+    await expectScreen(page, 'Meeting room 4')
+    const code = await page.getByRole('textbox', { name: 'Embed code', exact: true }).inputValue()
+    assert.equal(
+      code,
+      `<script type="module" src="${server.origin}/embed.js"></script> <statusd-status share="${status.shareId}"></statusd-status>`,
+    )
+    await page.getByRole('button', { name: 'Make a private link' }).click()
+    const linkCode = await page
+      .getByRole('textbox', { name: 'Embed code for this link' })
+      .inputValue()
+    assert.match(linkCode, /<statusd-status link="sdp_[A-Za-z0-9]{43}"><\/statusd-status>$/)
+
+    for (const pasted of [code, linkCode]) {
+      const site = await otherSite(ctx, server.origin, pasted)
+      const browser = await launchChromium()
+      ctx.after(browser.close)
+      const other = await browser.context.newPage()
+      const seen = watch(other, site)
+      await other.goto(site)
+      await valueReads(other, 'FREE')
+      assert.deepEqual(seen.origins(), [server.origin])
+      assert.deepEqual(seen.errors, [])
+    }
   })
 })
 
