@@ -72,6 +72,7 @@ const BASE = new URL('/', import.meta.url)
 class StatusdStatus extends HTMLElement {
   static observedAttributes = ['share', 'link']
   #source: EventSource | null = null
+  #connected = false
   #name: HTMLElement
   #value: HTMLElement
   #note: HTMLElement
@@ -104,15 +105,19 @@ class StatusdStatus extends HTMLElement {
   }
 
   connectedCallback(): void {
+    this.#connected = true
     this.#open()
   }
 
   disconnectedCallback(): void {
+    this.#connected = false
     this.#close()
   }
 
-  attributeChangedCallback(): void {
-    if (this.isConnected) this.#open()
+  // note: an element the page holds before this module defines it gets its attributes here
+  // first, then connectedCallback: only a change once connected opens another stream
+  attributeChangedCallback(_name: string, old: string | null, value: string | null): void {
+    if (this.#connected && old !== value) this.#open()
   }
 
   /** The stream's address: the share stream, or the private link's. */

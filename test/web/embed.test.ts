@@ -52,6 +52,8 @@ function watch(page: Page, site: string) {
   page.on('pageerror', (error) => errors.push(error.message))
   return {
     errors,
+    /** How many streams the page opened. */
+    streams: () => requests.filter((url) => url.endsWith('/events')).length,
     /** The origins asked, the page's own left out. */
     origins: () =>
       [...new Set(requests.map((url) => new URL(url).origin))].filter((o) => o !== site),
@@ -104,6 +106,7 @@ describe('the embed on another site’s page', { skip }, () => {
     await valueReads(page, 'OCCUPIED')
 
     assert.deepEqual(seen.origins(), [base], 'statusd is the only other origin asked')
+    assert.equal(seen.streams(), 1, 'one stream for one element')
     assert.deepEqual(seen.errors, [])
   })
 
@@ -201,6 +204,10 @@ describe('the embed’s files and headers', () => {
     assert.equal(res.headers['access-control-allow-origin'], '*')
     assert.equal(res.headers['cache-control'], 'no-cache')
     assert.equal(res.headers['access-control-allow-credentials'], undefined)
+    const again = await app.request(null, 'GET', '/embed.js', undefined, {
+      'if-none-match': String(res.headers.etag),
+    })
+    assert.equal(again.statusCode, 304)
     assert.equal((await app.request(null, 'GET', '/app/embed.js')).statusCode, 404)
   })
 
