@@ -46,6 +46,13 @@ export async function buildApp(): Promise<void> {
     outfile: path.join(outdir, 'sw.js'),
     format: 'iife',
   })
+  // the embed (docs/sharing.md#embeds): one module at a fixed name, loaded by other sites' pages
+  await build({
+    ...common,
+    entryPoints: [path.join(root, 'app/src/embed.ts')],
+    outfile: path.join(outdir, 'embed.js'),
+    format: 'esm',
+  })
   cpSync(path.join(root, 'app/public'), outdir, { recursive: true })
 
   // the entry's files, for the server's page (src/web/app.routes.ts)

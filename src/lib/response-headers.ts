@@ -48,3 +48,13 @@ export const PRIVATE_LINK_HEADERS = {
   'x-content-type-options': 'nosniff',
   'x-robots-tag': 'noindex',
 } as const
+
+/**
+ * The headers of a private share link's JSON views and stream: those of every answer to the
+ * token, and any page may read them (docs/sharing.md#embeds): the token is the credential,
+ * no cookie is involved.
+ */
+export const PRIVATE_LINK_VIEW_HEADERS = {
+  ...PRIVATE_LINK_HEADERS,
+  'access-control-allow-origin': '*',
+} as const

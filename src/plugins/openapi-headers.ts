@@ -81,7 +81,7 @@ const HEADERS = {
     schema: string,
   },
   AccessControlAllowOrigin: {
-    description: 'Public views may be read from any origin.',
+    description: 'Public views and private share links may be read from any origin.',
     schema: string,
   },
 }
@@ -206,7 +206,7 @@ export function documentHeaders<
           if (code === '4XX' || code === '429') addHeaders(response, ['RetryAfter'])
         }
         if (code === '5XX' || code === '503') addHeaders(response, ['RetryAfter'])
-        if (facts.publicView) addHeaders(response, ['AccessControlAllowOrigin'])
+        if (facts.publicView || facts.anyOrigin) addHeaders(response, ['AccessControlAllowOrigin'])
       }
       if (headers.length > 0) operation.parameters = [...parameters, ...headers]
       // the key's format is checked by its own rule (400 invalidStatusKey), not the schema

@@ -86,6 +86,7 @@ function factsOf(config: FastifyContextConfig | undefined): RouteFacts {
     conditional,
     located,
     publicView,
+    anyOrigin,
     bodyOptional,
     anonymousLimit,
   } = config ?? {}
@@ -96,6 +97,7 @@ function factsOf(config: FastifyContextConfig | undefined): RouteFacts {
     ...(conditional && { conditional }),
     ...(located && { located }),
     ...(publicView && { publicView }),
+    ...(anyOrigin && { anyOrigin }),
     ...(bodyOptional && { bodyOptional }),
     ...(anonymousLimit && { anonymousLimit }),
   }

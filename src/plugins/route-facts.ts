@@ -59,6 +59,12 @@ export interface RouteFacts {
    */
   publicView?: true
   /**
+   * Any origin may read it, without credentials (`Access-Control-Allow-Origin: *`): the
+   * views of a private share link, whose token is the credential (docs/sharing.md#embeds).
+   * The route sends the header itself; read by the document.
+   */
+  anyOrigin?: true
+  /**
    * An anonymous route that counts against the per-address limit of anonymous requests
    * (`ANON_REQUESTS_PER_MINUTE`, docs/api.md#rate-limits). Read by `anonymousLimit`
    * (anonymous-limit.ts) and the document (the rate-limit headers).

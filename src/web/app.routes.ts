@@ -138,13 +138,14 @@ export const appRoutes: FastifyPluginAsync<{ notFoundPage?: NotFoundPage }> = as
     prefix: '/app/',
     preCompressed: true,
     index: false,
-    // not the compressed forms or build.json themselves, and the service worker only at /sw.js
-    allowedPath: (name) => !/\.(br|gz)$|^\/(build\.json|sw\.js)$/.test(name),
+    // not the compressed forms or build.json themselves, the service worker only at /sw.js,
+    // the embed only at /embed.js
+    allowedPath: (name) => !/\.(br|gz)$|^\/(build\.json|sw\.js|embed\.js)$/.test(name),
     cacheControl: false,
     setHeaders: (reply, file) =>
       reply.headers({
         'x-content-type-options': 'nosniff',
-        'cache-control': /\/sw\.js(\.br|\.gz)?$/.test(file)
+        'cache-control': /\/(sw|embed)\.js(\.br|\.gz)?$/.test(file)
           ? 'no-cache'
           : HASHED.test(file)
             ? IMMUTABLE
@@ -154,4 +155,14 @@ export const appRoutes: FastifyPluginAsync<{ notFoundPage?: NotFoundPage }> = as
   // the service worker's URL is its identity: fixed, never cached long, at the root so that
   // its scope is the whole app
   app.get('/sw.js', { schema: { hide: true } }, (_request, reply) => reply.sendFile('sw.js'))
+  // the embed (docs/sharing.md#embeds): a module other sites' pages load, so it answers
+  // cross-origin reads (a module script is fetched with CORS); no credentials involved
+  app.get('/embed.js', { schema: { hide: true } }, (_request, reply) =>
+    reply
+      .headers({
+        'access-control-allow-origin': '*',
+        'cross-origin-resource-policy': 'cross-origin',
+      })
+      .sendFile('embed.js'),
+  )
 }

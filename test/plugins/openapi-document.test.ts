@@ -296,11 +296,13 @@ describe('the document shows the facts each route declares (src/plugins/route-fa
     ])
   })
 
-  it('`publicView`: the public views, and only they, are readable from any origin', () => {
+  it('`publicView`, `anyOrigin`: the public views and private links’ views, and only they, are readable from any origin', () => {
     for (const { name, path, op } of operations())
       assert.equal(
         Boolean(op.responses['200']?.headers?.['Access-Control-Allow-Origin']),
-        path.startsWith('/v1/share/') || /^\/b\/\{shareId\}\/(json|events)$/.test(path),
+        path.startsWith('/v1/share/') ||
+          /^\/b\/\{shareId\}\/(json|events)$/.test(path) ||
+          /^\/v1\/share-links\/\{token\}(\/(history|users|events))?$/.test(path),
         name,
       )
   })

@@ -5,7 +5,7 @@ import { Type } from 'typebox'
 import type { DB } from '../../db/database.ts'
 import type { StreamQuota } from '../../lib/client-limits.ts'
 import { ApiError, type FieldError } from '../../lib/errors.ts'
-import { API_RESPONSE_HEADERS, PRIVATE_LINK_HEADERS } from '../../lib/response-headers.ts'
+import { API_RESPONSE_HEADERS, PRIVATE_LINK_VIEW_HEADERS } from '../../lib/response-headers.ts'
 import { parseLastEventId, type SseOptions } from '../../lib/sse.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { publicStatus } from '../statuses/share.service.ts'
@@ -206,10 +206,10 @@ export const shareLinkEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions
   app.get(
     '/v1/share-links/:token/events',
     {
-      config: { auth: 'none', anonymousLimit: true },
-      // a refusal carries the link's headers too (never cached, no referrer)
+      config: { auth: 'none', anonymousLimit: true, anyOrigin: true },
+      // a refusal carries the link's headers too (never cached, no referrer, any origin)
       onSend: (_request, reply, _payload, done) => {
-        reply.headers(PRIVATE_LINK_HEADERS)
+        reply.headers(PRIVATE_LINK_VIEW_HEADERS)
         done()
       },
       schema: {
@@ -230,8 +230,8 @@ export const shareLinkEventsRoutes: FastifyPluginAsyncTypebox<EventsRouteOptions
         const linked = await linkedStatus(services, request.params.token)
         viewer = { kind: 'link', linkId: linked.linkId, expiresAt: linked.expiresAt }
         const stream = openStream(request, reply, sse, {
-          ...PRIVATE_LINK_HEADERS,
-          'cache-control': `${PRIVATE_LINK_HEADERS['cache-control']}, no-transform`,
+          ...PRIVATE_LINK_VIEW_HEADERS,
+          'cache-control': `${PRIVATE_LINK_VIEW_HEADERS['cache-control']}, no-transform`,
         })
         return { statusId: linked.status.id, stream }
       })

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { pageItems } from '../../lib/cursor.ts'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
-import { PRIVATE_LINK_HEADERS } from '../../lib/response-headers.ts'
+import { PRIVATE_LINK_VIEW_HEADERS } from '../../lib/response-headers.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { HistoryEntrySchema } from './history.schemas.ts'
 import {
@@ -122,7 +122,7 @@ export const shareLinkRoutes: FastifyPluginAsyncTypebox<{
 }
 
 // whoever holds the token, no key; as often as the anonymous limit allows
-const anonymous = { auth: 'none', anonymousLimit: true } as const
+const anonymous = { auth: 'none', anonymousLimit: true, anyOrigin: true } as const
 
 /**
  * The JSON views of a status through a private share link (docs/api.md#private-share-links):
@@ -134,7 +134,7 @@ export const shareLinkViewRoutes: FastifyPluginAsyncTypebox<{
 }> = async (app, { deps, publicUrl }) => {
   // errors too: a 404 must look the same whatever made the token fail
   app.addHook('onSend', (_request, reply, _payload, done) => {
-    reply.headers(PRIVATE_LINK_HEADERS)
+    reply.headers(PRIVATE_LINK_VIEW_HEADERS)
     done()
   })
 

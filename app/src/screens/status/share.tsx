@@ -40,6 +40,7 @@ export default function ShareTab(props: StatusTabProps) {
       {owner && <Visibility status={status} onChange={props.onChange} />}
       <ShareLinkSection status={status} />
       <Badge status={status} />
+      <Embed status={status} />
       {owner && <PrivateLinks statusId={status.id} />}
       <BoardMembership statusId={status.id} />
     </div>
@@ -182,6 +183,38 @@ function Badge(props: { status: Status }) {
   )
 }
 
+/**
+ * The embed snippet (docs/sharing.md#embeds): `/embed.js` and the element, for `share` (the
+ * status's share id, public only) or `link` (a private link's token), on one line (a text
+ * field holds no line breaks).
+ */
+const embedSnippet = (attribute: 'share' | 'link', id: string): string =>
+  `<script type="module" src="${location.origin}/embed.js"></script> <statusd-status ${attribute}="${escapeHtml(id)}"></statusd-status>`
+
+/** A private link's token: the last part of its URL (`…/l/<token>`). */
+const linkToken = (url: string): string => url.slice(url.lastIndexOf('/') + 1)
+
+function Embed(props: { status: Status }) {
+  const { status } = props
+  return (
+    <section aria-labelledby="share-embed">
+      <h2 id="share-embed">Embed</h2>
+      <p class="hint">
+        The status on your own web page, live, in the page's light or dark colours. It asks nothing
+        of anyone but this statusd.
+        {status.accessType === 'public'
+          ? ''
+          : ' While the status is private it shows “not available”: embed a private link instead (below).'}
+      </p>
+      <CopyField
+        label="Embed code"
+        text={embedSnippet('share', status.shareId)}
+        buttonLabel="Copy embed code"
+      />
+    </section>
+  )
+}
+
 function PrivateLinks(props: { statusId: string }) {
   const { statusId } = props
   const [links, setLinks] = useState<ShareLink[] | null>(null)
@@ -256,6 +289,11 @@ function PrivateLinks(props: { statusId: string }) {
             {when(made.expiresAt)}.
           </p>
           <CopyField label="Private link" text={made.url} buttonLabel="Copy private link" />
+          <CopyField
+            label="Embed code for this link"
+            text={embedSnippet('link', linkToken(made.url))}
+            buttonLabel="Copy embed code"
+          />
           <button type="button" class="button quiet" onClick={() => setMade(null)}>
             Done
           </button>
