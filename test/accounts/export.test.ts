@@ -217,6 +217,8 @@ describe('GET /v1/user/export', () => {
       doc.passkeys.map((p: { name: string; transports: string[] }) => [p.name, p.transports]),
       [['Laptop', ['internal']]],
     )
+    const times = doc.securityEvents.map((e: { at: string }) => e.at)
+    assert.deepEqual(times, [...times].sort(), 'the security log oldest first')
     assert.ok(
       doc.securityEvents.some((e: { kind: string }) => e.kind === 'keyCreated'),
       JSON.stringify(doc.securityEvents.map((e: { kind: string }) => e.kind)),

@@ -468,16 +468,23 @@ export async function* exportDocument(deps: ExportDeps, userId: string): AsyncGe
   yield ',"securityEvents":'
   yield* array(
     pages(
-      (after: string | null, limit) =>
+      (after: { at: string; id: string } | null, limit) =>
         db
           .selectFrom('security_events')
           .select(['id', 'at', 'actor_id', 'kind', 'ip', 'user_agent', 'detail'])
           .where('user_id', '=', userId)
-          .$if(after !== null, (q) => q.where('id', '>', after as string))
+          .$if(after !== null, (q) =>
+            q.where((eb) => {
+              const { at, id } = after as { at: string; id: string }
+              return eb.or([eb('at', '>', at), eb.and([eb('at', '=', at), eb('id', '>', id)])])
+            }),
+          )
+          // oldest first, as the log happened
+          .orderBy('at')
           .orderBy('id')
           .limit(limit)
           .execute(),
-      (row) => row.id,
+      (row) => ({ at: row.at, id: row.id }),
     ),
     (row) => ({
       id: row.id,
