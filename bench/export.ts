@@ -3,7 +3,7 @@
 // (docs/performance.md#export). Prints the figures and writes the run to bench/results/.
 //   node bench/export.ts [--statuses 1000] [--history 1000]
 //                        [--dir /tmp/statusd-export-bench] [--server-url postgres://…/postgres]
-//                        [--no-write]
+//                        [--heap-mb 40] [--no-write]
 //
 // Method. A dataset seeded by bench/seed.ts (one user owning --statuses statuses, with
 // statuses × history history rows; reused from --dir when it has that shape), served by
@@ -12,6 +12,9 @@
 // is fetched once with the seed's key and read as it arrives (counted, never kept), and the
 // peak is read again. The document is parsed afterwards from a file, to check it holds every
 // history row.
+//
+// --heap-mb caps the server's V8 heap (--max-old-space-size): an export that completes under
+// a cap smaller than the document was not held whole.
 //
 // note: the client and the server share the machine; the time is an upper bound.
 import { createWriteStream, mkdirSync, readFileSync, rmSync } from 'node:fs'
@@ -32,6 +35,7 @@ const { values } = parseArgs({
     history: { type: 'string', default: '1000' },
     dir: { type: 'string', default: join(tmpdir(), 'statusd-export-bench') },
     'server-url': { type: 'string' },
+    'heap-mb': { type: 'string' },
     'no-write': { type: 'boolean', default: false },
   },
 })
@@ -56,7 +60,10 @@ const data = await seedOrReuse(
   'export',
 )
 const port = 20_000 + Math.floor(Math.random() * 20_000)
-const server = await startServer('statusd', port, statusdCommand(port, data.databaseUrl))
+const heapMb = values['heap-mb'] === undefined ? null : Number(values['heap-mb'])
+const command = statusdCommand(port, data.databaseUrl)
+if (heapMb !== null) command.env.NODE_OPTIONS = `--max-old-space-size=${heapMb}`
+const server = await startServer('statusd', port, command)
 const base = `http://127.0.0.1:${port}`
 const headers = { 'service-api-key': data.key }
 const out = join(dir, 'export.json')
@@ -109,11 +116,11 @@ try {
 const result: ExportResult = {
   ...runInfo(
     ROOT,
-    `npm run bench:export -- --statuses ${statuses} --history ${history}${serverUrl ? ' --server-url …' : ''}`,
+    `npm run bench:export -- --statuses ${statuses} --history ${history}${heapMb === null ? '' : ` --heap-mb ${heapMb}`}${serverUrl ? ' --server-url …' : ''}`,
     `statusd serve (${engine}) on a seeded dataset: one user owning the statuses and every history row; GET /v1/user/export once with an API key, read as it arrives into a file; seconds until the last byte, the server's peak RSS (VmHWM) before and after; the file is then parsed to check it holds every status and history row`,
   ),
   kind: 'export',
-  params: { engine, history },
+  params: { engine, history, heapMb },
   row,
 }
 console.log(JSON.stringify(result, null, 2))

@@ -261,7 +261,8 @@ export interface BackupResult extends ResultBase {
 /** `npm run bench:export`: one user's export of many statuses and a long history. */
 export interface ExportResult extends ResultBase {
   kind: 'export'
-  params: { engine: 'sqlite' | 'postgres'; history: number }
+  /** heapMb: the server's V8 heap cap (--max-old-space-size); null: Node's default. */
+  params: { engine: 'sqlite' | 'postgres'; history: number; heapMb?: number | null }
   row: {
     statuses: number
     historyRows: number
