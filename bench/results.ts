@@ -258,6 +258,28 @@ export interface BackupResult extends ResultBase {
   errors: number
 }
 
+/** `npm run bench:export`: one user's export of many statuses and a long history. */
+export interface ExportResult extends ResultBase {
+  kind: 'export'
+  /** heapMb: the server's V8 heap cap (--max-old-space-size); null: Node's default. */
+  params: { engine: 'sqlite' | 'postgres'; history: number; heapMb?: number | null }
+  row: {
+    statuses: number
+    historyRows: number
+    /** The document's size as sent. */
+    bytes: number
+    /** Until the answer's headers arrived. */
+    firstByteMs: number
+    /** Until its last byte was read. */
+    seconds: number
+    mbPerS: number
+    /** The server's peak RSS (VmHWM) after start and one request, before the export. */
+    rssBeforeMb: number
+    /** The server's peak RSS once the export was read whole. */
+    rssPeakMb: number
+  }
+}
+
 interface LatencyStats {
   p50Ms: number
   p99Ms: number
@@ -361,6 +383,7 @@ export type Result =
   | AppResult
   | TimedResult
   | BackupResult
+  | ExportResult
   | NotifyResult
   | RigResult
   | FanoutResult

@@ -17,8 +17,9 @@ import type {
 import { browserName } from '../user-agent.ts'
 import { createPasskey, passkeysSupported, webauthnProblem } from '../webauthn.ts'
 
-// Account (docs/app.md#account): profile, password, passkeys, signed-in browsers and the
-// security log (docs/accounts.md#users, #passkeys, #sessions, docs/security.md#security-log).
+// Account (docs/app.md#account): profile, password, passkeys, signed-in browsers, your data
+// and the security log (docs/accounts.md#users, #passkeys, #sessions, #export-your-data,
+// docs/security.md#security-log).
 
 export default function Account() {
   const profile = me.value
@@ -40,6 +41,18 @@ export default function Account() {
       <PasswordForm profile={profile} onChanged={loadSessions} />
       <Passkeys />
       <Sessions sessions={sessions} error={sessionsError} reload={loadSessions} />
+      <section aria-labelledby="export-heading">
+        <h2 id="export-heading">Your data</h2>
+        <p>
+          One JSON file with everything this service holds about you: your profile, the statuses you
+          own with their whole history, your roles, invitations, share links, boards, channels,
+          rules, schedules, and what your keys, sessions and passkeys are (never their secrets).
+        </p>
+        {/* a plain link: the browser signs it with the session cookie and saves the attachment */}
+        <a class="button" href="/v1/user/export" download>
+          Download your data
+        </a>
+      </section>
       <section aria-labelledby="security-log-heading">
         <h2 id="security-log-heading">Security log</h2>
         <p>

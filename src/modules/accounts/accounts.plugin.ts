@@ -10,6 +10,7 @@ import { userRoutes } from '../users/users.routes.ts'
 import { accountMailRoutes, emailVerificationRoutes } from './account-mail.routes.ts'
 import { AccountMail } from './account-mail.service.ts'
 import { authRoutes } from './auth.routes.ts'
+import { exportRoutes } from './export.routes.ts'
 import { passkeyRoutes, passkeySignInRoutes } from './passkeys.routes.ts'
 import { profileRoutes } from './profile.routes.ts'
 import { setupRoutes } from './setup.routes.ts'
@@ -76,6 +77,8 @@ export const accounts = fp(
     app.keyedRoutes(userRoutes, {})
     app.keyedRoutes(profileRoutes, { accounts: accountDeps, sessions, mail })
     app.keyedRoutes(emailVerificationRoutes, { mail })
+    // taking one's data along (docs/accounts.md#export-your-data)
+    app.keyedRoutes(exportRoutes, { db: database.db, clock })
     app.keyedRoutes(apiKeyRoutes, {
       deps: {
         db: database.db,
