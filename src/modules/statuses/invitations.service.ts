@@ -57,6 +57,8 @@ import { announcedWrite, type StatusChange } from './status-events.ts'
 import { withinReach } from './statuses.access.ts'
 import { findStatusById, findStatusByIdForWrite } from './statuses.repository.ts'
 import type { Caller } from './statuses.service.ts'
+import type { TransferredStatus } from './transfer.schemas.ts'
+import { takeOwnership } from './transfer.service.ts'
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
@@ -72,7 +74,7 @@ const toRoleInvitation = (row: RoleInvitationView): RoleInvitation => ({
   statusId: row.status_id,
   statusName: row.status_name,
   userId: row.user_id,
-  role: row.role as GrantedRole,
+  role: row.role as RoleInvitation['role'],
   invitedBy: { userId: row.invited_by, name: row.inviter_name },
   createdAt: row.created_at,
 })
@@ -208,7 +210,7 @@ export async function acceptInvitation(
   caller: Caller,
   id: string,
   by?: Requester,
-): Promise<Subscription> {
+): Promise<Subscription | TransferredStatus> {
   return announcedWrite(
     deps,
     async (tx) => {
@@ -223,6 +225,8 @@ export async function acceptInvitation(
         !(await deleteRoleInvitationOf(tx, id, caller.userId))
       )
         throw invitationNotFound()
+      // a transfer: the caller takes the status itself (docs/sharing.md#transfer)
+      if (invitation.role === 'owner') return takeOwnership(tx, deps, caller, status, by)
       const role = invitation.role as GrantedRole
       const held = await raiseRole(tx, status, caller.userId, role)
       await recordBy(tx, by, 'roleAccepted', caller.userId, {
@@ -241,7 +245,7 @@ export async function acceptInvitation(
  * stays open: docs/api.md#one-stream-for-many-statuses) look again. `access` changes are
  * judged on the current row whatever their version.
  */
-const roleGained = (subscription: Subscription): StatusChange => ({
+const roleGained = (subscription: Subscription | TransferredStatus): StatusChange => ({
   statusId: subscription.statusId,
   version: 0,
   kind: 'access',

@@ -186,6 +186,21 @@ export const ownedStatusesForWrite = (db: Db, ownerId: string): Promise<StatusRo
     db.selectFrom('statuses').selectAll().where('owner_id', '=', ownerId).orderBy('id'),
   ).execute()
 
+/** Hands the status to a new owner under the given key (docs/sharing.md#transfer). */
+export async function setStatusOwner(
+  db: Db,
+  id: string,
+  ownerId: string,
+  statusKey: string | null,
+  at: string,
+): Promise<void> {
+  await db
+    .updateTable('statuses')
+    .set({ owner_id: ownerId, status_key: statusKey, updated_at: at })
+    .where('id', '=', id)
+    .execute()
+}
+
 export async function countOwnedStatuses(db: Db, ownerId: string): Promise<number> {
   const row = await db
     .selectFrom('statuses')
