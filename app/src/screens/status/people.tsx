@@ -120,7 +120,7 @@ export default function PeopleTab(props: StatusTabProps) {
                   </ConfirmButton>
                   <ConfirmButton
                     label="Hand over"
-                    ariaLabel={`Hand this status over to ${user.name}`}
+                    ariaLabel={`Hand over to ${user.name}`}
                     title={`Offer ${user.name} this status?`}
                     confirmLabel="Offer it"
                     buttonClass="quiet"
