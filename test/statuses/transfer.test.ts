@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
+import type { AddressInfo } from 'node:net'
 import { it } from 'node:test'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import type { Lifetime } from '../helpers/cleanup.ts'
 import { runScenarios, type ScenarioContext } from '../helpers/scenarios.ts'
 import { createStatus, grant, makeCast } from '../helpers/sharing.ts'
+import { SseTestClient } from '../helpers/sse.ts'
 
 // Handing a status to another user (docs/sharing.md#transfer).
 
@@ -359,4 +361,46 @@ it('a transfer the new owner’s plan has no room for: 402, and all is as it was
   // the offer stays, to accept once there is room
   const mine = await app.request(full, 'GET', '/v1/user/invitations')
   assert.equal(mine.json().length, 1)
+})
+
+it('open streams see the new owner at once: each reader’s view of the status is sent again', async (t) => {
+  const app = await makeApp(t, { deps: { sse: { heartbeatMs: 50 } } })
+  await app.app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(app.app.server.address() as AddressInfo).port}`
+  const cast = await makeCast(app)
+  const desk = await createStatus(app, cast.owner, 'desk', { value: 'ON', name: 'Desk' })
+  await grant(app, cast.owner, desk.id, cast.updater, 'updater')
+  const streams: SseTestClient[] = []
+  t.after(() => {
+    for (const s of streams) s.close()
+  })
+  const watch = async (user: TestUser) => {
+    const stream = await SseTestClient.connect(`${base}/v1/status/${desk.id}/events`, {
+      'service-api-key': user.key,
+    })
+    streams.push(stream)
+    assert.equal(stream.status, 200)
+    return stream
+  }
+  const olivia = await watch(cast.owner)
+  const uma = await watch(cast.updater)
+  const statusOf = async (stream: SseTestClient) => JSON.parse((await stream.nextEvent()).data)
+  assert.equal((await statusOf(olivia)).statusKey, 'desk')
+  assert.equal((await statusOf(uma)).statusKey, null)
+
+  const offer = await app.request(cast.owner, 'POST', `/v1/status/${desk.id}/transfer`, {
+    userId: cast.updater.id,
+  })
+  const accepted = await app.request(
+    cast.updater,
+    'POST',
+    `/v1/user/invitations/${offer.json().id}/accept`,
+  )
+  assert.equal(accepted.statusCode, 200, accepted.body)
+  // the key is the new owner's now; the previous owner's stream goes on, as an updater's
+  assert.equal((await statusOf(uma)).statusKey, 'desk')
+  assert.equal((await statusOf(olivia)).statusKey, null)
+  await app.request(cast.owner, 'PATCH', `/v1/status/${desk.id}`, { value: 'OFF' })
+  assert.equal((await statusOf(uma)).value, 'OFF')
+  assert.equal((await statusOf(olivia)).value, 'OFF')
 })

@@ -211,9 +211,9 @@ export async function acceptInvitation(
   id: string,
   by?: Requester,
 ): Promise<Subscription | TransferredStatus> {
-  return announcedWrite(
+  const { answer } = await announcedWrite(
     deps,
-    async (tx) => {
+    async (tx): Promise<Accepted> => {
       const invitation = await findRoleInvitationOf(tx, id, caller.userId)
       if (!invitation) throw invitationNotFound()
       // note: the status is locked first, as every change of its roles does, and only then is
@@ -225,8 +225,15 @@ export async function acceptInvitation(
         !(await deleteRoleInvitationOf(tx, id, caller.userId))
       )
         throw invitationNotFound()
-      // a transfer: the caller takes the status itself (docs/sharing.md#transfer)
-      if (invitation.role === 'owner') return takeOwnership(tx, deps, caller, status, by)
+      // a transfer: the caller takes the status itself (docs/sharing.md#transfer); it reads
+      // differently to everyone who sees it, so its streams send it again
+      if (invitation.role === 'owner') {
+        const taken = await takeOwnership(tx, deps, caller, status, by)
+        return {
+          answer: taken.answer,
+          change: { statusId: status.id, version: taken.version, kind: 'status' },
+        }
+      }
       const role = invitation.role as GrantedRole
       const held = await raiseRole(tx, status, caller.userId, role)
       await recordBy(tx, by, 'roleAccepted', caller.userId, {
@@ -234,10 +241,18 @@ export async function acceptInvitation(
         role: held,
         via: 'invitation',
       })
-      return subscriptionOf(status, held)
+      const answer = subscriptionOf(status, held)
+      return { answer, change: roleGained(answer) }
     },
-    roleGained,
+    (accepted) => accepted.change,
   )
+  return answer
+}
+
+/** What accepting an invitation answers, and the change its streams are told of. */
+interface Accepted {
+  answer: Subscription | TransferredStatus
+  change: StatusChange
 }
 
 /**
@@ -245,7 +260,7 @@ export async function acceptInvitation(
  * stays open: docs/api.md#one-stream-for-many-statuses) look again. `access` changes are
  * judged on the current row whatever their version.
  */
-const roleGained = (subscription: Subscription | TransferredStatus): StatusChange => ({
+const roleGained = (subscription: Subscription): StatusChange => ({
   statusId: subscription.statusId,
   version: 0,
   kind: 'access',

@@ -82,7 +82,8 @@ export async function withdrawTransfer(
  * locked): the caller owns the status, the previous owner becomes an updater, and the
  * caller's own role on it (now implied) goes. The status keeps its key unless the caller owns
  * a status by that key already: then its key becomes null and `keyKept` says so. The new
- * owner's plan must leave room for one more status (402 otherwise).
+ * owner's plan must leave room for one more status (402 otherwise). `version`: the status's
+ * new one, which its streams announce to everyone who sees it.
  */
 export async function takeOwnership(
   tx: Db,
@@ -90,7 +91,7 @@ export async function takeOwnership(
   caller: Caller,
   status: StatusRow,
   by?: Requester,
-): Promise<TransferredStatus> {
+): Promise<{ answer: TransferredStatus; version: number }> {
   assertUnderStatusLimit(
     planOf(deps.plans, caller.plan),
     await countOwnedStatuses(tx, caller.userId),
@@ -99,7 +100,7 @@ export async function takeOwnership(
   const key = status.status_key
   const keyKept = key === null || (await findStatusByKey(tx, caller.userId, key)) === undefined
   const now = creationIso()
-  await setStatusOwner(tx, status.id, caller.userId, keyKept ? key : null, now)
+  const version = await setStatusOwner(tx, status.id, caller.userId, keyKept ? key : null, now)
   await deleteRole(tx, status.id, caller.userId)
   await upsertRole(tx, {
     status_id: status.id,
@@ -111,7 +112,7 @@ export async function takeOwnership(
   const detail = { statusId: status.id, from: previous, to: caller.userId, keyKept }
   await recordBy(tx, by, 'statusTransferred', previous, detail)
   await recordBy(tx, by, 'statusTransferred', caller.userId, detail)
-  return {
+  const answer: TransferredStatus = {
     statusId: status.id,
     statusKey: keyKept ? key : null,
     shareId: status.share_id,
@@ -119,4 +120,5 @@ export async function takeOwnership(
     role: 'owner',
     keyKept,
   }
+  return { answer, version }
 }
