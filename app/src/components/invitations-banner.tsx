@@ -21,12 +21,19 @@ export function InvitationsBanner(props: { onAccepted?: () => void }) {
   async function answer(invitation: RoleInvitation, how: 'accept' | 'decline') {
     setError(null)
     try {
-      await api('POST', apiPath`/v1/user/invitations/${invitation.id}/${how}`)
+      const answer = await api<{ keyKept?: boolean }>(
+        'POST',
+        apiPath`/v1/user/invitations/${invitation.id}/${how}`,
+      )
       setItems((list) => list.filter((i) => i.id !== invitation.id))
       setAnnounce(
-        how === 'accept'
-          ? `You accepted the invitation to ${invitation.statusName}.`
-          : `You declined the invitation to ${invitation.statusName}.`,
+        how === 'decline'
+          ? `You declined the invitation to ${invitation.statusName}.`
+          : invitation.role !== 'owner'
+            ? `You accepted the invitation to ${invitation.statusName}.`
+            : answer?.keyKept === false
+              ? `You now own ${invitation.statusName}. You had a status by its key, so it has no key now.`
+              : `You now own ${invitation.statusName}.`,
       )
       if (how === 'accept') props.onAccepted?.()
     } catch (e) {
@@ -46,9 +53,19 @@ export function InvitationsBanner(props: { onAccepted?: () => void }) {
             {items.map((inv) => (
               <li key={inv.id}>
                 <span>
-                  <strong class="user-text">{inv.invitedBy.name}</strong> invites you to{' '}
-                  <strong class="user-text">{inv.statusName}</strong> as{' '}
-                  {inv.role === 'updater' ? 'an updater' : 'a subscriber'}.
+                  {inv.role === 'owner' ? (
+                    <>
+                      <strong class="user-text">{inv.invitedBy.name}</strong> offers you{' '}
+                      <strong class="user-text">{inv.statusName}</strong>: you would own it, and
+                      they would stay on as an updater.
+                    </>
+                  ) : (
+                    <>
+                      <strong class="user-text">{inv.invitedBy.name}</strong> invites you to{' '}
+                      <strong class="user-text">{inv.statusName}</strong> as{' '}
+                      {inv.role === 'updater' ? 'an updater' : 'a subscriber'}.
+                    </>
+                  )}
                 </span>
                 <span class="actions">
                   <button

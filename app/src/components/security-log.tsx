@@ -47,6 +47,8 @@ export const KIND_NAMES: Record<SecurityEventKind, string> = {
   roleChanged: 'Role changed',
   roleRemoved: 'Role removed',
   roleAccepted: 'Role accepted',
+  statusTransferOffered: 'Status offered to a new owner',
+  statusTransferred: 'Status handed to a new owner',
   adminGranted: 'Made an operator',
   adminRevoked: 'No longer an operator',
 }
@@ -97,6 +99,12 @@ export function describeEvent(event: SecurityEvent): string {
       return d.left === true ? 'Left a status' : 'Role on a status removed'
     case 'roleAccepted':
       return `Accepted the role ${text(d.role) ?? ''} on a status`
+    case 'statusTransferOffered':
+      return 'A status offered to a new owner'
+    case 'statusTransferred':
+      return d.keyKept === false
+        ? 'A status handed to a new owner, without its key (the new owner had one by that name)'
+        : 'A status handed to a new owner'
     case 'adminGranted':
       return 'Made an operator'
     case 'adminRevoked':

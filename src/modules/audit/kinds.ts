@@ -21,6 +21,8 @@ export const SECURITY_EVENT_KINDS = [
   'roleChanged',
   'roleRemoved',
   'roleAccepted',
+  'statusTransferOffered',
+  'statusTransferred',
   'adminGranted',
   'adminRevoked',
 ] as const

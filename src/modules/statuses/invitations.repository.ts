@@ -46,6 +46,16 @@ export async function deleteRoleInvitationFor(
   return Number(result.numDeletedRows) > 0
 }
 
+/** Withdraws the pending transfer of the status (its invitation for the role `owner`); true when there was one. */
+export async function withdrawTransfers(db: Db, statusId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('role_invitations')
+    .where('status_id', '=', statusId)
+    .where('role', '=', 'owner')
+    .executeTakeFirst()
+  return Number(result.numDeletedRows) > 0
+}
+
 /** The invitation by id if it is addressed to this user (someone else's is not found). */
 export const findRoleInvitationOf = (
   db: Db,

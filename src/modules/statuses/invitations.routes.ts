@@ -31,6 +31,7 @@ import {
 } from './invitations.service.ts'
 import { SubscriptionSchema } from './sharing.schemas.ts'
 import { ListQuerySchema, StatusIdParamsSchema } from './statuses.schemas.ts'
+import { TransferredStatusSchema } from './transfer.schemas.ts'
 
 const tags = ['invitations']
 const PAGING =
@@ -88,10 +89,13 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions>
         operationId: 'acceptInvitation',
         summary: 'Accept an invitation: you get the role offered',
         description:
-          'A higher role you hold already stays. Someone else’s invitation, or one withdrawn, answered or replaced: 404.',
+          'A higher role you hold already stays. Someone else’s invitation, or one withdrawn, answered or replaced: 404. An invitation for the role `owner` is a transfer (docs/sharing.md#transfer): you own the status, its owner becomes an updater, and the answer is a `TransferredStatus` (`keyKept` false: you had a status by its key, so its key is now null); 402 when your plan allows no more statuses.',
         tags,
         params: InvitationIdParamsSchema,
-        response: { 200: SubscriptionSchema, ...ERROR_RESPONSES },
+        response: {
+          200: Type.Union([SubscriptionSchema, TransferredStatusSchema]),
+          ...ERROR_RESPONSES,
+        },
       },
     },
     async (request) =>

@@ -2,7 +2,7 @@ import type { Static } from 'typebox'
 import { Type } from 'typebox'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
 import { MAX_EMAIL_LENGTH } from '../users/email-address.ts'
-import { GRANTABLE_ROLES } from './sharing.schemas.ts'
+import { GRANTABLE_ROLES, ROLES } from './sharing.schemas.ts'
 
 /** A role offered to a user, waiting for their consent (docs/accounts.md#invitations). */
 export const RoleInvitationSchema = Type.Object(
@@ -13,7 +13,9 @@ export const RoleInvitationSchema = Type.Object(
       description: 'The name of the status: all an invitee who cannot see it yet is told of it',
     }),
     userId: Type.String({ description: 'Who is invited' }),
-    role: StringEnum(GRANTABLE_ROLES, { description: 'The role offered' }),
+    role: StringEnum(ROLES, {
+      description: 'The role offered; `owner`: the status itself (docs/sharing.md#transfer)',
+    }),
     invitedBy: Type.Object(
       { userId: Type.String(), name: Type.String() },
       { additionalProperties: false, description: 'The owner who invited' },

@@ -57,6 +57,8 @@ import { announcedWrite, type StatusChange } from './status-events.ts'
 import { withinReach } from './statuses.access.ts'
 import { findStatusById, findStatusByIdForWrite } from './statuses.repository.ts'
 import type { Caller } from './statuses.service.ts'
+import type { TransferredStatus } from './transfer.schemas.ts'
+import { takeOwnership } from './transfer.service.ts'
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
@@ -72,7 +74,7 @@ const toRoleInvitation = (row: RoleInvitationView): RoleInvitation => ({
   statusId: row.status_id,
   statusName: row.status_name,
   userId: row.user_id,
-  role: row.role as GrantedRole,
+  role: row.role as RoleInvitation['role'],
   invitedBy: { userId: row.invited_by, name: row.inviter_name },
   createdAt: row.created_at,
 })
@@ -208,10 +210,10 @@ export async function acceptInvitation(
   caller: Caller,
   id: string,
   by?: Requester,
-): Promise<Subscription> {
-  return announcedWrite(
+): Promise<Subscription | TransferredStatus> {
+  const { answer } = await announcedWrite(
     deps,
-    async (tx) => {
+    async (tx): Promise<Accepted> => {
       const invitation = await findRoleInvitationOf(tx, id, caller.userId)
       if (!invitation) throw invitationNotFound()
       // note: the status is locked first, as every change of its roles does, and only then is
@@ -223,6 +225,15 @@ export async function acceptInvitation(
         !(await deleteRoleInvitationOf(tx, id, caller.userId))
       )
         throw invitationNotFound()
+      // a transfer: the caller takes the status itself (docs/sharing.md#transfer); it reads
+      // differently to everyone who sees it, so its streams send it again
+      if (invitation.role === 'owner') {
+        const taken = await takeOwnership(tx, deps, caller, status, by)
+        return {
+          answer: taken.answer,
+          change: { statusId: status.id, version: taken.version, kind: 'status' },
+        }
+      }
       const role = invitation.role as GrantedRole
       const held = await raiseRole(tx, status, caller.userId, role)
       await recordBy(tx, by, 'roleAccepted', caller.userId, {
@@ -230,10 +241,18 @@ export async function acceptInvitation(
         role: held,
         via: 'invitation',
       })
-      return subscriptionOf(status, held)
+      const answer = subscriptionOf(status, held)
+      return { answer, change: roleGained(answer) }
     },
-    roleGained,
+    (accepted) => accepted.change,
   )
+  return answer
+}
+
+/** What accepting an invitation answers, and the change its streams are told of. */
+interface Accepted {
+  answer: Subscription | TransferredStatus
+  change: StatusChange
 }
 
 /**

@@ -11,6 +11,7 @@ import { sharingRoutes } from './sharing.routes.ts'
 import { StaleDetector } from './stale-detector.ts'
 import { STALE_CHECK_INTERVAL_MS } from './staleness.ts'
 import { statusRoutes } from './statuses.routes.ts'
+import { transferRoutes } from './transfer.routes.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -75,6 +76,7 @@ export const statuses = fp(
     app.keyedRoutes(historyRoutes, deps())
     app.keyedRoutes(searchRoutes, deps())
     app.keyedRoutes(shareLinkRoutes, deps())
+    app.keyedRoutes(transferRoutes, { deps: services })
     // public views of public statuses: no API key is asked for (they declare `auth: 'none'`)
     await app.register(shareRoutes, { ...deps(), rendered: app.renderedViews })
     await app.register(invitationPreviewRoutes, { ...deps(), linkBase, clock })

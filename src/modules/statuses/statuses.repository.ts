@@ -199,6 +199,31 @@ export const ownedStatusesForWrite = (db: Db, ownerId: string): Promise<StatusRo
     db.selectFrom('statuses').selectAll().where('owner_id', '=', ownerId).orderBy('id'),
   ).execute()
 
+/**
+ * Hands the status to a new owner under the given key (docs/sharing.md#transfer). The version
+ * moves: the status reads differently to both (its key, what they may change). Its new version.
+ */
+export async function setStatusOwner(
+  db: Db,
+  id: string,
+  ownerId: string,
+  statusKey: string | null,
+  at: string,
+): Promise<number> {
+  const row = await db
+    .updateTable('statuses')
+    .set((eb) => ({
+      owner_id: ownerId,
+      status_key: statusKey,
+      updated_at: at,
+      version: eb('version', '+', 1),
+    }))
+    .where('id', '=', id)
+    .returning('version')
+    .executeTakeFirstOrThrow()
+  return Number(row.version)
+}
+
 export async function countOwnedStatuses(db: Db, ownerId: string): Promise<number> {
   const row = await db
     .selectFrom('statuses')

@@ -118,6 +118,26 @@ export default function PeopleTab(props: StatusTabProps) {
                       They lose their role at once; a private status is no longer theirs to see.
                     </p>
                   </ConfirmButton>
+                  <ConfirmButton
+                    label="Hand over"
+                    ariaLabel={`Hand over to ${user.name}`}
+                    title={`Offer ${user.name} this status?`}
+                    confirmLabel="Offer it"
+                    buttonClass="quiet"
+                    onConfirm={async () => {
+                      await api('POST', apiPath`/v1/status/${statusId}/transfer`, {
+                        body: { userId: user.userId },
+                      })
+                      await done(
+                        `${user.name} is offered this status; it is theirs once they accept.`,
+                      )
+                    }}
+                  >
+                    <p>
+                      Once they accept, they own it and you become an updater: you may still set its
+                      value, but no longer change its settings or who sees it.
+                    </p>
+                  </ConfirmButton>
                 </span>
               ) : (
                 <span class="role-chip">{ROLE_TEXT[user.role]}</span>
@@ -285,7 +305,9 @@ function Pending(props: {
         {props.pending.map((inv) => (
           <li key={inv.id} class="person">
             <span class="person-name">
-              {ROLE_TEXT[inv.role]} role offered to a user since {when(inv.createdAt)}
+              {inv.role === 'owner'
+                ? `This status offered to a new owner since ${when(inv.createdAt)}`
+                : `${ROLE_TEXT[inv.role]} role offered to a user since ${when(inv.createdAt)}`}
             </span>
             <ConfirmButton
               label="Withdraw"
@@ -293,7 +315,13 @@ function Pending(props: {
               title="Withdraw this invitation?"
               confirmLabel="Withdraw"
               onConfirm={async () => {
-                await api('DELETE', apiPath`/v1/status/${statusId}/users/${inv.userId}`)
+                // a transfer is withdrawn on its own: the user keeps the role they have
+                await api(
+                  'DELETE',
+                  inv.role === 'owner'
+                    ? apiPath`/v1/status/${statusId}/transfer`
+                    : apiPath`/v1/status/${statusId}/users/${inv.userId}`,
+                )
                 await props.onDone('Invitation withdrawn.')
               }}
             />
