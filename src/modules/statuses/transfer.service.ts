@@ -1,4 +1,6 @@
-import type { Db, StatusRow } from '../../db/database.ts'
+import type { Transaction } from 'kysely'
+import type { DB, StatusRow } from '../../db/database.ts'
+import { lockForTransaction } from '../../db/locks.ts'
 import { writerOf } from '../../db/writer.ts'
 import { notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
@@ -86,12 +88,15 @@ export async function withdrawTransfer(
  * new one, which its streams announce to everyone who sees it.
  */
 export async function takeOwnership(
-  tx: Db,
+  tx: Transaction<DB>,
   deps: ServiceDeps,
   caller: Caller,
   status: StatusRow,
   by?: Requester,
 ): Promise<{ answer: TransferredStatus; version: number }> {
+  // the new owner's creates and this take turns (statuses.service.ts), so the plan's limit
+  // and the key's uniqueness are judged on what they left
+  await lockForTransaction(tx, `statusd:create:${caller.userId}`)
   assertUnderStatusLimit(
     planOf(deps.plans, caller.plan),
     await countOwnedStatuses(tx, caller.userId),
