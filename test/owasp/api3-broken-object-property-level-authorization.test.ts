@@ -82,14 +82,20 @@ describe('no internal field in any response', () => {
     for (const { what, body } of bodies) {
       const keys = keysOf(JSON.parse(body))
       // note: an invitation link shows the address it is bound to, which its owner typed; your
-      // own profile names your own address (docs/accounts.md#users)
-      const shown = /\/invitations$|^(GET|PATCH) \/v1\/user$/.test(what) ? ['email'] : []
+      // own profile names your own address (docs/accounts.md#users), and so does the export of
+      // your own data (docs/accounts.md#export-your-data)
+      const shown = /\/invitations$|^(GET|PATCH) \/v1\/user$|^GET \/v1\/user\/export$/.test(what)
+        ? ['email']
+        : []
       for (const k of keys.filter((k) => !shown.includes(k)))
         assert.doesNotMatch(k, INTERNAL, `${what} exposes ${k}`)
       // note: on the user-list routes the owner names the stranger (grants a role by user id,
       // then sees the invitation pending), so the stranger's id is the subject there, not a
-      // leak; key hashes never are
-      const allowed = /\/users(\/|$)|\/invitations\/pending$/.test(what) ? [w.stranger.id] : []
+      // leak, nor in the export of the owner's data, which lists the roles they granted; key
+      // hashes never are
+      const allowed = /\/users(\/|$)|\/invitations\/pending$|^GET \/v1\/user\/export$/.test(what)
+        ? [w.stranger.id]
+        : []
       for (const v of forbiddenValues.filter((v) => !allowed.includes(v)))
         assert.ok(!body.includes(v), `${what} exposes an internal value`)
     }

@@ -55,6 +55,8 @@ const FOR_UNVERIFIED = [
   'POST /v1/user/email/verification',
   // your own security log (docs/security.md#security-log)
   'GET /v1/user/security-events',
+  // your own data (docs/accounts.md#export-your-data)
+  'GET /v1/user/export',
 ]
 
 describe('levels', () => {

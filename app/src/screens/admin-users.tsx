@@ -54,6 +54,9 @@ function Users() {
 
   useEffect(() => {
     setQuery(q)
+    // a new search shows no list until its own answer: never the last one under its heading
+    setUsers(null)
+    setNext(null)
     const controller = new AbortController()
     void load(null, controller.signal)
     return () => controller.abort()
