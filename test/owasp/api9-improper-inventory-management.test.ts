@@ -53,12 +53,13 @@ describe('the OpenAPI document and the router agree', () => {
 
   it('only the docs UI, the document itself, page assets and the app are hidden', () => {
     // note: /s/assets/ and /b/assets/ serve the share and wall pages' stylesheets, scripts and
-    // icons; the app's screens, files, manifest and service worker (docs/app.md) are not API
+    // icons; the app's screens, files, manifest and service worker (docs/app.md) and the embed's
+    // module (docs/sharing.md#embeds) are not API
     const app = new Set<string>(APP_PATHS)
     for (const r of t.app.routeInventory().filter((r) => r.hidden && !app.has(r.url)))
       assert.match(
         r.url,
-        /^\/docs(\/|$)|^\/openapi\.json$|^\/s\/assets\/|^\/b\/assets\/|^\/app\/\*$|^\/manifest\.webmanifest$|^\/sw\.js$/,
+        /^\/docs(\/|$)|^\/openapi\.json$|^\/s\/assets\/|^\/b\/assets\/|^\/app\/\*$|^\/manifest\.webmanifest$|^\/sw\.js$|^\/embed\.js$/,
         `${r.method} ${r.url} is hidden`,
       )
   })
@@ -103,7 +104,7 @@ describe('versions', () => {
         // e-mailed and printed links open (docs/accounts.md#e-mail, docs/notifications.md#e-mail) and the pages of private
         // share links (/l/:token, its badge; docs/accounts.md#private-share-links) are the
         // other public surfaces
-        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+|invite\/.+|auth\/(verify|reset|link|channel)\/:token|l\/.+|b\/.+|app\/\*|manifest\.webmanifest|sw\.js)$/,
+        /^\/(healthz|readyz|metrics|openapi\.json|docs(\/.*)?|s\/.+|invite\/.+|auth\/(verify|reset|link|channel)\/:token|l\/.+|b\/.+|app\/\*|manifest\.webmanifest|sw\.js|embed\.js)$/,
         `${r.method} ${r.url} is outside /v1`,
       )
     }
