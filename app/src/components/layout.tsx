@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useEffect, useRef } from 'preact/hooks'
+import { t } from '../i18n.ts'
 import { Link, route } from '../router.tsx'
 import { me, signOut } from '../session.ts'
 import { ADMIN_PATHS } from './admin-nav.tsx'
@@ -13,17 +14,21 @@ import { RateLimitNotice } from './rate-limit-notice.tsx'
 const PLACES = [
   {
     href: '/',
-    label: 'Board',
+    label: () => t('app.layout.board'),
     paths: ['/', '/find', '/statuses/new', '/statuses/:id', '/statuses/:id/:tab'],
   },
-  { href: '/walls', label: 'Walls', paths: ['/walls', '/walls/:id'] },
-  { href: '/notifications', label: 'Notifications', paths: ['/notifications'] },
-  { href: '/keys', label: 'API keys', paths: ['/keys'] },
-  { href: '/account', label: 'Account', paths: ['/account'] },
+  { href: '/walls', label: () => t('app.layout.walls'), paths: ['/walls', '/walls/:id'] },
+  {
+    href: '/notifications',
+    label: () => t('app.layout.notifications'),
+    paths: ['/notifications'],
+  },
+  { href: '/keys', label: () => t('app.layout.keys'), paths: ['/keys'] },
+  { href: '/account', label: () => t('app.layout.account'), paths: ['/account'] },
 ]
 
 /** The operators' place (docs/app.md#operators): shown to operators only. */
-const ADMIN_PLACE = { href: '/admin', label: 'Admin', paths: ADMIN_PATHS }
+const ADMIN_PLACE = { href: '/admin', label: () => t('app.layout.admin'), paths: ADMIN_PATHS }
 
 export function Layout(props: { children: ComponentChildren }) {
   const current = route.value.path
@@ -41,14 +46,14 @@ export function Layout(props: { children: ComponentChildren }) {
   return (
     <>
       <a class="skip-link" href="#main">
-        Skip to content
+        {t('app.layout.skip')}
       </a>
       <header class="app-header">
         <Link href="/" class="brand">
           <img src="/app/icon.svg" alt="" width="28" height="28" />
           <span>statusd</span>
         </Link>
-        <nav aria-label="Main" ref={nav}>
+        <nav aria-label={t('app.layout.main')} ref={nav}>
           <ul>
             {places.map((place) => (
               <li key={place.href}>
@@ -56,7 +61,7 @@ export function Layout(props: { children: ComponentChildren }) {
                   href={place.href}
                   aria-current={current && place.paths.includes(current) ? 'page' : undefined}
                 >
-                  {place.label}
+                  {place.label()}
                 </Link>
               </li>
             ))}
@@ -71,7 +76,7 @@ export function Layout(props: { children: ComponentChildren }) {
               await signOut()
             }}
           >
-            Sign out
+            {t('app.layout.signOut')}
           </button>
         </div>
       </header>
