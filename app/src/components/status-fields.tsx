@@ -143,7 +143,7 @@ const COLOUR_NAMES: Record<number, () => string> = {
   12: () => t('app.statusFields.colour.black'),
 }
 
-export const colourName = (colorNo: number): string => COLOUR_NAMES[colorNo]?.() ?? String(colorNo)
+const colourName = (colorNo: number): string => COLOUR_NAMES[colorNo]?.() ?? String(colorNo)
 
 // the labels are read when shown, so they follow the language (getters)
 export const ACCESS_OPTIONS = [
