@@ -1,4 +1,5 @@
 import { api } from './api.ts'
+import { t } from './i18n.ts'
 import type { PasskeyRegistrationOptions } from './types.ts'
 
 // WebAuthn between the API's JSON and the browser's bytes (docs/accounts.md#passkeys): the
@@ -60,10 +61,9 @@ export async function createPasskey(options: PasskeyRegistrationOptions) {
 /** A browser's refusal in plain words (the person cancelled, or the authenticator could not). */
 export function webauthnProblem(error: unknown): string {
   const name = (error as Error)?.name
-  if (name === 'NotAllowedError')
-    return 'The passkey was not made: the request was cancelled or timed out. Try again.'
-  if (name === 'InvalidStateError') return 'This device already holds a passkey for your account.'
-  return `The browser could not make a passkey: ${(error as Error)?.message ?? String(error)}`
+  if (name === 'NotAllowedError') return t('app.webauthn.cancelled')
+  if (name === 'InvalidStateError') return t('app.webauthn.exists')
+  return t('app.webauthn.failed', { message: (error as Error)?.message ?? String(error) })
 }
 
 interface RequestOptionsJson {
