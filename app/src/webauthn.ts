@@ -40,7 +40,7 @@ export async function createPasskey(options: PasskeyRegistrationOptions) {
       })),
     } as PublicKeyCredentialCreationOptions,
   })) as PublicKeyCredential | null
-  if (!credential) throw new Error('The browser made no passkey.')
+  if (!credential) throw new Error(t('app.webauthn.noneMade'))
   const response = credential.response as AuthenticatorAttestationResponse
   return {
     id: credential.id,
@@ -92,7 +92,7 @@ export async function signInWithPasskey(): Promise<void> {
       })),
     } as PublicKeyCredentialRequestOptions,
   })) as PublicKeyCredential | null
-  if (!credential) throw new Error('No passkey was chosen.')
+  if (!credential) throw new Error(t('app.webauthn.noneChosen'))
   const response = credential.response as AuthenticatorAssertionResponse
   await api('POST', '/v1/auth/passkey/login', {
     body: {

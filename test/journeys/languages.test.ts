@@ -63,7 +63,7 @@ for (const size of Object.keys(SIZES) as Size[]) {
       // the tile says whose it is, in German
       await page
         .locator('li.board-tile')
-        .filter({ hasText: /· Deine$/m })
+        .filter({ hasText: /· Deiner$/m })
         .waitFor()
       await j.check(page, `the board in German (${size})`)
 

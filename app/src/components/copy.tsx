@@ -36,7 +36,7 @@ export function CopyButton(props: { text: string; label: string; class?: string 
 }
 
 /** A value to copy: the text itself (readonly, selectable) and its copy button. */
-export function CopyField(props: { label: string; text: string; buttonLabel?: string }) {
+export function CopyField(props: { label: string; text: string; buttonLabel: string }) {
   return (
     <div class="copy-field">
       <label>
@@ -48,10 +48,7 @@ export function CopyField(props: { label: string; text: string; buttonLabel?: st
           onFocus={(event) => event.currentTarget.select()}
         />
       </label>
-      <CopyButton
-        text={props.text}
-        label={props.buttonLabel ?? t('app.copy.label', { what: props.label.toLowerCase() })}
-      />
+      <CopyButton text={props.text} label={props.buttonLabel} />
     </div>
   )
 }

@@ -169,9 +169,9 @@ function Statuses() {
                 onChange={(event) => setShow(event.currentTarget.value as Show)}
               >
                 <option value="all">{t('app.board.show.all')}</option>
-                <option value="owned">{t('app.board.relation.owned')}</option>
-                <option value="shared">{t('app.board.relation.shared')}</option>
-                <option value="followed">{t('app.board.relation.followed')}</option>
+                <option value="owned">{t('app.board.show.owned')}</option>
+                <option value="shared">{t('app.board.show.shared')}</option>
+                <option value="followed">{t('app.board.show.followed')}</option>
                 <option value="stale">{t('app.board.show.stale')}</option>
               </select>
             </div>
