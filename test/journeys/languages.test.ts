@@ -9,7 +9,12 @@ import {
   type Size,
   startJourney,
 } from '../helpers/journey.ts'
-import { newStatus, onScreen, signInWithPassword } from '../helpers/journey-people.ts'
+import {
+  fitsTheScreen,
+  newStatus,
+  onScreen,
+  signInWithPassword,
+} from '../helpers/journey-people.ts'
 
 // docs/app.md#languages: a person whose browser speaks English picks Deutsch under Account.
 // The app turns German at once, screen after screen, stays German after a reload, keeps the
@@ -27,6 +32,11 @@ const place = (page: Page, navigation: string, name: string) =>
 
 const htmlLang = (page: Page): Promise<string> =>
   page.evaluate('document.documentElement.lang') as Promise<string>
+
+/** German's longer words still fit: nothing wider than the screen. */
+async function fits(page: Page, label: string): Promise<void> {
+  assert.ok(await fitsTheScreen(page), `${label} is wider than the screen`)
+}
 
 for (const size of Object.keys(SIZES) as Size[]) {
   describe(`languages in the app (${size})`, {
@@ -55,6 +65,7 @@ for (const size of Object.keys(SIZES) as Size[]) {
       await page.getByRole('heading', { name: 'Passwort', level: 2 }).waitFor()
       await page.getByRole('button', { name: 'Profil speichern' }).waitFor()
       await j.check(page, `Account in German (${size})`)
+      await fits(page, `Account in German (${size})`)
 
       // screen after screen, through the German navigation
       await place(page, 'Hauptmenü', 'Board').click()
@@ -66,21 +77,25 @@ for (const size of Object.keys(SIZES) as Size[]) {
         .filter({ hasText: /· Deiner$/m })
         .waitFor()
       await j.check(page, `the board in German (${size})`)
+      await fits(page, `the board in German (${size})`)
 
       await place(page, 'Hauptmenü', 'API-Schlüssel').click()
       await onScreen(page, 'API-Schlüssel')
       await page.getByRole('heading', { name: 'Deine Schlüssel' }).waitFor()
       await j.check(page, `API keys in German (${size})`)
+      await fits(page, `API keys in German (${size})`)
 
       await place(page, 'Hauptmenü', 'Benachrichtigungen').click()
       await onScreen(page, 'Benachrichtigungen')
       await page.getByRole('heading', { name: 'Kanal hinzufügen' }).waitFor()
       await j.check(page, `Notifications in German (${size})`)
+      await fits(page, `Notifications in German (${size})`)
 
       await place(page, 'Hauptmenü', 'Wandanzeigen').click()
       await onScreen(page, 'Wandanzeigen')
       await page.getByRole('heading', { name: 'Neue Wandanzeige' }).waitFor()
       await j.check(page, `walls in German (${size})`)
+      await fits(page, `walls in German (${size})`)
 
       // a reload starts in German, before its first screen shows
       await page.reload()
@@ -93,12 +108,14 @@ for (const size of Object.keys(SIZES) as Size[]) {
         'no English navigation after the reload',
       )
       await j.check(page, `walls after a reload (${size})`)
+      await fits(page, `walls after a reload (${size})`)
 
       // signed out, this browser keeps its choice: the sign-in screen is German too
       await page.getByRole('button', { name: 'Abmelden', exact: true }).click()
       await onScreen(page, 'Anmelden')
       await page.getByRole('link', { name: 'Konto anlegen' }).waitFor()
       await j.check(page, `sign-in in German (${size})`)
+      await fits(page, `sign-in in German (${size})`)
 
       // another browser, which never chose: English until signed in, then the account's German
       const other = await j.open(size)
@@ -112,6 +129,7 @@ for (const size of Object.keys(SIZES) as Size[]) {
         'de',
       )
       await j.check(other, `Account on another browser (${size})`)
+      await fits(other, `Account on another browser (${size})`)
     })
   })
 }
