@@ -114,6 +114,7 @@ for (const size of Object.keys(SIZES) as Size[]) {
       await page.getByRole('button', { name: 'Abmelden', exact: true }).click()
       await onScreen(page, 'Anmelden')
       await page.getByRole('link', { name: 'Konto anlegen' }).waitFor()
+      assert.equal(await page.getByRole('combobox', { name: /^Sprache/ }).inputValue(), 'de')
       await j.check(page, `sign-in in German (${size})`)
       await fits(page, `sign-in in German (${size})`)
 

@@ -5,6 +5,7 @@ import { Link, route } from '../router.tsx'
 import { me, signOut } from '../session.ts'
 import { ADMIN_PATHS } from './admin-nav.tsx'
 import { InvitationsBanner } from './invitations-banner.tsx'
+import { LanguagePicker } from './language-picker.tsx'
 import { RateLimitNotice } from './rate-limit-notice.tsx'
 
 // The frame of every signed-in screen: a skip link, the header with the app's places, and
@@ -89,7 +90,11 @@ export function Layout(props: { children: ComponentChildren }) {
   )
 }
 
-/** The frame of the signed-out screens: just the name and the form. */
+/**
+ * The frame of the signed-out screens: the name, the form, and the language picker, so a
+ * person whose browser speaks another language can sign in or up in theirs (kept on this
+ * device only: there is no account yet to keep it on).
+ */
 export function Plain(props: { children: ComponentChildren }) {
   return (
     <main id="main" class="plain">
@@ -98,6 +103,9 @@ export function Plain(props: { children: ComponentChildren }) {
         <span>statusd</span>
       </p>
       {props.children}
+      <div class="plain-language">
+        <LanguagePicker />
+      </div>
     </main>
   )
 }
