@@ -1,4 +1,5 @@
 import { api } from './api.ts'
+import { t } from './i18n.ts'
 import type { PasskeyRegistrationOptions } from './types.ts'
 
 // WebAuthn between the API's JSON and the browser's bytes (docs/accounts.md#passkeys): the
@@ -39,7 +40,7 @@ export async function createPasskey(options: PasskeyRegistrationOptions) {
       })),
     } as PublicKeyCredentialCreationOptions,
   })) as PublicKeyCredential | null
-  if (!credential) throw new Error('The browser made no passkey.')
+  if (!credential) throw new Error(t('app.webauthn.noneMade'))
   const response = credential.response as AuthenticatorAttestationResponse
   return {
     id: credential.id,
@@ -60,10 +61,9 @@ export async function createPasskey(options: PasskeyRegistrationOptions) {
 /** A browser's refusal in plain words (the person cancelled, or the authenticator could not). */
 export function webauthnProblem(error: unknown): string {
   const name = (error as Error)?.name
-  if (name === 'NotAllowedError')
-    return 'The passkey was not made: the request was cancelled or timed out. Try again.'
-  if (name === 'InvalidStateError') return 'This device already holds a passkey for your account.'
-  return `The browser could not make a passkey: ${(error as Error)?.message ?? String(error)}`
+  if (name === 'NotAllowedError') return t('app.webauthn.cancelled')
+  if (name === 'InvalidStateError') return t('app.webauthn.exists')
+  return t('app.webauthn.failed', { message: (error as Error)?.message ?? String(error) })
 }
 
 interface RequestOptionsJson {
@@ -92,7 +92,7 @@ export async function signInWithPasskey(): Promise<void> {
       })),
     } as PublicKeyCredentialRequestOptions,
   })) as PublicKeyCredential | null
-  if (!credential) throw new Error('No passkey was chosen.')
+  if (!credential) throw new Error(t('app.webauthn.noneChosen'))
   const response = credential.response as AuthenticatorAssertionResponse
   await api('POST', '/v1/auth/passkey/login', {
     body: {

@@ -21,6 +21,8 @@ export interface UsersTable {
   admin: Generated<number>
   /** When an operator disabled the account (null: enabled); its keys and sessions stop working. */
   disabled_at: string | null
+  /** The language of the mails and notifications the user gets (null: none chosen, English). */
+  locale: string | null
 }
 
 export interface ApiKeysTable {

@@ -14,6 +14,7 @@ import type { AccountMail } from './account-mail.service.ts'
 import {
   ChangedProfileSchema,
   EmailSchema,
+  LocaleSchema,
   NameSchema,
   NewPasswordSchema,
   ProfileSchema,
@@ -40,12 +41,14 @@ const ChangeProfileBodySchema = Type.Object(
         description: 'Your current password: needed to set a new one',
       }),
     ),
+    locale: Type.Optional(LocaleSchema),
   },
   {
     additionalProperties: false,
     minProperties: 1,
     examples: [
       { name: 'Ada King' },
+      { locale: 'de' },
       { password: 'a new and longer passphrase', currentPassword: 'analytical engine notes' },
     ],
   },
@@ -88,9 +91,9 @@ export const profileRoutes: FastifyPluginAsyncTypebox<ProfileRouteOptions> = asy
       config,
       schema: {
         operationId: 'changeProfile',
-        summary: 'Change your name, e-mail address or password',
+        summary: 'Change your name, e-mail address, password or language',
         description:
-          'A new password needs `currentPassword` (wrong: 403 `forbidden`) and ends your other sessions. A taken e-mail address: 409 `conflict`.',
+          'A new password needs `currentPassword` (wrong: 403 `forbidden`) and ends your other sessions. A taken e-mail address: 409 `conflict`. `locale` is the language of the mails and notifications you get (null: English).',
         tags,
         body: ChangeProfileBodySchema,
         response: { 200: ChangedProfileSchema, ...ERROR_RESPONSES },

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { DB, User } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
+import { isLanguage, type Language } from '../../i18n/languages.ts'
 import type { Clock } from '../../lib/clock.ts'
 import {
   forbidden,
@@ -49,6 +50,8 @@ export interface ProfileView {
   hasPassword: boolean
   /** Whether the user is an operator (docs/operations.md#operators). */
   admin: boolean
+  /** The language of the user's mails and notifications (null: none chosen). */
+  locale: Language | null
 }
 
 export const toProfileView = (user: User): ProfileView => ({
@@ -61,6 +64,7 @@ export const toProfileView = (user: User): ProfileView => ({
   createdAt: user.created_at,
   hasPassword: user.password_hash !== null,
   admin: Number(user.admin) === 1,
+  locale: isLanguage(user.locale) ? user.locale : null,
 })
 
 /** The plan people who sign up start on: `free` when there is one, else the first. */
@@ -196,7 +200,7 @@ export async function profileOf(db: Kysely<DB>, userId: string): Promise<Profile
 }
 
 /**
- * Changes the caller's name, e-mail or password (docs/accounts.md#users). A new password
+ * Changes the caller's name, e-mail, password or language (docs/accounts.md#users). A new password
  * needs the current one: when wrong, 403 `forbidden`, not 401 (the caller is signed in, and a
  * 401 would tell a client its session has ended); wrong guesses count against the account's
  * sign-in failures, so a stolen session cannot try passwords faster than a sign-in could. It
@@ -206,7 +210,13 @@ export async function profileOf(db: Kysely<DB>, userId: string): Promise<Profile
 export async function changeProfile(
   deps: AccountDeps,
   caller: { userId: string; currentSessionId: string | null; ip: string; requester?: Requester },
-  changes: { name?: string; email?: string; password?: string; currentPassword?: string },
+  changes: {
+    name?: string
+    email?: string
+    password?: string
+    currentPassword?: string
+    locale?: Language | null
+  },
   {
     deferEmail = false,
   }: {
@@ -289,6 +299,7 @@ export async function changeProfile(
           ...(emailKey !== user.email_key && { email_verified_at: null }),
         }),
       ...(passwordHash !== undefined && { password_hash: passwordHash }),
+      ...(changes.locale !== undefined && { locale: changes.locale }),
     }
     const by = caller.requester
     if (passwordHash !== undefined)
