@@ -59,7 +59,7 @@ export interface Config {
   backupEveryMs: number | null
   /** How many backups the schedule keeps in `backupDir`; null: all. */
   backupKeep: number | null
-  /** The MQTT bridge (docs/configuration.md#mqtt); null: MQTT_URL is not set. */
+  /** The MQTT bridge (docs/integrations.md#broker-settings); null: MQTT_URL is not set. */
   mqtt: MqttSettings | null
 }
 

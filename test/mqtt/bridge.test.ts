@@ -5,6 +5,7 @@ import { makeOperator } from '../admin/operators.ts'
 import { makeApp, type TestApp, type TestUser } from '../helpers/app.ts'
 import { type Lifetime, suiteLifetime } from '../helpers/cleanup.ts'
 import { type Broker, type Listener, listen, startMosquitto } from '../helpers/mosquitto.ts'
+import { runToEnd } from '../helpers/processes.ts'
 
 // docs/integrations.md: the MQTT bridge against Debian's Mosquitto, started by the test. Sets
 // go through the API's own routes (its validation, the key's scopes and statuses); every change
@@ -70,6 +71,27 @@ describe('the MQTT bridge (docs/integrations.md#topics)', () => {
     const read = await t.request(owner, 'GET', '/v1/status-keys/door')
     assert.equal(read.statusCode, 200)
     assert.deepEqual(status, read.json(), 'the Status as the API answers it')
+  })
+
+  it('takes the mosquitto_pub line of the docs, and mosquitto_sub reads the state retained', async (ctx) => {
+    const { mqtt, prefix } = await bridged(ctx, broker)
+    const port = String(broker.port)
+    const pub = await runToEnd(
+      ctx,
+      'mosquitto_pub',
+      [...['-h', '127.0.0.1', '-p', port, '-t', `${prefix}/meeting-room/set`, '-m', 'BUSY']],
+      { PATH: process.env.PATH },
+    )
+    assert.equal(pub.code, 0, pub.stderr)
+    await mqtt.waitFor(`${prefix}/meeting-room/state`, (p) => p === 'BUSY')
+    const sub = await runToEnd(
+      ctx,
+      'mosquitto_sub',
+      [...['-h', '127.0.0.1', '-p', port, '-t', `${prefix}/meeting-room/state`, '-C', '1']],
+      { PATH: process.env.PATH },
+    )
+    assert.equal(sub.code, 0, sub.stderr)
+    assert.equal(sub.stdout.trim(), 'BUSY')
   })
 
   it('sets a status from a JSON payload as the POST by key takes it', async (ctx) => {

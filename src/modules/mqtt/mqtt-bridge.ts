@@ -11,7 +11,7 @@ import type { Status } from '../statuses/statuses.schemas.ts'
 import { type Caller, getStatusById, listOwned } from '../statuses/statuses.service.ts'
 import { assertEnabled, authLevelOf } from '../users/users.service.ts'
 
-/** The bridge's settings (docs/configuration.md#mqtt). */
+/** The bridge's settings (docs/integrations.md#broker-settings). */
 export interface MqttSettings {
   /** MQTT_URL: `mqtt://` or `mqtts://`, with user and password if the broker asks. */
   url: string

@@ -21,7 +21,7 @@ declare module 'fastify' {
 const LEASE_NAME = 'mqtt-bridge'
 
 export interface MqttOptions {
-  /** MQTT_URL and the other settings (docs/configuration.md#mqtt); absent or null: no bridge. */
+  /** MQTT_URL and the other settings (docs/integrations.md#broker-settings); absent or null: no bridge. */
   mqtt?:
     | (MqttSettings & {
         /** Tuning for tests and the bench; each has its default in the bridge or the lease. */
