@@ -118,7 +118,6 @@ export class MqttBridge {
   readonly #chains = new Map<string, Promise<void>>()
   #pendingSets = 0
   #connected = false
-  #onConnected: (() => void) | undefined
 
   constructor(deps: MqttBridgeDeps) {
     this.#deps = deps
@@ -127,11 +126,6 @@ export class MqttBridge {
     this.#reconnectMinMs = deps.reconnectMinMs ?? RECONNECT_MIN_MS
     this.#reconnectMaxMs = deps.reconnectMaxMs ?? RECONNECT_MAX_MS
     this.#bridgeTopic = `${this.#settings.prefix}/bridge/state`
-  }
-
-  /** True while the bridge is connected to the broker. */
-  get connected(): boolean {
-    return this.#connected
   }
 
   /** Connects (and keeps reconnecting) to the broker. */
@@ -156,7 +150,6 @@ export class MqttBridge {
       // what the broker holds may be gone (a broker without persistence): all of it again
       this.#republishAll = true
       void this.#reconcile()
-      this.#onConnected?.()
     })
     client.on('message', (topic, payload) => this.#message(topic, payload))
     client.on('error', (err) =>
@@ -175,18 +168,6 @@ export class MqttBridge {
     this.#reconcileTimer.unref()
   }
 
-  /** Resolves once the bridge is connected (tests and the bench wait for it). */
-  whenConnected(): Promise<void> {
-    if (this.#connected) return Promise.resolve()
-    return new Promise((resolve) => {
-      const previous = this.#onConnected
-      this.#onConnected = () => {
-        previous?.()
-        resolve()
-      }
-    })
-  }
-
   #scheduleReconnect(): void {
     if (this.#stopped || this.#reconnectTimer !== undefined) return
     // growing and capped, with jitter so that instances do not all come back at once
@@ -203,7 +184,7 @@ export class MqttBridge {
   /** A message on `<prefix>/<statusKey>/set`: the set is written in its key's turn. */
   #message(topic: string, payload: Buffer): void {
     const { prefix } = this.#settings
-    if (!topic.startsWith(`${prefix}/`) || !topic.endsWith('/set')) return
+    if (this.#stopped || !topic.startsWith(`${prefix}/`) || !topic.endsWith('/set')) return
     const key = topic.slice(prefix.length + 1, -'/set'.length)
     if (key.includes('/')) return
     if (this.#pendingSets >= MAX_PENDING_SETS) {
@@ -466,6 +447,8 @@ export class MqttBridge {
     for (const unsubscribe of this.#unsubscribe.values()) unsubscribe()
     this.#unsubscribe.clear()
     this.#pending.clear()
+    // sets already taken are written: their devices were not told otherwise
+    await Promise.allSettled([...this.#chains.values()])
     await this.#draining
     const client = this.#client
     if (client === undefined) return
