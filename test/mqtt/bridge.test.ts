@@ -243,6 +243,35 @@ describe('the MQTT bridge (docs/integrations.md#topics)', () => {
     )
   })
 
+  it("clears the topics and configs of a status that goes out of the key's reach", async (ctx) => {
+    const { t, owner, settings, mqtt, prefix, discovery } = await bridged(ctx, broker)
+    const kept = (await t.request(owner, 'POST', '/v1/status-keys/kept', { value: 'A' })).json()
+    const dropped = (
+      await t.request(owner, 'POST', '/v1/status-keys/dropped', { value: 'B' })
+    ).json()
+    const sensorOf = (id: string) => `${discovery}/sensor/statusd_${id}/config`
+    await mqtt.waitFor(sensorOf(dropped.id), (p) => p !== '')
+    await mqtt.waitFor(`${prefix}/dropped/state`, (p) => p === 'B')
+    // the bridge now acts as a key confined to the other status
+    const confined = await t.request(owner, 'POST', '/v1/user/api-keys', {
+      scopes: ['status:value', 'status:read'],
+      statusIds: [kept.id],
+    })
+    assert.equal(confined.statusCode, 201, confined.body)
+    settings.apiKey = confined.json().key
+    mqtt.heard.length = 0
+    await mqtt.waitFor(sensorOf(dropped.id), (p) => p === '', 'its config cleared')
+    await mqtt.waitFor(`${prefix}/dropped/state`, (p) => p === '', 'its state cleared')
+    await mqtt.waitFor(`${prefix}/dropped/json`, (p) => p === '', 'its JSON cleared')
+    await t.request(owner, 'POST', '/v1/status-keys/kept', { value: 'C' })
+    await mqtt.waitFor(`${prefix}/kept/state`, (p) => p === 'C', 'the other still published')
+    assert.equal(
+      mqtt.heard.some((m) => m.topic === sensorOf(kept.id) && m.payload === ''),
+      false,
+      'the status in reach keeps its config',
+    )
+  })
+
   it('reports that MQTT is set up on the instance page (docs/api.md#operators)', async (ctx) => {
     const { t } = await bridged(ctx, broker)
     const operator = await makeOperator(t)

@@ -56,6 +56,8 @@ const FULL_CHECK_EVERY = 12
 export const MAX_PENDING_SETS = 1_000
 /** Statuses waiting to be published, beyond which the bridge republishes them all instead. */
 export const MAX_PENDING_PUBLISHES = 10_000
+/** Longest a stop waits for the broker to take the bridge's `offline`. */
+const STOP_WAIT_MS = 2_000
 const RECONNECT_MIN_MS = 1_000
 const RECONNECT_MAX_MS = 60_000
 
@@ -142,10 +144,12 @@ export class MqttBridge {
     })
     this.#client = client
     client.on('connect', () => {
+      // a connection that completed while the bridge stopped: it is being ended
+      if (this.#stopped) return
       this.#connected = true
       this.#reconnects = 0
       this.#deps.log.info({ broker: describeMqttUrl(this.#settings.url) }, 'MQTT bridge connected')
-      client.publish(this.#bridgeTopic, 'online', { qos: 1, retain: true })
+      this.#publish(this.#bridgeTopic, 'online', true)
       client.subscribe(`${prefix}/+/set`, { qos: 1 })
       // what the broker holds may be gone (a broker without persistence): all of it again
       this.#republishAll = true
@@ -237,9 +241,7 @@ export class MqttBridge {
 
   #publishError(key: string, refusal: Refusal): void {
     if (!this.#connected) return
-    this.#client?.publish(`${this.#settings.prefix}/${key}/error`, JSON.stringify(refusal), {
-      qos: 1,
-    })
+    this.#publish(`${this.#settings.prefix}/${key}/error`, JSON.stringify(refusal), false)
   }
 
   /** The caller the key stands for, when it may read statuses; null: it reaches none. */
@@ -375,28 +377,37 @@ export class MqttBridge {
     if (before !== undefined && before.key !== ownKey) this.#clear(statusId, before)
     const previous = this.#published.get(statusId)
     if (!force && previous?.etag === etag) return
-    const client = this.#client as MqttClient
     const topic = `${this.#settings.prefix}/${ownKey}`
-    const retained = { qos: 1 as const, retain: true }
-    client.publish(`${topic}/state`, status.value ?? '', retained)
-    client.publish(`${topic}/json`, JSON.stringify(status), retained)
+    this.#publish(`${topic}/state`, status.value ?? '', true)
+    this.#publish(`${topic}/json`, JSON.stringify(status), true)
     const configs = this.#discoveryConfigs(status, ownKey)
     for (const [configTopic, payload] of configs)
       if (force || previous?.configs.get(configTopic) !== payload)
-        client.publish(configTopic, payload, retained)
+        this.#publish(configTopic, payload, true)
     for (const configTopic of previous?.configs.keys() ?? [])
-      if (!configs.has(configTopic)) client.publish(configTopic, '', retained)
+      if (!configs.has(configTopic)) this.#publish(configTopic, '', true)
     this.#published.set(statusId, { key: ownKey, etag, configs })
+  }
+
+  /**
+   * Publishes at QoS 1 without waiting: nothing while disconnected or stopping (the state is
+   * published again on the next connect), and a client that refuses is logged, never thrown.
+   */
+  #publish(topic: string, payload: string, retain: boolean): void {
+    if (this.#stopped || !this.#connected || this.#client === undefined) return
+    try {
+      this.#client.publish(topic, payload, { qos: 1, retain })
+    } catch (err) {
+      this.#deps.log.warn({ err, topic }, 'MQTT bridge: a publish failed')
+    }
   }
 
   /** Empty retained messages: the broker forgets the status's state and Home Assistant its entities. */
   #clear(statusId: string, published: Published): void {
-    const client = this.#client as MqttClient
     const topic = `${this.#settings.prefix}/${published.key}`
-    const retained = { qos: 1 as const, retain: true }
-    client.publish(`${topic}/state`, '', retained)
-    client.publish(`${topic}/json`, '', retained)
-    for (const configTopic of published.configs.keys()) client.publish(configTopic, '', retained)
+    this.#publish(`${topic}/state`, '', true)
+    this.#publish(`${topic}/json`, '', true)
+    for (const configTopic of published.configs.keys()) this.#publish(configTopic, '', true)
     this.#published.delete(statusId)
   }
 
@@ -452,12 +463,23 @@ export class MqttBridge {
     await this.#draining
     const client = this.#client
     if (client === undefined) return
-    if (this.#connected)
-      await new Promise<void>((resolve) =>
-        client.publish(this.#bridgeTopic, 'offline', { qos: 1, retain: true }, () => resolve()),
-      )
-    await client.endAsync()
+    const connected = this.#connected
     this.#connected = false
+    if (connected) {
+      // the broker's acknowledgement, or at most STOP_WAIT_MS: a broker that went away
+      // meanwhile must not hold up the shutdown
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([
+        new Promise<void>((resolve) =>
+          client.publish(this.#bridgeTopic, 'offline', { qos: 1, retain: true }, () => resolve()),
+        ),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, STOP_WAIT_MS)
+        }),
+      ])
+      clearTimeout(timer)
+    }
+    await client.endAsync(true)
   }
 }
 
