@@ -174,9 +174,11 @@ export class MqttBridge {
 
   #scheduleReconnect(): void {
     if (this.#stopped || this.#reconnectTimer !== undefined) return
-    // growing and capped, with jitter so that instances do not all come back at once
-    const ceiling = Math.min(this.#reconnectMaxMs, this.#reconnectMinMs * 2 ** this.#reconnects)
-    const delay = ceiling / 2 + Math.random() * (ceiling / 2)
+    const delay = reconnectDelayMs(
+      this.#reconnects,
+      { minMs: this.#reconnectMinMs, maxMs: this.#reconnectMaxMs },
+      Math.random(),
+    )
     this.#reconnects++
     this.#reconnectTimer = setTimeout(() => {
       this.#reconnectTimer = undefined
@@ -481,6 +483,20 @@ export class MqttBridge {
     }
     await client.endAsync(true)
   }
+}
+
+/**
+ * How long to wait before reconnect number `attempt` (0 first): doubling from `minMs`, capped
+ * at `maxMs`, and spread over its upper half by `random` (in [0, 1)) so that instances that
+ * lost the same broker do not all come back at the same moment.
+ */
+export function reconnectDelayMs(
+  attempt: number,
+  { minMs, maxMs }: { minMs: number; maxMs: number },
+  random: number,
+): number {
+  const ceiling = Math.min(maxMs, minMs * 2 ** Math.min(attempt, 30))
+  return ceiling / 2 + random * (ceiling / 2)
 }
 
 /** The broker's URL as it may be logged: without user and password. */
