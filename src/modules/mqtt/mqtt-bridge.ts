@@ -108,6 +108,7 @@ export class MqttBridge {
   #reconnectTimer: NodeJS.Timeout | undefined
   #reconcileTimer: NodeJS.Timeout | undefined
   #reconciles = 0
+  #reconciling = false
   /** The statuses the key reaches, by id: their key, and what was published of them. */
   readonly #reachable = new Map<string, string>()
   readonly #published = new Map<string, Published>()
@@ -292,7 +293,17 @@ export class MqttBridge {
    * of reach (deleted, key confined elsewhere, key revoked) have their topics cleared.
    */
   async #reconcile(): Promise<void> {
-    if (this.#stopped) return
+    // one listing at a time: on slow storage the timer does not pile them up
+    if (this.#stopped || this.#reconciling) return
+    this.#reconciling = true
+    try {
+      await this.#listReachable()
+    } finally {
+      this.#reconciling = false
+    }
+  }
+
+  async #listReachable(): Promise<void> {
     let caller: Caller | null
     let listed: Map<string, string>
     try {
