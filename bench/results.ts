@@ -379,7 +379,33 @@ export interface TimedResult extends ResultBase {
   errors: number
 }
 
+/** `npm run bench:mqtt`: the MQTT bridge's set → state, HTTP writes beside it, takeover. */
+export interface MqttResult extends ResultBase {
+  kind: 'mqtt'
+  params: {
+    engine: 'sqlite' | 'postgres'
+    statuses: number
+    rate: number
+    durationS: number
+    writers: number
+    rounds: number
+  }
+  /** From a value's publish on …/set to its …/state message; `count` of `sent` arrived. */
+  setToState: LatencyStats & { sent: number; rate: number }
+  /** PATCH by `writers` loops (the median of `rounds`): the bridge on, off, its broker down. */
+  http: {
+    on: LatencyStats & { reqPerS: number }
+    off: LatencyStats & { reqPerS: number }
+    brokerDown: LatencyStats & { reqPerS: number }
+  }
+  /** From SIGKILL of the bridging instance to the other's `online`. */
+  takeoverMs: number
+  /** Non-200 answers: a run with any is not a result. */
+  errors: number
+}
+
 export type Result =
+  | MqttResult
   | AppResult
   | TimedResult
   | BackupResult

@@ -357,6 +357,16 @@ export interface ServiceSettingsTable {
   created_at: string
 }
 
+/**
+ * Work one instance at a time does (the MQTT bridge): held by `holder` until `expires_at`,
+ * unless renewed (docs/integrations.md#one-bridge-across-instances).
+ */
+export interface LeasesTable {
+  name: string
+  holder: string
+  expires_at: string
+}
+
 export interface DB {
   users: UsersTable
   api_keys: ApiKeysTable
@@ -381,6 +391,7 @@ export interface DB {
   deliveries: DeliveriesTable
   delivery_attempts: DeliveryAttemptsTable
   service_settings: ServiceSettingsTable
+  leases: LeasesTable
 }
 
 export type User = Selectable<UsersTable>

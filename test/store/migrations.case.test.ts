@@ -228,6 +228,8 @@ describe(onEngine('a database a pre-release of statusd made'), () => {
       ),
       // the schedules' migration: no status has one yet
       status_schedules: [],
+      // the MQTT migration: no lease is held yet
+      leases: [],
     })
     assert.deepEqual(await migrateToLatest(db), [], 'the next start has nothing to do')
   })

@@ -432,7 +432,7 @@ export interface InstanceFacts {
   startedAt: number
   signup: 'invite' | 'open'
   smtp: boolean
-  /** MQTT is not a part of this version: always false. */
+  /** The MQTT bridge is set up (MQTT_URL is set). */
   mqtt: boolean
   openStreams: () => number
 }
