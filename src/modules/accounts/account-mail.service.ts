@@ -207,6 +207,34 @@ export class AccountMail {
     return { expiresAt: issued.expiresAt }
   }
 
+  /**
+   * Says goodbye to a deleted account at its address (docs/accounts.md#delete-your-account):
+   * what went, and that the address is free. Nothing without SMTP or an address.
+   */
+  sendGoodbye(user: Pick<User, 'name' | 'email'>): void {
+    const to = user.email
+    if (!this.enabled || to === null) return
+    this.#background(
+      () =>
+        this.#send(
+          to,
+          'Your statusd account is deleted',
+          [
+            `Hello ${user.name},`,
+            '',
+            `Your account on statusd at ${this.#deps.linkBase()} is deleted, as you asked: your statuses with their history, your keys, passkeys, boards and notification channels are gone, and you are signed out everywhere.`,
+            '',
+            `The address ${to} is free again: you can sign up with it whenever you like.`,
+            '',
+            'If you did not delete your account, tell the operator of this service at once: someone had your password or passkey.',
+            '',
+          ].join('\n'),
+          'goodbye',
+        ),
+      'goodbye',
+    )
+  }
+
   /** 501 without SMTP; 429 when the user had MAIL_LIMITS.verificationsPerHour links this hour. */
   async assertCanSendVerification(userId: string, db: Db = this.#deps.db): Promise<void> {
     if (!this.enabled) throw mailUnavailable()

@@ -193,11 +193,14 @@ export async function deleteStatusRow(db: Db, id: string, at: string): Promise<b
 }
 
 /** Every status a user owns, their rows locked to be deleted in this transaction. */
-export const ownedStatusesForWrite = (db: Db, ownerId: string): Promise<StatusRow[]> =>
-  lockRowsForWrite(
-    db,
-    db.selectFrom('statuses').selectAll().where('owner_id', '=', ownerId).orderBy('id'),
-  ).execute()
+export const ownedStatusesForWrite = (
+  db: Db,
+  ownerId: string,
+  limit?: number,
+): Promise<StatusRow[]> => {
+  const owned = db.selectFrom('statuses').selectAll().where('owner_id', '=', ownerId).orderBy('id')
+  return lockRowsForWrite(db, limit === undefined ? owned : owned.limit(limit)).execute()
+}
 
 /**
  * Hands the status to a new owner under the given key (docs/sharing.md#transfer). The version
