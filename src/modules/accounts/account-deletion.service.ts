@@ -7,8 +7,12 @@ import { notFound } from '../../lib/errors.ts'
 import { recordSecurityEvent } from '../audit/security-events.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { announceDeletedStatuses, deleteOwnedStatusesIn } from '../statuses/statuses.service.ts'
-import { deleteUserRow } from '../users/users.repository.ts'
-import { assertOtherOperator, lockOperators, userById } from '../users/users.service.ts'
+import {
+  assertOtherOperator,
+  deleteUserIn,
+  lockOperators,
+  userById,
+} from '../users/users.service.ts'
 
 // Deleting an account (docs/accounts.md#delete-your-account), by its owner (DELETE /v1/user)
 // or by an operator (DELETE /v1/admin/users/:userId): the same rules either way.
@@ -87,7 +91,7 @@ export async function deleteAccount(
     const user = await deletableUser(tx, userId)
     // statuses made while the batches ran go with the account
     const changes = await deleteOwnedStatusesIn(tx, deps.statuses, userId)
-    await deleteUserRow(tx, userId)
+    await deleteUserIn(tx, userId)
     await recordSecurityEvent(
       tx,
       {

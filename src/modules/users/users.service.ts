@@ -11,6 +11,7 @@ import { emailKeyOf, emailProblem } from './email-address.ts'
 import {
   countActiveOperators,
   countAdmins,
+  deleteUserRow,
   findUserByEmail,
   findUserById,
   insertUser,
@@ -188,3 +189,6 @@ export async function assertOtherOperator(
       'This would leave the service without an operator: make another user an operator first',
     )
 }
+
+/** Deletes the user's row; what is theirs goes with it (the schema's cascades). */
+export const deleteUserIn = (tx: Db, userId: string): Promise<boolean> => deleteUserRow(tx, userId)
