@@ -5,7 +5,8 @@
 // server's schemas, never its code.
 
 // The plain data the app shares with the server's pages: no types to strip, no imports.
-const SHARED_WITH_APP = '^src/(web/palette|web/app-paths|modules/keys/scopes|lib/html)\\.ts$'
+const SHARED_WITH_APP =
+  '^src/((web/palette|web/app-paths|modules/keys/scopes|lib/html|i18n/languages)\\.ts|i18n/locales/[a-z-]+\\.json)$'
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -96,7 +97,7 @@ module.exports = {
       name: 'app-takes-types-from-server',
       comment:
         "The app (app/) takes only types from the server's code (its schemas and services), " +
-        'besides the plain data and functions it shares with the server pages (palette, paths, scopes, HTML escaping).',
+        'besides the plain data and functions it shares with the server pages (palette, paths, scopes, HTML escaping, languages and their catalogs).',
       severity: 'error',
       from: { path: '^app/' },
       to: {

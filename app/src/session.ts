@@ -1,5 +1,6 @@
 import { batch, signal } from '@preact/signals'
 import { ApiError, api, whenSignedOut } from './api.ts'
+import { showStartingLanguage } from './i18n.ts'
 import { navigate } from './router.tsx'
 import type { Profile } from './types.ts'
 
@@ -17,10 +18,14 @@ export const unreachable = signal<string | null>(null)
 
 export async function loadMe(): Promise<void> {
   try {
-    me.value = await api<Profile>('GET', '/v1/user')
+    const profile = await api<Profile>('GET', '/v1/user')
+    // the account's language before its first screen, so nothing shows in another first
+    await showStartingLanguage((profile as { locale?: string | null }).locale)
+    me.value = profile
     unreachable.value = null
   } catch (error) {
     if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+      await showStartingLanguage()
       me.value = null
       unreachable.value = null
     } else if (error instanceof ApiError && (error.status === 0 || error.status >= 500))

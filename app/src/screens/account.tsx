@@ -3,6 +3,7 @@ import { api, apiPath } from '../api.ts'
 import { useAuthSettings } from '../auth-settings.ts'
 import { ConfirmButton } from '../components/confirm.tsx'
 import { Field, FormError, fieldError } from '../components/form.tsx'
+import { LanguagePicker } from '../components/language-picker.tsx'
 import { SecurityEventList } from '../components/security-log.tsx'
 import { When } from '../components/when.tsx'
 import { me } from '../session.ts'
@@ -38,6 +39,7 @@ export default function Account() {
     <>
       <h1>Account</h1>
       <ProfileForm profile={profile} />
+      <LanguagePicker />
       <PasswordForm profile={profile} onChanged={loadSessions} />
       <Passkeys />
       <Sessions sessions={sessions} error={sessionsError} reload={loadSessions} />
