@@ -19,7 +19,7 @@
 //
 // note: the clients and the server share the machine; the times are upper bounds.
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -56,6 +56,7 @@ const EMAIL = 'leaving@bench.example'
 const BASELINE_MS = 3_000
 const WARM_UP_MS = 1_000
 
+const loadBefore = loadavg().map(round)
 const dir = join(values.dir, `${engine}-n${statuses}-h${history}`)
 mkdirSync(dir, { recursive: true })
 let databaseUrl: string
@@ -221,6 +222,7 @@ const result: DeleteResult = {
     `statusd serve (${engine}) on a seeded dataset: one account owning the statuses and every history row, deleted with DELETE /v1/user (password, from a session) while ${writers} clients of another user set their own statuses by key, one request after another; the DELETE's answer time, the time until the history sweep removed every history row, and the writers' latencies in a ${BASELINE_MS / 1000} s baseline before and from the DELETE until the sweep ended`,
   ),
   kind: 'delete',
+  loadAverage: { before: loadBefore, after: loadavg().map(round) },
   params: { engine, history, writers },
   row,
 }

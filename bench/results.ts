@@ -283,6 +283,8 @@ export interface ExportResult extends ResultBase {
 /** `npm run bench:delete`: an account with many statuses deleted while others write. */
 export interface DeleteResult extends ResultBase {
   kind: 'delete'
+  /** The host's load average (1, 5, 15 min) when the run began and ended: it is shared. */
+  loadAverage?: { before: number[]; after: number[] }
   params: { engine: 'sqlite' | 'postgres'; history: number; writers: number }
   row: {
     statuses: number
