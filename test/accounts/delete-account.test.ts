@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { createMailer } from '../../src/lib/mailer.ts'
+import { STATUS_BATCH } from '../../src/modules/accounts/account-deletion.service.ts'
 import { createApiKey } from '../../src/modules/keys/keys.service.ts'
 import { asSession, GOOD_PASSWORD, sessionCookieOf, signUpUser } from '../helpers/accounts.ts'
 import { makeApp, type TestApp } from '../helpers/app.ts'
@@ -257,6 +258,39 @@ describe('deleting an account, over real sockets', () => {
     await withSession.ended
     const bobsDoor = await t.request(bob, 'GET', `/v1/status/${door.json().id}`)
     assert.equal(bobsDoor.statusCode, 200, "Bob's own status stays")
+  })
+
+  it('an account with more statuses than one transaction deletes loses every one', async (ctx) => {
+    const t = await makeApp(ctx, { deps: { signup: 'open' } })
+    const ada = await signUpUser(t, { email: 'ada@example.com', name: 'Ada' })
+    await t.database.db
+      .updateTable('users')
+      .set({ plan: 'unlimited' })
+      .where('id', '=', ada.id)
+      .execute()
+    const { key } = await createApiKey(t.database.db, ada.id)
+    const count = STATUS_BATCH * 2 + 3
+    for (let i = 0; i < count; i++) {
+      const made = await t.request({ id: ada.id, key }, 'POST', `/v1/status-keys/s-${i}`, {
+        value: 'in',
+      })
+      assert.equal(made.statusCode, 201, made.body)
+    }
+    const res = await asSession(t, ada.cookie, 'DELETE', '/v1/user', { password: GOOD_PASSWORD })
+    assert.equal(res.statusCode, 204, res.body)
+    assert.equal(await countOf(t, 'statuses', ada.id), 0)
+    const deletions = await t.database.db
+      .selectFrom('status_deletions')
+      .select('status_id')
+      .execute()
+    // each is swept once its history is gone; the sweep may have finished some already
+    assert.ok(deletions.length <= count)
+    const [record] = await t.database.db
+      .selectFrom('security_events')
+      .select('detail')
+      .where('kind', '=', 'accountDeleted')
+      .execute()
+    assert.equal(JSON.parse(record?.detail ?? '{}').statuses, count)
   })
 
   it('sends a goodbye mail to the address, at the real SMTP server', async (ctx) => {

@@ -192,6 +192,26 @@ export async function deleteStatusRow(db: Db, id: string, at: string): Promise<b
   return true
 }
 
+/**
+ * Deletes the statuses with these ids, in one statement, and records their deletions for the
+ * history sweep; the ids of those that were there.
+ */
+export async function deleteStatusRows(
+  db: Db,
+  ids: readonly string[],
+  at: string,
+): Promise<string[]> {
+  if (ids.length === 0) return []
+  const gone = await db.deleteFrom('statuses').where('id', 'in', ids).returning('id').execute()
+  if (gone.length > 0)
+    await db
+      .insertInto('status_deletions')
+      .values(gone.map((r) => ({ status_id: r.id, deleted_at: at })))
+      .onConflict((oc) => oc.doNothing())
+      .execute()
+  return gone.map((r) => r.id)
+}
+
 /** Every status a user owns, their rows locked to be deleted in this transaction. */
 export const ownedStatusesForWrite = (
   db: Db,

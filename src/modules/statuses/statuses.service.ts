@@ -41,6 +41,7 @@ import {
   countOwnedStatuses,
   countSubscribers,
   deleteStatusRow,
+  deleteStatusRows,
   findStatusById,
   findStatusByIdForWrite,
   findStatusByKey,
@@ -904,14 +905,21 @@ export async function deleteOwnedStatusesIn(
   limit?: number,
 ): Promise<StatusChange[]> {
   const at = nowIso()
-  const changes: StatusChange[] = []
-  for (const status of await ownedStatusesForWrite(tx, ownerId, limit)) {
-    if (!(await deleteStatusRow(tx, status.id, at))) continue
-    const change = deleted(status)
-    // the outbox backs the NOTIFY up for the other instances, as for one deleted status
-    if (deps.events?.relayedByOutbox) await recordOutboxRows(tx, [liveChangeRow(change, at)])
-    changes.push(change)
-  }
+  const owned = await ownedStatusesForWrite(tx, ownerId, limit)
+  const gone = new Set(
+    await deleteStatusRows(
+      tx,
+      owned.map((s) => s.id),
+      at,
+    ),
+  )
+  const changes = owned.filter((s) => gone.has(s.id)).map(deleted)
+  // the outbox backs the NOTIFY up for the other instances, as for one deleted status
+  if (deps.events?.relayedByOutbox && changes.length > 0)
+    await recordOutboxRows(
+      tx,
+      changes.map((change) => liveChangeRow(change, at)),
+    )
   return changes
 }
 
