@@ -313,4 +313,16 @@ describe('deleting an account, over real sockets', () => {
     assert.match(goodbye.text ?? '', /Hello Ada/)
     assert.match(goodbye.text ?? '', /ada@example\.com is free again/)
   })
+
+  it("the goodbye mail is in the account's language", async (ctx) => {
+    const smtp = await startSmtpServer(ctx)
+    const t = await makeApp(ctx, {
+      deps: { mailer: createMailer(smtp.url, 'statusd <statusd@status.example.com>') },
+    })
+    t.app.accountMail.sendGoodbye({ name: 'Ada', email: 'ada@example.com', locale: 'de' })
+    const goodbye = await smtp.next()
+    assert.equal(goodbye.subject, 'Dein statusd-Konto ist gelöscht')
+    assert.match(goodbye.text ?? '', /^Hallo Ada,/)
+    assert.match(goodbye.text ?? '', /ada@example\.com ist wieder frei/)
+  })
 })
