@@ -271,14 +271,25 @@ describe('deleting an account, over real sockets', () => {
     const { key } = await createApiKey(t.database.db, ada.id)
     const count = STATUS_BATCH * 2 + 3
     for (let i = 0; i < count; i++) {
-      const made = await t.request({ id: ada.id, key }, 'POST', `/v1/status-keys/s-${i}`, {
-        value: 'in',
-      })
+      // each with a stored response (Idempotency-Key), which goes with the account too
+      const made = await t.request(
+        { id: ada.id, key },
+        'POST',
+        `/v1/status-keys/s-${i}`,
+        { value: 'in' },
+        { 'idempotency-key': `make-${i}` },
+      )
       assert.equal(made.statusCode, 201, made.body)
     }
     const res = await asSession(t, ada.cookie, 'DELETE', '/v1/user', { password: GOOD_PASSWORD })
     assert.equal(res.statusCode, 204, res.body)
     assert.equal(await countOf(t, 'statuses', ada.id), 0)
+    const stored = await t.database.db
+      .selectFrom('idempotency_keys')
+      .select('key')
+      .where('user_id', '=', ada.id)
+      .execute()
+    assert.equal(stored.length, 0)
     const deletions = await t.database.db
       .selectFrom('status_deletions')
       .select('status_id')

@@ -5,6 +5,7 @@ import { type Writer, writerOf } from '../../db/writer.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 import { notFound } from '../../lib/errors.ts'
 import { recordSecurityEvent } from '../audit/security-events.ts'
+import { forgetResponsesOf } from '../idempotency/idempotency.service.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { announceDeletedStatuses, deleteOwnedStatusesIn } from '../statuses/statuses.service.ts'
 import {
@@ -46,6 +47,9 @@ export interface Deleter {
  */
 export const STATUS_BATCH = 100
 
+/** The most of the account's other rows (stored responses) one transaction deletes. */
+export const ROW_BATCH = 1000
+
 const userNotFound = () => notFound('User not found')
 
 /**
@@ -63,7 +67,8 @@ async function deletableUser(tx: Transaction<DB>, userId: string): Promise<User>
 /**
  * Deletes the account and everything it owns: its statuses (STATUS_BATCH to a transaction,
  * each batch announced to the streams on them once it committed; their history goes after,
- * in batches, through the history sweep), then in one transaction the account's row with its
+ * in batches, through the history sweep), its stored responses (ROW_BATCH to a
+ * transaction), then in one transaction the account's row with its
  * keys, sessions, passkeys, roles, boards, channels and rules (the schema's cascades) and
  * the security event, which the log keeps. The address is free once this returns; streams
  * opened with the account's keys or sessions end on every instance. 404 for no such account,
@@ -87,6 +92,9 @@ export async function deleteAccount(
     if (changes.length < STATUS_BATCH) break
     await nextTurn()
   }
+  // its stored responses (Idempotency-Key), which a busy account has many of, in batches too
+  while ((await writer.run((tx) => forgetResponsesOf(tx, userId, ROW_BATCH))) === ROW_BATCH)
+    await nextTurn()
   const { user, changes } = await writer.run(async (tx) => {
     const user = await deletableUser(tx, userId)
     // statuses made while the batches ran go with the account
