@@ -78,7 +78,7 @@ for (const size of Object.keys(SIZES) as Size[]) {
       const listed = dialog.getByRole('link', { name: 'Front desk' })
       await listed.waitFor()
       assert.equal(await listed.getAttribute('href'), `/statuses/${desk}/people`)
-      await dialog.getByText('1 person besides you').waitFor()
+      await dialog.getByText('shared with 1 other person').waitFor()
       await j.check(ada, `the dialog deleting an account (${size})`)
 
       // her password, and the account is gone: the sign-in screen, signed out
