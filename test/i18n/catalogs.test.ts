@@ -11,7 +11,7 @@ import { LANGUAGE_CODES, LANGUAGES } from '../../src/i18n/languages.ts'
 const root = path.resolve(import.meta.dirname, '../..')
 const PLURAL = /_(zero|one|two|few|many|other)$/
 // a key names an area and at least two more parts: `app.account.title`
-const KEY = /^(app|page|mail|notify|common)(\.[A-Za-z0-9_-]+){2,}$/
+const KEY = /^(app|page|mail|notify|common|embed)(\.[A-Za-z0-9_-]+){2,}$/
 
 function leaves(value: unknown, prefix = ''): Map<string, string> {
   const out = new Map<string, string>()
