@@ -164,6 +164,20 @@ runScenarios('DELETE /v1/user (docs/accounts.md#delete-your-account)', world, [
     expect: (_body, ctx) => adaIntact(ctx),
   },
   {
+    name: 'a password and a passkey at once is 400 and changes nothing',
+    as: null,
+    method: 'DELETE',
+    url: '/v1/user',
+    body: {
+      password: GOOD_PASSWORD,
+      passkey: { challengeId: 'x', response: { id: 'x', rawId: 'x', type: 'public-key' } },
+    },
+    headers: session,
+    expectStatus: 400,
+    expectErrorCode: 'validationError',
+    expect: (_body, ctx) => adaIntact(ctx),
+  },
+  {
     name: 'a passkey answer that does not verify is 403 and changes nothing',
     as: null,
     method: 'DELETE',
