@@ -6,7 +6,7 @@ import { t } from '../i18n.ts'
 import { Link, navigate } from '../router.tsx'
 import { me } from '../session.ts'
 import type { Profile, StatusListEntry, StatusUser } from '../types.ts'
-import { passkeyAssertion, passkeysSupported, webauthnProblem } from '../webauthn.ts'
+import { passkeyAssertion, passkeysSupported } from '../webauthn.ts'
 
 // Account → "Delete my account" (docs/app.md#deleting-your-account, docs/accounts.md#delete-your-account):
 // a dialog that lists the statuses you own that others follow, each linked to its People tab
@@ -80,7 +80,9 @@ export function DeleteAccount({ profile }: { profile: Profile }) {
     try {
       return { passkey: await passkeyAssertion() }
     } catch (e) {
-      if (e instanceof Error && e.name !== 'Error') throw new Error(webauthnProblem(e))
+      // the person closed the browser's prompt, or it timed out
+      if ((e as Error)?.name === 'NotAllowedError')
+        throw new Error(t('app.account.delete.passkeyCancelled'))
       throw e
     }
   }
