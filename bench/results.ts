@@ -280,6 +280,31 @@ export interface ExportResult extends ResultBase {
   }
 }
 
+/** `npm run bench:delete`: an account with many statuses deleted while others write. */
+export interface DeleteResult extends ResultBase {
+  kind: 'delete'
+  /** The host's load average (1, 5, 15 min) when the run began and ended: it is shared. */
+  loadAverage?: { before: number[]; after: number[] }
+  params: { engine: 'sqlite' | 'postgres'; history: number; writers: number }
+  row: {
+    statuses: number
+    historyRows: number
+    /** Until DELETE /v1/user answered: the account, its statuses and everything else gone. */
+    answerMs: number
+    /** From the DELETE until the history sweep removed the statuses' history. */
+    historyGoneS: number
+    /** History rows left once the sweep ended (0: all gone). */
+    historyRowsLeft: number
+    writers: number
+    /** Writers' requests that did not succeed. */
+    writerFailures: number
+    /** The writers' latencies before the DELETE. */
+    baseline: LatencyStats
+    /** The writers' latencies from the DELETE until the sweep ended. */
+    duringDelete: LatencyStats
+  }
+}
+
 interface LatencyStats {
   p50Ms: number
   p99Ms: number
@@ -410,6 +435,7 @@ export type Result =
   | TimedResult
   | BackupResult
   | ExportResult
+  | DeleteResult
   | NotifyResult
   | RigResult
   | FanoutResult

@@ -72,11 +72,29 @@ interface RequestOptionsJson {
   [key: string]: unknown
 }
 
+/** A passkey's answer to a fresh challenge, in the JSON form the API takes. */
+export interface PasskeyAssertion {
+  challengeId: string
+  response: {
+    id: string
+    rawId: string
+    type: string
+    authenticatorAttachment?: string
+    clientExtensionResults: AuthenticationExtensionsClientOutputs
+    response: {
+      clientDataJSON: string
+      authenticatorData: string
+      signature: string
+      userHandle?: string
+    }
+  }
+}
+
 /**
- * Signs in with a passkey the device holds (docs/accounts.md#passkeys): the server's options,
- * navigator.credentials.get(), and the answer posted; resolves once the session cookie is set.
+ * A fresh challenge from the server answered by a passkey the device holds
+ * (navigator.credentials.get()): what signing in and deleting the account post.
  */
-export async function signInWithPasskey(): Promise<void> {
+export async function passkeyAssertion(): Promise<PasskeyAssertion> {
   const { challengeId, options } = await api<{ challengeId: string; options: RequestOptionsJson }>(
     'POST',
     '/v1/auth/passkey/options',
@@ -94,24 +112,30 @@ export async function signInWithPasskey(): Promise<void> {
   })) as PublicKeyCredential | null
   if (!credential) throw new Error(t('app.webauthn.noneChosen'))
   const response = credential.response as AuthenticatorAssertionResponse
-  await api('POST', '/v1/auth/passkey/login', {
-    body: {
-      challengeId,
+  return {
+    challengeId,
+    response: {
+      id: credential.id,
+      rawId: fromBytes(credential.rawId),
+      type: credential.type,
+      ...(credential.authenticatorAttachment && {
+        authenticatorAttachment: credential.authenticatorAttachment,
+      }),
+      clientExtensionResults: credential.getClientExtensionResults(),
       response: {
-        id: credential.id,
-        rawId: fromBytes(credential.rawId),
-        type: credential.type,
-        ...(credential.authenticatorAttachment && {
-          authenticatorAttachment: credential.authenticatorAttachment,
-        }),
-        clientExtensionResults: credential.getClientExtensionResults(),
-        response: {
-          clientDataJSON: fromBytes(response.clientDataJSON),
-          authenticatorData: fromBytes(response.authenticatorData),
-          signature: fromBytes(response.signature),
-          ...(response.userHandle && { userHandle: fromBytes(response.userHandle) }),
-        },
+        clientDataJSON: fromBytes(response.clientDataJSON),
+        authenticatorData: fromBytes(response.authenticatorData),
+        signature: fromBytes(response.signature),
+        ...(response.userHandle && { userHandle: fromBytes(response.userHandle) }),
       },
     },
-  })
+  }
+}
+
+/**
+ * Signs in with a passkey the device holds (docs/accounts.md#passkeys): the server's options,
+ * navigator.credentials.get(), and the answer posted; resolves once the session cookie is set.
+ */
+export async function signInWithPasskey(): Promise<void> {
+  await api('POST', '/v1/auth/passkey/login', { body: await passkeyAssertion() })
 }

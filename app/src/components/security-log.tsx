@@ -25,6 +25,7 @@ const REASON: Record<string, string> = {
   noPassword: 'a password, on an account without one',
   notVerified: 'a passkey whose answer did not verify',
   wrongCurrentPassword: 'a wrong current password, changing the password',
+  wrongPasswordToDelete: 'a wrong password, deleting the account',
 }
 
 /** Each kind's name, for a list to pick from (every kind the server records: type-checked). */
@@ -51,6 +52,7 @@ export const KIND_NAMES: Record<SecurityEventKind, string> = {
   statusTransferred: 'Status handed to a new owner',
   adminGranted: 'Made an operator',
   adminRevoked: 'No longer an operator',
+  accountDeleted: 'Account deleted',
 }
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null)
@@ -109,6 +111,8 @@ export function describeEvent(event: SecurityEvent): string {
       return 'Made an operator'
     case 'adminRevoked':
       return 'No longer an operator'
+    case 'accountDeleted':
+      return `Deleted their account${typeof d.statuses === 'number' ? ` and ${d.statuses} status${d.statuses === 1 ? '' : 'es'}` : ''}`
     default:
       return event.kind
   }

@@ -19,6 +19,7 @@ import type {
 } from '../types.ts'
 import { browserName } from '../user-agent.ts'
 import { createPasskey, passkeysSupported, webauthnProblem } from '../webauthn.ts'
+import { DeleteAccount } from './account-delete.tsx'
 
 // Account (docs/app.md#account): profile, password, passkeys, signed-in browsers, your data
 // and the security log (docs/accounts.md#users, #passkeys, #sessions, #export-your-data,
@@ -62,6 +63,7 @@ export default function Account() {
           ownerId={profile.id}
         />
       </section>
+      <DeleteAccount profile={profile} />
     </>
   )
 }
