@@ -141,6 +141,7 @@ const ENV = Type.Object({
     }),
   ),
   MQTT_API_KEY: Type.Optional(Type.String({ description: 'an API key', writeOnly: true })),
+  MQTT_PROTOCOL: Type.Enum(['3.1.1', '5'], { default: '3.1.1', description: '3.1.1 or 5' }),
   // note: a topic level of the bridge: no wildcard, no slash, no NUL
   MQTT_PREFIX: Type.String({
     default: 'statusd',
@@ -255,6 +256,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             url: vars.MQTT_URL,
             apiKey: vars.MQTT_API_KEY as string,
             prefix: vars.MQTT_PREFIX,
+            protocolVersion: vars.MQTT_PROTOCOL === '5' ? 5 : 4,
             // set but empty is unset (readEnv): discovery off
             discovery: 'MQTT_DISCOVERY' in env ? (vars.MQTT_DISCOVERY ?? null) : 'homeassistant',
           },

@@ -78,21 +78,29 @@ describe('loadConfig', () => {
     )
   })
 
-  it('MQTT_URL, MQTT_API_KEY, MQTT_PREFIX, MQTT_DISCOVERY: the bridge, never echoing its secrets (docs/integrations.md#broker-settings)', () => {
+  it('MQTT_URL, MQTT_API_KEY, MQTT_PREFIX, MQTT_PROTOCOL, MQTT_DISCOVERY: the bridge, never echoing its secrets (docs/integrations.md#broker-settings)', () => {
     const key = 'sdk_secretsecret'
     assert.deepEqual(loadConfig({ MQTT_URL: 'mqtt://127.0.0.1:1883', MQTT_API_KEY: key }).mqtt, {
       url: 'mqtt://127.0.0.1:1883',
       apiKey: key,
       prefix: 'statusd',
+      protocolVersion: 4,
       discovery: 'homeassistant',
     })
     const set = loadConfig({
       MQTT_URL: 'mqtts://bridge:hunter2@broker.example.com:8883',
       MQTT_API_KEY: key,
       MQTT_PREFIX: 'office',
+      MQTT_PROTOCOL: '5',
       MQTT_DISCOVERY: '',
     }).mqtt
     assert.equal(set?.prefix, 'office')
+    assert.equal(set?.protocolVersion, 5)
+    for (const bad of ['3', '4', 'v5'])
+      refuses(
+        { MQTT_URL: 'mqtt://127.0.0.1', MQTT_API_KEY: key, MQTT_PROTOCOL: bad },
+        /MQTT_PROTOCOL/,
+      )
     assert.equal(set?.discovery, null, 'empty: no discovery')
     assert.equal(loadConfig({ MQTT_API_KEY: key }).mqtt, null, 'no MQTT_URL: no bridge')
     refuses({ MQTT_URL: 'mqtt://127.0.0.1' }, /MQTT_URL needs MQTT_API_KEY/)

@@ -28,7 +28,11 @@ interface Bridged {
  * An app bridged to `broker` under a prefix of its own (and a discovery prefix of its own),
  * with an owner whose key the bridge acts as, and a client that hears every topic of both.
  */
-async function bridged(ctx: Lifetime, broker: Broker): Promise<Bridged> {
+async function bridged(
+  ctx: Lifetime,
+  broker: Broker,
+  protocolVersion: 4 | 5 = 4,
+): Promise<Bridged> {
   prefixes += 1
   const prefix = `statusd${prefixes}-${process.pid}`
   const discovery = `ha${prefixes}-${process.pid}`
@@ -37,6 +41,7 @@ async function bridged(ctx: Lifetime, broker: Broker): Promise<Bridged> {
     url: broker.url,
     apiKey: 'sdk_not_yet',
     prefix,
+    protocolVersion,
     discovery,
     reconcileMs: 100,
     renewMs: 200,
@@ -71,6 +76,14 @@ describe('the MQTT bridge (docs/integrations.md#topics)', () => {
     const read = await t.request(owner, 'GET', '/v1/status-keys/door')
     assert.equal(read.statusCode, 200)
     assert.deepEqual(status, read.json(), 'the Status as the API answers it')
+  })
+
+  it('speaks MQTT 5 with MQTT_PROTOCOL=5: a set and its state, as with 3.1.1', async (ctx) => {
+    const { t, owner, mqtt, prefix } = await bridged(ctx, broker, 5)
+    await mqtt.publish(`${prefix}/lamp/set`, 'ON')
+    await mqtt.waitFor(`${prefix}/lamp/state`, (p) => p === 'ON')
+    const read = await t.request(owner, 'GET', '/v1/status-keys/lamp')
+    assert.equal(read.json().value, 'ON')
   })
 
   it('takes the mosquitto_pub line of the docs, and mosquitto_sub reads the state retained', async (ctx) => {

@@ -19,6 +19,8 @@ export interface MqttSettings {
   apiKey: string
   /** MQTT_PREFIX: the first level of every topic of the bridge. */
   prefix: string
+  /** MQTT_PROTOCOL: MQTT 3.1.1 (4, what every broker speaks) or 5. */
+  protocolVersion: 4 | 5
   /** MQTT_DISCOVERY: Home Assistant's discovery prefix; null: no discovery. */
   discovery: string | null
 }
@@ -136,6 +138,7 @@ export class MqttBridge {
     const { prefix } = this.#settings
     const client = mqtt.connect(this.#settings.url, {
       clientId: `statusd-${randomBytes(6).toString('hex')}`,
+      protocolVersion: this.#settings.protocolVersion,
       // reconnects are scheduled here, with a growing delay
       reconnectPeriod: 0,
       connectTimeout: 10_000,
