@@ -24,3 +24,21 @@ i18n.init({
 export function translator(locale: string | null | undefined): TFunction {
   return i18n.getFixedT(isLanguage(locale) ? locale : DEFAULT_LANGUAGE)
 }
+
+/**
+ * An instant as a reader of `locale` writes it, with its time zone (UTC: a mail or notice
+ * does not know the reader's): "29 November 2026 at 17:00 UTC".
+ */
+export function dateTimeIn(locale: string | null | undefined, iso: string): string {
+  const date = new Date(iso)
+  if (Number.isNaN(date.getTime())) return iso
+  return new Intl.DateTimeFormat(isLanguage(locale) ? locale : DEFAULT_LANGUAGE, {
+    year: 'numeric',
+    month: 'long',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZone: 'UTC',
+    timeZoneName: 'short',
+  }).format(date)
+}

@@ -196,6 +196,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRouteOptions> = async (
             url,
             inviterName: request.caller.name,
             serviceUrl: linkBase(),
+            locale: request.caller.locale,
           }),
           request.log,
           'invitation by an operator',
