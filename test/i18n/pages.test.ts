@@ -61,6 +61,13 @@ const ENGLISH = { 'accept-language': 'en-GB,en;q=0.9' }
 
 const PAGES: PageCase[] = [
   {
+    name: 'languages: the app’s page starts in the browser’s language (the app then picks its own)',
+    url: '/',
+    headers: GERMAN,
+    expectStatus: 200,
+    expect: inLanguage('de', [/<noscript>Die App von statusd braucht JavaScript/]),
+  },
+  {
     name: 'languages: the share page in German by Accept-Language',
     url: '/s/{share}',
     headers: GERMAN,
