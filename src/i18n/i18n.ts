@@ -20,9 +20,13 @@ i18n.init({
   interpolation: { escapeValue: false },
 })
 
+/** The language statusd writes in for `locale`: it, when statusd speaks it, else the default. */
+export const languageOf = (locale: string | null | undefined): Language =>
+  isLanguage(locale) ? locale : DEFAULT_LANGUAGE
+
 /** The texts in `locale` (a user's `locale`, a page's language); the default for none. */
 export function translator(locale: string | null | undefined): TFunction {
-  return i18n.getFixedT(isLanguage(locale) ? locale : DEFAULT_LANGUAGE)
+  return i18n.getFixedT(languageOf(locale))
 }
 
 /**
@@ -32,7 +36,7 @@ export function translator(locale: string | null | undefined): TFunction {
 export function dateTimeIn(locale: string | null | undefined, iso: string): string {
   const date = new Date(iso)
   if (Number.isNaN(date.getTime())) return iso
-  return new Intl.DateTimeFormat(isLanguage(locale) ? locale : DEFAULT_LANGUAGE, {
+  return new Intl.DateTimeFormat(languageOf(locale), {
     year: 'numeric',
     month: 'long',
     day: 'numeric',

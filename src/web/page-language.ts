@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import Negotiator from 'negotiator'
 import { Type } from 'typebox'
-import { isLanguage, LANGUAGE_CODES, type Language } from '../i18n/languages.ts'
+import { DEFAULT_LANGUAGE, isLanguage, LANGUAGE_CODES, type Language } from '../i18n/languages.ts'
 import { html, type SafeHtml } from '../lib/html.ts'
 
 // The language of a page statusd serves (docs/languages.md#which-language-a-person-sees):
@@ -27,7 +27,7 @@ export function pageLanguage(request: FastifyRequest): Language {
   const asked = (request.query as { lang?: unknown } | undefined)?.lang
   if (isLanguage(asked)) return asked
   const [best] = new Negotiator(request).languages([...LANGUAGE_CODES])
-  return isLanguage(best) ? best : 'en'
+  return isLanguage(best) ? best : DEFAULT_LANGUAGE
 }
 
 /** What stands for the piece of markup in a translated sentence until it is put in. */

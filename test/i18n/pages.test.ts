@@ -148,7 +148,7 @@ const PAGES: PageCase[] = [
     expectStatus: 200,
     expect: inLanguage('de', [
       /<title>Einladung zu Meeting room 4<\/title>/,
-      /lädt dich ein, diesem Status als Abonnent/,
+      /lädt dich ein, diesem Status zu folgen – als Abonnent: Du siehst ihn/,
       /Registrieren und annehmen/,
     ]),
   },

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import { type Static, Type } from 'typebox'
 import type { DB, Db } from '../../db/database.ts'
-import { translator } from '../../i18n/i18n.ts'
+import { languageOf, translator } from '../../i18n/i18n.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 import { ApiError, rateLimited, unavailable, validationError } from '../../lib/errors.ts'
 import { escapeHtml } from '../../lib/html.ts'
@@ -80,9 +80,14 @@ interface ConfirmationData {
   addressKey: string
 }
 
-const htmlMessage = (paragraphs: string[], link: { href: string; text: string }, footer: string) =>
+const htmlMessage = (
+  lang: string,
+  paragraphs: string[],
+  link: { href: string; text: string },
+  footer: string,
+) =>
   `<!doctype html>
-<html><body>
+<html lang="${lang}"><body>
 ${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('\n')}
 <p><a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a></p>
 <hr>
@@ -107,7 +112,7 @@ export function notificationMail(
   return {
     subject: oneLine(title),
     text: `${body}\n\n${linkText}: ${url}\n\n-- \n${footer}\n`,
-    html: htmlMessage([body], { href: url, text: linkText }, footer),
+    html: htmlMessage(languageOf(context.locale), [body], { href: url, text: linkText }, footer),
   }
 }
 
@@ -174,6 +179,7 @@ export function emailChannelType(
           subject: t('mail.channelConfirmation.subject'),
           text: `${intro}\n\n${link}\n\n${ignore}\n`,
           html: htmlMessage(
+            languageOf(owner?.locale),
             [intro],
             { href: link, text: t('mail.channelConfirmation.button') },
             ignore,
