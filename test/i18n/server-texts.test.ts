@@ -2,10 +2,13 @@ import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { createMailer } from '../../src/lib/mailer.ts'
+import { createApiKey } from '../../src/modules/keys/keys.service.ts'
+import { createUser } from '../../src/modules/users/users.service.ts'
 import { GOOD_PASSWORD } from '../helpers/accounts.ts'
-import { makeApp } from '../helpers/app.ts'
+import { makeApp, TEST_PLANS } from '../helpers/app.ts'
 import { testClock } from '../helpers/clock.ts'
 import { makeSubscription, startPushService } from '../helpers/push-service.ts'
+import { createStatus } from '../helpers/sharing.ts'
 import { linkIn, startSmtpServer } from '../helpers/smtp.ts'
 import { startReceiver } from '../helpers/webhook-receiver.ts'
 
@@ -53,6 +56,54 @@ describe('languages: mails and notifications in the recipient’s language', () 
     await json('PATCH', '/v1/user', { locale: null }, cookie)
     await json('POST', '/v1/user/email/verification', {}, cookie)
     assert.equal((await smtp.next()).subject, 'Confirm your e-mail address')
+  })
+
+  it('languages: an invitation mail is in the invitee’s language, else the inviter’s', async (ctx) => {
+    const smtp = await startSmtpServer(ctx)
+    const t = await makeApp(ctx, {
+      deps: {
+        publicUrl: 'https://status.example.com',
+        mailer: createMailer(smtp.url, 'statusd <statusd@example.com>'),
+      },
+    })
+    const made = await createUser(t.database.db, TEST_PLANS, {
+      name: 'Olivia',
+      email: 'olivia@example.com',
+      plan: 'unlimited',
+      verified: true,
+    })
+    const owner = { id: made.id, key: (await createApiKey(t.database.db, made.id)).key }
+    const status = await createStatus(t, owner, 'desk', { value: 'ON', name: 'Help desk' })
+    const invite = async (email: string) => {
+      const res = await t.request(owner, 'POST', `/v1/status/${status.id}/invitations`, {
+        role: 'updater',
+        email,
+      })
+      assert.equal(res.statusCode, 201, res.body)
+      return smtp.next()
+    }
+    // Bo has an account in English; the inviter chose German
+    await createUser(t.database.db, TEST_PLANS, {
+      name: 'Bo',
+      email: 'bo@example.com',
+      plan: 'free',
+      verified: true,
+    })
+    assert.equal((await t.request(owner, 'PATCH', '/v1/user', { locale: 'de' })).statusCode, 200)
+    const toBo = await invite('bo@example.com')
+    assert.equal(
+      toBo.subject,
+      'An invitation to a status on statusd',
+      'Bo chose no language: English',
+    )
+    // nobody has the address: the mail is in the inviter's language
+    const toNew = await invite('new@example.com')
+    assert.equal(toNew.subject, 'Eine Einladung zu einem Status bei statusd')
+    assert.match(
+      toNew.text ?? '',
+      /^Olivia <olivia@example\.com> nutzt statusd unter https:\/\/status\.example\.com und lädt dich zum Status „Help desk“ ein: Du kannst ihn bearbeiten/,
+    )
+    assert.match(toNew.text ?? '', /Der Link gilt bis \d{1,2}\. [A-Za-zä]+ \d{4} um \d\d:\d\d UTC/)
   })
 
   it('languages: a German user’s status change reaches web push and ntfy in German, the status’s name and values untouched', async (ctx) => {

@@ -417,7 +417,7 @@ export async function createInvitationLink(
   inviterEmail: string | null
   /**
    * The language of the mail to `input.email` (docs/languages.md): its account's, when the
-   * address has one, else the inviter's.
+   * address has one (null: English), else the inviter's.
    */
   mailLocale: string | null
 }> {
@@ -460,7 +460,8 @@ export async function createInvitationLink(
       token,
       statusName: status.name,
       inviterEmail: inviter?.email ?? null,
-      mailLocale: invitee?.locale ?? inviter?.locale ?? null,
+      // an account's own choice (none: English); for an address no one has, the inviter's
+      mailLocale: invitee ? invitee.locale : (inviter?.locale ?? null),
     }
   })
 }
