@@ -43,8 +43,6 @@ export interface ApiCaller extends Caller {
   authLevel: AuthLevel
   /** Whether the user is an operator (docs/operations.md#operators). */
   admin: boolean
-  /** The user's language for mails (docs/languages.md); null: none chosen. */
-  locale: string | null
   credential: Credential
 }
 
@@ -62,7 +60,6 @@ const callerOf = (user: User, credential: Credential): ApiCaller => ({
   name: user.name,
   authLevel: authLevelOf(user),
   admin: Number(user.admin) === 1,
-  locale: user.locale,
   credential,
   // what the services hold the caller to (docs/accounts.md#scoped-keys): a key's limits
   ...(credential.kind === 'key' && {
