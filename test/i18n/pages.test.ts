@@ -194,9 +194,9 @@ describe('languages: a German share page and wall in Chromium', { skip: chromium
     await browser?.close()
   })
 
-  it('languages: the share page’s script keeps it German (live, relative times) and the wall’s too, with no console error and no axe finding', async (ctx) => {
+  it('languages: the share page’s script keeps it German (live, relative times) and the wall’s too; these and the invitation and link pages with no console error and no axe finding', async (ctx) => {
     const { t, base } = await listeningApp(ctx)
-    const { share, wall } = await shared(t)
+    const { share, wall, invite } = await shared(t)
     for (const width of [375, 1280]) {
       const page = await browser.context.newPage()
       await page.setViewportSize({ width, height: 800 })
@@ -222,7 +222,14 @@ describe('languages: a German share page and wall in Chromium', { skip: chromium
         WAIT,
       )
       await expectNoAxeViolations(page, `German wall, ${width} px`)
+      await page.goto(`${base}${invite}?lang=de`)
+      assert.equal(await page.getAttribute('html', 'lang'), 'de')
+      await expectNoAxeViolations(page, `German invitation page, ${width} px`)
       assert.deepEqual(problems, [])
+      // a link's page that answers 404 (the browser logs that status, nothing else)
+      await page.goto(`${base}/auth/reset/sdl_unknown?lang=de`)
+      assert.equal(await page.getAttribute('html', 'lang'), 'de')
+      await expectNoAxeViolations(page, `German unknown reset link page, ${width} px`)
       await page.close()
     }
   })
