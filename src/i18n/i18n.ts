@@ -20,7 +20,29 @@ i18n.init({
   interpolation: { escapeValue: false },
 })
 
+/** The language statusd writes in for `locale`: it, when statusd speaks it, else the default. */
+export const languageOf = (locale: string | null | undefined): Language =>
+  isLanguage(locale) ? locale : DEFAULT_LANGUAGE
+
 /** The texts in `locale` (a user's `locale`, a page's language); the default for none. */
 export function translator(locale: string | null | undefined): TFunction {
-  return i18n.getFixedT(isLanguage(locale) ? locale : DEFAULT_LANGUAGE)
+  return i18n.getFixedT(languageOf(locale))
+}
+
+/**
+ * An instant as a reader of `locale` writes it, with its time zone (UTC: a mail or notice
+ * does not know the reader's): "29 November 2026 at 17:00 UTC".
+ */
+export function dateTimeIn(locale: string | null | undefined, iso: string): string {
+  const date = new Date(iso)
+  if (Number.isNaN(date.getTime())) return iso
+  return new Intl.DateTimeFormat(languageOf(locale), {
+    year: 'numeric',
+    month: 'long',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZone: 'UTC',
+    timeZoneName: 'short',
+  }).format(date)
 }

@@ -2,9 +2,12 @@ import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import fastifyStatic from '@fastify/static'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { translator } from '../i18n/i18n.ts'
+import { LANGUAGE_CODES, type Language } from '../i18n/languages.ts'
 import { html } from '../lib/html.ts'
 import type { NotFoundPage } from '../plugins/error-handler.ts'
 import { APP_PATHS } from './app-paths.ts'
+import { pageLanguage, VARY_LANGUAGE } from './page-language.ts'
 
 // The app (docs/app.md): one HTML page for every screen, the bundle esbuild made
 // (scripts/build-app.ts → dist/app), the web app manifest and the service worker. The
@@ -44,16 +47,19 @@ function loadBuild(): Build | null {
 const HASHED = /-[A-Z0-9]{8}\.[a-z]+(\.map)?(\.br|\.gz)?$/
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 
-/** The page every screen loads; the app draws the rest. */
-const appPage = (build: Build) =>
+/**
+ * The page every screen loads, in `lang` (the browser's, web/page-language.ts) until the app
+ * picks its own (docs/languages.md); the app draws the rest.
+ */
+const appPage = (build: Build, lang: Language) =>
   html`<!doctype html>
-<html lang="en">
+<html lang="${lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <meta name="theme-color" content="#1d4ed8">
-<meta name="description" content="statusd: short statuses (a room free or busy, a build, who is away) set from anywhere, shown live, shared by link, on a wall or as a badge.">
+<meta name="description" content="${translator(lang)('page.app.description')}">
 <meta name="referrer" content="same-origin">
 <title>statusd</title>
 <link rel="manifest" href="/manifest.webmanifest">
@@ -66,7 +72,7 @@ ${build.preload.map(
 )}
 </head>
 <body>
-<div id="app"><noscript>statusd's app needs JavaScript. Statuses can still be read on their share pages and set through the API (/docs).</noscript></div>
+<div id="app"><noscript>${translator(lang)('page.app.noscript')}</noscript></div>
 </body>
 </html>
 `.value
@@ -103,9 +109,12 @@ export const appRoutes: FastifyPluginAsync<{ notFoundPage?: NotFoundPage }> = as
 ) => {
   const build = loadBuild()
   if (!build) app.log.warn('the app is not built (dist/app is missing): run npm run build')
-  const page = build ? appPage(build) : NOT_BUILT
+  // one page per language, made once
+  const pages = new Map(
+    LANGUAGE_CODES.map((lang) => [lang, build ? appPage(build, lang) : NOT_BUILT]),
+  )
 
-  const sendPage = (_request: FastifyRequest, reply: FastifyReply, code = 200) =>
+  const sendPage = (request: FastifyRequest, reply: FastifyReply, code = 200) =>
     reply
       .code(build ? code : 503)
       .headers({
@@ -114,8 +123,9 @@ export const appRoutes: FastifyPluginAsync<{ notFoundPage?: NotFoundPage }> = as
         'x-content-type-options': 'nosniff',
         'referrer-policy': 'same-origin',
         'cache-control': 'no-cache',
+        ...VARY_LANGUAGE,
       })
-      .send(page)
+      .send(pages.get(pageLanguage(request)))
   for (const url of APP_PATHS)
     app.get(url, { schema: { hide: true } }, (request, reply) => sendPage(request, reply))
   // a browser's unknown address (docs/app.md#screens): the app's page with a 404, whose

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { translator } from '../i18n/i18n.ts'
+import type { Language } from '../i18n/languages.ts'
 import { ApiError } from '../lib/errors.ts'
 import { html, type SafeHtml } from '../lib/html.ts'
 import { NoBody } from '../lib/schema.ts'
@@ -8,6 +10,7 @@ import type { AccountMail } from '../modules/accounts/account-mail.service.ts'
 import { setSessionCookie } from '../modules/accounts/session-cookie.ts'
 import { PASSWORD_LENGTHS } from '../modules/users/passwords.ts'
 import { prepareError } from '../plugins/error-handler.ts'
+import { PageQuerySchema, pageLanguage, VARY_LANGUAGE } from './page-language.ts'
 import { AUTH_PAGE_ASSET_URLS } from './share-assets.ts'
 
 // The pages e-mailed and printed links open (docs/accounts.md#e-mail): `/auth/verify/<token>`,
@@ -39,9 +42,9 @@ const htmlPage = (description: string) => ({
   content: { 'text/html': { schema: Type.String() } },
 })
 
-function page(title: string, body: SafeHtml): string {
+function page(lang: Language, title: string, body: SafeHtml): string {
   return html`<!doctype html>
-<html lang="en">
+<html lang="${lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -64,7 +67,14 @@ ${body}
 `.value
 }
 
-function sendPage(reply: FastifyReply, status: number, title: string, body: SafeHtml) {
+/** Sends a page in the request's language (web/page-language.ts). */
+function sendPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  body: SafeHtml,
+) {
   return reply
     .code(status)
     .headers({
@@ -73,36 +83,43 @@ function sendPage(reply: FastifyReply, status: number, title: string, body: Safe
       'referrer-policy': AUTH_PAGE_REFERRER_POLICY,
       'cache-control': 'no-store',
       'x-content-type-options': 'nosniff',
+      ...VARY_LANGUAGE,
     })
-    .send(page(title, body))
+    .send(page(pageLanguage(request), title, body))
 }
 
-const unknownLink = (reply: FastifyReply) =>
-  sendPage(
+/** The texts of the request's page. */
+const textsFor = (request: FastifyRequest) => translator(pageLanguage(request))
+
+const unknownLink = (request: FastifyRequest, reply: FastifyReply) => {
+  const t = textsFor(request)
+  return sendPage(
+    request,
     reply,
     404,
-    'This link is not valid',
-    html`<p>Check that the whole link was copied from the message. Otherwise ask for a new one.</p>`,
+    t('page.auth.unknown'),
+    html`<p>${t('page.auth.unknownText')}</p>`,
   )
+}
 
-const goneLink = (reply: FastifyReply) =>
-  sendPage(
-    reply,
-    410,
-    'This link has expired',
-    html`<p>It was used already, or it is too old. Ask for a new one.</p>`,
-  )
+const goneLink = (request: FastifyRequest, reply: FastifyReply) => {
+  const t = textsFor(request)
+  return sendPage(request, reply, 410, t('page.auth.gone'), html`<p>${t('page.auth.goneText')}</p>`)
+}
 
 /** Where a browser goes once signed in: the service's front page. */
 const home = (publicUrl: string | null) => `${publicUrl ?? ''}/`
 
-/** The form of the reset page, with what was wrong with the last try if anything. */
-const resetForm = (problem?: string) => html`<form method="post">
-<p><label for="password">New password</label><br>
+/**
+ * The form of the reset page, with what was wrong with the last try if anything (the
+ * password rules' own words, which are English as the API's are).
+ */
+const resetForm = (t: ReturnType<typeof translator>, problem?: string) => html`<form method="post">
+<p><label for="password">${t('page.auth.passwordLabel')}</label><br>
 <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_LENGTHS.minLength}" maxlength="${PASSWORD_LENGTHS.maxLength}"${problem ? html` aria-invalid="true" aria-describedby="problem"` : ''}></p>
-${problem ? html`<p id="problem" class="problem" role="alert">The password ${problem}.</p>` : ''}
-<p class="hint">${PASSWORD_LENGTHS.minLength} to ${PASSWORD_LENGTHS.maxLength} characters, not a common password nor one easy to guess (a few unrelated words make a good one). Setting it signs you out everywhere else.</p>
-<p><button type="submit">Set the new password</button></p>
+${problem ? html`<p id="problem" class="problem" role="alert">${t('page.auth.passwordProblem', { problem })}</p>` : ''}
+<p class="hint">${t('page.auth.passwordHint', { min: PASSWORD_LENGTHS.minLength, max: PASSWORD_LENGTHS.maxLength })}</p>
+<p><button type="submit">${t('page.auth.resetButton')}</button></p>
 </form>`
 
 /** What the page of a notification channel's confirmation link needs (docs/notifications.md#e-mail). */
@@ -135,24 +152,24 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
   // every error a page, never a JSON body
   app.setErrorHandler((err: Error, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = prepareError(err, request, reply, 'auth page failed')
-    if (apiError.statusCode === 404) return unknownLink(reply)
-    if (apiError.statusCode === 410) return goneLink(reply)
+    if (apiError.statusCode === 404) return unknownLink(request, reply)
+    if (apiError.statusCode === 410) return goneLink(request, reply)
+    const t = textsFor(request)
     const crossSite = apiError.errorCode === 'csrfRejected'
     const titles: Record<number, string> = {
       // the other 403: an account an operator disabled (docs/operations.md#operators)
-      403: crossSite ? 'This form must be sent from this site' : 'This account is disabled',
-      409: 'This address is taken',
-      429: 'Too many tries',
+      403: crossSite ? t('page.auth.crossSite') : t('page.auth.disabled'),
+      409: t('page.auth.addressTaken'),
+      429: t('page.auth.tooMany'),
     }
     // the cross-site refusal's own message speaks of API requests signed in by cookie; here
     // it is a page's button, and a person reads it
-    const text = crossSite
-      ? 'Nothing was done: the browser said the form came from another site. Open the link again from its message and press the button on the page it opens.'
-      : apiError.message
+    const text = crossSite ? t('page.auth.crossSiteText') : apiError.message
     return sendPage(
+      request,
       reply,
       apiError.statusCode,
-      titles[apiError.statusCode] ?? 'Something went wrong',
+      titles[apiError.statusCode] ?? t('page.auth.error'),
       html`<p>${text}</p>`,
     )
   })
@@ -169,6 +186,7 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
       'The page an e-mailed or printed link opens (HTML): it changes nothing, and shows a button that does (a form post to the same URL). An unknown link: 404; a used or expired one: 410.',
     tags,
     params: TokenParamsSchema,
+    querystring: PageQuerySchema,
     response: {
       200: htmlPage('The page, with its button'),
       404: htmlPage('Not a link this service made'),
@@ -183,6 +201,7 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
       "The form post of the link's page (`application/x-www-form-urlencoded`), answered with a page. Refused (403) when the browser says it comes from another site.",
     tags,
     params: TokenParamsSchema,
+    querystring: PageQuerySchema,
     response: {
       ...ok,
       403: htmlPage('Sent from another site, or the account is disabled'),
@@ -203,14 +222,15 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
 
   /** The GET of a link: a page with the button when it can work, else why not. */
   async function landing(
+    request: FastifyRequest,
     reply: FastifyReply,
     state: string,
     title: string,
     body: SafeHtml,
   ): Promise<FastifyReply> {
-    if (state === 'unknown') return unknownLink(reply)
-    if (state !== 'valid') return goneLink(reply)
-    return sendPage(reply, 200, title, body)
+    if (state === 'unknown') return unknownLink(request, reply)
+    if (state !== 'valid') return goneLink(request, reply)
+    return sendPage(request, reply, 200, title, body)
   }
 
   app.get(
@@ -219,13 +239,16 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
       config: open,
       schema: landingSchema('emailVerificationPage', 'Page of an e-mail verification link'),
     },
-    async (request, reply) =>
-      landing(
+    async (request, reply) => {
+      const t = textsFor(request)
+      return landing(
+        request,
         reply,
         await mail.linkState('verify-email', request.params.token),
-        'Confirm your e-mail address',
-        html`<form method="post"><p><button type="submit">Confirm my address</button></p></form>`,
-      ),
+        t('page.auth.verify'),
+        html`<form method="post"><p><button type="submit">${t('page.auth.verifyButton')}</button></p></form>`,
+      )
+    },
   )
 
   app.post(
@@ -244,12 +267,14 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
       })
       // the proof may have ended the sessions the account had: this browser stays signed in
       setSessionCookie(reply, token, publicUrl)
+      const t = textsFor(request)
       return sendPage(
+        request,
         reply,
         200,
-        'Address confirmed',
-        html`<p>${user.email} is confirmed as the address of your account.</p>
-<p><a class="button" href="${home(publicUrl)}">Continue</a></p>`,
+        t('page.auth.addressConfirmed'),
+        html`<p>${t('page.auth.addressConfirmedText', { email: user.email })}</p>
+<p><a class="button" href="${home(publicUrl)}">${t('page.auth.continue')}</a></p>`,
       )
     },
   )
@@ -263,14 +288,17 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
         "Page of a notification channel's confirmation link",
       ),
     },
-    async (request, reply) =>
-      landing(
+    async (request, reply) => {
+      const t = textsFor(request)
+      return landing(
+        request,
         reply,
         await channels.state(request.params.token),
-        'Confirm this address for notifications',
-        html`<p>Notifications you set up in statusd will be sent to this address.</p>
-<form method="post"><p><button type="submit">Confirm the address</button></p></form>`,
-      ),
+        t('page.auth.channelConfirm'),
+        html`<p>${t('page.auth.channelConfirmText')}</p>
+<form method="post"><p><button type="submit">${t('page.auth.channelConfirmButton')}</button></p></form>`,
+      )
+    },
   )
 
   app.post(
@@ -285,12 +313,14 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
     },
     async (request, reply) => {
       const { address } = await channels.confirm(request.params.token)
+      const t = textsFor(request)
       return sendPage(
+        request,
         reply,
         200,
-        'Address confirmed',
-        html`<p>Notifications will be sent to ${address}.</p>
-<p><a class="button" href="${home(publicUrl)}notifications">Your notification settings</a></p>`,
+        t('page.auth.addressConfirmed'),
+        html`<p>${t('page.auth.channelConfirmedText', { address })}</p>
+<p><a class="button" href="${home(publicUrl)}notifications">${t('page.auth.notificationSettings')}</a></p>`,
       )
     },
   )
@@ -301,13 +331,16 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
       config: open,
       schema: landingSchema('passwordResetPage', 'Page of a password reset link: a password form'),
     },
-    async (request, reply) =>
-      landing(
+    async (request, reply) => {
+      const t = textsFor(request)
+      return landing(
+        request,
         reply,
         await mail.linkState('password-reset', request.params.token),
-        'Choose a new password',
-        resetForm(),
-      ),
+        t('page.auth.resetTitle'),
+        resetForm(t),
+      )
+    },
   )
 
   app.post(
@@ -336,13 +369,16 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
         return reply.redirect(home(publicUrl), 303)
       } catch (err) {
         // a password the rules refuse: the form again, saying why
-        if (err instanceof ApiError && err.errorCode === 'validationError')
+        if (err instanceof ApiError && err.errorCode === 'validationError') {
+          const t = textsFor(request)
           return sendPage(
+            request,
             reply,
             400,
-            'Choose a new password',
-            resetForm(err.errors?.[0]?.message ?? 'is not accepted'),
+            t('page.auth.resetTitle'),
+            resetForm(t, err.errors?.[0]?.message ?? 'is not accepted'),
           )
+        }
         throw err
       }
     },
@@ -351,14 +387,17 @@ export const authPageRoutes: FastifyPluginAsyncTypebox<AuthPageOptions> = async 
   app.get(
     '/link/:token',
     { config: open, schema: landingSchema('signInLinkPage', 'Page of a one-time sign-in link') },
-    async (request, reply) =>
-      landing(
+    async (request, reply) => {
+      const t = textsFor(request)
+      return landing(
+        request,
         reply,
         await mail.linkState('sign-in-link', request.params.token),
-        'Sign in to statusd',
-        html`<p>This one-time link signs you in on this browser.</p>
-<form method="post"><p><button type="submit">Sign in</button></p></form>`,
-      ),
+        t('page.auth.linkSignIn'),
+        html`<p>${t('page.auth.linkSignInText')}</p>
+<form method="post"><p><button type="submit">${t('page.auth.linkSignInButton')}</button></p></form>`,
+      )
+    },
   )
 
   app.post(

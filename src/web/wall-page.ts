@@ -1,3 +1,5 @@
+import { dateTimeIn, translator } from '../i18n/i18n.ts'
+import type { Language } from '../i18n/languages.ts'
 import { html } from '../lib/html.ts'
 import type { PublicBoard } from '../modules/boards/boards.schemas.ts'
 import { STALE_COLOR_NO } from './badge.ts'
@@ -11,27 +13,25 @@ export interface WallAssets {
   js: string
 }
 
-/** "2026-11-22 04:26 UTC": the time as text until the script says "5 minutes ago". */
-const utc = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`
-
 /**
  * A tile. A stale status (docs/notifications.md#staleness) is grey, as on the share page and
  * the badge, and says "stale": its colour no longer says how things are. A status the wall
  * may not show is grey with no name and no value, and says why in general terms.
  */
-const tile = ({ statusId, status }: PublicBoard['tiles'][number]) => {
+const tile = (lang: Language, { statusId, status }: PublicBoard['tiles'][number]) => {
+  const t = translator(lang)
   if (status === null)
-    return html`<li class="tile off" data-status-id="${statusId}"><span class="value">—</span><span class="name">Not available</span><span class="meta"><time></time><span class="stale" hidden>stale</span><span class="why">private or deleted</span></span></li>`
+    return html`<li class="tile off" data-status-id="${statusId}"><span class="value">—</span><span class="name">${t('page.wall.notAvailable')}</span><span class="meta"><time></time><span class="stale" hidden>${t('page.wall.stale')}</span><span class="why">${t('page.wall.privateOrDeleted')}</span></span></li>`
   const stale = (status as { stale?: boolean }).stale === true
   return html`<li class="tile c${stale ? STALE_COLOR_NO : status.colorNo}${stale ? ' stale' : ''}" data-status-id="${statusId}"><span class="value" dir="auto">${status.value ?? '—'}</span><span class="name" dir="auto">${status.name}</span><span class="meta">${
     status.valueUpdatedAt === null
       ? html`<time></time>`
-      : html`<time datetime="${status.valueUpdatedAt}">${utc(status.valueUpdatedAt)}</time>`
-  }<span class="stale"${stale ? '' : html` hidden`}>stale</span><span class="why" hidden>private or deleted</span></span></li>`
+      : html`<time datetime="${status.valueUpdatedAt}">${dateTimeIn(lang, status.valueUpdatedAt)}</time>`
+  }<span class="stale"${stale ? '' : html` hidden`}>${t('page.wall.stale')}</span><span class="why" hidden>${t('page.wall.privateOrDeleted')}</span></span></li>`
 }
 
-const head = (title: string, assets: WallAssets) => html`<!doctype html>
-<html lang="en">
+const head = (lang: Language, title: string, assets: WallAssets) => html`<!doctype html>
+<html lang="${lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -43,13 +43,29 @@ const head = (title: string, assets: WallAssets) => html`<!doctype html>
 <script src="${assets.js}" defer></script>
 </head>`
 
-/** The wall: the board's name, a discreet connection line, and a tile per status. */
-export function renderWallPage(board: PublicBoard, assets: WallAssets): string {
-  return html`${head(board.name, assets)}
+/**
+ * What the wall's script says as things change (wall.js), in the page's language: JSON in
+ * the wall's `data-texts` (the script puts each in through textContent).
+ */
+const scriptTexts = (lang: Language): string => {
+  const t = translator(lang)
+  return JSON.stringify({
+    notAvailable: t('page.wall.notAvailable'),
+    privateOrDeleted: t('page.wall.privateOrDeleted'),
+    stale: t('page.wall.stale'),
+    reconnecting: t('page.wall.reconnecting'),
+    unavailable: t('page.wall.unavailable'),
+    justNow: t('page.common.justNow'),
+  })
+}
+
+/** The wall, in `lang`: the board's name, a discreet connection line, and a tile per status. */
+export function renderWallPage(lang: Language, board: PublicBoard, assets: WallAssets): string {
+  return html`${head(lang, board.name, assets)}
 <body>
-<main class="wall" data-share-id="${board.shareId}">
+<main class="wall" data-share-id="${board.shareId}" data-texts="${scriptTexts(lang)}">
 <header><h1 dir="auto">${board.name}</h1><p class="connection" role="status" aria-live="polite"></p></header>
-<ul class="tiles" aria-label="Statuses">${board.tiles.map(tile)}</ul>
+<ul class="tiles" aria-label="${translator(lang)('page.wall.statuses')}">${board.tiles.map((entry) => tile(lang, entry))}</ul>
 </main>
 </body>
 </html>
@@ -57,8 +73,13 @@ export function renderWallPage(board: PublicBoard, assets: WallAssets): string {
 }
 
 /** A page that says why there is no wall here (unknown, private or deleted board). */
-export function renderWallMessage(title: string, message: string, assets: WallAssets): string {
-  return html`${head(title, assets)}
+export function renderWallMessage(
+  lang: Language,
+  title: string,
+  message: string,
+  assets: WallAssets,
+): string {
+  return html`${head(lang, title, assets)}
 <body>
 <main class="wall message"><h1>${title}</h1><p>${message}</p></main>
 </body>

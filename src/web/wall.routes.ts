@@ -2,11 +2,14 @@ import { readFileSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { translator } from '../i18n/i18n.ts'
+import type { Language } from '../i18n/languages.ts'
 import { BoardShareIdParamsSchema } from '../modules/boards/boards.schemas.ts'
 import { publicBoard } from '../modules/boards/boards.service.ts'
 import type { ServiceDeps } from '../modules/service-deps.ts'
 import { prepareError } from '../plugins/error-handler.ts'
 import { type PageAsset, pageAsset, sendPageAsset } from './page-assets.ts'
+import { PageQuerySchema, pageLanguage, VARY_LANGUAGE } from './page-language.ts'
 import { paletteCss } from './palette.ts'
 import { renderWallMessage, renderWallPage, type WallAssets } from './wall-page.ts'
 
@@ -49,14 +52,16 @@ function sendHtml(reply: FastifyReply, status: number, body: string): FastifyRep
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'no-referrer',
       'cache-control': 'no-cache',
+      ...VARY_LANGUAGE,
     })
     .send(body)
 }
 
-const notFound = () =>
+const notFound = (lang: Language) =>
   renderWallMessage(
-    'Wall not found',
-    'There is no public wall at this address. It may have been deleted or made private.',
+    lang,
+    translator(lang)('page.wall.notFound'),
+    translator(lang)('page.wall.notFoundText'),
     WALL_ASSETS,
   )
 
@@ -70,14 +75,15 @@ export const wallRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = asyn
   app,
   { deps },
 ) => {
-  app.setNotFoundHandler((_request, reply) => sendHtml(reply, 404, notFound()))
+  app.setNotFoundHandler((request, reply) => sendHtml(reply, 404, notFound(pageLanguage(request))))
   app.setErrorHandler((err: Error, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = prepareError(err, request, reply, 'wall page failed')
-    if (apiError.statusCode === 404) return sendHtml(reply, 404, notFound())
+    const lang = pageLanguage(request)
+    if (apiError.statusCode === 404) return sendHtml(reply, 404, notFound(lang))
     return sendHtml(
       reply,
       apiError.statusCode,
-      renderWallMessage('Something went wrong', apiError.message, WALL_ASSETS),
+      renderWallMessage(lang, translator(lang)('page.common.error'), apiError.message, WALL_ASSETS),
     )
   })
 
@@ -88,7 +94,7 @@ export const wallRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = asyn
       const found = Object.hasOwn(ASSETS, request.params.name)
         ? ASSETS[request.params.name]
         : undefined
-      if (!found) return sendHtml(reply, 404, notFound())
+      if (!found) return sendHtml(reply, 404, notFound(pageLanguage(request)))
       return sendPageAsset(request, reply, found)
     },
   )
@@ -102,6 +108,7 @@ export const wallRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = asyn
         summary: 'The wall page of a public board (HTML, live tiles for a room display)',
         tags: ['public'],
         params: BoardShareIdParamsSchema,
+        querystring: PageQuerySchema,
         response: {
           200: page('The wall page'),
           404: page('No public board here: unknown, deleted or private'),
@@ -113,7 +120,11 @@ export const wallRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = asyn
       sendHtml(
         reply,
         200,
-        renderWallPage(await publicBoard(deps, request.params.shareId), WALL_ASSETS),
+        renderWallPage(
+          pageLanguage(request),
+          await publicBoard(deps, request.params.shareId),
+          WALL_ASSETS,
+        ),
       ),
   )
 }

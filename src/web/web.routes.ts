@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { translator } from '../i18n/i18n.ts'
+import type { Language } from '../i18n/languages.ts'
 import type { Clock } from '../lib/clock.ts'
 import { ERROR_RESPONSES } from '../lib/error-schema.ts'
 import type { ApiError } from '../lib/errors.ts'
@@ -24,6 +26,7 @@ import { prepareError, sendError } from '../plugins/error-handler.ts'
 import { BadgeQuerySchema, badgeEndpoint, badgeText, greyBadge, renderBadge } from './badge.ts'
 import { renderInvitePage } from './invite-page.ts'
 import { sendPageAsset } from './page-assets.ts'
+import { PageQuerySchema, pageLanguage, VARY_LANGUAGE } from './page-language.ts'
 import { ASSET_URLS, ASSETS } from './share-assets.ts'
 import { renderMessagePage, renderSharePage } from './share-page.ts'
 
@@ -129,6 +132,8 @@ const HTML_HEADERS = {
   // links in descriptions must not learn the share URL
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-cache',
+  // in the language `?lang=` or the browser's Accept-Language chose (page-language.ts)
+  ...VARY_LANGUAGE,
 } as const
 
 function sendHtml(
@@ -143,11 +148,12 @@ function sendHtml(
     .send(body)
 }
 
-const notFoundPage = () =>
+const notFoundPage = (lang: Language) =>
   renderMessagePage(
+    lang,
     ASSET_URLS,
-    'Status not found',
-    'There is no public status at this address. It may have been deleted or made private.',
+    translator(lang)('page.share.notFound'),
+    translator(lang)('page.share.notFoundText'),
   )
 
 /** The headers of every SVG badge (`sendBadge`), before its own. */
@@ -171,11 +177,12 @@ function sendBadge(
     .send(svg)
 }
 
-const linkNotFoundPage = () =>
+const linkNotFoundPage = (lang: Language) =>
   renderMessagePage(
+    lang,
     ASSET_URLS,
-    'Link not valid',
-    'This link does not work: it may have expired or been revoked.',
+    translator(lang)('page.share.linkNotFound'),
+    translator(lang)('page.share.linkNotFoundText'),
   )
 
 /** Whether a URL as requested is the share page's or its badge's: errors in HTML or SVG. */
@@ -213,12 +220,13 @@ export async function sendWebError(err: Error, request: FastifyRequest, reply: F
   // an image where an image was asked for: a README shows a badge, not a broken picture
   if (path.endsWith('/badge.svg'))
     return sendBadge(reply, apiError.statusCode, await greyBadge(badgeProblem(apiError)), headers)
+  const lang = pageLanguage(request)
   if (apiError.statusCode === 404)
-    return sendHtml(reply, 404, link ? linkNotFoundPage() : notFoundPage(), headers)
+    return sendHtml(reply, 404, link ? linkNotFoundPage(lang) : notFoundPage(lang), headers)
   return sendHtml(
     reply,
     apiError.statusCode,
-    renderMessagePage(ASSET_URLS, 'Something went wrong', apiError.message),
+    renderMessagePage(lang, ASSET_URLS, translator(lang)('page.common.error'), apiError.message),
     headers,
   )
 }
@@ -234,7 +242,9 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
   /** The rendered pages and badges, until their status changes (docs/sharing.md#caching-of-public-views). */
   rendered: RenderCache
 }> = async (app, { deps, linkBase, rendered }) => {
-  app.setNotFoundHandler((_request, reply) => sendHtml(reply, 404, notFoundPage()))
+  app.setNotFoundHandler((request, reply) =>
+    sendHtml(reply, 404, notFoundPage(pageLanguage(request))),
+  )
   app.setErrorHandler(sendWebError)
 
   app.get(
@@ -244,7 +254,7 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
       const found = Object.hasOwn(ASSETS, request.params.name)
         ? ASSETS[request.params.name]
         : undefined
-      if (!found) return sendHtml(reply, 404, notFoundPage())
+      if (!found) return sendHtml(reply, 404, notFoundPage(pageLanguage(request)))
       return sendPageAsset(request, reply, found)
     },
   )
@@ -258,6 +268,7 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
         summary: 'Share page of a public status (HTML, updates live)',
         tags: ['public'],
         params: ShareIdParamsSchema,
+        querystring: PageQuerySchema,
         response: {
           200: page('text/html', 'The share page'),
           304: NOT_MODIFIED,
@@ -274,9 +285,10 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
         },
       },
     },
-    (request, reply) =>
-      rendered.serve(
-        `page\0${request.params.shareId}`,
+    (request, reply) => {
+      const lang = pageLanguage(request)
+      return rendered.serve(
+        `page\0${request.params.shareId}\0${lang}`,
         async () => {
           // an unknown or private share id throws 404: the error handler answers the not-found page
           const page = await sharePage(deps, request.params.shareId, {
@@ -287,6 +299,7 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
           const body = renderSharePage({
             ...page,
             assets: ASSET_URLS,
+            lang,
             eventsUrl: `/v1/share/${shareId}/events`,
             historyUrl: `/v1/share/${shareId}/history?limit=${PAGE_HISTORY}`,
             kind: { share: { url: `${linkBase()}/s/${shareId}` } },
@@ -295,7 +308,8 @@ export const webRoutes: FastifyPluginAsyncTypebox<{
           return renderedView(page.statusId, shareId, page.version, body, HTML_HEADERS)
         },
         (view) => sendView(reply, view),
-      ),
+      )
+    },
   )
 
   app.get(
@@ -387,27 +401,31 @@ export const invitePageRoutes: FastifyPluginAsyncTypebox<{
     { parseAs: 'string', bodyLimit: 1024 },
     (_request, _body, done) => done(null, {}),
   )
-  app.setNotFoundHandler((_request, reply) =>
-    sendHtml(reply, 404, invitationNotFoundPage(), pageHeaders),
+  app.setNotFoundHandler((request, reply) =>
+    sendHtml(reply, 404, invitationNotFoundPage(pageLanguage(request)), pageHeaders),
   )
   app.setErrorHandler((err: Error, request, reply) => {
     const apiError = prepareError(err, request, reply, 'invitation page failed')
+    const lang = pageLanguage(request)
+    const t = translator(lang)
     const body =
       apiError.statusCode === 404
-        ? invitationNotFoundPage()
+        ? invitationNotFoundPage(lang)
         : apiError.statusCode === 410
           ? renderMessagePage(
+              lang,
               ASSET_URLS,
-              'Invitation no longer valid',
-              `${apiError.message}. Ask whoever invited you for a new one.`,
+              t('page.invite.gone'),
+              t('page.invite.goneText', { reason: apiError.message }),
             )
           : apiError.statusCode === 401
             ? renderMessagePage(
+                lang,
                 ASSET_URLS,
-                'Sign in again',
-                'You are no longer signed in. Open the invitation link again to sign in and accept it.',
+                t('page.invite.signInAgain'),
+                t('page.invite.signInAgainText'),
               )
-            : renderMessagePage(ASSET_URLS, 'The invitation was not accepted', apiError.message)
+            : renderMessagePage(lang, ASSET_URLS, t('page.invite.notAccepted'), apiError.message)
     return sendHtml(reply, apiError.statusCode, body, pageHeaders)
   })
 
@@ -431,6 +449,7 @@ export const invitePageRoutes: FastifyPluginAsyncTypebox<{
           'Signed out: links to sign up or sign in. Signed in (session cookie): Accept, a form post to `POST /invite/{token}`.',
         tags: ['public'],
         params: InvitationTokenParamsSchema,
+        querystring: PageQuerySchema,
         response: {
           200: page('text/html', 'The invitation page'),
           404: page('text/html', 'No invitation has this token'),
@@ -446,7 +465,13 @@ export const invitePageRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const { token } = request.params
       const invitation = await previewLink(deps, token, clock.now())
-      const body = renderInvitePage(ASSET_URLS, invitation, token, await signedInName(request))
+      const body = renderInvitePage(
+        pageLanguage(request),
+        ASSET_URLS,
+        invitation,
+        token,
+        await signedInName(request),
+      )
       return sendHtml(reply, 200, body, pageHeaders)
     },
   )
@@ -489,11 +514,12 @@ export const invitePageRoutes: FastifyPluginAsyncTypebox<{
   )
 }
 
-const invitationNotFoundPage = () =>
+const invitationNotFoundPage = (lang: Language) =>
   renderMessagePage(
+    lang,
     ASSET_URLS,
-    'Invitation not found',
-    'There is no invitation at this address. Check that the link was copied whole.',
+    translator(lang)('page.invite.notFound'),
+    translator(lang)('page.invite.notFoundText'),
   )
 
 /**
@@ -505,8 +531,8 @@ export const linkWebRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
   app,
   { deps },
 ) => {
-  app.setNotFoundHandler((_request, reply) =>
-    sendHtml(reply, 404, linkNotFoundPage(), PRIVATE_LINK_HEADERS),
+  app.setNotFoundHandler((request, reply) =>
+    sendHtml(reply, 404, linkNotFoundPage(pageLanguage(request)), PRIVATE_LINK_HEADERS),
   )
   app.setErrorHandler(sendWebError)
   const config = { auth: 'none', anonymousLimit: true } as const
@@ -520,6 +546,7 @@ export const linkWebRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
         summary: 'Page of the status a private share link shows (HTML, updates live)',
         tags: ['share links'],
         params: ShareLinkTokenParamsSchema,
+        querystring: PageQuerySchema,
         response: {
           200: page('text/html', 'The page'),
           404: page('text/html', 'The link does not work: forged, revoked or expired'),
@@ -537,6 +564,7 @@ export const linkWebRoutes: FastifyPluginAsyncTypebox<{ deps: ServiceDeps }> = a
       const body = renderSharePage({
         ...page,
         assets: ASSET_URLS,
+        lang: pageLanguage(request),
         eventsUrl: `/v1/share-links/${token}/events`,
         historyUrl: `/v1/share-links/${token}/history?limit=${PAGE_HISTORY}`,
         kind: { link: true },

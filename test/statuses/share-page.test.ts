@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
+import { dateTimeIn } from '../../src/i18n/i18n.ts'
 import { RENDER_CACHE_MAX_AGE_MS } from '../../src/modules/events/live-updates.plugin.ts'
 import { setUser } from '../../src/modules/users/users.service.ts'
 import { contrastRatio, PALETTE, TEXT_ON_COLOR } from '../../src/web/palette.ts'
@@ -63,12 +64,13 @@ describe('share page GET /s/:shareId', () => {
       page,
       /<p id="value" class="value c2" data-length="8" aria-live="polite" dir="auto"><span id="value-text">OCCUPIED<\/span><\/p>/,
     )
-    // the server's text in UTC; the script shows "5 minutes ago" (docs/sharing.md#relative-times)
-    assert.match(
-      page,
-      new RegExp(
-        `<time datetime="${s.valueUpdatedAt}" title="[^"]+ UTC">\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC</time>`,
-      ),
+    // the server's text in UTC, in the page's language; the script shows "5 minutes ago"
+    // (docs/sharing.md#relative-times)
+    const at = dateTimeIn('en', String(s.valueUpdatedAt))
+    assert.match(at, / UTC$/)
+    assert.ok(
+      page.includes(`<time datetime="${s.valueUpdatedAt}" title="${at}">${at}</time>`),
+      'the time in UTC',
     )
     assert.match(
       page,
@@ -218,7 +220,7 @@ describe('link previews (docs/sharing.md#link-previews)', () => {
     })
     const page = (await get(t, `/s/${s.shareId}`)).body
     const meta = metaTags(page)
-    const updated = `OCCUPIED · updated ${String(s.valueUpdatedAt).slice(0, 16).replace('T', ' ')} UTC`
+    const updated = `OCCUPIED · updated ${dateTimeIn('en', String(s.valueUpdatedAt))}`
     assert.deepEqual(
       {
         type: meta['og:type'],

@@ -165,10 +165,11 @@ export class AccountMail {
    * Mails a link that verifies `email` for the user (sign-up, an e-mail change, a resend):
    * following it makes the address the user's and the user `verified`. Links sent earlier
    * stop working, so only the latest address asked for can be confirmed. Past
-   * MAIL_LIMITS.verificationsPerHour for the user: 429. Without SMTP: 501.
+   * MAIL_LIMITS.verificationsPerHour for the user: 429. Without SMTP: 501. The mail is in
+   * the user's language (docs/languages.md).
    */
   async sendVerification(
-    user: Pick<User, 'id' | 'name'>,
+    user: Pick<User, 'id' | 'name' | 'locale'>,
     email: string,
   ): Promise<{ expiresAt: string }> {
     if (!this.enabled) throw mailUnavailable()
@@ -186,19 +187,20 @@ export class AccountMail {
       })
     })
     const url = `${this.#deps.linkBase()}/auth/verify/${issued.token}`
+    const t = translator(user.locale)
     this.#background(
       () =>
         this.#send(
           email,
-          'Confirm your e-mail address',
+          t('mail.verify.subject'),
           [
-            `Hello ${user.name},`,
+            t('mail.common.hello', { name: user.name }),
             '',
-            `To confirm that ${email} is your address on statusd, open this link within 24 hours and press the button it shows:`,
+            t('mail.verify.intro', { email }),
             '',
             url,
             '',
-            'If you did not ask for this, ignore this message and do not confirm: someone typed your address, and the account is not yours. To take such an account over, ask for a password reset with this address instead: it ends everything the other person held.',
+            t('mail.verify.ignore'),
             '',
           ].join('\n'),
           'e-mail verification',
@@ -347,18 +349,19 @@ export class AccountMail {
       return 'limited'
     }
     const url = `${this.#deps.linkBase()}/auth/reset/${issued.token}`
+    const t = translator(user.locale)
     const sent = await this.#send(
       user.email,
-      'Reset your password',
+      t('mail.reset.subject'),
       [
-        `Hello ${user.name},`,
+        t('mail.common.hello', { name: user.name }),
         '',
-        'Someone (we hope you) asked to reset the password of your statusd account. To choose a new one, open this link within one hour:',
+        t('mail.reset.intro'),
         '',
         url,
         '',
-        'Setting a new password signs you out everywhere else.',
-        'If you did not ask for this, ignore this message: your password stays as it is.',
+        t('mail.reset.signsOut'),
+        t('mail.reset.ignore'),
         '',
       ].join('\n'),
       'password reset',

@@ -166,7 +166,10 @@ export const profileRoutes: FastifyPluginAsyncTypebox<ProfileRouteOptions> = asy
         { deferEmail: mail.enabled },
       )
       if (pendingEmail === undefined) return profile
-      await mail.sendVerification({ id: profile.id, name: profile.name }, pendingEmail)
+      await mail.sendVerification(
+        { id: profile.id, name: profile.name, locale: profile.locale },
+        pendingEmail,
+      )
       return { ...profile, pendingEmail }
     },
   )

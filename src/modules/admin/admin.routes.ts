@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ERROR_RESPONSES } from '../../lib/error-schema.ts'
 import { type Mailer, sendInBackground } from '../../lib/mailer.ts'
+import { userById } from '../users/users.service.ts'
 import {
   AdminInvitationBodySchema,
   AdminInvitationSchema,
@@ -196,6 +197,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRouteOptions> = async (
             url,
             inviterName: request.caller.name,
             serviceUrl: linkBase(),
+            // the new account has no language yet: the operator's (docs/languages.md)
+            locale: (await userById(deps.db, request.caller.userId))?.locale ?? null,
           }),
           request.log,
           'invitation by an operator',

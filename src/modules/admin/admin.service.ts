@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import type { DB } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import { type Writer, writerOf } from '../../db/writer.ts'
+import { translator } from '../../i18n/i18n.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import { conflict, notFound, UserInputError, validationError } from '../../lib/errors.ts'
@@ -350,25 +351,30 @@ const defaultPlan = (plans: Plans): string =>
 const nameFromAddress = (email: string): string =>
   [...(email.split('@')[0] || email)].slice(0, 60).join('')
 
-/** The message that invites someone: their link, and what it does. */
+/**
+ * The message that invites someone: their link, and what it does; in `locale`, the inviting
+ * operator's language (the new account has none yet).
+ */
 export function invitationMessage(input: {
   to: string
   url: string
   inviterName: string
   serviceUrl: string
+  locale: string | null
 }): { to: string; subject: string; text: string } {
+  const t = translator(input.locale)
   return {
     to: input.to,
-    subject: "You're invited to statusd",
+    subject: t('mail.operatorInvitation.subject'),
     text: [
-      'Hello,',
+      t('mail.operatorInvitation.hello'),
       '',
-      `${input.inviterName} made you an account on the statusd service at ${input.serviceUrl}. To sign in, open this link within 7 days:`,
+      t('mail.operatorInvitation.intro', { inviter: input.inviterName, service: input.serviceUrl }),
       '',
       input.url,
       '',
-      'The link works once. Once in, set a password or add a passkey in Account, to sign in again later.',
-      'If you did not expect this, ignore this message.',
+      t('mail.operatorInvitation.once'),
+      t('mail.operatorInvitation.ignore'),
       '',
     ].join('\n'),
   }

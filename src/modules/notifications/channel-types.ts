@@ -24,6 +24,8 @@ export interface NotificationEvent {
   status?: NotifiedStatus
   /** Free text for notices that concern no status (`channel.test`, `channel.disabled`). */
   message?: string
+  /** The channel a `channel.test` or `channel.disabled` notice is about, by its name. */
+  channelName?: string
 }
 
 /** The outcome of a failed attempt. */
@@ -45,6 +47,8 @@ export class DeliveryError extends Error {
 export interface SendContext {
   /** The service's public origin, for links in messages. */
   publicUrl: string
+  /** The recipient's language (the channel owner's `locale`, docs/languages.md); none: English. */
+  locale?: string | null
 }
 
 /** One channel type: how its settings are validated and how it sends. */

@@ -217,7 +217,11 @@ export async function testChannel(
       type: 'channel.test',
       userId,
       channelId: id,
-      payload: { message: `A test of your channel "${channel.name}" from statusd`, at },
+      payload: {
+        message: `A test of your channel "${channel.name}" from statusd`,
+        channelName: channel.name,
+        at,
+      },
       at,
     })
   })

@@ -153,6 +153,8 @@ export interface DeliveryWork {
   event_type: string | null
   event_payload: string | null
   channel: ChannelRow
+  /** The channel owner's language (docs/languages.md): what its notices are written in. */
+  locale: string | null
 }
 
 export async function loadDeliveries(db: Db, ids: readonly string[]): Promise<DeliveryWork[]> {
@@ -161,6 +163,7 @@ export async function loadDeliveries(db: Db, ids: readonly string[]): Promise<De
     .selectFrom('deliveries as d')
     .innerJoin('channels as c', 'c.id', 'd.channel_id')
     .leftJoin('outbox_events as e', 'e.id', 'd.event_id')
+    .leftJoin('users as u', 'u.id', 'c.user_id')
     .select([
       'd.id as id',
       'd.event_id as event_id',
@@ -169,6 +172,7 @@ export async function loadDeliveries(db: Db, ids: readonly string[]): Promise<De
       'd.created_at as created_at',
       'e.type as event_type',
       'e.payload as event_payload',
+      'u.locale as locale',
     ])
     .select((eb) => [
       'c.user_id',
@@ -207,6 +211,7 @@ export async function loadDeliveries(db: Db, ids: readonly string[]): Promise<De
       created_at: r.channel_created_at,
       updated_at: r.channel_updated_at,
     },
+    locale: r.locale ?? null,
   }))
 }
 

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks'
 import type { Insertable, Kysely, Transaction } from 'kysely'
 import type { DB, DeliveriesTable } from '../../db/database.ts'
 import { type Writer, writerOf } from '../../db/writer.ts'
+import { translator } from '../../i18n/i18n.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import type { Mailer } from '../../lib/mailer.ts'
@@ -149,6 +150,8 @@ interface StoredPayload {
   /** Who the change was made for (a `status.changed` event; docs/notifications.md#rules). */
   by?: string | null
   message?: string
+  /** The channel a `channel.test` or `channel.disabled` notice is about. */
+  channelName?: string
 }
 
 const parsePayload = (json: string | null): StoredPayload => {
@@ -520,8 +523,10 @@ export class DeliveryWorker {
       at: payload.at ?? work.created_at,
       ...(payload.status && { status: payload.status }),
       ...(payload.message !== undefined && { message: payload.message }),
+      ...(typeof payload.channelName === 'string' && { channelName: payload.channelName }),
     }
-    const context = this.#context
+    // written in the channel owner's language (docs/languages.md)
+    const context = { ...this.#context, locale: work.locale }
     const started = performance.now()
     let statusCode: number | null = null
     let failure: DeliveryError | null = null
@@ -648,6 +653,7 @@ export class DeliveryWorker {
           channelId: channel.id,
           payload: {
             message: `Your channel "${channel.name}" was disabled: ${reason}. Enable it again once it works.`,
+            channelName: channel.name,
             at: nowIso,
           },
           at: nowIso,
@@ -665,16 +671,17 @@ export class DeliveryWorker {
     const sending = (async () => {
       const user = await userById(this.#db, userId)
       if (!user?.email || user.email_verified_at === null) return
+      const t = translator(user.locale)
       await mailer.send({
         to: user.email,
-        subject: `Notification channel "${channelName}" was disabled`,
+        subject: t('mail.channelDisabled.subject', { name: channelName }),
         text: [
-          `Hello ${user.name},`,
+          t('mail.common.hello', { name: user.name }),
           '',
-          `Deliveries to your notification channel "${channelName}" have failed for 24 hours, so it was disabled.`,
-          `The last error: ${lastError}`,
+          t('mail.channelDisabled.failed', { name: channelName }),
+          t('mail.channelDisabled.lastError', { error: lastError }),
           '',
-          `Once it works again, turn it on in your notification settings: ${settingsUrl(this.#publicUrl())}`,
+          t('mail.channelDisabled.turnOn', { url: settingsUrl(this.#publicUrl()) }),
         ].join('\n'),
       })
     })()

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import { type Static, Type } from 'typebox'
 import type { DB, Db } from '../../db/database.ts'
+import { languageOf, translator } from '../../i18n/i18n.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 import { ApiError, rateLimited, unavailable, validationError } from '../../lib/errors.ts'
 import { escapeHtml } from '../../lib/html.ts'
@@ -25,6 +26,7 @@ import {
   type ChannelTypeDefinition,
   DeliveryError,
   type NotificationEvent,
+  type SendContext,
 } from './channel-types.ts'
 import { notificationText, oneLine, settingsUrl } from './notification-message.ts'
 
@@ -78,9 +80,14 @@ interface ConfirmationData {
   addressKey: string
 }
 
-const htmlMessage = (paragraphs: string[], link: { href: string; text: string }, footer: string) =>
+const htmlMessage = (
+  lang: string,
+  paragraphs: string[],
+  link: { href: string; text: string },
+  footer: string,
+) =>
   `<!doctype html>
-<html><body>
+<html lang="${lang}"><body>
 ${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('\n')}
 <p><a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a></p>
 <hr>
@@ -88,19 +95,24 @@ ${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('\n')}
 </body></html>
 `
 
-/** The message one event makes: subject, plain text, HTML (every piece of user data escaped). */
+/**
+ * The message one event makes, in the recipient's language: subject, plain text, HTML (every
+ * piece of user data escaped).
+ */
 export function notificationMail(
   event: NotificationEvent,
-  publicUrl: string,
+  context: SendContext,
 ): { subject: string; text: string; html: string } {
-  const { title, body, url } = notificationText(event, publicUrl)
-  const settings = settingsUrl(publicUrl)
-  const footer = `You get this because of your notification settings on statusd. To stop or change these messages: ${settings}`
-  const linkText = event.status ? 'Open the status' : 'Open your notification settings'
+  const t = translator(context.locale)
+  const { title, body, url } = notificationText(event, context)
+  const footer = t('mail.notification.footer', { url: settingsUrl(context.publicUrl) })
+  const linkText = event.status
+    ? t('mail.notification.openStatus')
+    : t('mail.notification.openSettings')
   return {
     subject: oneLine(title),
     text: `${body}\n\n${linkText}: ${url}\n\n-- \n${footer}\n`,
-    html: htmlMessage([body], { href: url, text: linkText }, footer),
+    html: htmlMessage(languageOf(context.locale), [body], { href: url, text: linkText }, footer),
   }
 }
 
@@ -157,14 +169,21 @@ export function emailChannelType(
         lifetimeMs: CHANNEL_CONFIRMATION_LIMITS.lifetimeMs,
       })
       const link = `${context.publicUrl.replace(/\/+$/, '')}${CHANNEL_CONFIRMATION_PATH}${issued.token}`
-      const intro = `Someone (hopefully you) asked statusd to send notifications to ${config.address}. To confirm, open this link and press the button on its page; it works for 24 hours.`
-      const ignore = 'If this was not you, ignore this message: nothing will be sent.'
+      // in the language of the account that asked (docs/languages.md)
+      const t = translator(owner?.locale)
+      const intro = t('mail.channelConfirmation.intro', { address: config.address })
+      const ignore = t('mail.channelConfirmation.ignore')
       try {
         await deps.mailer.send({
           to: config.address,
-          subject: 'Confirm this address for statusd notifications',
+          subject: t('mail.channelConfirmation.subject'),
           text: `${intro}\n\n${link}\n\n${ignore}\n`,
-          html: htmlMessage([intro], { href: link, text: 'Confirm this address' }, ignore),
+          html: htmlMessage(
+            languageOf(owner?.locale),
+            [intro],
+            { href: link, text: t('mail.channelConfirmation.button') },
+            ignore,
+          ),
         })
       } catch {
         // a channel whose link never went out could never be confirmed: it goes, and the
@@ -181,7 +200,7 @@ export function emailChannelType(
       // note: never mail an address its owner has not confirmed (not even a test)
       if (channel.verified_at === null)
         throw new DeliveryError('the address is not confirmed yet', false)
-      const message = notificationMail(event, context.publicUrl)
+      const message = notificationMail(event, context)
       try {
         await deps.mailer.send({ to: config.address, ...message })
       } catch (err) {

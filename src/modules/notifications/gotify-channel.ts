@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox'
 import type { FieldError } from '../../lib/errors.ts'
 import type { OutboundClient } from '../../lib/outbound.ts'
-import type { ChannelTypeDefinition, NotificationEvent } from './channel-types.ts'
+import type { ChannelTypeDefinition, NotificationEvent, SendContext } from './channel-types.ts'
 import { notificationText, oneLine } from './notification-message.ts'
 import {
   Credential,
@@ -36,8 +36,12 @@ export type GotifyConfig = Static<typeof GotifyConfigSchema>
 const DEFAULT_PRIORITY = 5
 
 /** What to POST for one event: `POST <server>/message`, the token in X-Gotify-Key. */
-export function gotifyRequest(config: GotifyConfig, event: NotificationEvent, publicUrl: string) {
-  const text = notificationText(event, publicUrl)
+export function gotifyRequest(
+  config: GotifyConfig,
+  event: NotificationEvent,
+  context: SendContext,
+) {
+  const text = notificationText(event, context)
   return {
     url: endpointUrl(config.server, 'message'),
     headers: { ...JSON_HEADERS, 'x-gotify-key': config.token },
@@ -63,7 +67,7 @@ export const gotifyChannel = (outbound: OutboundClient): ChannelTypeDefinition<G
   reachProblem: (config) => serverReachProblem(outbound, 'config.server', config.server),
   defaultName: (config) => `Gotify (${URL.parse(config.server)?.hostname ?? 'server'})`,
   async send(_channel, config, event, context) {
-    const { url, headers, body } = gotifyRequest(config, event, context.publicUrl)
+    const { url, headers, body } = gotifyRequest(config, event, context)
     return sendToService(outbound, url, { headers, body })
   },
 })

@@ -2,7 +2,12 @@ import { type Static, Type } from 'typebox'
 import type { FieldError } from '../../lib/errors.ts'
 import type { OutboundClient } from '../../lib/outbound.ts'
 import { withPatternMessage } from '../../lib/schema.ts'
-import type { ChannelRow, ChannelTypeDefinition, NotificationEvent } from './channel-types.ts'
+import type {
+  ChannelRow,
+  ChannelTypeDefinition,
+  NotificationEvent,
+  SendContext,
+} from './channel-types.ts'
 import { notificationText, oneLine } from './notification-message.ts'
 import {
   Credential,
@@ -45,9 +50,9 @@ export function matrixRequest(
   channel: Pick<ChannelRow, 'id'>,
   config: MatrixConfig,
   event: NotificationEvent,
-  publicUrl: string,
+  context: SendContext,
 ) {
-  const text = notificationText(event, publicUrl)
+  const text = notificationText(event, context)
   const txnId = encodeURIComponent(`statusd.${channel.id}.${event.id}`)
   const room = encodeURIComponent(config.roomId)
   return {
@@ -75,7 +80,7 @@ export const matrixChannel = (outbound: OutboundClient): ChannelTypeDefinition<M
   reachProblem: (config) => serverReachProblem(outbound, 'config.homeserver', config.homeserver),
   defaultName: (config) => `Matrix (${config.roomId})`,
   async send(channel, config, event, context) {
-    const { url, headers, body } = matrixRequest(channel, config, event, context.publicUrl)
+    const { url, headers, body } = matrixRequest(channel, config, event, context)
     return sendToService(outbound, url, { method: 'PUT', headers, body })
   },
 })

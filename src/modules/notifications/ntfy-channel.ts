@@ -2,7 +2,7 @@ import { type Static, Type } from 'typebox'
 import type { FieldError } from '../../lib/errors.ts'
 import type { OutboundClient } from '../../lib/outbound.ts'
 import { withPatternMessage } from '../../lib/schema.ts'
-import type { ChannelTypeDefinition, NotificationEvent } from './channel-types.ts'
+import type { ChannelTypeDefinition, NotificationEvent, SendContext } from './channel-types.ts'
 import { notificationText, oneLine } from './notification-message.ts'
 import {
   Credential,
@@ -49,9 +49,9 @@ const TAGS: Record<string, string> = {
 export function ntfyPublishRequest(
   config: NtfyConfig,
   event: NotificationEvent,
-  publicUrl: string,
+  context: SendContext,
 ) {
-  const text = notificationText(event, publicUrl)
+  const text = notificationText(event, context)
   return {
     url: endpointUrl(config.server ?? NTFY_SH, ''),
     headers: {
@@ -84,7 +84,7 @@ export const ntfyChannel = (outbound: OutboundClient): ChannelTypeDefinition<Ntf
       : serverReachProblem(outbound, 'config.server', config.server),
   defaultName: (config) => `ntfy (${config.topic})`,
   async send(_channel, config, event, context) {
-    const { url, headers, body } = ntfyPublishRequest(config, event, context.publicUrl)
+    const { url, headers, body } = ntfyPublishRequest(config, event, context)
     return sendToService(outbound, url, { headers, body })
   },
 })

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox'
 import type { OutboundClient } from '../../lib/outbound.ts'
-import type { ChannelTypeDefinition, NotificationEvent } from './channel-types.ts'
-import { notificationText, oneLine } from './notification-message.ts'
+import type { ChannelTypeDefinition, NotificationEvent, SendContext } from './channel-types.ts'
+import { notificationLinkText, notificationText, oneLine } from './notification-message.ts'
 import { Credential, endpointUrl, JSON_HEADERS, sendToService } from './service-channel.ts'
 
 // The `pushover` channel type (docs/notifications.md#pushover): each event is a message
@@ -42,10 +42,10 @@ const MAX_MESSAGE = 1024
 export function pushoverRequest(
   config: PushoverConfig,
   event: NotificationEvent,
-  publicUrl: string,
+  context: SendContext,
   api = PUSHOVER_API,
 ) {
-  const text = notificationText(event, publicUrl)
+  const text = notificationText(event, context)
   return {
     url: endpointUrl(api, '1/messages.json'),
     headers: { ...JSON_HEADERS },
@@ -56,7 +56,7 @@ export function pushoverRequest(
       title: oneLine(text.title).slice(0, MAX_TITLE),
       message: text.body.slice(0, MAX_MESSAGE),
       url: text.url,
-      url_title: event.status ? `Open ${oneLine(event.status.name)}`.slice(0, 100) : 'Open statusd',
+      url_title: notificationLinkText(event, context).slice(0, 100),
     }),
   }
 }
@@ -71,7 +71,7 @@ export const pushoverChannel = (
   credentials: ['user', 'token'],
   defaultName: (config) => (config.device ? `Pushover (${config.device})` : 'Pushover'),
   async send(_channel, config, event, context) {
-    const { url, headers, body } = pushoverRequest(config, event, context.publicUrl, api)
+    const { url, headers, body } = pushoverRequest(config, event, context, api)
     return sendToService(outbound, url, { headers, body })
   },
 })

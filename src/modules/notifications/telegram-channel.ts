@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox'
 import type { OutboundClient } from '../../lib/outbound.ts'
 import { withPatternMessage } from '../../lib/schema.ts'
-import type { ChannelTypeDefinition, NotificationEvent } from './channel-types.ts'
+import type { ChannelTypeDefinition, NotificationEvent, SendContext } from './channel-types.ts'
 import { notificationText, oneLine } from './notification-message.ts'
 import { Credential, endpointUrl, JSON_HEADERS, sendToService } from './service-channel.ts'
 
@@ -37,10 +37,10 @@ const MAX_TEXT = 4096
 export function telegramRequest(
   config: TelegramConfig,
   event: NotificationEvent,
-  publicUrl: string,
+  context: SendContext,
   api = TELEGRAM_API,
 ) {
-  const text = notificationText(event, publicUrl)
+  const text = notificationText(event, context)
   return {
     url: endpointUrl(api, `bot${config.botToken}/sendMessage`),
     headers: { ...JSON_HEADERS },
@@ -62,7 +62,7 @@ export const telegramChannel = (
   credentials: ['botToken'],
   defaultName: (config) => `Telegram (${config.chatId})`,
   async send(_channel, config, event, context) {
-    const { url, headers, body } = telegramRequest(config, event, context.publicUrl, api)
+    const { url, headers, body } = telegramRequest(config, event, context, api)
     return sendToService(outbound, url, { headers, body })
   },
 })

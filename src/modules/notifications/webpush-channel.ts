@@ -11,6 +11,7 @@ import {
   type ChannelTypeDefinition,
   DeliveryError,
   type NotificationEvent,
+  type SendContext,
 } from './channel-types.ts'
 import { notificationText, oneLine } from './notification-message.ts'
 import type { VapidKeys } from './vapid-keys.ts'
@@ -121,8 +122,8 @@ export interface PushPayload {
 const MAX_BODY = 1000
 
 /** The payload an event makes. */
-export function pushPayload(event: NotificationEvent, publicUrl: string): PushPayload {
-  const text = notificationText(event, publicUrl)
+export function pushPayload(event: NotificationEvent, context: SendContext): PushPayload {
+  const text = notificationText(event, context)
   return {
     type: event.type,
     id: event.id,
@@ -207,7 +208,7 @@ export function webpushChannelType(
       const { default: webpush } = await import('web-push')
       const details = webpush.generateRequestDetails(
         config.subscription,
-        JSON.stringify(pushPayload(event, context.publicUrl)),
+        JSON.stringify(pushPayload(event, context)),
         {
           TTL: PUSH_TTL_SECONDS,
           urgency: 'normal',

@@ -159,7 +159,7 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions>
       },
     },
     async (request, reply) => {
-      const { link, token, statusName, inviterEmail } = await createInvitationLink(
+      const { link, token, statusName, inviterEmail, mailLocale } = await createInvitationLink(
         deps,
         request.caller,
         request.params.statusId,
@@ -183,6 +183,7 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRouteOptions>
             inviterName: request.caller.name,
             inviterEmail,
             link,
+            locale: mailLocale,
           }),
           request.log,
           'invitation link',

@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely'
 import type { DB, Db, StatusRow, User } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import { writerOf } from '../../db/writer.ts'
+import { dateTimeIn, translator } from '../../i18n/i18n.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import {
   ApiError,
@@ -17,6 +18,7 @@ import { NO_REQUESTER, type Requester, recordBy } from '../audit/security-events
 import { turnOnDefaultRule } from '../outbox/default-rules.service.ts'
 import type { ServiceDeps } from '../service-deps.ts'
 import { emailKeyOf, emailProblem } from '../users/email-address.ts'
+import { userByEmail } from '../users/email-and-password.service.ts'
 import { userById } from '../users/users.service.ts'
 import {
   deleteRoleInvitationFor,
@@ -413,6 +415,11 @@ export async function createInvitationLink(
   token: string
   statusName: string
   inviterEmail: string | null
+  /**
+   * The language of the mail to `input.email` (docs/languages.md): its account's, when the
+   * address has one (null: English), else the inviter's.
+   */
+  mailLocale: string | null
 }> {
   const expiresAt = linkExpiry(input.expiresAt, now)
   const emailIssue = input.email === undefined ? undefined : emailProblem(input.email)
@@ -434,6 +441,7 @@ export async function createInvitationLink(
     if (input.email !== undefined)
       await countInvitationMail(tx, caller.userId, emailKeyOf(input.email), now)
     const inviter = await userById(tx, caller.userId)
+    const invitee = input.email === undefined ? undefined : await userByEmail(tx, input.email)
     const maxUses = input.maxUses ?? 1
     const row = await insertInvitationLink(tx, {
       id: newId(),
@@ -452,6 +460,8 @@ export async function createInvitationLink(
       token,
       statusName: status.name,
       inviterEmail: inviter?.email ?? null,
+      // an account's own choice (none: English); for an address no one has, the inviter's
+      mailLocale: invitee ? invitee.locale : (inviter?.locale ?? null),
     }
   })
 }
@@ -628,12 +638,13 @@ export async function acceptLink(
   )
 }
 
-const ROLE_WORDS: Record<GrantedRole, string> = {
-  subscriber: 'follow it (see it and its updates)',
-  updater: 'update it (see it and set its value)',
-}
+/** What each role lets the invitee do, as the invitation says it. */
+const ROLE_WORDS = {
+  subscriber: 'mail.invitation.roleSubscriber',
+  updater: 'mail.invitation.roleUpdater',
+} as const satisfies Record<GrantedRole, string>
 
-/** The message that mails an invitation link to the address it is bound to. */
+/** The message that mails an invitation link to the address it is bound to, in `locale`. */
 export function invitationMail(input: {
   to: string
   url: string
@@ -642,23 +653,30 @@ export function invitationMail(input: {
   /** The inviter's address, so the invitee knows who asks (null: the inviter has none). */
   inviterEmail: string | null
   link: InvitationLink
+  locale: string | null
 }): MailMessage {
   const { to, url, statusName, inviterName, inviterEmail, link } = input
+  const t = translator(input.locale)
   const origin = new URL(url).origin
   const inviter = inviterEmail === null ? inviterName : `${inviterName} <${inviterEmail}>`
   return {
     to,
     // note: nothing the inviter typed goes in the subject, where a mail list shows it as if
     // the service said it (docs/accounts.md#invitation-links)
-    subject: 'An invitation to a status on statusd',
+    subject: t('mail.invitation.subject'),
     text: [
-      `${inviter}, a user of statusd at ${origin}, invites you to a status they named "${statusName}", to ${ROLE_WORDS[link.role]}.`,
+      t('mail.invitation.intro', {
+        inviter,
+        origin,
+        status: statusName,
+        role: t(ROLE_WORDS[link.role]),
+      }),
       '',
-      'Open this link to accept, signing in or signing up with this address:',
+      t('mail.invitation.accept'),
       url,
       '',
-      `It works until ${link.expiresAt} and only for ${to}.`,
-      'If you did not expect it, ignore this message: nothing happens unless you accept.',
+      t('mail.invitation.until', { expiresAt: dateTimeIn(input.locale, link.expiresAt), to }),
+      t('mail.invitation.ignore'),
     ].join('\n'),
   }
 }

@@ -3,12 +3,17 @@
 ;(() => {
   const body = document.body
   const byId = (id) => document.getElementById(id)
-  const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
-  // note: the page's own language: the relative time sits in an English sentence ("Changed
-  // 5 minutes ago"); the absolute time in its title follows the viewer's own settings
-  const relative = new Intl.RelativeTimeFormat(document.documentElement.lang || 'en', {
-    numeric: 'auto',
-  })
+  // the page's words in its language (docs/languages.md), from the server: `data-texts`
+  let texts = {}
+  try {
+    texts = JSON.parse(body.dataset.texts || '{}')
+  } catch {}
+  const say = (key) => (typeof texts[key] === 'string' ? texts[key] : '')
+  // note: times in the page's language, as its sentences ("Geändert vor 5 Minuten"), in the
+  // viewer's own time zone
+  const lang = document.documentElement.lang || 'en'
+  const when = new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'short' })
+  const relative = new Intl.RelativeTimeFormat(lang, { numeric: 'auto' })
   const UNITS = [
     ['year', 365 * 24 * 3600],
     ['month', 30 * 24 * 3600],
@@ -26,8 +31,8 @@
     const seconds = Math.max(0, (Date.now() - at.getTime()) / 1000)
     for (const [unit, size] of UNITS)
       if (seconds >= size) return relative.format(-Math.floor(seconds / size), unit)
-    // note: not Intl's "now" ("Changed now"); the page's sentences are English anyway
-    return 'just now'
+    // note: not Intl's "now" ("Changed now")
+    return say('justNow')
   }
 
   /**
@@ -47,12 +52,18 @@
   // "5 minutes ago" becomes "6 minutes ago" without a change to the status
   setInterval(localiseAll, 60_000)
 
-  const timeElement = (iso) => {
+  const timeElement = (iso, absolute = false) => {
     const el = document.createElement('time')
     el.dateTime = iso
+    if (absolute) el.dataset.absolute = ''
     el.textContent = iso
     localise(el)
     return el
+  }
+  /** A sentence of the page's with a <time> where its `{time}` is: "Changed 5 minutes ago". */
+  const withTime = (key, el) => {
+    const [before, after = ''] = say(key).split('{time}')
+    return [before, el, after]
   }
 
   // The value on one line, as large as fits (docs/sharing.md#fitting-the-value): the
@@ -151,7 +162,7 @@
     value.classList.toggle('stale', status.stale === true)
     const stale = byId('stale')
     if (stale && status.stale && status.staleSince) {
-      stale.replaceChildren('Stale since ', timeElement(status.staleSince))
+      stale.replaceChildren(...withTime('staleSince', timeElement(status.staleSince, true)))
       stale.hidden = false
     } else if (stale) {
       stale.hidden = true
@@ -162,8 +173,8 @@
     document.title = status.value === null ? status.name : `${status.name}: ${status.value}`
     const changed = byId('changed')
     if (status.valueUpdatedAt) {
-      changed.replaceChildren('Changed ', timeElement(status.valueUpdatedAt))
-    } else changed.textContent = 'No value yet'
+      changed.replaceChildren(...withTime('changed', timeElement(status.valueUpdatedAt)))
+    } else changed.textContent = say('noValue')
     renderDescription(status.descriptionParts)
     if (status.changeCount !== changeCount) {
       changeCount = status.changeCount
@@ -191,19 +202,17 @@
   // says so and stops.
   const ended = (text) => {
     setNote(text)
-    setLive('offline', 'Offline')
+    setLive('offline', say('offline'))
     stopped = true
   }
   const isLink = body.dataset.kind === 'link'
-  const LINK_ENDED = 'This link no longer works. The last value seen is shown above.'
-  const DELETED = 'This status was deleted. The last value seen is shown above.'
+  const LINK_ENDED = say('linkEnded')
+  const DELETED = say('deleted')
   // A share page's status made private may be made public again; a 404 cannot tell a viewer
   // private from deleted. The page says so and keeps asking.
   const unavailable = () => {
-    setNote(
-      'This status is not available right now: it is private or was deleted. This page shows it again as soon as it is shared again.',
-    )
-    setLive('unavailable', 'Not available')
+    setNote(say('unavailable'))
+    setLive('unavailable', say('notAvailable'))
   }
   /** The share view or a link answered 404. */
   const notFound = () => (isLink ? ended(LINK_ENDED) : unavailable())
@@ -245,7 +254,7 @@
 
   const retryLater = () => {
     if (stopped || timer !== null) return
-    if (live.dataset.state !== 'unavailable') setLive('connecting', 'Reconnecting…')
+    if (live.dataset.state !== 'unavailable') setLive('connecting', say('reconnecting'))
     timer = setTimeout(check, pause)
     pause = Math.min(pause * 2, MAX_PAUSE)
   }
@@ -272,13 +281,13 @@
     source.addEventListener('open', () => {
       pause = FIRST_PAUSE
       setNote(null)
-      setLive('live', 'Live')
+      setLive('live', say('live'))
     })
     source.addEventListener('error', () => {
       if (source.readyState === EventSource.CLOSED) {
         close()
         retryLater()
-      } else setLive('connecting', 'Reconnecting…')
+      } else setLive('connecting', say('reconnecting'))
     })
     source.addEventListener('status', (event) => render(JSON.parse(event.data)))
     source.addEventListener('unavailable', (event) => {

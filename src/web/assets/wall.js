@@ -9,9 +9,17 @@
   const connection = main.querySelector('.connection')
   const title = main.querySelector('h1')
   const base = `/b/${encodeURIComponent(shareId)}`
+  // the wall's words in its language (docs/languages.md), from the server: `data-texts`
+  let texts = {}
+  try {
+    texts = JSON.parse(main.dataset.texts || '{}')
+  } catch {}
+  const word = (key) => (typeof texts[key] === 'string' ? texts[key] : '')
 
   // ---- relative times ("5 minutes ago"), refreshed every 30 s ----
-  const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto' })
+  const relative = new Intl.RelativeTimeFormat(document.documentElement.lang || 'en', {
+    numeric: 'auto',
+  })
   const UNITS = [
     ['year', 365 * 24 * 3600],
     ['month', 30 * 24 * 3600],
@@ -26,7 +34,7 @@
     const seconds = Math.max(0, (Date.now() - at.getTime()) / 1000)
     for (const [unit, size] of UNITS)
       if (seconds >= size) return relative.format(-Math.floor(seconds / size), unit)
-    return 'just now'
+    return word('justNow')
   }
   const refreshTimes = () => {
     for (const el of grid.querySelectorAll('time[datetime]')) el.textContent = ago(el.dateTime)
@@ -102,11 +110,11 @@
     const stale = document.createElement('span')
     stale.className = 'stale'
     stale.hidden = true
-    stale.textContent = 'stale'
+    stale.textContent = word('stale')
     const why = document.createElement('span')
     why.className = 'why'
     why.hidden = true
-    why.textContent = 'private or deleted'
+    why.textContent = word('privateOrDeleted')
     meta.append(time, stale, why)
     tile.append(value, name, meta)
     return tile
@@ -122,7 +130,7 @@
       tile.className = 'tile off'
       value.textContent = '—'
       value.removeAttribute('dir')
-      name.textContent = 'Not available'
+      name.textContent = word('notAvailable')
       name.removeAttribute('dir')
       time.removeAttribute('datetime')
       time.textContent = ''
@@ -189,17 +197,17 @@
     try {
       res = await fetch(`${base}/json`, { cache: 'no-store' })
     } catch {
-      return retry('Reconnecting…')
+      return retry(word('reconnecting'))
     }
     if (res.status === 404) {
       render({ name: title.textContent, tiles: [] })
-      return retry('This wall is not available')
+      return retry(word('unavailable'))
     }
-    if (!res.ok) return retry('Reconnecting…')
+    if (!res.ok) return retry(word('reconnecting'))
     try {
       render(await res.json())
     } catch {
-      return retry('Reconnecting…')
+      return retry(word('reconnecting'))
     }
     open()
   }
@@ -229,8 +237,8 @@
     es.addEventListener('error', () => {
       // the browser retries a dropped stream on its own; a refused one (the board went
       // private, the server is down) it gives up: then we start over, reading the board
-      if (es.readyState === EventSource.CLOSED) retry('Reconnecting…')
-      else say('Reconnecting…')
+      if (es.readyState === EventSource.CLOSED) retry(word('reconnecting'))
+      else say(word('reconnecting'))
     })
   }
 
