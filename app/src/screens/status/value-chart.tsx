@@ -1,5 +1,6 @@
 import { useEffect, useRef } from 'preact/hooks'
 import uPlot from 'uplot'
+import { t } from '../../i18n.ts'
 import type { HistoryEntry } from '../../types.ts'
 
 // The value over time, drawn with uPlot (docs/app.md#history-and-chart). Values are text,
@@ -86,7 +87,7 @@ export default function ValueChart(props: {
         series: [
           {},
           {
-            label: 'Value',
+            label: t('app.status.chart.series'),
             stroke: (u: uPlot) => stepColours(u, times, colours),
             width: 3,
             paths: uPlot.paths.stepped?.({ align: 1 }),
@@ -127,7 +128,7 @@ export default function ValueChart(props: {
         ref={box}
         class="value-chart-plot"
         role="img"
-        aria-label={`Chart of the last ${count} ${count === 1 ? 'value' : 'values'} over time; the list below has each of them.`}
+        aria-label={t('app.status.chart.label', { count })}
       />
     </figure>
   )
