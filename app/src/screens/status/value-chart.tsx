@@ -1,6 +1,6 @@
 import { useEffect, useRef } from 'preact/hooks'
 import uPlot from 'uplot'
-import { t } from '../../i18n.ts'
+import { locale, t } from '../../i18n.ts'
 import type { HistoryEntry } from '../../types.ts'
 
 // The value over time, drawn with uPlot (docs/app.md#history-and-chart). Values are text,
@@ -52,6 +52,18 @@ function stepColours(u: uPlot, times: number[], colours: string[]): CanvasGradie
   return gradient
 }
 
+/**
+ * The time axis's labels in the language shown: days when the ticks are a day or more apart,
+ * else times of day (uPlot's own labels are English).
+ */
+function timeLabels(_u: uPlot, splits: number[], _axis: number, _space: number, step: number) {
+  const format = new Intl.DateTimeFormat(
+    locale.value,
+    step >= 86_400 ? { day: 'numeric', month: 'short' } : { hour: '2-digit', minute: '2-digit' },
+  )
+  return splits.map((seconds) => format.format(new Date(seconds * 1000)))
+}
+
 export default function ValueChart(props: {
   entries: HistoryEntry[]
   /** A value's colour (#rrggbb). */
@@ -98,7 +110,7 @@ export default function ValueChart(props: {
           },
         ],
         axes: [
-          axis,
+          { ...axis, values: timeLabels },
           labels
             ? {
                 ...axis,
@@ -120,7 +132,7 @@ export default function ValueChart(props: {
       resize.disconnect()
       chart.destroy()
     }
-  }, [props.entries, props.colourOf])
+  }, [props.entries, props.colourOf, locale.value])
   const count = props.entries.length
   return (
     <figure class="value-chart">
