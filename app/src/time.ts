@@ -10,11 +10,22 @@ setInterval(() => {
   now.value = Date.now()
 }, 15_000)
 
+/**
+ * The tag to give `Intl`: the browser's own tag of the language shown when it has one (an
+ * `en-GB` browser writes English dates the British way, `de-AT` German ones the Austrian
+ * way), else the language's code.
+ */
+export function intlLocale(): string {
+  const shown = locale.value
+  const tags = typeof navigator === 'undefined' ? [] : (navigator.languages ?? [])
+  return tags.find((tag) => tag.toLowerCase().split(/[-_]/)[0] === shown) ?? shown
+}
+
 /** One formatter per language and options, made on first use. */
 function cached<F>(make: (code: string) => F): () => F {
   const made = new Map<string, F>()
   return () => {
-    const code = locale.value
+    const code = intlLocale()
     let format = made.get(code)
     if (!format) {
       format = make(code)

@@ -9,7 +9,8 @@ import { AdminNav, OperatorsOnly } from '../components/admin-nav.tsx'
 import { announce } from '../components/announcer.tsx'
 import { FormError } from '../components/form.tsx'
 import { When } from '../components/when.tsx'
-import { locale, t } from '../i18n.ts'
+import { t } from '../i18n.ts'
+import { intlLocale } from '../time.ts'
 
 // Backups (docs/app.md#backups), for operators: the backups of BACKUP_DIR newest first, each
 // to download (GET /v1/admin/backups/:name), the schedule, and a button that takes one now
@@ -26,7 +27,7 @@ function size(bytes: number): string {
       : bytes < 1_000_000_000
         ? [bytes / 1_000_000, 'megabyte']
         : [bytes / 1_000_000_000, 'gigabyte']
-  return new Intl.NumberFormat(locale.value, {
+  return new Intl.NumberFormat(intlLocale(), {
     style: 'unit',
     unit,
     maximumFractionDigits: 1,

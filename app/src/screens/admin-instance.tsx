@@ -8,7 +8,8 @@ import {
 } from '../components/admin-nav.tsx'
 import { FormError } from '../components/form.tsx'
 import { When } from '../components/when.tsx'
-import { locale, t } from '../i18n.ts'
+import { t } from '../i18n.ts'
+import { intlLocale } from '../time.ts'
 import type { Instance } from '../types.ts'
 
 // The instance, for operators (docs/app.md#operators): what runs, on what, since when, what is
@@ -29,12 +30,12 @@ const ENGINE_TEXT: Record<string, string> = {
 }
 
 const megabytes = (bytes: number): string =>
-  new Intl.NumberFormat(locale.value, {
+  new Intl.NumberFormat(intlLocale(), {
     style: 'unit',
     unit: 'megabyte',
     maximumFractionDigits: 1,
   }).format(bytes / 1_000_000)
-const count = (n: number): string => new Intl.NumberFormat(locale.value).format(n)
+const count = (n: number): string => new Intl.NumberFormat(intlLocale()).format(n)
 
 /** A duration in the largest units that say it: "3 days 4 hours", "12 minutes". */
 function duration(seconds: number): string {
@@ -47,7 +48,7 @@ function duration(seconds: number): string {
     .filter(([n]) => n > 0)
     .slice(0, 2)
     .map(([n, unit]) =>
-      new Intl.NumberFormat(locale.value, { style: 'unit', unit, unitDisplay: 'long' }).format(n),
+      new Intl.NumberFormat(intlLocale(), { style: 'unit', unit, unitDisplay: 'long' }).format(n),
     )
   return said.length ? said.join(' ') : t('app.admin.instance.underAMinute')
 }

@@ -3,7 +3,8 @@ import { ApiError, api, apiPath } from '../../api.ts'
 import { ConfirmButton } from '../../components/confirm.tsx'
 import { FormError, fieldError } from '../../components/form.tsx'
 import { ValueChip } from '../../components/status-bits.tsx'
-import { locale, t } from '../../i18n.ts'
+import { t } from '../../i18n.ts'
+import { intlLocale } from '../../time.ts'
 import type { Schedule, ScheduleInput } from '../../types.ts'
 import type { StatusTabProps } from './tab-props.ts'
 
@@ -20,7 +21,7 @@ const viewerZone = (): string => Intl.DateTimeFormat().resolvedOptions().timeZon
 
 /** A fire's moment in the viewer's time and language, with the weekday. */
 const fireTime = (iso: string): string =>
-  new Intl.DateTimeFormat(locale.value, {
+  new Intl.DateTimeFormat(intlLocale(), {
     weekday: 'short',
     day: 'numeric',
     month: 'short',

@@ -3,7 +3,8 @@ import { colorOf } from '../../../../src/web/palette.ts'
 import { api, apiPath } from '../../api.ts'
 import { FormError } from '../../components/form.tsx'
 import { ValueChip } from '../../components/status-bits.tsx'
-import { locale, t } from '../../i18n.ts'
+import { t } from '../../i18n.ts'
+import { intlLocale } from '../../time.ts'
 import type { HistoryDurations, Status } from '../../types.ts'
 
 // Time in each value over a range (docs/app.md#time-in-each-value): today, the last 7 or 30
@@ -55,7 +56,7 @@ export function spanText(seconds: number): string {
     s % 60,
   ]
   const unit = (n: number, i: number) =>
-    new Intl.NumberFormat(locale.value, {
+    new Intl.NumberFormat(intlLocale(), {
       style: 'unit',
       unit: UNITS[i] as string,
       unitDisplay: 'short',
@@ -72,7 +73,7 @@ export function spanText(seconds: number): string {
 
 /** A share as a whole percentage, "<1 %" for a sliver that is not none. */
 const percent = (share: number): string => {
-  const format = new Intl.NumberFormat(locale.value, { style: 'percent' })
+  const format = new Intl.NumberFormat(intlLocale(), { style: 'percent' })
   return share > 0 && share < 0.005 ? `<${format.format(0.01)}` : format.format(share)
 }
 

@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks'
 import uPlot from 'uplot'
 import { locale, t } from '../../i18n.ts'
+import { intlLocale } from '../../time.ts'
 import type { HistoryEntry } from '../../types.ts'
 
 // The value over time, drawn with uPlot (docs/app.md#history-and-chart). Values are text,
@@ -58,7 +59,7 @@ function stepColours(u: uPlot, times: number[], colours: string[]): CanvasGradie
  */
 function timeLabels(_u: uPlot, splits: number[], _axis: number, _space: number, step: number) {
   const format = new Intl.DateTimeFormat(
-    locale.value,
+    intlLocale(),
     step >= 86_400 ? { day: 'numeric', month: 'short' } : { hour: '2-digit', minute: '2-digit' },
   )
   return splits.map((seconds) => format.format(new Date(seconds * 1000)))
