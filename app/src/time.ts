@@ -42,6 +42,9 @@ const FULL = cached(
 const MEDIUM = cached(
   (code) => new Intl.DateTimeFormat(code, { dateStyle: 'medium', timeStyle: 'short' }),
 )
+const SHORT = cached(
+  (code) => new Intl.DateTimeFormat(code, { dateStyle: 'short', timeStyle: 'short' }),
+)
 const DATE = cached((code) => new Intl.DateTimeFormat(code, { dateStyle: 'medium' }))
 const CLOCK = cached(
   (code) => new Intl.DateTimeFormat(code, { hour: '2-digit', minute: '2-digit' }),
@@ -68,6 +71,9 @@ export const fullTime = (iso: string): string => FULL().format(new Date(iso))
 
 /** The date and the time of day without seconds, as a list or a sentence shows a moment. */
 export const dateTime = (iso: string): string => MEDIUM().format(new Date(iso))
+
+/** The date in digits and the time of day, for a table's narrow column. */
+export const shortDateTime = (iso: string): string => SHORT().format(new Date(iso))
 
 /** A time of day as `14:45` in the viewer's time, with the date too when not on `at`'s day. */
 export function clockTime(iso: string, at: number = now.value): string {

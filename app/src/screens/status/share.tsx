@@ -7,7 +7,7 @@ import { FormError } from '../../components/form.tsx'
 import { SharedLink } from '../../components/shared-link.tsx'
 import { t } from '../../i18n.ts'
 import { Link } from '../../router.tsx'
-import { dateTime as when } from '../../time.ts'
+import { shortDateTime, dateTime as when } from '../../time.ts'
 import type { Board, NewShareLink, ShareLink, Status } from '../../types.ts'
 import type { StatusTabProps } from './tab-props.ts'
 
@@ -321,8 +321,8 @@ function PrivateLinks(props: { statusId: string }) {
           <tbody>
             {links.map((link) => (
               <tr key={link.id}>
-                <td>{when(link.createdAt)}</td>
-                <td>{when(link.revokedAt ?? link.expiresAt)}</td>
+                <td>{shortDateTime(link.createdAt)}</td>
+                <td>{shortDateTime(link.revokedAt ?? link.expiresAt)}</td>
                 <td>
                   {link.active
                     ? t('app.status.share.private.states.works')

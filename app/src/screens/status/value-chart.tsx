@@ -55,12 +55,17 @@ function stepColours(u: uPlot, times: number[], colours: string[]): CanvasGradie
 
 /**
  * The time axis's labels in the language shown: days when the ticks are a day or more apart,
- * else times of day (uPlot's own labels are English).
+ * else times of day, with seconds when they are under a minute apart (uPlot's own labels are
+ * English).
  */
 function timeLabels(_u: uPlot, splits: number[], _axis: number, _space: number, step: number) {
   const format = new Intl.DateTimeFormat(
     intlLocale(),
-    step >= 86_400 ? { day: 'numeric', month: 'short' } : { hour: '2-digit', minute: '2-digit' },
+    step >= 86_400
+      ? { day: 'numeric', month: 'short' }
+      : step >= 60
+        ? { hour: '2-digit', minute: '2-digit' }
+        : { hour: '2-digit', minute: '2-digit', second: '2-digit' },
   )
   return splits.map((seconds) => format.format(new Date(seconds * 1000)))
 }
