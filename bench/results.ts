@@ -280,6 +280,31 @@ export interface ExportResult extends ResultBase {
   }
 }
 
+/** `npm run bench:delete`: an account with many statuses deleted while others write. */
+export interface DeleteResult extends ResultBase {
+  kind: 'delete'
+  /** The host's load average (1, 5, 15 min) when the run began and ended: it is shared. */
+  loadAverage?: { before: number[]; after: number[] }
+  params: { engine: 'sqlite' | 'postgres'; history: number; writers: number }
+  row: {
+    statuses: number
+    historyRows: number
+    /** Until DELETE /v1/user answered: the account, its statuses and everything else gone. */
+    answerMs: number
+    /** From the DELETE until the history sweep removed the statuses' history. */
+    historyGoneS: number
+    /** History rows left once the sweep ended (0: all gone). */
+    historyRowsLeft: number
+    writers: number
+    /** Writers' requests that did not succeed. */
+    writerFailures: number
+    /** The writers' latencies before the DELETE. */
+    baseline: LatencyStats
+    /** The writers' latencies from the DELETE until the sweep ended. */
+    duringDelete: LatencyStats
+  }
+}
+
 interface LatencyStats {
   p50Ms: number
   p99Ms: number
@@ -379,11 +404,38 @@ export interface TimedResult extends ResultBase {
   errors: number
 }
 
+/** `npm run bench:mqtt`: the MQTT bridge's set → state, HTTP writes beside it, takeover. */
+export interface MqttResult extends ResultBase {
+  kind: 'mqtt'
+  params: {
+    engine: 'sqlite' | 'postgres'
+    statuses: number
+    rate: number
+    durationS: number
+    writers: number
+    rounds: number
+  }
+  /** From a value's publish on …/set to its …/state message; `count` of `sent` arrived. */
+  setToState: LatencyStats & { sent: number; rate: number }
+  /** PATCH by `writers` loops (the median of `rounds`): the bridge on, off, its broker down. */
+  http: {
+    on: LatencyStats & { reqPerS: number }
+    off: LatencyStats & { reqPerS: number }
+    brokerDown: LatencyStats & { reqPerS: number }
+  }
+  /** From SIGKILL of the bridging instance to the other's `online`. */
+  takeoverMs: number
+  /** Non-200 answers: a run with any is not a result. */
+  errors: number
+}
+
 export type Result =
+  | MqttResult
   | AppResult
   | TimedResult
   | BackupResult
   | ExportResult
+  | DeleteResult
   | NotifyResult
   | RigResult
   | FanoutResult

@@ -10,10 +10,30 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } f
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { brotliCompress, constants, gzip } from 'node:zlib'
-import { build } from 'esbuild'
+import { build, type Plugin } from 'esbuild'
+import { LANGUAGE_CODES } from '../src/i18n/languages.ts'
 
 const root = path.resolve(import.meta.dirname, '..')
 const outdir = path.join(root, 'dist', 'app')
+
+// The embed's texts (docs/languages.md): each catalog's `embed` section, as the module
+// `statusd:embed-texts`, so the embed carries its few texts in every language and no more.
+const embedTexts: Plugin = {
+  name: 'embed-texts',
+  setup(b) {
+    b.onResolve({ filter: /^statusd:embed-texts$/ }, (args) => ({
+      path: args.path,
+      namespace: 'embed-texts',
+    }))
+    b.onLoad({ filter: /.*/, namespace: 'embed-texts' }, () => {
+      const sections = LANGUAGE_CODES.map((code) => {
+        const file = path.join(root, 'src/i18n/locales', `${code}.json`)
+        return [code, JSON.parse(readFileSync(file, 'utf8')).embed]
+      })
+      return { contents: JSON.stringify(Object.fromEntries(sections)), loader: 'json' }
+    })
+  },
+}
 
 export async function buildApp(): Promise<void> {
   rmSync(outdir, { recursive: true, force: true })
@@ -51,6 +71,7 @@ export async function buildApp(): Promise<void> {
     ...common,
     entryPoints: [path.join(root, 'app/src/embed.ts')],
     outfile: path.join(outdir, 'embed.js'),
+    plugins: [embedTexts],
     format: 'esm',
   })
   cpSync(path.join(root, 'app/public'), outdir, { recursive: true })

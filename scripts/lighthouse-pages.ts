@@ -4,6 +4,7 @@
 // preset (and the wall also with the desktop one), printing one row per page.
 //
 //   CHROME_PATH=/usr/bin/chromium node scripts/lighthouse-pages.ts
+//   LIGHTHOUSE_LANG=de CHROME_PATH=/usr/bin/chromium node scripts/lighthouse-pages.ts
 //
 // Lighthouse is not a dependency of statusd: `LIGHTHOUSE` names its command (default
 // `npx --yes lighthouse@12`, which fetches it once, without any browser). It drives the
@@ -120,6 +121,12 @@ const PAGES: { name: string; url: string; preset?: 'desktop'; cookie?: string }[
 const score = (v: number | null | undefined) => (v == null ? '–' : String(Math.round(v * 100)))
 console.log('| page | performance | accessibility | best practices | SEO | CLS | TBT | LCP |')
 console.log('| --- | --- | --- | --- | --- | --- | --- | --- |')
+// LIGHTHOUSE_LANG=de: the pages as a browser set to that language sees them (docs/languages.md)
+const lang = process.env.LIGHTHOUSE_LANG
+const headers = (page: { cookie?: string }): Record<string, string> => ({
+  ...(page.cookie && { cookie: `statusd_session=${page.cookie}` }),
+  ...(lang && { 'accept-language': lang }),
+})
 // `node scripts/lighthouse-pages.ts wall`: only the pages whose name has that word
 const only = process.argv[2]
 for (const page of PAGES.filter((p) => !only || p.name.includes(only))) {
@@ -137,10 +144,10 @@ for (const page of PAGES.filter((p) => !only || p.name.includes(only))) {
       '--quiet',
       '--output=json',
       `--output-path=${out}`,
-      '--chrome-flags=--headless --no-sandbox',
+      `--chrome-flags=--headless --no-sandbox${lang ? ` --lang=${lang}` : ''}`,
       ...(page.preset ? [`--preset=${page.preset}`] : []),
-      ...(page.cookie
-        ? [`--extra-headers=${JSON.stringify({ cookie: `statusd_session=${page.cookie}` })}`]
+      ...(Object.keys(headers(page)).length > 0
+        ? [`--extra-headers=${JSON.stringify(headers(page))}`]
         : []),
     ],
     { maxBuffer: 64 * 1024 * 1024 },

@@ -9,6 +9,7 @@ import { events } from './modules/events/events.plugin.ts'
 import { type LiveUpdatesOptions, liveUpdates } from './modules/events/live-updates.plugin.ts'
 import { health } from './modules/health/health.plugin.ts'
 import { type KeysOptions, keys } from './modules/keys/keys.plugin.ts'
+import { type MqttOptions, mqttBridge } from './modules/mqtt/mqtt.plugin.ts'
 import {
   type NotificationsOptions,
   notifications,
@@ -35,7 +36,8 @@ export type AppDeps = Omit<CoreOptions, 'timeouts'> &
   TimedOptions &
   NotificationsOptions &
   AccountsOptions &
-  BackupsOptions
+  BackupsOptions &
+  MqttOptions
 
 /**
  * Builds the whole service as a Fastify instance that never listens (tests inject into it).
@@ -72,6 +74,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(events)
   await app.register(boards)
   await app.register(schedules)
+  // the MQTT bridge, on the one instance that holds its lease (docs/integrations.md)
+  await app.register(mqttBridge, deps)
   await app.register(admin, deps)
   await app.register(backups, deps)
   await app.register(web)

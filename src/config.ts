@@ -6,6 +6,7 @@ import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './db/engine.ts'
 import { DEFAULT_CLIENT_LIMITS } from './lib/client-limits.ts'
 import { parseNetworks } from './lib/outbound.ts'
 import { LIVE_RELAY_INTERVAL_MS } from './modules/events/live-relay.ts'
+import type { MqttSettings } from './modules/mqtt/mqtt-bridge.ts'
 import { DEFAULT_PLANS, loadPlansFile, type Plans } from './modules/plans/plans.ts'
 import { STALE_CHECK_INTERVAL_MS } from './modules/statuses/staleness.ts'
 
@@ -58,6 +59,8 @@ export interface Config {
   backupEveryMs: number | null
   /** How many backups the schedule keeps in `backupDir`; null: all. */
   backupKeep: number | null
+  /** The MQTT bridge (docs/integrations.md#broker-settings); null: MQTT_URL is not set. */
+  mqtt: MqttSettings | null
 }
 
 /** A configuration mistake: reported to the operator in one line, and the process exits. */
@@ -128,6 +131,29 @@ const ENV = Type.Object({
     }),
   ),
   BACKUP_KEEP: Type.Optional(Whole(1, 100_000)),
+  MQTT_URL: Type.Optional(
+    Type.String({
+      format: 'url',
+      pattern: '^mqtts?://',
+      description: 'an mqtt:// or mqtts:// URL',
+      // it may carry the broker's password
+      writeOnly: true,
+    }),
+  ),
+  MQTT_API_KEY: Type.Optional(Type.String({ description: 'an API key', writeOnly: true })),
+  MQTT_PROTOCOL: Type.Enum(['3.1.1', '5'], { default: '3.1.1', description: '3.1.1 or 5' }),
+  // note: a topic level of the bridge: no wildcard, no slash, no NUL
+  MQTT_PREFIX: Type.String({
+    default: 'statusd',
+    pattern: '^[^+#/\\u0000]{1,100}$',
+    description: 'a topic level without +, #, or /',
+  }),
+  MQTT_DISCOVERY: Type.Optional(
+    Type.String({
+      pattern: '^[^+#/\\u0000]{1,100}$',
+      description: 'a topic level without +, #, or / (empty: no discovery)',
+    }),
+  ),
 })
 
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 }
@@ -187,6 +213,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problemWithDatabaseUrl(databaseUrl) ??
     (databaseListenUrl === null ? undefined : problemWithListenUrl(databaseListenUrl, databaseUrl))
   if (problem !== undefined) throw new ConfigError(problem)
+  if (vars.MQTT_URL !== undefined && vars.MQTT_API_KEY === undefined)
+    throw new ConfigError('MQTT_URL needs MQTT_API_KEY: the key the bridge acts as')
   if (vars.BACKUP_EVERY !== undefined && !vars.BACKUP_DIR)
     throw new ConfigError('BACKUP_EVERY needs BACKUP_DIR: the folder the backups go to')
   let plans = DEFAULT_PLANS
@@ -221,6 +249,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     backupDir: vars.BACKUP_DIR ?? null,
     backupEveryMs: vars.BACKUP_EVERY === undefined ? null : durationMs(vars.BACKUP_EVERY),
     backupKeep: vars.BACKUP_KEEP ?? null,
+    mqtt:
+      vars.MQTT_URL === undefined
+        ? null
+        : {
+            url: vars.MQTT_URL,
+            apiKey: vars.MQTT_API_KEY as string,
+            prefix: vars.MQTT_PREFIX,
+            protocolVersion: vars.MQTT_PROTOCOL === '5' ? 5 : 4,
+            // set but empty is unset (readEnv): discovery off
+            discovery: 'MQTT_DISCOVERY' in env ? (vars.MQTT_DISCOVERY ?? null) : 'homeassistant',
+          },
   }
 }
 

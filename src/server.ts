@@ -15,6 +15,7 @@ import { redactHeaderValue, redactRequestUrl } from './lib/redact.ts'
 import { pruneSecurityEvents } from './modules/audit/audit.service.ts'
 import { startBackupSchedule } from './modules/backups/backups.service.ts'
 import { pruneIdempotencyRecords } from './modules/idempotency/idempotency.service.ts'
+import { describeMqttUrl } from './modules/mqtt/mqtt-bridge.ts'
 import { vapidSubject } from './modules/notifications/vapid-keys.ts'
 import { pruneEndedShareLinks } from './modules/statuses/share-links.service.ts'
 import { ensureFirstUser } from './modules/users/first-user.ts'
@@ -101,6 +102,7 @@ export async function serve(
               everyMs: config.backupEveryMs,
               keep: config.backupKeep,
             },
+      mqtt: config.mqtt,
       logger: { level: config.logLevel, redact: REDACT, serializers: { req: serializeRequest } },
     })
   } catch (err) {
@@ -186,6 +188,8 @@ export async function serve(
       storage: database.describe,
       // never the SMTP URL itself: it may hold the SMTP password
       email: config.smtpUrl === null ? 'off' : describeSmtpUrl(config.smtpUrl),
+      // never the broker's URL itself: it may hold its password
+      mqtt: config.mqtt === null ? 'off' : describeMqttUrl(config.mqtt.url),
       ...(applied.length > 0 && { migrationsApplied: applied }),
       streams: {
         max: budget.streams,

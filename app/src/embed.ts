@@ -3,6 +3,10 @@
 // on any page. It asks nothing of anyone but the statusd it was loaded from (the module's own
 // address), through the public share stream, which answers cross-origin reads. Its styles live
 // in its shadow root as a constructed stylesheet, which no page's CSP `style-src` refuses.
+// Its texts are the catalogs' `embed` sections alone (docs/languages.md), put in by the build
+// for every language, in the language of the element (`lang`, or the page's around it).
+import texts from 'statusd:embed-texts'
+import { languageFor } from '../../src/i18n/languages.ts'
 import { colorOf } from '../../src/web/palette.ts'
 
 /** The share view fields the element shows (the stream's `event: status` data). */
@@ -11,6 +15,24 @@ interface View {
   value: string | null
   colorNo: number
   stale: boolean
+  valueUntil: string | null
+  valueAfter: string | null
+}
+
+type Key =
+  | 'embed.status.loading'
+  | 'embed.status.noValue'
+  | 'embed.status.stale'
+  | 'embed.status.until'
+  | 'embed.status.unnamed'
+  | 'embed.status.unavailable'
+
+/** The element's text `key` in `lang`, with `{{name}}`s put in. */
+function text(lang: string, key: Key, values: Record<string, string> = {}): string {
+  const [, section, name] = key.split('.') as [string, string, string]
+  const catalog = texts[lang] ?? texts.en
+  const template = catalog?.[section]?.[name] ?? texts.en?.[section]?.[name] ?? key
+  return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, n: string) => values[n] ?? '')
 }
 
 const STYLE = `
@@ -66,6 +88,17 @@ const styles = (): CSSStyleSheet => {
   return sheet
 }
 
+/** `14:45` in the viewer's time, with the day when it is not today. */
+function timeOf(iso: string, lang: string): string {
+  const at = new Date(iso)
+  const today = at.toDateString() === new Date().toDateString()
+  return new Intl.DateTimeFormat(lang, {
+    hour: '2-digit',
+    minute: '2-digit',
+    ...(!today && { weekday: 'short', day: 'numeric', month: 'short' }),
+  }).format(at)
+}
+
 /** The statusd this module came from: every request goes there and nowhere else. */
 const BASE = new URL('/', import.meta.url)
 
@@ -95,7 +128,7 @@ class StatusdStatus extends HTMLElement {
     this.#value = document.createElement('span')
     this.#value.className = 'value none'
     this.#value.setAttribute('part', 'value')
-    this.#value.textContent = 'Loading…'
+    this.#value.textContent = text(this.#lang(), 'embed.status.loading')
     this.#note = document.createElement('span')
     this.#note.className = 'note'
     this.#note.setAttribute('part', 'note')
@@ -133,7 +166,7 @@ class StatusdStatus extends HTMLElement {
     this.#close()
     const url = this.#streamUrl()
     if (!url) {
-      this.#unavailable('No status named (share or link attribute)')
+      this.#unavailable(text(this.#lang(), 'embed.status.unnamed'))
       return
     }
     // no credentials: the share views are the same for everyone
@@ -144,14 +177,20 @@ class StatusdStatus extends HTMLElement {
     })
     source.addEventListener('unavailable', () => {
       this.#close()
-      this.#unavailable('This status is not available')
+      this.#unavailable(text(this.#lang(), 'embed.status.unavailable'))
     })
     // EventSource comes back by itself after a dropped connection; it gives up (CLOSED) on
     // an answer that is not a stream, such as the 404 of an unknown or private status
     source.addEventListener('error', () => {
       if (source.readyState === EventSource.CLOSED && this.#source === source)
-        this.#unavailable('This status is not available')
+        this.#unavailable(text(this.#lang(), 'embed.status.unavailable'))
     })
+  }
+
+  /** The element's language: its `lang`, or the page's around it, else the browser's. */
+  #lang(): string {
+    const tag = this.closest('[lang]')?.getAttribute('lang')
+    return languageFor(tag ? [tag] : navigator.languages)
   }
 
   #close(): void {
@@ -163,9 +202,19 @@ class StatusdStatus extends HTMLElement {
     this.#name.textContent = view.name
     const none = view.value === null
     this.#value.className = none ? 'value none' : 'value'
-    this.#value.textContent = none ? 'No value' : view.value
+    const lang = this.#lang()
+    this.#value.textContent = none ? text(lang, 'embed.status.noValue') : view.value
     this.#value.style.setProperty('--statusd-color', colorOf(view.colorNo))
-    this.#note.textContent = view.stale ? '(not updated lately)' : ''
+    const notes: string[] = []
+    if (view.valueUntil !== null && view.valueAfter !== null)
+      notes.push(
+        text(lang, 'embed.status.until', {
+          time: timeOf(view.valueUntil, lang),
+          value: view.valueAfter,
+        }),
+      )
+    if (view.stale) notes.push(text(lang, 'embed.status.stale'))
+    this.#note.textContent = notes.join(' ')
   }
 
   #unavailable(text: string): void {

@@ -1,5 +1,6 @@
 import type { ComponentType } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
+import { t } from './i18n.ts'
 
 // Screens with heavy parts (the chart, the QR code) load on first use, so the first load
 // stays small (docs/app.md#how-it-is-built): esbuild splits each dynamic import into a chunk.
@@ -22,13 +23,13 @@ export function lazy<P extends object>(load: () => Promise<{ default: ComponentT
     if (failed)
       return (
         <p class="form-error" role="alert">
-          This part of the app could not be loaded. Check the connection and reload.
+          {t('app.lazy.failed')}
         </p>
       )
     if (!Component)
       return (
         <p class="loading" aria-live="polite">
-          Loading…
+          {t('app.lazy.loading')}
         </p>
       )
     return <Component {...props} />

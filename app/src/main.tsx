@@ -5,6 +5,7 @@ import './app.css'
 import { Layout, Plain } from './components/layout.tsx'
 import { RateLimitNotice } from './components/rate-limit-notice.tsx'
 import { Unreachable } from './components/unreachable.tsx'
+import { t } from './i18n.ts'
 import { lazy } from './lazy.tsx'
 import { navigate, route, sameOriginTarget } from './router.tsx'
 import Board from './screens/board.tsx'
@@ -73,7 +74,7 @@ function App() {
       <>
         <RateLimitNotice />
         <p class="loading" aria-live="polite">
-          Loading…
+          {t('app.main.loading')}
         </p>
       </>
     )

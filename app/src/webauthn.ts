@@ -1,4 +1,5 @@
 import { api } from './api.ts'
+import { t } from './i18n.ts'
 import type { PasskeyRegistrationOptions } from './types.ts'
 
 // WebAuthn between the API's JSON and the browser's bytes (docs/accounts.md#passkeys): the
@@ -39,7 +40,7 @@ export async function createPasskey(options: PasskeyRegistrationOptions) {
       })),
     } as PublicKeyCredentialCreationOptions,
   })) as PublicKeyCredential | null
-  if (!credential) throw new Error('The browser made no passkey.')
+  if (!credential) throw new Error(t('app.webauthn.noneMade'))
   const response = credential.response as AuthenticatorAttestationResponse
   return {
     id: credential.id,
@@ -60,10 +61,9 @@ export async function createPasskey(options: PasskeyRegistrationOptions) {
 /** A browser's refusal in plain words (the person cancelled, or the authenticator could not). */
 export function webauthnProblem(error: unknown): string {
   const name = (error as Error)?.name
-  if (name === 'NotAllowedError')
-    return 'The passkey was not made: the request was cancelled or timed out. Try again.'
-  if (name === 'InvalidStateError') return 'This device already holds a passkey for your account.'
-  return `The browser could not make a passkey: ${(error as Error)?.message ?? String(error)}`
+  if (name === 'NotAllowedError') return t('app.webauthn.cancelled')
+  if (name === 'InvalidStateError') return t('app.webauthn.exists')
+  return t('app.webauthn.failed', { message: (error as Error)?.message ?? String(error) })
 }
 
 interface RequestOptionsJson {
@@ -72,11 +72,29 @@ interface RequestOptionsJson {
   [key: string]: unknown
 }
 
+/** A passkey's answer to a fresh challenge, in the JSON form the API takes. */
+export interface PasskeyAssertion {
+  challengeId: string
+  response: {
+    id: string
+    rawId: string
+    type: string
+    authenticatorAttachment?: string
+    clientExtensionResults: AuthenticationExtensionsClientOutputs
+    response: {
+      clientDataJSON: string
+      authenticatorData: string
+      signature: string
+      userHandle?: string
+    }
+  }
+}
+
 /**
- * Signs in with a passkey the device holds (docs/accounts.md#passkeys): the server's options,
- * navigator.credentials.get(), and the answer posted; resolves once the session cookie is set.
+ * A fresh challenge from the server answered by a passkey the device holds
+ * (navigator.credentials.get()): what signing in and deleting the account post.
  */
-export async function signInWithPasskey(): Promise<void> {
+export async function passkeyAssertion(): Promise<PasskeyAssertion> {
   const { challengeId, options } = await api<{ challengeId: string; options: RequestOptionsJson }>(
     'POST',
     '/v1/auth/passkey/options',
@@ -92,26 +110,32 @@ export async function signInWithPasskey(): Promise<void> {
       })),
     } as PublicKeyCredentialRequestOptions,
   })) as PublicKeyCredential | null
-  if (!credential) throw new Error('No passkey was chosen.')
+  if (!credential) throw new Error(t('app.webauthn.noneChosen'))
   const response = credential.response as AuthenticatorAssertionResponse
-  await api('POST', '/v1/auth/passkey/login', {
-    body: {
-      challengeId,
+  return {
+    challengeId,
+    response: {
+      id: credential.id,
+      rawId: fromBytes(credential.rawId),
+      type: credential.type,
+      ...(credential.authenticatorAttachment && {
+        authenticatorAttachment: credential.authenticatorAttachment,
+      }),
+      clientExtensionResults: credential.getClientExtensionResults(),
       response: {
-        id: credential.id,
-        rawId: fromBytes(credential.rawId),
-        type: credential.type,
-        ...(credential.authenticatorAttachment && {
-          authenticatorAttachment: credential.authenticatorAttachment,
-        }),
-        clientExtensionResults: credential.getClientExtensionResults(),
-        response: {
-          clientDataJSON: fromBytes(response.clientDataJSON),
-          authenticatorData: fromBytes(response.authenticatorData),
-          signature: fromBytes(response.signature),
-          ...(response.userHandle && { userHandle: fromBytes(response.userHandle) }),
-        },
+        clientDataJSON: fromBytes(response.clientDataJSON),
+        authenticatorData: fromBytes(response.authenticatorData),
+        signature: fromBytes(response.signature),
+        ...(response.userHandle && { userHandle: fromBytes(response.userHandle) }),
       },
     },
-  })
+  }
+}
+
+/**
+ * Signs in with a passkey the device holds (docs/accounts.md#passkeys): the server's options,
+ * navigator.credentials.get(), and the answer posted; resolves once the session cookie is set.
+ */
+export async function signInWithPasskey(): Promise<void> {
+  await api('POST', '/v1/auth/passkey/login', { body: await passkeyAssertion() })
 }

@@ -5,7 +5,7 @@ import { clientOf, realSleep, type Sleep } from './client.ts'
 import { baseUrl, type ClientSettings, readSettings, saveSettings } from './client-config.ts'
 import { type Output, print, table, UsageError } from './output.ts'
 import type { HistoryEntry, Status, StatusWrite } from './statusd-client.ts'
-import { durationOf, localTime, untilOf } from './value-end.ts'
+import { durationOf, localTime, sinceOf, spanOf, untilOf } from './value-end.ts'
 import { watch } from './watch.ts'
 
 /** What the client commands read besides their arguments; tests give their own. */
@@ -255,6 +255,36 @@ Examples:
         entries.length === 0
           ? '(no value updates)'
           : table([['AT', 'VALUE', 'BY'], ...entries.map((h) => [h.at, h.value, writer(h)])]),
+      )
+    })
+
+  program
+    .command('durations')
+    .description('how long a status held each value over a time, the longest first')
+    .argument('<key>', 'a status key')
+    .option('--since <duration>', 'from this long ago until now, such as 24h, 7d or 30d', '24h')
+    .option('--from <instant>', 'from this instant (RFC 3339) instead')
+    .option('--to <instant>', 'until this instant (RFC 3339), not now')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ statusd durations room-4\n  $ statusd durations room-4 --since 7d --json',
+    )
+    .action(async (key: string, o: { since: string; from?: string; to?: string }) => {
+      const from = o.from ?? sinceOf(o.since, new Date())
+      const client = clientOf(settingsFor(io), sleep)
+      const status = await client.getByKey(key)
+      const answer = await client.durations(status.id, { from, ...(o.to && { to: o.to }) })
+      print(output, answer, () =>
+        answer.values.length === 0
+          ? '(no value in this time)'
+          : table([
+              ['VALUE', 'TIME', 'SHARE'],
+              ...answer.values.map((v) => [
+                v.value,
+                spanOf(v.seconds),
+                `${(v.share * 100).toFixed(1)}%`,
+              ]),
+            ]),
       )
     })
 

@@ -1,3 +1,4 @@
+import { parse as parseDuration, toSeconds } from 'iso8601-duration'
 import { UsageError } from './output.ts'
 
 // `statusd set … --for 45m` and `--until 14:00` (docs/cli.md#values-that-end): the end of a
@@ -9,15 +10,32 @@ const SHORT = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?$/i
 const ISO_DURATION = /^P(?=\d|T\d)(?:\d+D)?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+S)?)?$/i
 
 /** `--for`: a duration as the API's ISO 8601 duration (`45m` → `PT45M`, `2d` → `P2D`). */
-export function durationOf(text: string): string {
+export function durationOf(text: string, flag = '--for'): string {
   const given = text.trim()
   if (ISO_DURATION.test(given)) return given.toUpperCase()
   const match = SHORT.exec(given)
   if (!given || !match)
-    throw new UsageError(`--for takes a duration such as 45m, 1h30m, 2d or PT45M, got "${text}"`)
+    throw new UsageError(`${flag} takes a duration such as 45m, 1h30m, 2d or PT45M, got "${text}"`)
   const [, d, h, m] = match
   const time = `${h ? `${Number(h)}H` : ''}${m ? `${Number(m)}M` : ''}`
   return `P${d ? `${Number(d)}D` : ''}${time ? `T${time}` : ''}`
+}
+
+/** `--since 7d`: the instant that long before `now`. */
+export function sinceOf(text: string, now: Date): string {
+  const seconds = toSeconds(parseDuration(durationOf(text, '--since')), now)
+  return new Date(now.getTime() - seconds * 1000).toISOString()
+}
+
+/** `3h 12m`, `2d 4h`, `45s`: a time as a person reads it, to the minute past an hour. */
+export function spanOf(seconds: number): string {
+  const s = Math.round(seconds)
+  if (s < 60) return `${s}s`
+  const days = Math.floor(s / 86_400)
+  const hours = Math.floor((s % 86_400) / 3600)
+  const minutes = Math.floor((s % 3600) / 60)
+  const parts = [days && `${days}d`, hours && `${hours}h`, !days && minutes && `${minutes}m`]
+  return parts.filter(Boolean).join(' ') || '0m'
 }
 
 const CLOCK = /^([01]?\d|2[0-3]):([0-5]\d)$/

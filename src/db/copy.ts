@@ -41,6 +41,7 @@ export const PRIMARY_KEYS: { readonly [T in CopyTable]: readonly (keyof DB[T] & 
   deliveries: ['id'],
   delivery_attempts: ['id'],
   service_settings: ['name'],
+  leases: ['name'],
 }
 
 /** statusd's tables in the order a copy writes them (PRIMARY_KEYS's order). */
@@ -146,6 +147,7 @@ const NOUNS: Record<CopyTable, [string, string]> = {
   deliveries: ['delivery', 'deliveries'],
   delivery_attempts: ['delivery attempt', 'delivery attempts'],
   service_settings: ['service setting', 'service settings'],
+  leases: ['lease', 'leases'],
 }
 
 /** "3 users, 1 API key, …" for messages. */

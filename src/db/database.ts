@@ -21,6 +21,8 @@ export interface UsersTable {
   admin: Generated<number>
   /** When an operator disabled the account (null: enabled); its keys and sessions stop working. */
   disabled_at: string | null
+  /** The language of the mails and notifications the user gets (null: none chosen, English). */
+  locale: string | null
 }
 
 export interface ApiKeysTable {
@@ -355,6 +357,16 @@ export interface ServiceSettingsTable {
   created_at: string
 }
 
+/**
+ * Work one instance at a time does (the MQTT bridge): held by `holder` until `expires_at`,
+ * unless renewed (docs/integrations.md#one-bridge-across-instances).
+ */
+export interface LeasesTable {
+  name: string
+  holder: string
+  expires_at: string
+}
+
 export interface DB {
   users: UsersTable
   api_keys: ApiKeysTable
@@ -379,6 +391,7 @@ export interface DB {
   deliveries: DeliveriesTable
   delivery_attempts: DeliveryAttemptsTable
   service_settings: ServiceSettingsTable
+  leases: LeasesTable
 }
 
 export type User = Selectable<UsersTable>

@@ -158,6 +158,7 @@ describe('the profile (docs/accounts.md#users)', () => {
       'emailVerified',
       'hasPassword',
       'id',
+      'locale',
       'name',
       'plan',
     ])

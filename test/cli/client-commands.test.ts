@@ -229,6 +229,44 @@ describe('statusd set / get / ls / history (docs/cli.md#commands)', () => {
     )
   })
 
+  it('durations sums the time in each value over --since, --from and --to (docs/cli.md#commands)', async () => {
+    await json(['set', 'desk-9', 'IN'])
+    await json(['set', 'desk-9', 'OUT'])
+    const answer = await json(['durations', 'desk-9', '--since', '7d'])
+    assert.deepEqual(answer.values.map((v: { value: string }) => v.value).sort(), ['IN', 'OUT'])
+    const shares = answer.values.reduce((sum: number, v: { share: number }) => sum + v.share, 0)
+    assert.ok(Math.abs(shares - 1) < 1e-9, `shares add up to 1, got ${shares}`)
+    const week = Date.parse(answer.to) - Date.parse(answer.from)
+    assert.equal(Math.round(week / 86_400_000), 7)
+    const human = (await statusd(['durations', 'desk-9'])).stdout.split('\n')
+    assert.deepEqual(human[0]?.split(/ {2,}/), ['VALUE', 'TIME', 'SHARE'])
+    const before = await json([
+      'durations',
+      'desk-9',
+      '--from',
+      '2020-01-01T00:00:00Z',
+      '--to',
+      '2020-01-02T00:00:00Z',
+    ])
+    assert.deepEqual(before.values, [])
+    assert.equal(
+      (
+        await statusd([
+          'durations',
+          'desk-9',
+          '--from',
+          '2020-01-01T00:00:00Z',
+          '--to',
+          '2020-01-02T00:00:00Z',
+        ])
+      ).stdout,
+      '(no value in this time)\n',
+    )
+    const bad = await statusd(['durations', 'desk-9', '--since', 'a week'])
+    assert.equal(bad.code, 2)
+    assert.match(bad.stderr, /--since takes a duration such as 45m/)
+  })
+
   it('STATUSD_URL and STATUSD_API_KEY override the config file, each on its own', async () => {
     const bob = await t.user({ name: 'Bob' })
     await t.request(bob, 'POST', '/v1/status-keys/bobs-desk', { value: 'IN' })

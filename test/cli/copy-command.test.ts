@@ -188,6 +188,7 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
       deliveries: 0,
       delivery_attempts: 0,
       service_settings: 0,
+      leases: 0,
     })
     assert.equal(summary.replaced, false)
     assert.deepEqual(await targetDump(), expected)
@@ -258,7 +259,7 @@ describe(`statusd copy [sqlite → ${TEST_ENGINE}]`, () => {
     assert.equal(code, 1)
     assert.match(
       err,
-      /target is not empty \(2 users, 3 API keys, 8 statuses, \d+ history rows, 1 role, 1 idempotent response, \d+ deleted status(?:es)? still swept, 0 sessions, 0 passkeys, 0 one-time tokens, \d+ security events, 0 pending invitations, 0 invitation links, 0 invitation mails sent, 0 share links, 0 schedules, 0 boards, 0 notification channels, 0 notification rules, \d+ notification events, 0 deliveries, 0 delivery attempts, [01] service settings?\); pass --force/,
+      /target is not empty \(2 users, 3 API keys, 8 statuses, \d+ history rows, 1 role, 1 idempotent response, \d+ deleted status(?:es)? still swept, 0 sessions, 0 passkeys, 0 one-time tokens, \d+ security events, 0 pending invitations, 0 invitation links, 0 invitation mails sent, 0 share links, 0 schedules, 0 boards, 0 notification channels, 0 notification rules, \d+ notification events, 0 deliveries, 0 delivery attempts, [01] service settings?, 0 leases\); pass --force/,
     )
     assert.deepEqual(await targetDump(), before)
   })

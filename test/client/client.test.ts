@@ -137,6 +137,39 @@ describe('StatusdClient: each method against a real server (docs/client.md#metho
     assert.ok(paged.nextCursor)
   })
 
+  it('durations sums the time in each value; Dates and text both name the range', async () => {
+    const client = clientOf(await t.user())
+    const status = await client.set('door-2', { value: 'OPEN' })
+    await client.update(status.id, { value: 'SHUT' })
+    const week = await client.durations(status.id, { from: new Date(Date.now() - 7 * 86_400_000) })
+    assert.deepEqual(week.values.map((v) => v.value).sort(), ['OPEN', 'SHUT'])
+    const none = await client.durations(status.id, {
+      from: '2020-01-01T00:00:00Z',
+      to: new Date('2020-01-02T00:00:00Z'),
+    })
+    assert.deepEqual([none.trackedSeconds, none.values], [0, []])
+    const wrong = await refusal(client.durations(status.id, { from: 'yesterday' }))
+    assert.deepEqual([wrong.status, wrong.errorCode], [400, 'validationError'])
+  })
+
+  it('transfer offers a status to another user, who accepts it; withdrawTransfer takes it back', async () => {
+    const owner = await t.user()
+    const colleague = await t.user()
+    const client = clientOf(owner)
+    const status = await client.set('desk-7', { value: 'IN' })
+    const offer = await client.transfer(status.id, colleague.id)
+    assert.equal(offer.role, 'owner')
+    await client.withdrawTransfer(status.id)
+    const gone = await refusal(client.withdrawTransfer(status.id))
+    assert.deepEqual([gone.status, gone.errorCode], [404, 'notFound'])
+    const again = await client.transfer(status.id, colleague.id)
+    const accepted = await t.request(colleague, 'POST', `/v1/user/invitations/${again.id}/accept`)
+    assert.equal(accepted.statusCode, 200, accepted.body)
+    assert.equal((await clientOf(colleague).get(status.id)).value, 'IN')
+    const notMine = await refusal(client.transfer(status.id, colleague.id))
+    assert.equal(notMine.status, 403)
+  })
+
   it('update honours ifMatch: a stale ETag is 412 and changes nothing', async () => {
     const owner = await t.user()
     const client = clientOf(owner)

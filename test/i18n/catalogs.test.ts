@@ -11,7 +11,7 @@ import { LANGUAGE_CODES, LANGUAGES } from '../../src/i18n/languages.ts'
 const root = path.resolve(import.meta.dirname, '../..')
 const PLURAL = /_(zero|one|two|few|many|other)$/
 // a key names an area and at least two more parts: `app.account.title`
-const KEY = /^(app|page|mail|notify|common)(\.[A-Za-z0-9_-]+){2,}$/
+const KEY = /^(app|page|mail|notify|common|embed)(\.[A-Za-z0-9_-]+){2,}$/
 
 function leaves(value: unknown, prefix = ''): Map<string, string> {
   const out = new Map<string, string>()
@@ -56,6 +56,18 @@ describe('languages: every catalog holds the same keys, and the code uses each',
     )
     assert.deepEqual(files.sort(), Object.keys(LANGUAGES).sort())
   })
+
+  for (const code of LANGUAGE_CODES)
+    it(`languages: ${code}.json names each key once (a second one would hide the first)`, () => {
+      const text = readFileSync(path.join(root, `src/i18n/locales/${code}.json`), 'utf8')
+      const named = text.match(/^\s*"[^"]+"\s*:/gm)?.length ?? 0
+      const count = (value: unknown): number =>
+        Object.values(value as Record<string, unknown>).reduce<number>(
+          (sum, inner) => sum + 1 + (typeof inner === 'object' && inner ? count(inner) : 0),
+          0,
+        )
+      assert.equal(named, count(JSON.parse(text)))
+    })
 
   for (const code of LANGUAGE_CODES) {
     if (code === 'en') continue

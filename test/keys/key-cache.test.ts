@@ -49,6 +49,7 @@ test('key cache: entries expire with the TTL and with the key itself; the size i
     email_verified_at: null,
     admin: 0,
     disabled_at: null,
+    locale: null,
   }
   cache.set('h1', {
     user,
@@ -110,6 +111,7 @@ test('key cache: with a TTL of 0 nothing is kept', () => {
     email_verified_at: null,
     admin: 0,
     disabled_at: null,
+    locale: null,
   }
   cache.set('h', {
     user,

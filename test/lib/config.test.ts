@@ -50,6 +50,7 @@ describe('loadConfig', () => {
       backupDir: null,
       backupEveryMs: null,
       backupKeep: null,
+      mqtt: null,
     }))
 
   it('WEBHOOK_ALLOW_NETWORKS: none by default; CIDR ranges and addresses (docs/notifications.md#outbound-safety)', () => {
@@ -75,6 +76,44 @@ describe('loadConfig', () => {
       () => loadConfig({ SMTP_URL: 'http://user:hunter2@mail' }),
       (err: Error) => !err.message.includes('hunter2'),
     )
+  })
+
+  it('MQTT_URL, MQTT_API_KEY, MQTT_PREFIX, MQTT_PROTOCOL, MQTT_DISCOVERY: the bridge, never echoing its secrets (docs/integrations.md#broker-settings)', () => {
+    const key = 'sdk_secretsecret'
+    assert.deepEqual(loadConfig({ MQTT_URL: 'mqtt://127.0.0.1:1883', MQTT_API_KEY: key }).mqtt, {
+      url: 'mqtt://127.0.0.1:1883',
+      apiKey: key,
+      prefix: 'statusd',
+      protocolVersion: 4,
+      discovery: 'homeassistant',
+    })
+    const set = loadConfig({
+      MQTT_URL: 'mqtts://bridge:hunter2@broker.example.com:8883',
+      MQTT_API_KEY: key,
+      MQTT_PREFIX: 'office',
+      MQTT_PROTOCOL: '5',
+      MQTT_DISCOVERY: '',
+    }).mqtt
+    assert.equal(set?.prefix, 'office')
+    assert.equal(set?.protocolVersion, 5)
+    for (const bad of ['3', '4', 'v5'])
+      refuses(
+        { MQTT_URL: 'mqtt://127.0.0.1', MQTT_API_KEY: key, MQTT_PROTOCOL: bad },
+        /MQTT_PROTOCOL/,
+      )
+    assert.equal(set?.discovery, null, 'empty: no discovery')
+    assert.equal(loadConfig({ MQTT_API_KEY: key }).mqtt, null, 'no MQTT_URL: no bridge')
+    refuses({ MQTT_URL: 'mqtt://127.0.0.1' }, /MQTT_URL needs MQTT_API_KEY/)
+    refuses({ MQTT_URL: 'http://bridge:hunter2@broker', MQTT_API_KEY: key }, /MQTT_URL/)
+    assert.throws(
+      () => loadConfig({ MQTT_URL: 'http://bridge:hunter2@broker', MQTT_API_KEY: key }),
+      (err: Error) => !err.message.includes('hunter2'),
+    )
+    for (const prefix of ['a/b', 'home/#', '+'])
+      refuses(
+        { MQTT_URL: 'mqtt://127.0.0.1', MQTT_API_KEY: key, MQTT_PREFIX: prefix },
+        /MQTT_PREFIX/,
+      )
   })
 
   it('STREAMS_PER_CLIENT: a whole number from 1 (docs/operations.md#limits-per-client)', () => {

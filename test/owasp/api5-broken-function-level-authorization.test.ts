@@ -57,6 +57,8 @@ const FOR_UNVERIFIED = [
   'GET /v1/user/security-events',
   // your own data (docs/accounts.md#export-your-data)
   'GET /v1/user/export',
+  // leaving: your own account, from a session (docs/accounts.md#delete-your-account)
+  'DELETE /v1/user',
 ]
 
 describe('levels', () => {

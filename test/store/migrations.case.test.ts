@@ -208,9 +208,10 @@ describe(onEngine('a database a pre-release of statusd made'), () => {
     assert.deepEqual(await executedMigrations(db), ALL, 'the pre-release’s bookkeeping is gone')
     assert.deepEqual(await dataOf(db), {
       ...before,
-      // the operators' migration: the first user is the first operator
+      // the operators' migration: the first user is the first operator; the locale's: no
+      // language chosen
       users: before.users.map((u: string) =>
-        JSON.stringify({ ...JSON.parse(u), admin: 1, disabled_at: null }),
+        JSON.stringify({ ...JSON.parse(u), admin: 1, disabled_at: null, locale: null }),
       ),
       security_events: [],
       // the ends' migration: no status has an end, no history entry was written by the worker
@@ -227,6 +228,8 @@ describe(onEngine('a database a pre-release of statusd made'), () => {
       ),
       // the schedules' migration: no status has one yet
       status_schedules: [],
+      // the MQTT migration: no lease is held yet
+      leases: [],
     })
     assert.deepEqual(await migrateToLatest(db), [], 'the next start has nothing to do')
   })

@@ -279,6 +279,23 @@ describe(`the end, written by the timed worker [${TEST_ENGINE}]`, () => {
     assert.deepEqual([last.status.value, last.status.previousValue], ['FREE', 'BUSY'])
   })
 
+  it('the public view shows the pending end to anyone, and no end once it is written', async (ctx) => {
+    const { t, clock } = await endsWorld(ctx)
+    const owner = await t.user()
+    const busy = await busyFor45(t, owner)
+    const open = await t.request(owner, 'PATCH', `/v1/status/${busy.id}`, { accessType: 'public' })
+    assert.equal(open.statusCode, 200, open.body)
+    const shared = (await t.request(null, 'GET', `/v1/share/${busy.shareId}`)).json()
+    assert.deepEqual(
+      [shared.value, shared.valueUntil, shared.valueAfter],
+      ['BUSY', busy.valueUntil, 'FREE'],
+    )
+    clock.advance(45 * MIN)
+    assert.equal(await t.app.timed.runOnce(), 1)
+    const after = (await t.request(null, 'GET', `/v1/share/${busy.shareId}`)).json()
+    assert.deepEqual([after.value, after.valueUntil, after.valueAfter], ['FREE', null, null])
+  })
+
   it('a later value write cancels the end; so does valueUntil null; a setting change does not', async (ctx) => {
     const { t, clock } = await endsWorld(ctx)
     const owner = await t.user()

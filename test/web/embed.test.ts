@@ -19,9 +19,14 @@ const skip = chromiumMissing()
  * Another origin (a second HTTP server on another port) serving one page that embeds the
  * element, under a CSP that lets nothing but statusd's script and stream in.
  */
-async function otherSite(ctx: Lifetime, statusd: string, snippet: string): Promise<string> {
+async function otherSite(
+  ctx: Lifetime,
+  statusd: string,
+  snippet: string,
+  lang = 'en',
+): Promise<string> {
   const page = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Our office</title></head>
+<html lang="${lang}"><head><meta charset="utf-8"><title>Our office</title></head>
 <body><main><h1>Our office</h1><p>Room 4: ${snippet}</p></main></body></html>`
   const server = createServer((request, response) => {
     if (request.url !== '/') return response.writeHead(404).end()
@@ -132,6 +137,45 @@ describe('the embed on another site’s page', { skip }, () => {
     await app.request(owner, 'PATCH', `/v1/status/${status.id}`, { value: 'OUT' })
     await valueReads(page, 'OUT')
     assert.deepEqual(seen.origins(), [base])
+    assert.deepEqual(seen.errors, [])
+  })
+
+  it('shows a pending end, in the language of the page around it', async (t) => {
+    const { t: app, base } = await listeningApp(t)
+    const owner = await app.user()
+    const status = await createStatus(app, owner, 'room-5', {
+      name: 'Raum 5',
+      value: 'FREE',
+      accessType: 'public',
+    })
+    const site = await otherSite(t, base, snippet(base, 'share', status.shareId), 'de-CH')
+    const browser = await launchChromium()
+    t.after(browser.close)
+    const page = await browser.context.newPage()
+    const seen = watch(page, site)
+    await page.goto(site)
+    await valueReads(page, 'FREE')
+    const busy = await app.request(owner, 'PATCH', `/v1/status/${status.id}`, {
+      value: 'BUSY',
+      valueUntil: 'PT45M',
+      valueAfter: 'FREE',
+    })
+    assert.equal(busy.statusCode, 200, busy.body)
+    await valueReads(page, 'BUSY')
+    const note = page.locator('statusd-status [part=note]')
+    await note.filter({ hasText: /^bis \S+, dann FREE$/ }).waitFor()
+    const shown = await note.textContent()
+    const until = new Intl.DateTimeFormat('de', { hour: '2-digit', minute: '2-digit' }).format(
+      new Date(busy.json().valueUntil),
+    )
+    assert.ok(shown?.includes(until), `${shown} names ${until}`)
+    await app.request(owner, 'PATCH', `/v1/status/${status.id}`, { value: 'FREE' })
+    await valueReads(page, 'FREE')
+    await page.waitForFunction(
+      "document.querySelector('statusd-status').shadowRoot.querySelector('[part=note]').textContent === ''",
+    )
+    await app.request(owner, 'PATCH', `/v1/status/${status.id}`, { accessType: 'private' })
+    await valueReads(page, 'Dieser Status ist nicht verfügbar')
     assert.deepEqual(seen.errors, [])
   })
 

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { ApiError } from '../api.ts'
+import { t } from '../i18n.ts'
 import { Link, route } from '../router.tsx'
 import { me } from '../session.ts'
 
@@ -7,10 +8,10 @@ import { me } from '../session.ts'
 // and what someone who is not an operator sees instead of them.
 
 const ADMIN_PLACES = [
-  { href: '/admin', label: 'Users' },
-  { href: '/admin/instance', label: 'Instance' },
-  { href: '/admin/audit', label: 'Audit log' },
-  { href: '/admin/backups', label: 'Backups' },
+  { href: '/admin', label: () => t('app.adminNav.users') },
+  { href: '/admin/instance', label: () => t('app.adminNav.instance') },
+  { href: '/admin/audit', label: () => t('app.adminNav.audit') },
+  { href: '/admin/backups', label: () => t('app.adminNav.backups') },
 ]
 
 /** The paths of the operators' screens: the app's navigation marks "Admin" on each. */
@@ -20,12 +21,12 @@ export const ADMIN_PATHS: readonly string[] = ADMIN_PLACES.map((place) => place.
 export function AdminNav() {
   const current = route.value.path
   return (
-    <nav aria-label="Admin" class="status-tabs">
+    <nav aria-label={t('app.adminNav.label')} class="status-tabs">
       <ul>
         {ADMIN_PLACES.map((place) => (
           <li key={place.href}>
             <Link href={place.href} aria-current={current === place.href ? 'page' : undefined}>
-              {place.label}
+              {place.label()}
             </Link>
           </li>
         ))}
@@ -38,10 +39,10 @@ export function AdminNav() {
 export function NotAllowed() {
   return (
     <>
-      <h1>Not allowed</h1>
+      <h1>{t('app.adminNav.notAllowed.title')}</h1>
       <p>
-        This screen is for the operators of this statusd. Ask one of them if you need something
-        changed. <Link href="/">Back to the board</Link>
+        {t('app.adminNav.notAllowed.text')}{' '}
+        <Link href="/">{t('app.adminNav.notAllowed.back')}</Link>
       </p>
     </>
   )

@@ -1,4 +1,5 @@
 import { signal } from '@preact/signals'
+import { t } from '../i18n.ts'
 
 // Live changes announced to screen readers (docs/app.md#accessibility), politely and
 // without flooding: changes arriving within a second are told as one message, and a burst
@@ -15,7 +16,8 @@ export function announce(text: string): void {
     timer = null
     const texts = pending
     pending = []
-    message.value = texts.length > 3 ? `${texts.length} statuses changed.` : texts.join(' ')
+    message.value =
+      texts.length > 3 ? t('app.announcer.changed', { count: texts.length }) : texts.join(' ')
   }, 1000)
 }
 

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useId, useRef, useState } from 'preact/hooks'
+import { t } from '../i18n.ts'
 import { FormError } from './form.tsx'
 
 // A destructive action behind a confirmation (docs/app.md#accessibility): the native
@@ -64,7 +65,7 @@ export function ConfirmButton(props: {
               {props.confirmLabel}
             </button>
             <button type="button" class="button" onClick={() => dialog.current?.close()}>
-              Cancel
+              {t('app.confirm.cancel')}
             </button>
           </div>
         </form>

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
+import { t } from '../i18n.ts'
 
 // A copy button (docs/app.md#sharing-a-status): the Clipboard API, and a visible "Copied"
 // that a screen reader hears too (aria-live), so the person knows it worked without looking
@@ -28,18 +29,14 @@ export function CopyButton(props: { text: string; label: string; class?: string 
         {props.label}
       </button>
       <span class="copy-note" aria-live="polite">
-        {state === 'copied'
-          ? 'Copied'
-          : state === 'failed'
-            ? 'Could not copy: select the text and copy it'
-            : ''}
+        {state === 'copied' ? t('app.copy.copied') : state === 'failed' ? t('app.copy.failed') : ''}
       </span>
     </span>
   )
 }
 
 /** A value to copy: the text itself (readonly, selectable) and its copy button. */
-export function CopyField(props: { label: string; text: string; buttonLabel?: string }) {
+export function CopyField(props: { label: string; text: string; buttonLabel: string }) {
   return (
     <div class="copy-field">
       <label>
@@ -51,10 +48,7 @@ export function CopyField(props: { label: string; text: string; buttonLabel?: st
           onFocus={(event) => event.currentTarget.select()}
         />
       </label>
-      <CopyButton
-        text={props.text}
-        label={props.buttonLabel ?? `Copy ${props.label.toLowerCase()}`}
-      />
+      <CopyButton text={props.text} label={props.buttonLabel} />
     </div>
   )
 }

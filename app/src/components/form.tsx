@@ -1,6 +1,7 @@
 import type { InputHTMLAttributes } from 'preact'
 import { useId, useState } from 'preact/hooks'
 import { ApiError, api } from '../api.ts'
+import { t } from '../i18n.ts'
 import { me } from '../session.ts'
 
 // Form pieces every screen shares: a labelled field whose error (the API's own message for
@@ -71,10 +72,7 @@ function ConfirmAddressFirst() {
   const [busy, setBusy] = useState(false)
   return (
     <div class="form-error" role="alert">
-      <p>
-        Confirm your address first: follow the link mailed to {email ?? 'your address'}, then try
-        again.
-      </p>
+      <p>{email ? t('app.form.confirmFirst', { email }) : t('app.form.confirmFirstNoAddress')}</p>
       <p aria-live="polite">
         <button
           type="button"
@@ -86,7 +84,7 @@ function ConfirmAddressFirst() {
             setSent(null)
             try {
               const answer = await api<{ email: string }>('POST', '/v1/user/email/verification')
-              setSent(`A new link was mailed to ${answer.email}.`)
+              setSent(t('app.form.linkSent', { email: answer.email }))
             } catch (e) {
               setError(e)
             } finally {
@@ -94,7 +92,7 @@ function ConfirmAddressFirst() {
             }
           }}
         >
-          Send the link again
+          {t('app.form.sendAgain')}
         </button>{' '}
         {sent}
         {error instanceof Error && error.message}

@@ -1,8 +1,10 @@
 import { signal } from '@preact/signals'
 import { useEffect, useState } from 'preact/hooks'
 import { api, apiPath } from '../api.ts'
+import { t } from '../i18n.ts'
 import type { RoleInvitation } from '../types.ts'
 import { FormError } from './form.tsx'
+import { Rich } from './rich.tsx'
 
 // Invitations waiting for me (docs/app.md#signing-up): a role someone offered, to accept or
 // decline. Shown above every signed-in screen while there are any, so nobody has to go
@@ -27,13 +29,16 @@ export function InvitationsBanner(props: { onAccepted?: () => void }) {
       )
       setItems((list) => list.filter((i) => i.id !== invitation.id))
       setAnnounce(
-        how === 'decline'
-          ? `You declined the invitation to ${invitation.statusName}.`
-          : invitation.role !== 'owner'
-            ? `You accepted the invitation to ${invitation.statusName}.`
-            : answer?.keyKept === false
-              ? `You now own ${invitation.statusName}. You had a status by its key, so it has no key now.`
-              : `You now own ${invitation.statusName}.`,
+        t(
+          how === 'decline'
+            ? 'app.invitations.declined'
+            : invitation.role !== 'owner'
+              ? 'app.invitations.accepted'
+              : answer?.keyKept === false
+                ? 'app.invitations.ownedKeyDropped'
+                : 'app.invitations.owned',
+          { name: invitation.statusName },
+        ),
       )
       if (how === 'accept') props.onAccepted?.()
     } catch (e) {
@@ -47,42 +52,42 @@ export function InvitationsBanner(props: { onAccepted?: () => void }) {
       </p>
       {items.length > 0 && (
         <section class="invitations-banner" aria-labelledby="invitations-heading">
-          <h2 id="invitations-heading">Invitations for you</h2>
+          <h2 id="invitations-heading">{t('app.invitations.title')}</h2>
           <FormError error={error} />
           <ul>
             {items.map((inv) => (
               <li key={inv.id}>
                 <span>
-                  {inv.role === 'owner' ? (
-                    <>
-                      <strong class="user-text">{inv.invitedBy.name}</strong> offers you{' '}
-                      <strong class="user-text">{inv.statusName}</strong>: you would own it, and
-                      they would stay on as an updater.
-                    </>
-                  ) : (
-                    <>
-                      <strong class="user-text">{inv.invitedBy.name}</strong> invites you to{' '}
-                      <strong class="user-text">{inv.statusName}</strong> as{' '}
-                      {inv.role === 'updater' ? 'an updater' : 'a subscriber'}.
-                    </>
-                  )}
+                  <Rich
+                    text={t(
+                      inv.role === 'owner'
+                        ? 'app.invitations.offersOwner'
+                        : inv.role === 'updater'
+                          ? 'app.invitations.invitesUpdater'
+                          : 'app.invitations.invitesSubscriber',
+                    )}
+                    parts={{
+                      who: () => <strong class="user-text">{inv.invitedBy.name}</strong>,
+                      status: () => <strong class="user-text">{inv.statusName}</strong>,
+                    }}
+                  />
                 </span>
                 <span class="actions">
                   <button
                     type="button"
                     class="button primary"
-                    aria-label={`Accept the invitation to ${inv.statusName}`}
+                    aria-label={t('app.invitations.acceptLabel', { name: inv.statusName })}
                     onClick={() => answer(inv, 'accept')}
                   >
-                    Accept
+                    {t('app.invitations.accept')}
                   </button>
                   <button
                     type="button"
                     class="button"
-                    aria-label={`Decline the invitation to ${inv.statusName}`}
+                    aria-label={t('app.invitations.declineLabel', { name: inv.statusName })}
                     onClick={() => answer(inv, 'decline')}
                   >
-                    Decline
+                    {t('app.invitations.decline')}
                   </button>
                 </span>
               </li>

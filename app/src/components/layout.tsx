@@ -1,9 +1,11 @@
 import type { ComponentChildren } from 'preact'
 import { useEffect, useRef } from 'preact/hooks'
+import { t } from '../i18n.ts'
 import { Link, route } from '../router.tsx'
 import { me, signOut } from '../session.ts'
 import { ADMIN_PATHS } from './admin-nav.tsx'
 import { InvitationsBanner } from './invitations-banner.tsx'
+import { LanguagePicker } from './language-picker.tsx'
 import { RateLimitNotice } from './rate-limit-notice.tsx'
 
 // The frame of every signed-in screen: a skip link, the header with the app's places, and
@@ -13,17 +15,21 @@ import { RateLimitNotice } from './rate-limit-notice.tsx'
 const PLACES = [
   {
     href: '/',
-    label: 'Board',
+    label: () => t('app.layout.board'),
     paths: ['/', '/find', '/statuses/new', '/statuses/:id', '/statuses/:id/:tab'],
   },
-  { href: '/walls', label: 'Walls', paths: ['/walls', '/walls/:id'] },
-  { href: '/notifications', label: 'Notifications', paths: ['/notifications'] },
-  { href: '/keys', label: 'API keys', paths: ['/keys'] },
-  { href: '/account', label: 'Account', paths: ['/account'] },
+  { href: '/walls', label: () => t('app.layout.walls'), paths: ['/walls', '/walls/:id'] },
+  {
+    href: '/notifications',
+    label: () => t('app.layout.notifications'),
+    paths: ['/notifications'],
+  },
+  { href: '/keys', label: () => t('app.layout.keys'), paths: ['/keys'] },
+  { href: '/account', label: () => t('app.layout.account'), paths: ['/account'] },
 ]
 
 /** The operators' place (docs/app.md#operators): shown to operators only. */
-const ADMIN_PLACE = { href: '/admin', label: 'Admin', paths: ADMIN_PATHS }
+const ADMIN_PLACE = { href: '/admin', label: () => t('app.layout.admin'), paths: ADMIN_PATHS }
 
 export function Layout(props: { children: ComponentChildren }) {
   const current = route.value.path
@@ -41,14 +47,14 @@ export function Layout(props: { children: ComponentChildren }) {
   return (
     <>
       <a class="skip-link" href="#main">
-        Skip to content
+        {t('app.layout.skip')}
       </a>
       <header class="app-header">
         <Link href="/" class="brand">
           <img src="/app/icon.svg" alt="" width="28" height="28" />
           <span>statusd</span>
         </Link>
-        <nav aria-label="Main" ref={nav}>
+        <nav aria-label={t('app.layout.main')} ref={nav}>
           <ul>
             {places.map((place) => (
               <li key={place.href}>
@@ -56,7 +62,7 @@ export function Layout(props: { children: ComponentChildren }) {
                   href={place.href}
                   aria-current={current && place.paths.includes(current) ? 'page' : undefined}
                 >
-                  {place.label}
+                  {place.label()}
                 </Link>
               </li>
             ))}
@@ -71,7 +77,7 @@ export function Layout(props: { children: ComponentChildren }) {
               await signOut()
             }}
           >
-            Sign out
+            {t('app.layout.signOut')}
           </button>
         </div>
       </header>
@@ -84,7 +90,11 @@ export function Layout(props: { children: ComponentChildren }) {
   )
 }
 
-/** The frame of the signed-out screens: just the name and the form. */
+/**
+ * The frame of the signed-out screens: the name, the form, and the language picker, so a
+ * person whose browser speaks another language can sign in or up in theirs (kept on this
+ * device only: there is no account yet to keep it on).
+ */
 export function Plain(props: { children: ComponentChildren }) {
   return (
     <main id="main" class="plain">
@@ -93,6 +103,9 @@ export function Plain(props: { children: ComponentChildren }) {
         <span>statusd</span>
       </p>
       {props.children}
+      <div class="plain-language">
+        <LanguagePicker />
+      </div>
     </main>
   )
 }

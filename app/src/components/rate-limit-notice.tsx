@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
 import { rateLimitedUntil } from '../api.ts'
+import { t } from '../i18n.ts'
 
 // The server's "too many requests" (429, docs/api.md#rate-limits) in words, above every
 // screen while it lasts: the app reads again by itself once the wait the server named is
@@ -21,8 +22,7 @@ export function RateLimitNotice() {
   const seconds = until === null ? 0 : Math.ceil((until - now) / 1000)
   return (
     <p class="rate-limit-notice" role="status">
-      {seconds > 0 &&
-        `Too many requests — trying again in ${seconds} s. Your plan allows a number of requests a minute.`}
+      {seconds > 0 && t('app.rateLimit.notice', { seconds })}
     </p>
   )
 }

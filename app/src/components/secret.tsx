@@ -1,5 +1,7 @@
 import type { ComponentChildren } from 'preact'
 import { useEffect, useId, useRef, useState } from 'preact/hooks'
+import { t } from '../i18n.ts'
+import { Rich } from './rich.tsx'
 
 // A secret the API shows once (a new API key, a webhook's signing secret): on screen until
 // the person says they have it, with a copy button and a plain warning that it will not be
@@ -21,11 +23,14 @@ export function SecretOnce(props: {
     <section class="secret-once" ref={panel} tabIndex={-1} aria-label={props.title}>
       <h2>{props.title}</h2>
       <p class="secret-warning">
-        Copy it now: <strong>you will not see it again.</strong>
+        <Rich
+          text={t('app.secret.warning')}
+          parts={{ strong: (text) => <strong>{text}</strong> }}
+        />
       </p>
       {props.children}
       <label class="label" for={id}>
-        Secret
+        {t('app.secret.label')}
       </label>
       <div class="secret-row">
         <input
@@ -50,18 +55,18 @@ export function SecretOnce(props: {
             }
           }}
         >
-          Copy
+          {t('app.secret.copy')}
         </button>
       </div>
       <p class="hint" aria-live="polite">
         {copied === 'copied'
-          ? 'Copied to the clipboard.'
+          ? t('app.secret.copied')
           : copied === 'failed'
-            ? 'The browser did not allow copying: select the text and copy it.'
+            ? t('app.secret.failed')
             : ''}
       </p>
       <button type="button" class="button" onClick={props.onDone}>
-        I have copied it
+        {t('app.secret.done')}
       </button>
     </section>
   )

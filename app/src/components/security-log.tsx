@@ -27,6 +27,7 @@ const REASON: Record<string, string> = {
   noPassword: 'app.securityLog.reasons.noPassword',
   notVerified: 'app.securityLog.reasons.notVerified',
   wrongCurrentPassword: 'app.securityLog.reasons.wrongCurrentPassword',
+  wrongPasswordToDelete: 'app.securityLog.reasons.wrongPasswordToDelete',
 }
 
 const ROLE: Record<string, string> = {
@@ -65,6 +66,7 @@ const KIND_KEYS: Record<SecurityEventKind, string> = {
   statusTransferred: 'app.securityLog.kinds.statusTransferred',
   adminGranted: 'app.securityLog.kinds.adminGranted',
   adminRevoked: 'app.securityLog.kinds.adminRevoked',
+  accountDeleted: 'app.securityLog.kinds.accountDeleted',
 }
 
 /** Every kind with its name in the language shown, in the order the server lists them. */
@@ -150,6 +152,10 @@ export function describeEvent(event: SecurityEvent): string {
       return t('app.securityLog.kinds.adminGranted')
     case 'adminRevoked':
       return t('app.securityLog.kinds.adminRevoked')
+    case 'accountDeleted':
+      return typeof d.statuses === 'number'
+        ? t('app.securityLog.events.accountDeletedWithStatuses', { count: d.statuses })
+        : t('app.securityLog.events.accountDeleted')
     default:
       return event.kind
   }

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks'
+import { t } from '../i18n.ts'
 import { lazy } from '../lazy.tsx'
 import { CopyField } from './copy.tsx'
 
@@ -28,12 +29,12 @@ export function SharedLink(props: {
           aria-expanded={showQr}
           onClick={() => setShowQr(!showQr)}
         >
-          {showQr ? 'Hide QR code' : 'Show QR code'}
+          {showQr ? t('app.sharedLink.hideQr') : t('app.sharedLink.showQr')}
         </button>
       </div>
       {showQr && (
         <div class="qr">
-          <QrCode text={url} alt={`QR code for ${url}`} />
+          <QrCode text={url} alt={t('app.sharedLink.qrAlt', { url })} />
         </div>
       )}
     </>

@@ -1,9 +1,11 @@
 import { useId, useState } from 'preact/hooks'
 import { colorOf } from '../../../src/web/palette.ts'
 import { api, apiPath } from '../api.ts'
+import { t } from '../i18n.ts'
 import { publish } from '../live.ts'
 import { clockTime, fullTime, nextClockTime, now, relativeTime } from '../time.ts'
 import type { Staleness, Status } from '../types.ts'
+import { Rich } from './rich.tsx'
 
 // Pieces the board and the status screen share: a value in its colour, when it last
 // changed, the stale mark, and the palette's one-tap buttons (docs/app.md#the-board).
@@ -15,14 +17,14 @@ export function ValueChip(props: { value: string | null; colorNo: number; class?
       class={`value-chip ${props.class ?? ''}`}
       style={{ '--status-color': colorOf(props.colorNo) }}
     >
-      {props.value ?? 'no value'}
+      {props.value ?? t('app.statusBits.noValue')}
     </span>
   )
 }
 
 /** "5 min ago", refreshed with the app's clock; the exact time as its title. */
 export function LastChange(props: { at: string | null }) {
-  if (!props.at) return <span class="muted">never set</span>
+  if (!props.at) return <span class="muted">{t('app.statusBits.neverSet')}</span>
   return (
     <time dateTime={props.at} title={fullTime(props.at)}>
       {relativeTime(props.at, now.value)}
@@ -35,8 +37,11 @@ export function StaleMark(props: { status: Status }) {
   const { stale, staleSince } = props.status as Status & Staleness
   if (!stale) return null
   return (
-    <span class="stale-mark" title={staleSince ? `Stale since ${fullTime(staleSince)}` : undefined}>
-      Stale
+    <span
+      class="stale-mark"
+      title={staleSince ? t('app.statusBits.staleSince', { at: fullTime(staleSince) }) : undefined}
+    >
+      {t('app.statusBits.stale')}
     </span>
   )
 }
@@ -52,23 +57,20 @@ export function PendingEnd(props: { status: Status }) {
   )
   return (
     <p class="value-end">
-      {valueAfter ? (
-        <>
-          Then <strong>{valueAfter}</strong> at {at}
-        </>
-      ) : (
-        <>Ends at {at}</>
-      )}
+      <Rich
+        text={valueAfter ? t('app.statusBits.then') : t('app.statusBits.ends')}
+        parts={{ value: () => <strong>{valueAfter}</strong>, at: () => at }}
+      />
     </p>
   )
 }
 
 /** How long a tapped value lasts: `valueUntil` as the API takes it (docs/app.md#values-that-end). */
 const HOW_LONG = [
-  { key: 'changed', label: 'until changed', until: null },
-  { key: '15m', label: 'for 15 min', until: 'PT15M' },
-  { key: '1h', label: 'for 1 h', until: 'PT1H' },
-  { key: 'at', label: 'until a time…', until: null },
+  { key: 'changed', label: () => t('app.statusBits.howLong.changed'), until: null },
+  { key: '15m', label: () => t('app.statusBits.howLong.15m'), until: 'PT15M' },
+  { key: '1h', label: () => t('app.statusBits.howLong.1h'), until: 'PT1H' },
+  { key: 'at', label: () => t('app.statusBits.howLong.at'), until: null },
 ] as const
 type HowLong = (typeof HOW_LONG)[number]['key']
 
@@ -89,7 +91,7 @@ export function ValueButtons(props: { status: Status; label: string }) {
     let valueUntil: string | undefined
     if (howLong === 'at') {
       if (!/^\d{2}:\d{2}$/.test(until)) {
-        setError('Choose the time the value ends.')
+        setError(t('app.statusBits.chooseTime'))
         return
       }
       valueUntil = nextClockTime(until)
@@ -133,7 +135,8 @@ export function ValueButtons(props: { status: Status; label: string }) {
       </ul>
       <div class="value-how-long">
         <label for={`${id}-for`}>
-          Keep it<span class="sr-only"> ({status.name})</span>
+          {t('app.statusBits.keepIt')}
+          <span class="sr-only"> ({status.name})</span>
         </label>
         <select
           id={`${id}-for`}
@@ -142,14 +145,14 @@ export function ValueButtons(props: { status: Status; label: string }) {
         >
           {HOW_LONG.map((h) => (
             <option key={h.key} value={h.key}>
-              {h.label}
+              {h.label()}
             </option>
           ))}
         </select>
         {howLong === 'at' && (
           <>
             <label for={`${id}-at`} class="sr-only">
-              Time the value ends
+              {t('app.statusBits.endsAtLabel')}
             </label>
             <input
               id={`${id}-at`}

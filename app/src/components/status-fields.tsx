@@ -2,6 +2,7 @@ import type { TextareaHTMLAttributes } from 'preact'
 import { useId } from 'preact/hooks'
 import { PALETTE } from '../../../src/web/palette.ts'
 import { ApiError } from '../api.ts'
+import { t } from '../i18n.ts'
 import type { PaletteEntry } from '../types.ts'
 import { ValueChip } from './status-bits.tsx'
 
@@ -34,7 +35,7 @@ export function ColourPicker(props: {
               onChange={() => props.onChange(c.colorNo)}
             />
             <span class="swatch" aria-hidden="true" />
-            {c.name}
+            {colourName(c.colorNo)}
           </label>
         ))}
       </div>
@@ -126,15 +127,59 @@ export function Choice<T extends string>(props: {
   )
 }
 
+/** The colours' names in the language shown, by `colorNo` (src/web/palette.ts). */
+const COLOUR_NAMES: Record<number, () => string> = {
+  1: () => t('app.statusFields.colour.blue'),
+  2: () => t('app.statusFields.colour.red'),
+  3: () => t('app.statusFields.colour.green'),
+  4: () => t('app.statusFields.colour.amber'),
+  5: () => t('app.statusFields.colour.purple'),
+  6: () => t('app.statusFields.colour.teal'),
+  7: () => t('app.statusFields.colour.pink'),
+  8: () => t('app.statusFields.colour.indigo'),
+  9: () => t('app.statusFields.colour.cyan'),
+  10: () => t('app.statusFields.colour.brown'),
+  11: () => t('app.statusFields.colour.slate'),
+  12: () => t('app.statusFields.colour.black'),
+}
+
+const colourName = (colorNo: number): string => COLOUR_NAMES[colorNo]?.() ?? String(colorNo)
+
+// the labels are read when shown, so they follow the language (getters)
 export const ACCESS_OPTIONS = [
-  { value: 'private', label: 'Private: only you and the people you share it with' },
-  { value: 'public', label: 'Public: anyone with its link' },
+  {
+    value: 'private',
+    get label() {
+      return t('app.statusFields.access.private')
+    },
+  },
+  {
+    value: 'public',
+    get label() {
+      return t('app.statusFields.access.public')
+    },
+  },
 ] as const
 
 export const LEVEL_OPTIONS = [
-  { value: 'owner', label: 'Only you' },
-  { value: 'private', label: 'You and people with a role' },
-  { value: 'public', label: 'Anyone who may see the status' },
+  {
+    value: 'owner',
+    get label() {
+      return t('app.statusFields.level.owner')
+    },
+  },
+  {
+    value: 'private',
+    get label() {
+      return t('app.statusFields.level.private')
+    },
+  },
+  {
+    value: 'public',
+    get label() {
+      return t('app.statusFields.level.public')
+    },
+  },
 ] as const
 
 const MAX_PALETTE = 12
@@ -161,10 +206,8 @@ export function PaletteEditor(props: {
   const whole = props.errors.find((e) => e.field === 'palette')?.message
   return (
     <fieldset class="field palette-editor">
-      <legend class="label">Palette</legend>
-      <p class="hint">
-        The values offered as one-tap buttons, each with its colour (at most {MAX_PALETTE}).
-      </p>
+      <legend class="label">{t('app.statusFields.palette.legend')}</legend>
+      <p class="hint">{t('app.statusFields.palette.hint', { max: MAX_PALETTE })}</p>
       {whole && <p class="field-error">{whole}</p>}
       {palette.length > 0 && (
         <ol class="palette-rows">
@@ -176,7 +219,7 @@ export function PaletteEditor(props: {
               <li key={i} class="palette-row">
                 <div class="palette-cells">
                   <label>
-                    <span class="sr-only">Palette value {n}</span>
+                    <span class="sr-only">{t('app.statusFields.palette.value', { n })}</span>
                     <input
                       value={entry.value}
                       aria-invalid={valueError ? 'true' : undefined}
@@ -188,7 +231,7 @@ export function PaletteEditor(props: {
                     />
                   </label>
                   <label>
-                    <span class="sr-only">Colour of palette value {n}</span>
+                    <span class="sr-only">{t('app.statusFields.palette.colour', { n })}</span>
                     <select
                       value={entry.colorNo}
                       onChange={(e) => {
@@ -199,7 +242,7 @@ export function PaletteEditor(props: {
                     >
                       {PALETTE.map((c) => (
                         <option key={c.colorNo} value={c.colorNo}>
-                          {c.name}
+                          {colourName(c.colorNo)}
                         </option>
                       ))}
                     </select>
@@ -211,7 +254,7 @@ export function PaletteEditor(props: {
                     type="button"
                     class="button quiet"
                     disabled={i === 0}
-                    aria-label={`Move palette value ${n} up`}
+                    aria-label={t('app.statusFields.palette.up', { n })}
                     onClick={() => move(i, i - 1)}
                   >
                     ↑
@@ -220,7 +263,7 @@ export function PaletteEditor(props: {
                     type="button"
                     class="button quiet"
                     disabled={i === palette.length - 1}
-                    aria-label={`Move palette value ${n} down`}
+                    aria-label={t('app.statusFields.palette.down', { n })}
                     onClick={() => move(i, i + 1)}
                   >
                     ↓
@@ -228,20 +271,20 @@ export function PaletteEditor(props: {
                   <button
                     type="button"
                     class="button quiet"
-                    aria-label={`Remove palette value ${n}`}
+                    aria-label={t('app.statusFields.palette.removeLabel', { n })}
                     onClick={() => onChange(palette.filter((_, j) => j !== i))}
                   >
-                    Remove
+                    {t('app.statusFields.palette.remove')}
                   </button>
                 </div>
                 {valueError && (
                   <p class="field-error">
-                    Value {n}: {valueError}
+                    {t('app.statusFields.palette.valueError', { n, message: valueError })}
                   </p>
                 )}
                 {colourError && (
                   <p class="field-error">
-                    Colour {n}: {colourError}
+                    {t('app.statusFields.palette.colourError', { n, message: colourError })}
                   </p>
                 )}
               </li>
@@ -256,7 +299,7 @@ export function PaletteEditor(props: {
           disabled={palette.length >= MAX_PALETTE}
           onClick={() => onChange([...palette, { value: '', colorNo: 1 }])}
         >
-          Add a value
+          {t('app.statusFields.palette.add')}
         </button>
       </div>
     </fieldset>

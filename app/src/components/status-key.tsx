@@ -1,6 +1,8 @@
+import { t } from '../i18n.ts'
 import { Link } from '../router.tsx'
 import type { Status } from '../types.ts'
 import { CopyField } from './copy.tsx'
+import { Rich } from './rich.tsx'
 
 // A status's key and the lines that use it (docs/app.md#from-scripts-and-devices): the key is
 // how scripts, the `statusd` command and devices name the status, so the screen that shows
@@ -30,17 +32,34 @@ export function StatusKey(props: { status: Status }) {
   const lines = keyLines(location.origin, key, value)
   return (
     <section class="status-key" aria-labelledby="status-key-heading">
-      <h2 id="status-key-heading">From scripts and devices</h2>
+      <h2 id="status-key-heading">{t('app.statusKey.title')}</h2>
       <p class="hint">
-        Its key is <code class="user-text">{key}</code>. <code>$KEY</code> is one of your{' '}
-        <Link href="/keys">API keys</Link>; for a device, make one that may set only this
-        status&#39;s value. The command needs <code>npx statusd login --url {location.origin}</code>{' '}
-        once.
+        <Rich
+          text={t('app.statusKey.hint')}
+          parts={{
+            key: () => <code class="user-text">{key}</code>,
+            var: () => <code>$KEY</code>,
+            keys: (text) => <Link href="/keys">{text}</Link>,
+            login: () => <code>npx statusd login --url {location.origin}</code>,
+          }}
+        />
       </p>
-      <CopyField label="Key" text={key} buttonLabel="Copy key" />
-      <CopyField label="curl" text={lines.curl} buttonLabel="Copy curl line" />
-      <CopyField label="Command" text={lines.cli} buttonLabel="Copy command" />
-      <CopyField label="Device (plain text)" text={lines.device} buttonLabel="Copy device line" />
+      <CopyField
+        label={t('app.statusKey.key')}
+        text={key}
+        buttonLabel={t('app.statusKey.copyKey')}
+      />
+      <CopyField label="curl" text={lines.curl} buttonLabel={t('app.statusKey.copyCurl')} />
+      <CopyField
+        label={t('app.statusKey.command')}
+        text={lines.cli}
+        buttonLabel={t('app.statusKey.copyCommand')}
+      />
+      <CopyField
+        label={t('app.statusKey.device')}
+        text={lines.device}
+        buttonLabel={t('app.statusKey.copyDevice')}
+      />
     </section>
   )
 }

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
+import { t } from '../i18n.ts'
 import { loadMe } from '../session.ts'
 import { Plain } from './layout.tsx'
 
@@ -23,14 +24,11 @@ export function Unreachable(props: { reason: string }) {
   }, [])
   return (
     <Plain>
-      <h1>statusd cannot be reached</h1>
-      <p>
-        The server does not answer: it may be restarting, or this device may be offline. You are
-        still signed in; nothing is lost.
-      </p>
+      <h1>{t('app.unreachable.title')}</h1>
+      <p>{t('app.unreachable.text')}</p>
       {props.reason && <p class="muted">{props.reason}</p>}
       <button type="button" class="button primary" disabled={busy} onClick={retry}>
-        {busy ? 'Trying…' : 'Try again'}
+        {busy ? t('app.unreachable.trying') : t('app.unreachable.retry')}
       </button>
     </Plain>
   )

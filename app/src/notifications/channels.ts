@@ -1,4 +1,5 @@
 import { ApiError, api } from '../api.ts'
+import { t } from '../i18n.ts'
 import type { Channel, NewChannel, WebhookFormat } from '../types.ts'
 import { serviceTarget } from './services.ts'
 
@@ -6,11 +7,11 @@ import { serviceTarget } from './services.ts'
 // screens share, and subscribing this browser to push (docs/notifications.md#browser-push).
 
 /** The webhook formats, as the API names them, with what each is for. */
-export const WEBHOOK_FORMAT_TEXT: Record<WebhookFormat, string> = {
-  standard: 'Standard Webhooks: signed JSON, for your own receiver',
-  slack: 'Slack incoming webhook',
-  discord: 'Discord webhook',
-  ntfy: 'ntfy topic',
+export const WEBHOOK_FORMAT_TEXT: Record<WebhookFormat, () => string> = {
+  standard: () => t('app.notifications.webhook.format.standard'),
+  slack: () => t('app.notifications.webhook.format.slack'),
+  discord: () => t('app.notifications.webhook.format.discord'),
+  ntfy: () => t('app.notifications.webhook.format.ntfy'),
 }
 
 /**
@@ -26,7 +27,7 @@ export function channelTarget(channel: Channel): string {
   if (channel.type === 'webhook')
     return `${String(config.url ?? '')} (${String(config.format ?? '')})`
   if (channel.type === 'email') return String(config.address ?? '')
-  if (channel.type === 'webpush') return 'notifications of a browser'
+  if (channel.type === 'webpush') return t('app.notifications.target.webpush')
   return serviceTarget(channel) ?? channel.type
 }
 
@@ -40,10 +41,7 @@ export const pushSupported = (): boolean =>
  */
 export async function addThisBrowser(name: string): Promise<NewChannel> {
   const permission = await Notification.requestPermission()
-  if (permission !== 'granted')
-    throw new Error(
-      'The browser did not allow notifications. Allow them for this site in the browser’s settings, then try again.',
-    )
+  if (permission !== 'granted') throw new Error(t('app.notifications.browser.denied'))
   const { publicKey } = await api<{ publicKey: string }>('GET', '/v1/webpush/key')
   const registration = await navigator.serviceWorker.ready
   let subscription: PushSubscription
@@ -54,7 +52,7 @@ export async function addThisBrowser(name: string): Promise<NewChannel> {
     })
   } catch (error) {
     throw new Error(
-      `The browser could not subscribe to push notifications: ${(error as Error).message}`,
+      t('app.notifications.browser.subscribeFailed', { message: (error as Error).message }),
     )
   }
   return api<NewChannel>('POST', '/v1/user/channels', {

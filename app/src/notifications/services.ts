@@ -1,3 +1,4 @@
+import { t } from '../i18n.ts'
 import type { Channel } from '../types.ts'
 
 // The push and chat services a channel can send to (docs/notifications.md#services): what
@@ -6,10 +7,11 @@ import type { Channel } from '../types.ts'
 export interface ServiceField {
   /** The property of `config`. */
   name: string
-  label: string
+  /** Its label, in the language shown. */
+  label: () => string
   input: 'url' | 'text' | 'secret' | 'number'
   required: boolean
-  hint?: string
+  hint?: () => string
   placeholder?: string
 }
 
@@ -27,25 +29,25 @@ export const SERVICES: readonly Service[] = [
     fields: [
       {
         name: 'topic',
-        label: 'Topic',
+        label: () => t('app.notifications.service.ntfy.topic'),
         input: 'text',
         required: true,
-        hint: 'Letters, digits, - and _, up to 64.',
+        hint: () => t('app.notifications.service.ntfy.topicHint'),
       },
       {
         name: 'server',
-        label: 'Server',
+        label: () => t('app.notifications.service.ntfy.server'),
         input: 'url',
         required: false,
         placeholder: 'https://ntfy.sh',
-        hint: 'Leave empty for ntfy.sh.',
+        hint: () => t('app.notifications.service.ntfy.serverHint'),
       },
       {
         name: 'token',
-        label: 'Access token',
+        label: () => t('app.notifications.service.ntfy.token'),
         input: 'secret',
         required: false,
-        hint: 'Only for a protected topic (tk_…).',
+        hint: () => t('app.notifications.service.ntfy.tokenHint'),
       },
     ],
   },
@@ -53,20 +55,26 @@ export const SERVICES: readonly Service[] = [
     type: 'gotify',
     label: 'Gotify',
     fields: [
-      { name: 'server', label: 'Server', input: 'url', required: true, placeholder: 'https://' },
+      {
+        name: 'server',
+        label: () => t('app.notifications.service.gotify.server'),
+        input: 'url',
+        required: true,
+        placeholder: 'https://',
+      },
       {
         name: 'token',
-        label: 'Application token',
+        label: () => t('app.notifications.service.gotify.token'),
         input: 'secret',
         required: true,
-        hint: 'In Gotify: Apps → Create application.',
+        hint: () => t('app.notifications.service.gotify.tokenHint'),
       },
       {
         name: 'priority',
-        label: 'Priority',
+        label: () => t('app.notifications.service.gotify.priority'),
         input: 'number',
         required: false,
-        hint: '0 to 10; empty for 5.',
+        hint: () => t('app.notifications.service.gotify.priorityHint'),
       },
     ],
   },
@@ -76,24 +84,24 @@ export const SERVICES: readonly Service[] = [
     fields: [
       {
         name: 'user',
-        label: 'User key',
+        label: () => t('app.notifications.service.pushover.user'),
         input: 'secret',
         required: true,
-        hint: 'On your Pushover dashboard (30 letters and digits).',
+        hint: () => t('app.notifications.service.pushover.userHint'),
       },
       {
         name: 'token',
-        label: 'Application API token',
+        label: () => t('app.notifications.service.pushover.token'),
         input: 'secret',
         required: true,
-        hint: 'Of an application you registered at Pushover.',
+        hint: () => t('app.notifications.service.pushover.tokenHint'),
       },
       {
         name: 'device',
-        label: 'Device',
+        label: () => t('app.notifications.service.pushover.device'),
         input: 'text',
         required: false,
-        hint: 'Only this device; empty for all.',
+        hint: () => t('app.notifications.service.pushover.deviceHint'),
       },
     ],
   },
@@ -103,17 +111,17 @@ export const SERVICES: readonly Service[] = [
     fields: [
       {
         name: 'botToken',
-        label: 'Bot token',
+        label: () => t('app.notifications.service.telegram.botToken'),
         input: 'secret',
         required: true,
-        hint: 'From @BotFather: 123456:ABC-DEF…',
+        hint: () => t('app.notifications.service.telegram.botTokenHint'),
       },
       {
         name: 'chatId',
-        label: 'Chat',
+        label: () => t('app.notifications.service.telegram.chat'),
         input: 'text',
         required: true,
-        hint: 'The chat’s numeric id, or a public channel’s @username.',
+        hint: () => t('app.notifications.service.telegram.chatHint'),
       },
     ],
   },
@@ -123,24 +131,24 @@ export const SERVICES: readonly Service[] = [
     fields: [
       {
         name: 'homeserver',
-        label: 'Homeserver',
+        label: () => t('app.notifications.service.matrix.homeserver'),
         input: 'url',
         required: true,
         placeholder: 'https://matrix.example.org',
       },
       {
         name: 'roomId',
-        label: 'Room id',
+        label: () => t('app.notifications.service.matrix.room'),
         input: 'text',
         required: true,
-        hint: 'Room settings → Advanced: !abc…:example.org',
+        hint: () => t('app.notifications.service.matrix.roomHint'),
       },
       {
         name: 'accessToken',
-        label: 'Access token',
+        label: () => t('app.notifications.service.matrix.token'),
         input: 'secret',
         required: true,
-        hint: 'Of the account that posts (a bot account).',
+        hint: () => t('app.notifications.service.matrix.tokenHint'),
       },
     ],
   },
@@ -163,15 +171,23 @@ export function serviceTarget(channel: Channel): string | null {
   const text = (name: string) => String(config[name] ?? '')
   switch (channel.type) {
     case 'gotify':
-      return `Gotify at ${text('server')}`
+      return t('app.notifications.target.gotify', { server: text('server') })
     case 'pushover':
-      return config.device ? `Pushover, device ${text('device')}` : 'Pushover, all devices'
+      return config.device
+        ? t('app.notifications.target.pushoverDevice', { device: text('device') })
+        : t('app.notifications.target.pushover')
     case 'telegram':
-      return `Telegram chat ${text('chatId')}`
+      return t('app.notifications.target.telegram', { chat: text('chatId') })
     case 'matrix':
-      return `Matrix room ${text('roomId')} on ${text('homeserver')}`
+      return t('app.notifications.target.matrix', {
+        room: text('roomId'),
+        server: text('homeserver'),
+      })
     case 'ntfy':
-      return `ntfy topic ${text('topic')} on ${config.server ? text('server') : 'https://ntfy.sh'}`
+      return t('app.notifications.target.ntfy', {
+        topic: text('topic'),
+        server: config.server ? text('server') : 'https://ntfy.sh',
+      })
     default:
       return null
   }

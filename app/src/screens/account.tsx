@@ -4,8 +4,10 @@ import { useAuthSettings } from '../auth-settings.ts'
 import { ConfirmButton } from '../components/confirm.tsx'
 import { Field, FormError, fieldError } from '../components/form.tsx'
 import { LanguagePicker } from '../components/language-picker.tsx'
+import { Rich } from '../components/rich.tsx'
 import { SecurityEventList } from '../components/security-log.tsx'
 import { When } from '../components/when.tsx'
+import { t } from '../i18n.ts'
 import { me } from '../session.ts'
 import type {
   AuthSettings,
@@ -17,6 +19,7 @@ import type {
 } from '../types.ts'
 import { browserName } from '../user-agent.ts'
 import { createPasskey, passkeysSupported, webauthnProblem } from '../webauthn.ts'
+import { DeleteAccount } from './account-delete.tsx'
 
 // Account (docs/app.md#account): profile, password, passkeys, signed-in browsers, your data
 // and the security log (docs/accounts.md#users, #passkeys, #sessions, #export-your-data,
@@ -37,37 +40,30 @@ export default function Account() {
   if (!profile) return null
   return (
     <>
-      <h1>Account</h1>
+      <h1>{t('app.account.title')}</h1>
       <ProfileForm profile={profile} />
-      <LanguagePicker />
+      <Language />
       <PasswordForm profile={profile} onChanged={loadSessions} />
       <Passkeys />
       <Sessions sessions={sessions} error={sessionsError} reload={loadSessions} />
       <section aria-labelledby="export-heading">
-        <h2 id="export-heading">Your data</h2>
-        <p>
-          One JSON file with everything this service holds about you: your profile, the statuses you
-          own with their whole history, your roles, invitations, share links, boards, channels,
-          rules, schedules, and what your keys, sessions and passkeys are (never their secrets).
-        </p>
+        <h2 id="export-heading">{t('app.account.export.title')}</h2>
+        <p>{t('app.account.export.text')}</p>
         {/* a plain link: the browser signs it with the session cookie and saves the attachment */}
         <a class="button" href="/v1/user/export" download>
-          Download your data
+          {t('app.account.export.download')}
         </a>
       </section>
       <section aria-labelledby="security-log-heading">
-        <h2 id="security-log-heading">Security log</h2>
-        <p>
-          Sign-ins, failed sign-ins and changes to your password, e-mail address, API keys, passkeys
-          and roles, newest first, for 90 days. Something you do not recognise? Change your password
-          and sign out everywhere else.
-        </p>
+        <h2 id="security-log-heading">{t('app.account.securityLog.title')}</h2>
+        <p>{t('app.account.securityLog.text')}</p>
         <SecurityEventList
           path="/v1/user/security-events?limit=20"
-          label="Your security events, newest first"
+          label={t('app.account.securityLog.label')}
           ownerId={profile.id}
         />
       </section>
+      <DeleteAccount profile={profile} />
     </>
   )
 }
@@ -78,8 +74,37 @@ function emailHint(
   settings: AuthSettings | null | undefined,
 ): string | undefined {
   if (!profile.email || !settings) return undefined
-  if (!settings.email) return 'This statusd sends no mail: nothing is sent to this address.'
-  return profile.emailVerified ? undefined : 'Not confirmed yet: follow the link mailed to it.'
+  if (!settings.email) return t('app.account.profile.noMail')
+  return profile.emailVerified ? undefined : t('app.account.profile.unconfirmed')
+}
+
+/**
+ * The app's language (docs/languages.md): kept on this device, and on the account, so that
+ * its e-mails and notifications come in it too (`PATCH /v1/user {locale}`).
+ */
+function Language() {
+  const [error, setError] = useState<unknown>(null)
+  return (
+    <section aria-labelledby="language-heading">
+      <h2 id="language-heading">{t('app.account.language.title')}</h2>
+      <p class="hint">{t('app.account.language.hint')}</p>
+      <LanguagePicker
+        onChosen={async (code) => {
+          setError(null)
+          try {
+            const changed = await api<ChangedProfile>('PATCH', '/v1/user', {
+              body: { locale: code },
+            })
+            const { pendingEmail: _, ...rest } = changed
+            me.value = rest
+          } catch (e) {
+            setError(e)
+          }
+        }}
+      />
+      <FormError error={error} />
+    </section>
+  )
 }
 
 function ProfileForm(props: { profile: Profile }) {
@@ -90,7 +115,7 @@ function ProfileForm(props: { profile: Profile }) {
   const [notice, setNotice] = useState('')
   return (
     <section aria-labelledby="profile-heading">
-      <h2 id="profile-heading">Profile</h2>
+      <h2 id="profile-heading">{t('app.account.profile.title')}</h2>
       <form
         onSubmit={async (event) => {
           event.preventDefault()
@@ -103,7 +128,7 @@ function ProfileForm(props: { profile: Profile }) {
             ...(email !== (profile.email ?? '') && { email }),
           }
           if (Object.keys(body).length === 0) {
-            setNotice('Nothing to save: nothing was changed.')
+            setNotice(t('app.account.profile.unchanged'))
             return
           }
           setBusy(true)
@@ -115,8 +140,8 @@ function ProfileForm(props: { profile: Profile }) {
             me.value = rest
             setNotice(
               pendingEmail
-                ? `Saved. A link was mailed to ${pendingEmail}: your address changes when you follow it.`
-                : 'Saved.',
+                ? t('app.account.profile.savedPending', { email: pendingEmail })
+                : t('app.account.profile.saved'),
             )
           } catch (e) {
             setError(e)
@@ -126,17 +151,17 @@ function ProfileForm(props: { profile: Profile }) {
         }}
       >
         <Field
-          label="Name"
+          label={t('app.account.profile.name')}
           name="name"
           defaultValue={profile.name}
           required
           maxLength={60}
           autocomplete="name"
-          hint="Shown to the people you share statuses with."
+          hint={t('app.account.profile.nameHint')}
           error={fieldError(error, 'name')}
         />
         <Field
-          label="E-mail"
+          label={t('app.account.profile.email')}
           name="email"
           type="email"
           defaultValue={profile.email ?? ''}
@@ -149,7 +174,7 @@ function ProfileForm(props: { profile: Profile }) {
           {notice}
         </p>
         <button type="submit" class="button primary" disabled={busy}>
-          Save profile
+          {t('app.account.profile.save')}
         </button>
       </form>
     </section>
@@ -163,7 +188,7 @@ function PasswordForm(props: { profile: Profile; onChanged: () => void }) {
   const hasPassword = props.profile.hasPassword
   return (
     <section aria-labelledby="password-heading">
-      <h2 id="password-heading">Password</h2>
+      <h2 id="password-heading">{t('app.account.password.title')}</h2>
       <form
         onSubmit={async (event) => {
           event.preventDefault()
@@ -182,9 +207,7 @@ function PasswordForm(props: { profile: Profile; onChanged: () => void }) {
             const { pendingEmail: _, ...rest } = changed
             me.value = rest
             form.reset()
-            setNotice(
-              'Password changed. Every other browser signed in as you was signed out; this one stays signed in.',
-            )
+            setNotice(t('app.account.password.changed'))
             props.onChanged()
           } catch (e) {
             setError(e)
@@ -195,7 +218,7 @@ function PasswordForm(props: { profile: Profile; onChanged: () => void }) {
       >
         {hasPassword && (
           <Field
-            label="Current password"
+            label={t('app.account.password.current')}
             name="currentPassword"
             type="password"
             autocomplete="current-password"
@@ -204,12 +227,12 @@ function PasswordForm(props: { profile: Profile; onChanged: () => void }) {
           />
         )}
         <Field
-          label="New password"
+          label={t('app.account.password.new')}
           name="password"
           type="password"
           autocomplete="new-password"
           required
-          hint="12 to 256 characters, not a common password nor one easy to guess. A few unrelated words you will remember make a good one."
+          hint={t('app.account.password.hint')}
           error={fieldError(error, 'password')}
         />
         <FormError error={error} />
@@ -217,7 +240,7 @@ function PasswordForm(props: { profile: Profile; onChanged: () => void }) {
           {notice}
         </p>
         <button type="submit" class="button primary" disabled={busy}>
-          {hasPassword ? 'Change password' : 'Set a password'}
+          {hasPassword ? t('app.account.password.change') : t('app.account.password.set')}
         </button>
       </form>
     </section>
@@ -239,12 +262,9 @@ function Passkeys() {
   const supported = passkeysSupported()
   return (
     <section aria-labelledby="passkeys-heading">
-      <h2 id="passkeys-heading">Passkeys</h2>
-      <p>
-        A passkey signs you in without a password: your phone, laptop, password manager or security
-        key keeps it, and it cannot be phished. Delete any you do not recognise.
-      </p>
-      {passkeys && passkeys.length === 0 && <p>No passkeys yet.</p>}
+      <h2 id="passkeys-heading">{t('app.account.passkeys.title')}</h2>
+      <p>{t('app.account.passkeys.text')}</p>
+      {passkeys && passkeys.length === 0 && <p>{t('app.account.passkeys.none')}</p>}
       {passkeys && passkeys.length > 0 && (
         <ul class="item-list">
           {passkeys.map((p) => (
@@ -259,7 +279,7 @@ function Passkeys() {
           ))}
         </ul>
       )}
-      {!supported && <p class="hint">This browser cannot make passkeys.</p>}
+      {!supported && <p class="hint">{t('app.account.passkeys.unsupported')}</p>}
       {supported && (
         <form
           class="inline-form"
@@ -285,7 +305,7 @@ function Passkeys() {
                 body: { ...(name && { name }), response },
               })
               form.reset()
-              setNotice(`Passkey “${made.name}” added.`)
+              setNotice(t('app.account.passkeys.added', { name: made.name }))
               await load()
             } catch (e) {
               setError(e)
@@ -295,14 +315,14 @@ function Passkeys() {
           }}
         >
           <Field
-            label="Name of the new passkey"
+            label={t('app.account.passkeys.newName')}
             name="name"
             maxLength={60}
-            hint="Where it lives, such as “Work laptop”."
+            hint={t('app.account.passkeys.newNameHint')}
             error={fieldError(error, 'name')}
           />
           <button type="submit" class="button primary" disabled={busy}>
-            Add a passkey
+            {t('app.account.passkeys.add')}
           </button>
         </form>
       )}
@@ -330,14 +350,14 @@ function PasskeyItem(props: { passkey: Passkey; onChanged: (notice: string) => v
             try {
               await api('PATCH', apiPath`/v1/user/passkeys/${passkey.id}`, { body: { name } })
               setRenaming(false)
-              props.onChanged(`Passkey renamed “${name}”.`)
+              props.onChanged(t('app.account.passkeys.renamed', { name }))
             } catch (e) {
               setError(e)
             }
           }}
         >
           <Field
-            label={`New name for ${passkey.name}`}
+            label={t('app.account.passkeys.renameLabel', { name: passkey.name })}
             name="name"
             defaultValue={passkey.name}
             required
@@ -347,10 +367,10 @@ function PasskeyItem(props: { passkey: Passkey; onChanged: (notice: string) => v
           <FormError error={error} />
           <div class="actions">
             <button type="submit" class="button primary">
-              Save name
+              {t('app.account.passkeys.saveName')}
             </button>
             <button type="button" class="button" onClick={() => setRenaming(false)}>
-              Cancel
+              {t('app.account.passkeys.cancel')}
             </button>
           </div>
         </form>
@@ -359,32 +379,36 @@ function PasskeyItem(props: { passkey: Passkey; onChanged: (notice: string) => v
           <strong>{passkey.name}</strong>
           <span class="muted">
             {' '}
-            added <When iso={passkey.createdAt} />, last used{' '}
-            <When iso={passkey.lastUsedAt} never="never" />
+            <Rich
+              text={t('app.account.passkeys.facts')}
+              parts={{
+                added: () => <When iso={passkey.createdAt} />,
+                used: () => (
+                  <When iso={passkey.lastUsedAt} never={t('app.account.passkeys.never')} />
+                ),
+              }}
+            />
           </span>
           <div class="actions">
             <button
               type="button"
               class="button"
-              aria-label={`Rename ${passkey.name}`}
+              aria-label={t('app.account.passkeys.renameAria', { name: passkey.name })}
               onClick={() => setRenaming(true)}
             >
-              Rename
+              {t('app.account.passkeys.rename')}
             </button>
             <ConfirmButton
-              label="Delete"
-              ariaLabel={`Delete ${passkey.name}`}
-              title={`Delete the passkey ${passkey.name}?`}
-              confirmLabel="Delete the passkey"
+              label={t('app.account.passkeys.delete')}
+              ariaLabel={t('app.account.passkeys.deleteAria', { name: passkey.name })}
+              title={t('app.account.passkeys.deleteTitle', { name: passkey.name })}
+              confirmLabel={t('app.account.passkeys.deleteConfirm')}
               onConfirm={async () => {
                 await api('DELETE', apiPath`/v1/user/passkeys/${passkey.id}`)
-                props.onChanged(`Passkey “${passkey.name}” deleted.`)
+                props.onChanged(t('app.account.passkeys.deleted', { name: passkey.name }))
               }}
             >
-              <p>
-                It signs no one in from now on. Browsers it already signed in stay signed in until
-                you sign them out below.
-              </p>
+              <p>{t('app.account.passkeys.deleteText')}</p>
             </ConfirmButton>
           </div>
         </>
@@ -393,12 +417,12 @@ function PasskeyItem(props: { passkey: Passkey; onChanged: (notice: string) => v
   )
 }
 
-const METHOD_TEXT: Record<string, string> = {
-  password: 'signed in with the password',
-  signup: 'signed up',
-  passkey: 'signed in with a passkey',
-  link: 'signed in with a link',
-  setup: 'set up the account',
+const METHOD_TEXT: Record<string, () => string> = {
+  password: () => t('app.account.sessions.method.password'),
+  signup: () => t('app.account.sessions.method.signup'),
+  passkey: () => t('app.account.sessions.method.passkey'),
+  link: () => t('app.account.sessions.method.link'),
+  setup: () => t('app.account.sessions.method.setup'),
 }
 
 function Sessions(props: {
@@ -410,32 +434,47 @@ function Sessions(props: {
   const others = (props.sessions ?? []).filter((s) => !s.current)
   return (
     <section aria-labelledby="sessions-heading">
-      <h2 id="sessions-heading">Signed-in browsers</h2>
+      <h2 id="sessions-heading">{t('app.account.sessions.title')}</h2>
       <FormError error={props.error} />
       {props.sessions && (
         <ul class="item-list">
           {props.sessions.map((s) => (
             <li key={s.id} class={`item${s.current ? ' current' : ''}`}>
-              <strong>{s.userAgent ? browserName(s.userAgent) : 'Unknown browser'}</strong>
-              {s.current && <span class="badge">This browser</span>}
+              <strong>
+                {s.userAgent ? browserName(s.userAgent) : t('app.account.sessions.unknownBrowser')}
+              </strong>
+              {s.current && <span class="badge">{t('app.account.sessions.thisBrowser')}</span>}
               <div class="muted">
-                {METHOD_TEXT[s.method] ?? s.method} <When iso={s.createdAt} />
-                {s.ip && <> from {s.ip}</>}; last used <When iso={s.lastSeenAt} />
+                <Rich
+                  text={t(s.ip ? 'app.account.sessions.factsFrom' : 'app.account.sessions.facts', {
+                    method: METHOD_TEXT[s.method]?.() ?? s.method,
+                    ip: s.ip,
+                  })}
+                  parts={{
+                    at: () => <When iso={s.createdAt} />,
+                    used: () => <When iso={s.lastSeenAt} />,
+                  }}
+                />
               </div>
               {!s.current && (
                 <div class="actions">
                   <ConfirmButton
-                    label="Sign out"
-                    ariaLabel={`Sign out ${s.userAgent ? browserName(s.userAgent) : 'the browser'} (last used ${s.lastSeenAt})`}
-                    title="Sign that browser out?"
-                    confirmLabel="Sign it out"
+                    label={t('app.account.sessions.signOut')}
+                    ariaLabel={t('app.account.sessions.signOutAria', {
+                      browser: s.userAgent
+                        ? browserName(s.userAgent)
+                        : t('app.account.sessions.theBrowser'),
+                      at: s.lastSeenAt,
+                    })}
+                    title={t('app.account.sessions.signOutTitle')}
+                    confirmLabel={t('app.account.sessions.signOutConfirm')}
                     onConfirm={async () => {
                       await api('DELETE', apiPath`/v1/user/sessions/${s.id}`)
-                      setNotice('That browser was signed out.')
+                      setNotice(t('app.account.sessions.signedOut'))
                       await props.reload()
                     }}
                   >
-                    <p>It must sign in again to use your account.</p>
+                    <p>{t('app.account.sessions.signOutText')}</p>
                   </ConfirmButton>
                 </div>
               )}
@@ -444,20 +483,17 @@ function Sessions(props: {
         </ul>
       )}
       <ConfirmButton
-        label="Sign out everywhere else"
-        title="Sign out every other browser?"
-        confirmLabel="Sign them out"
+        label={t('app.account.sessions.signOutOthers')}
+        title={t('app.account.sessions.signOutOthersTitle')}
+        confirmLabel={t('app.account.sessions.signOutOthersConfirm')}
         disabled={others.length === 0}
         onConfirm={async () => {
           await api('DELETE', '/v1/user/sessions')
-          setNotice('Every other browser was signed out.')
+          setNotice(t('app.account.sessions.othersSignedOut'))
           await props.reload()
         }}
       >
-        <p>
-          Every browser signed in as you, except this one, is signed out at once. If someone may
-          know your password, change it too.
-        </p>
+        <p>{t('app.account.sessions.signOutOthersText')}</p>
       </ConfirmButton>
       <p class="notice" aria-live="polite">
         {notice}

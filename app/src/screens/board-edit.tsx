@@ -3,6 +3,7 @@ import { api } from '../api.ts'
 import { ConfirmButton } from '../components/confirm.tsx'
 import { Field, FormError, fieldError } from '../components/form.tsx'
 import { SharedLink } from '../components/shared-link.tsx'
+import { t } from '../i18n.ts'
 import { loadMyStatuses, type MyStatus } from '../my-statuses.ts'
 import { Link, navigate } from '../router.tsx'
 import type { Board } from '../types.ts'
@@ -36,7 +37,7 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
     if (error) return <NotFound />
     return (
       <p class="loading" aria-live="polite">
-        Loading…
+        {t('app.boardEdit.loading')}
       </p>
     )
   }
@@ -52,17 +53,15 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
   return (
     <>
       <p class="breadcrumb">
-        <Link href="/walls">Walls</Link>
+        <Link href="/walls">{t('app.boardEdit.walls')}</Link>
       </p>
       <h1 class="user-text">{board.name}</h1>
-      {board.accessType === 'private' && (
-        <p class="hint">The wall is private: its page shows nothing until it is public.</p>
-      )}
+      {board.accessType === 'private' && <p class="hint">{t('app.boardEdit.privateHint')}</p>}
       <SharedLink
-        label="Wall link"
+        label={t('app.boardEdit.link')}
         url={url}
-        copyLabel="Copy wall link"
-        openLabel="Open the wall page"
+        copyLabel={t('app.boardEdit.copyLink')}
+        openLabel={t('app.boardEdit.open')}
       />
       <form
         onSubmit={async (event) => {
@@ -81,7 +80,7 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
             })
             setBoard(changed)
             setOrder(changed.statusIds)
-            setSaved('Wall saved.')
+            setSaved(t('app.boardEdit.saved'))
           } catch (e) {
             setError(e)
           } finally {
@@ -90,7 +89,7 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
         }}
       >
         <Field
-          label="Name"
+          label={t('app.boardEdit.name')}
           name="name"
           required
           maxLength={60}
@@ -98,7 +97,7 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
           error={fieldError(error, 'name')}
         />
         <fieldset class="choice">
-          <legend>Statuses, in the wall's order</legend>
+          <legend>{t('app.boardEdit.order')}</legend>
           {fieldError(error, 'statusIds') && (
             <p class="field-error">{fieldError(error, 'statusIds')}</p>
           )}
@@ -108,14 +107,14 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
               <li key={statusId}>
                 <span class="user-text">{nameOf(statusId)}</span>
                 {access === 'public' && statuses.get(statusId)?.accessType === 'private' && (
-                  <span class="private-mark">Private: grey on the wall</span>
+                  <span class="private-mark">{t('app.boardEdit.privateMark')}</span>
                 )}
                 <span class="actions">
                   <button
                     type="button"
                     class="button quiet"
                     disabled={i === 0}
-                    aria-label={`Move ${nameOf(statusId)} up`}
+                    aria-label={t('app.boardEdit.up', { name: nameOf(statusId) })}
                     onClick={() => move(i, -1)}
                   >
                     ↑
@@ -124,7 +123,7 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
                     type="button"
                     class="button quiet"
                     disabled={i === order.length - 1}
-                    aria-label={`Move ${nameOf(statusId)} down`}
+                    aria-label={t('app.boardEdit.down', { name: nameOf(statusId) })}
                     onClick={() => move(i, 1)}
                   >
                     ↓
@@ -134,7 +133,11 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
                     class="button quiet"
                     onClick={() => setOrder(order.filter((s) => s !== statusId))}
                   >
-                    Remove<span class="sr-only"> {nameOf(statusId)} from the wall</span>
+                    {t('app.boardEdit.remove')}
+                    <span class="sr-only">
+                      {' '}
+                      {t('app.boardEdit.removeWhat', { name: nameOf(statusId) })}
+                    </span>
                   </button>
                 </span>
               </li>
@@ -142,7 +145,7 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
           </ol>
           {mine.some((s) => !order.includes(s.statusId)) && (
             <div class="field">
-              <label for="board-add">Add a status</label>
+              <label for="board-add">{t('app.boardEdit.add')}</label>
               <select
                 id="board-add"
                 value=""
@@ -151,7 +154,7 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
                   if (value) setOrder([...order, value])
                 }}
               >
-                <option value="">Choose…</option>
+                <option value="">{t('app.boardEdit.choose')}</option>
                 {mine
                   .filter((s) => !order.includes(s.statusId))
                   .map((s) => (
@@ -170,22 +173,22 @@ export default function BoardEdit(props: { params: Record<string, string> }) {
         </p>
         <div class="actions">
           <button type="submit" class="button primary" disabled={busy}>
-            Save
+            {t('app.boardEdit.save')}
           </button>
           {saved && <span class="copy-note">{saved}</span>}
         </div>
       </form>
-      <h2>Delete</h2>
+      <h2>{t('app.boardEdit.delete.heading')}</h2>
       <ConfirmButton
-        label="Delete wall"
-        title={`Delete the wall ${board.name}?`}
-        confirmLabel="Delete"
+        label={t('app.boardEdit.delete.label')}
+        title={t('app.boardEdit.delete.title', { name: board.name })}
+        confirmLabel={t('app.boardEdit.delete.confirm')}
         onConfirm={async () => {
           await api('DELETE', boardPath(id))
           navigate('/walls', { replace: true })
         }}
       >
-        <p>Its wall page ends. The statuses on it stay as they are.</p>
+        <p>{t('app.boardEdit.delete.text')}</p>
       </ConfirmButton>
     </>
   )

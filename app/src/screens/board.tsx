@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks'
 import { api } from '../api.ts'
 import { Announcer, announce } from '../components/announcer.tsx'
 import { FormError } from '../components/form.tsx'
+import { Rich } from '../components/rich.tsx'
 import {
   LastChange,
   PendingEnd,
@@ -9,6 +10,7 @@ import {
   ValueButtons,
   ValueChip,
 } from '../components/status-bits.tsx'
+import { t } from '../i18n.ts'
 import { subscribe } from '../live.ts'
 import { loadMyStatuses, type MyStatus, maySetValue, type Relation } from '../my-statuses.ts'
 import { Link } from '../router.tsx'
@@ -21,10 +23,10 @@ import type { Staleness, Status } from '../types.ts'
 
 type Show = 'all' | Relation | 'stale'
 
-const RELATION_LABEL: Record<Relation, string> = {
-  owned: 'Yours',
-  shared: 'Shared with you',
-  followed: 'Following',
+const RELATION_LABEL: Record<Relation, () => string> = {
+  owned: () => t('app.board.relation.owned'),
+  shared: () => t('app.board.relation.shared'),
+  followed: () => t('app.board.relation.followed'),
 }
 
 export default function Board() {
@@ -55,20 +57,19 @@ function ConfirmFirst(props: { email: string | null }) {
   }
   return (
     <>
-      <h1>Board</h1>
+      <h1>{t('app.board.title')}</h1>
       <section class="confirm-address" aria-labelledby="confirm-heading">
-        <h2 id="confirm-heading">Confirm your e-mail address</h2>
+        <h2 id="confirm-heading">{t('app.board.confirm.title')}</h2>
         <p>
-          The link to confirm it was mailed to <strong class="user-text">{props.email}</strong>.
-          Follow it, and your statuses, keys and channels open up here. Until then you can answer
-          the invitations made to you and manage your account.
+          <Rich
+            text={t('app.board.confirm.text')}
+            parts={{ email: () => <strong class="user-text">{props.email}</strong> }}
+          />
         </p>
         <button type="button" class="button" disabled={busy} onClick={sendAgain}>
-          Send the link again
+          {t('app.board.confirm.sendAgain')}
         </button>
-        <p aria-live="polite">
-          {sent && `A new link was mailed to ${sent}. It works for 24 hours.`}
-        </p>
+        <p aria-live="polite">{sent && t('app.board.confirm.sent', { email: sent })}</p>
         <FormError error={error} />
       </section>
     </>
@@ -101,7 +102,12 @@ function Statuses() {
             const before = all[entry.statusId]
             // the first state of each tile is not news; later value changes are
             if (seen.has(entry.statusId) && before !== 'gone' && before?.value !== status.value)
-              announce(`${status.name}: ${status.value ?? 'no value'}.`)
+              announce(
+                t('app.board.announce', {
+                  name: status.name,
+                  value: status.value ?? t('app.board.noValue'),
+                }),
+              )
             return { ...all, [entry.statusId]: status }
           })
           seen.add(entry.statusId)
@@ -129,20 +135,17 @@ function Statuses() {
 
   return (
     <>
-      <h1>Board</h1>
+      <h1>{t('app.board.title')}</h1>
       <Announcer />
       <FormError error={error} />
       {mine && mine.length === 0 && (
         <div class="board-empty">
-          <p>
-            No statuses yet. A status is a short value (FREE, BUSY, 42) that you and others see
-            change live.
-          </p>
+          <p>{t('app.board.empty')}</p>
           <Link href="/statuses/new" class="button primary">
-            Create a status
+            {t('app.board.create')}
           </Link>{' '}
           <Link href="/find" class="button">
-            Find a status to follow
+            {t('app.board.find')}
           </Link>
         </div>
       )}
@@ -150,7 +153,7 @@ function Statuses() {
         <>
           <div class="board-tools">
             <div class="field">
-              <label for="board-search">Search by name</label>
+              <label for="board-search">{t('app.board.search')}</label>
               <input
                 id="board-search"
                 type="search"
@@ -159,30 +162,30 @@ function Statuses() {
               />
             </div>
             <div class="field">
-              <label for="board-show">Show</label>
+              <label for="board-show">{t('app.board.show.label')}</label>
               <select
                 id="board-show"
                 value={show}
                 onChange={(event) => setShow(event.currentTarget.value as Show)}
               >
-                <option value="all">All</option>
-                <option value="owned">Yours</option>
-                <option value="shared">Shared with you</option>
-                <option value="followed">Following</option>
-                <option value="stale">Stale</option>
+                <option value="all">{t('app.board.show.all')}</option>
+                <option value="owned">{t('app.board.show.owned')}</option>
+                <option value="shared">{t('app.board.show.shared')}</option>
+                <option value="followed">{t('app.board.show.followed')}</option>
+                <option value="stale">{t('app.board.show.stale')}</option>
               </select>
             </div>
             <Link href="/statuses/new" class="button primary">
-              Create a status
+              {t('app.board.create')}
             </Link>
             <Link href="/find" class="button">
-              Find a status to follow
+              {t('app.board.find')}
             </Link>
           </div>
           <p class="muted" aria-live="polite">
             {visible.length === mine.length
-              ? `${mine.length} ${mine.length === 1 ? 'status' : 'statuses'}`
-              : `${visible.length} of ${mine.length} statuses`}
+              ? t('app.board.count', { count: mine.length })
+              : t('app.board.countOf', { count: mine.length, shown: visible.length })}
           </p>
           <ul class="tiles board-tiles">
             {visible.map((entry) => (
@@ -197,7 +200,7 @@ function Statuses() {
       )}
       {!mine && !error && (
         <p class="loading" aria-live="polite">
-          Loading…
+          {t('app.board.loading')}
         </p>
       )}
     </>
@@ -220,9 +223,11 @@ function Tile(props: { entry: MyStatus; status: Status | undefined }) {
           </p>
           <PendingEnd status={status} />
           <p class="tile-meta muted">
-            <LastChange at={status.valueUpdatedAt} /> · {RELATION_LABEL[entry.relation]}
+            <LastChange at={status.valueUpdatedAt} /> · {RELATION_LABEL[entry.relation]()}
           </p>
-          {maySetValue(entry.role) && <ValueButtons status={status} label={`Set ${name}`} />}
+          {maySetValue(entry.role) && (
+            <ValueButtons status={status} label={t('app.board.setLabel', { name })} />
+          )}
         </>
       ) : (
         <>
@@ -230,7 +235,7 @@ function Tile(props: { entry: MyStatus; status: Status | undefined }) {
           <p class="tile-value" aria-hidden="true">
             <span class="value-chip placeholder">&nbsp;</span>
           </p>
-          <p class="tile-meta muted">{RELATION_LABEL[entry.relation]}</p>
+          <p class="tile-meta muted">{RELATION_LABEL[entry.relation]()}</p>
         </>
       )}
     </li>

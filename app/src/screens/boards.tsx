@@ -2,6 +2,8 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, apiPath } from '../api.ts'
 import { CopyButton } from '../components/copy.tsx'
 import { Field, FormError, fieldError } from '../components/form.tsx'
+import { Rich } from '../components/rich.tsx'
+import { t } from '../i18n.ts'
 import { subscribe } from '../live.ts'
 import { loadMyStatuses, type MyStatus } from '../my-statuses.ts'
 import { Link, navigate } from '../router.tsx'
@@ -28,13 +30,10 @@ export default function Boards() {
   }, [])
   return (
     <>
-      <h1>Walls</h1>
-      <p class="hint">
-        A wall shows a set of statuses together on one page, made for a screen in a hallway or on a
-        door: large type, live, recovering by itself.
-      </p>
+      <h1>{t('app.boards.title')}</h1>
+      <p class="hint">{t('app.boards.intro')}</p>
       <FormError error={error} />
-      {boards && boards.length === 0 && <p class="muted">No walls yet.</p>}
+      {boards && boards.length === 0 && <p class="muted">{t('app.boards.none')}</p>}
       {boards && boards.length > 0 && (
         <ul class="boards-list">
           {boards.map((board) => (
@@ -43,14 +42,22 @@ export default function Boards() {
                 {board.name}
               </Link>
               <span class="muted">
-                {board.statusIds.length} {board.statusIds.length === 1 ? 'status' : 'statuses'},{' '}
-                {board.accessType}
+                {t(
+                  board.accessType === 'public'
+                    ? 'app.boards.countPublic'
+                    : 'app.boards.countPrivate',
+                  { count: board.statusIds.length },
+                )}
               </span>
               <span class="actions">
                 <a class="button quiet" href={wallUrl(board)} target="_blank" rel="noopener">
-                  Open the wall page<span class="sr-only"> of {board.name}</span>
+                  {t('app.boards.open')}
+                  <span class="sr-only"> {t('app.boards.openOf', { name: board.name })}</span>
                 </a>
-                <CopyButton text={wallUrl(board)} label={`Copy the wall link of ${board.name}`} />
+                <CopyButton
+                  text={wallUrl(board)}
+                  label={t('app.boards.copyLink', { name: board.name })}
+                />
               </span>
             </li>
           ))}
@@ -69,9 +76,9 @@ function NewBoard(props: { mine: MyStatus[] }) {
   const statuses = useLiveStatuses(chosen)
   return (
     <section aria-labelledby="new-board">
-      <h2 id="new-board">New wall</h2>
+      <h2 id="new-board">{t('app.boards.new.title')}</h2>
       {props.mine.length === 0 ? (
-        <p class="muted">A wall shows statuses: make or follow one first.</p>
+        <p class="muted">{t('app.boards.new.noStatuses')}</p>
       ) : (
         <form
           onSubmit={async (event) => {
@@ -96,7 +103,7 @@ function NewBoard(props: { mine: MyStatus[] }) {
           }}
         >
           <Field
-            label="Name"
+            label={t('app.boards.new.name')}
             name="name"
             required
             maxLength={60}
@@ -112,7 +119,7 @@ function NewBoard(props: { mine: MyStatus[] }) {
           <PrivateOnWall ids={chosen} statuses={statuses} wallIsPublic={access === 'public'} />
           <FormError error={error} />
           <button type="submit" class="button primary" disabled={busy}>
-            Make wall
+            {t('app.boards.new.submit')}
           </button>
         </form>
       )}
@@ -137,7 +144,7 @@ export function StatusPicker(props: {
         props.onChange?.([...boxes].map((box) => box.value))
       }}
     >
-      <legend>Statuses</legend>
+      <legend>{t('app.boards.picker.legend')}</legend>
       {props.error && <p class="field-error">{props.error}</p>}
       {props.mine.map((s) => (
         <label key={s.statusId}>
@@ -166,7 +173,7 @@ export function AccessChoice(props: {
         if (target.name === 'accessType') props.onChange?.(target.value as 'public' | 'private')
       }}
     >
-      <legend>Wall page</legend>
+      <legend>{t('app.boards.access.legend')}</legend>
       <label>
         <input
           type="radio"
@@ -174,7 +181,7 @@ export function AccessChoice(props: {
           value="public"
           defaultChecked={props.value === 'public'}
         />{' '}
-        Public: anyone with the link sees the wall
+        {t('app.boards.access.public')}
       </label>
       <label>
         <input
@@ -183,7 +190,7 @@ export function AccessChoice(props: {
           value="private"
           defaultChecked={props.value === 'private'}
         />{' '}
-        Private: the wall page shows nothing
+        {t('app.boards.access.private')}
       </label>
     </fieldset>
   )
@@ -230,16 +237,13 @@ export function PrivateOnWall(props: {
     .map((id) => props.statuses.get(id))
     .filter((s): s is Status => s?.accessType === 'private')
   if (!props.wallIsPublic || hidden.length === 0) return null
-  const one = hidden.length === 1
   return (
     <div class="warning" role="status">
       <p>
-        <strong>
-          {one ? '1 status here is private' : `${hidden.length} statuses here are private`}:
-        </strong>{' '}
-        the wall page shows {one ? 'it' : 'them'} as a grey “Not available” tile, with no name and
-        no value. Make {one ? 'it' : 'them'} public on {one ? 'its' : 'their'} Share tab (its owner
-        can), or take {one ? 'it' : 'them'} off this wall.
+        <Rich
+          text={t('app.boards.private.warning', { count: hidden.length })}
+          parts={{ strong: (text) => <strong>{text}</strong> }}
+        />
       </p>
       <ul class="warning-list">
         {hidden.map((s) => (

@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, apiPage, apiPath } from '../api.ts'
 import { FormError } from '../components/form.tsx'
+import { Rich } from '../components/rich.tsx'
+import { t } from '../i18n.ts'
 import { loadMyStatuses, type Relation } from '../my-statuses.ts'
 import { Link } from '../router.tsx'
 import type { SearchResult } from '../types.ts'
@@ -10,10 +12,10 @@ import type { SearchResult } from '../types.ts'
 // each with a Follow button (POST /v1/status/:id/subscription). A status already mine says
 // how it is mine instead, so a person never follows their own.
 
-const MINE_LABEL: Record<Relation, string> = {
-  owned: 'Yours',
-  shared: 'Shared with you',
-  followed: 'Following',
+const MINE_LABEL: Record<Relation, () => string> = {
+  owned: () => t('app.find.mine.owned'),
+  shared: () => t('app.find.mine.shared'),
+  followed: () => t('app.find.mine.followed'),
 }
 
 export default function Find() {
@@ -62,11 +64,8 @@ export default function Find() {
 
   return (
     <>
-      <h1>Find a status</h1>
-      <p class="muted">
-        Statuses their owners made public and let search find. Follow one to see it on your board,
-        live.
-      </p>
+      <h1>{t('app.find.title')}</h1>
+      <p class="muted">{t('app.find.intro')}</p>
       <form
         class="find-form"
         onSubmit={(event) => {
@@ -78,7 +77,7 @@ export default function Find() {
         }}
       >
         <div class="field">
-          <label for="find-words">Words of its name</label>
+          <label for="find-words">{t('app.find.words')}</label>
           <input
             id="find-words"
             type="search"
@@ -88,15 +87,17 @@ export default function Find() {
           />
         </div>
         <button type="submit" class="button primary" disabled={busy}>
-          Search
+          {t('app.find.search')}
         </button>
       </form>
       <FormError error={error} />
       <p class="muted" aria-live="polite">
         {results &&
           (results.length === 0
-            ? `No listed status is called “${searched}”.`
-            : `${results.length}${next ? '+' : ''} found for “${searched}”.`)}
+            ? t('app.find.noneFound', { words: searched })
+            : next
+              ? t('app.find.foundMore', { count: results.length, words: searched })
+              : t('app.find.found', { count: results.length, words: searched }))}
       </p>
       {results && results.length > 0 && (
         <ul class="item-list find-results">
@@ -106,25 +107,29 @@ export default function Find() {
               <li key={result.statusId} class="item">
                 <span>
                   <strong class="user-text">{result.name}</strong>{' '}
-                  <span class="user-text">{result.value ?? 'no value'}</span>
+                  <span class="user-text">{result.value ?? t('app.find.noValue')}</span>
                   <span class="muted">
                     {' '}
-                    · by <span class="user-text">{result.ownerName}</span>
+                    ·{' '}
+                    <Rich
+                      text={t('app.find.by')}
+                      parts={{ owner: () => <span class="user-text">{result.ownerName}</span> }}
+                    />
                   </span>
                 </span>
                 <span class="actions">
                   {relation ? (
                     <Link href={`/statuses/${encodeURIComponent(result.statusId)}`}>
-                      {MINE_LABEL[relation]}
+                      {MINE_LABEL[relation]()}
                     </Link>
                   ) : (
                     <button
                       type="button"
                       class="button primary"
-                      aria-label={`Follow ${result.name}`}
+                      aria-label={t('app.find.followLabel', { name: result.name })}
                       onClick={() => follow(result)}
                     >
-                      Follow
+                      {t('app.find.follow')}
                     </button>
                   )}
                 </span>
@@ -135,7 +140,7 @@ export default function Find() {
       )}
       {next && (
         <button type="button" class="button" disabled={busy} onClick={() => search(next, true)}>
-          More
+          {t('app.find.more')}
         </button>
       )}
     </>

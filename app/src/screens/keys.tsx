@@ -3,8 +3,10 @@ import { SCOPES } from '../../../src/modules/keys/scopes.ts'
 import { api, apiPath } from '../api.ts'
 import { ConfirmButton } from '../components/confirm.tsx'
 import { Field, FormError, fieldError } from '../components/form.tsx'
+import { Rich } from '../components/rich.tsx'
 import { SecretOnce } from '../components/secret.tsx'
 import { When } from '../components/when.tsx'
+import { t } from '../i18n.ts'
 import { loadMyStatuses, type MyStatus } from '../my-statuses.ts'
 import { me } from '../session.ts'
 import type { ApiKey, NewApiKey, RotatedApiKey, Scope } from '../types.ts'
@@ -13,14 +15,14 @@ import type { ApiKey, NewApiKey, RotatedApiKey, Scope } from '../types.ts'
 // confined to, its secret shown once; rotate, revoke, revoke all (docs/accounts.md#scoped-keys).
 
 /** What each scope lets a key do, in the words of docs/accounts.md#scoped-keys. */
-const SCOPE_TEXT: Record<Scope, string> = {
-  'status:read': 'read statuses, their history and live updates',
-  'status:value': 'set only the value, like an updater',
-  'status:write': 'set any field, create statuses by key',
-  'status:manage': 'delete, access settings, roles, invitations, share links',
-  keys: 'manage API keys',
-  account: 'profile, sessions, passkeys, notification channels',
-  admin: "the operators' API (an operator's key only)",
+const SCOPE_TEXT: Record<Scope, () => string> = {
+  'status:read': () => t('app.keys.scope.statusRead'),
+  'status:value': () => t('app.keys.scope.statusValue'),
+  'status:write': () => t('app.keys.scope.statusWrite'),
+  'status:manage': () => t('app.keys.scope.statusManage'),
+  keys: () => t('app.keys.scope.keys'),
+  account: () => t('app.keys.scope.account'),
+  admin: () => t('app.keys.scope.admin'),
 }
 
 /** A new key's scopes unless the person changes them: `status:*`, as the API's default. */
@@ -28,9 +30,9 @@ const DEFAULT_SCOPES: Scope[] = ['status:read', 'status:value', 'status:write', 
 
 /** Grace periods offered when rotating, in seconds (the API allows up to a day). */
 const GRACE = [
-  { seconds: 0, label: 'None: the old key stops now' },
-  { seconds: 3600, label: 'One hour' },
-  { seconds: 86_400, label: 'One day' },
+  { seconds: 0, label: () => t('app.keys.rotate.graceNone') },
+  { seconds: 3600, label: () => t('app.keys.rotate.graceHour') },
+  { seconds: 86_400, label: () => t('app.keys.rotate.graceDay') },
 ]
 
 type State = 'working' | 'revoked' | 'expired' | 'grace'
@@ -65,11 +67,8 @@ export default function Keys() {
 
   return (
     <>
-      <h1>API keys</h1>
-      <p>
-        A key lets a script or a device use statusd as you. Give each one only what it needs: its
-        scopes say what it may do, and confining it to some statuses hides every other one from it.
-      </p>
+      <h1>{t('app.keys.title')}</h1>
+      <p>{t('app.keys.intro')}</p>
       {secret && (
         <SecretOnce
           title={secret.title}
@@ -80,7 +79,13 @@ export default function Keys() {
           }}
         >
           <p>
-            Key <strong>{secret.label}</strong>. Send it in the <code>service-api-key</code> header.
+            <Rich
+              text={t('app.keys.secretText')}
+              parts={{
+                label: () => <strong>{secret.label}</strong>,
+                header: () => <code>service-api-key</code>,
+              }}
+            />
           </p>
         </SecretOnce>
       )}
@@ -91,46 +96,54 @@ export default function Keys() {
       <CreateKey
         statuses={statuses}
         onCreated={(key) => {
-          setSecret({ title: 'Your new API key', key: key.key, label: key.label ?? key.prefix })
+          setSecret({
+            title: t('app.keys.newKeyTitle'),
+            key: key.key,
+            label: key.label ?? key.prefix,
+          })
           load()
         }}
       />
 
-      <h2>Your keys</h2>
+      <h2>{t('app.keys.yours')}</h2>
       <FormError error={error} />
-      {keys === null && !error && <p class="loading">Loading…</p>}
-      {keys && keys.length === 0 && <p>No keys yet.</p>}
+      {keys === null && !error && <p class="loading">{t('app.keys.loading')}</p>}
+      {keys && keys.length === 0 && <p>{t('app.keys.none')}</p>}
       {keys && keys.length > 0 && (
         <ul class="key-list">
           {keys.map((key) => {
             const state = stateOf(key, now)
-            const name = key.label ?? 'Unlabelled key'
+            const name = key.label ?? t('app.keys.unlabelled')
             return (
               <li key={key.id} class={`key-item key-${state}`}>
                 <div class="key-head">
                   <strong class="key-label">{name}</strong> <code>{key.prefix}…</code>{' '}
-                  <span class="badge">{STATE_TEXT[state]}</span>
+                  <span class="badge">{STATE_TEXT[state]()}</span>
                 </div>
                 <dl class="facts">
-                  <dt>Scopes</dt>
-                  <dd>{key.scopes.length ? key.scopes.join(', ') : 'none'}</dd>
-                  <dt>Statuses</dt>
+                  <dt>{t('app.keys.facts.scopes')}</dt>
+                  <dd>{key.scopes.length ? key.scopes.join(', ') : t('app.keys.facts.none')}</dd>
+                  <dt>{t('app.keys.facts.statuses')}</dt>
                   <dd>
                     {key.statusIds === null
-                      ? 'every status you reach'
-                      : key.statusIds.map(nameOf).join(', ') || 'none'}
+                      ? t('app.keys.facts.everyStatus')
+                      : key.statusIds.map(nameOf).join(', ') || t('app.keys.facts.none')}
                   </dd>
-                  <dt>Created</dt>
+                  <dt>{t('app.keys.facts.created')}</dt>
                   <dd>
                     <When iso={key.createdAt} />
                   </dd>
-                  <dt>{state === 'grace' ? 'Works until' : 'Expires'}</dt>
+                  <dt>
+                    {state === 'grace'
+                      ? t('app.keys.facts.worksUntil')
+                      : t('app.keys.facts.expires')}
+                  </dt>
                   <dd>
-                    <When iso={key.expiresAt} never="never" />
+                    <When iso={key.expiresAt} never={t('app.keys.facts.never')} />
                   </dd>
                   {key.revokedAt && state === 'revoked' && (
                     <>
-                      <dt>Revoked</dt>
+                      <dt>{t('app.keys.facts.revoked')}</dt>
                       <dd>
                         <When iso={key.revokedAt} />
                       </dd>
@@ -143,7 +156,7 @@ export default function Keys() {
                       apiKey={key}
                       onRotated={(rotated) => {
                         setSecret({
-                          title: 'The new key of the rotation',
+                          title: t('app.keys.rotatedTitle'),
                           key: rotated.key,
                           label: rotated.label ?? rotated.prefix,
                         })
@@ -151,19 +164,21 @@ export default function Keys() {
                       }}
                     />
                     <ConfirmButton
-                      label="Revoke"
-                      ariaLabel={`Revoke ${name} (${key.prefix})`}
-                      title={`Revoke ${name}?`}
-                      confirmLabel="Revoke the key"
+                      label={t('app.keys.revoke.label')}
+                      ariaLabel={t('app.keys.revoke.aria', { name, prefix: key.prefix })}
+                      title={t('app.keys.revoke.title', { name })}
+                      confirmLabel={t('app.keys.revoke.confirm')}
                       onConfirm={async () => {
                         await api('DELETE', apiPath`/v1/user/api-keys/${key.id}`)
-                        setNotice(`${name} was revoked: it stopped working.`)
+                        setNotice(t('app.keys.revoke.done', { name }))
                         await load()
                       }}
                     >
                       <p>
-                        Whatever uses <code>{key.prefix}…</code> is refused from now on. This cannot
-                        be undone.
+                        <Rich
+                          text={t('app.keys.revoke.text')}
+                          parts={{ prefix: () => <code>{key.prefix}…</code> }}
+                        />
                       </p>
                     </ConfirmButton>
                   </div>
@@ -174,15 +189,12 @@ export default function Keys() {
         </ul>
       )}
 
-      <h2>Lock every key out</h2>
-      <p>
-        If a key may have leaked, revoke them all in one step: keys made with a leaked key stop too.
-        Keep one if a device must go on working, then make new keys.
-      </p>
+      <h2>{t('app.keys.revokeAll.heading')}</h2>
+      <p>{t('app.keys.revokeAll.intro')}</p>
       <RevokeAll
         working={working}
         onDone={(revoked) => {
-          setNotice(`${revoked} ${revoked === 1 ? 'key was' : 'keys were'} revoked.`)
+          setNotice(t('app.keys.revokeAll.done', { count: revoked }))
           load()
         }}
       />
@@ -190,13 +202,16 @@ export default function Keys() {
   )
 }
 
-const RELATION_TEXT = { shared: 'shared with me', followed: 'followed' } as const
+const RELATION_TEXT = {
+  shared: () => t('app.keys.relation.shared'),
+  followed: () => t('app.keys.relation.followed'),
+} as const
 
-const STATE_TEXT: Record<State, string> = {
-  working: 'working',
-  revoked: 'revoked',
-  expired: 'expired',
-  grace: 'replaced, still working',
+const STATE_TEXT: Record<State, () => string> = {
+  working: () => t('app.keys.state.working'),
+  revoked: () => t('app.keys.state.revoked'),
+  expired: () => t('app.keys.state.expired'),
+  grace: () => t('app.keys.state.grace'),
 }
 
 function CreateKey(props: { statuses: MyStatus[]; onCreated: (key: NewApiKey) => void }) {
@@ -210,7 +225,7 @@ function CreateKey(props: { statuses: MyStatus[]; onCreated: (key: NewApiKey) =>
 
   return (
     <details class="panel">
-      <summary>Create a key</summary>
+      <summary>{t('app.keys.create.title')}</summary>
       <form
         onSubmit={async (event) => {
           event.preventDefault()
@@ -243,14 +258,14 @@ function CreateKey(props: { statuses: MyStatus[]; onCreated: (key: NewApiKey) =>
         }}
       >
         <Field
-          label="Label"
+          label={t('app.keys.create.label')}
           name="label"
-          hint="A note to tell keys apart, such as “door sensor”."
+          hint={t('app.keys.create.labelHint')}
           maxLength={100}
           error={fieldError(error, 'label')}
         />
         <fieldset>
-          <legend>What it may do</legend>
+          <legend>{t('app.keys.create.scopes')}</legend>
           {/* only an operator's key may hold admin (docs/operations.md#operators) */}
           {SCOPES.filter((scope) => scope !== 'admin' || me.value?.admin).map((scope) => (
             <label key={scope} class="check">
@@ -262,14 +277,14 @@ function CreateKey(props: { statuses: MyStatus[]; onCreated: (key: NewApiKey) =>
                 onChange={(event) => setScopes(toggle(scopes, scope, event.currentTarget.checked))}
               />
               <span>
-                <code>{scope}</code>: {SCOPE_TEXT[scope]}
+                <code>{scope}</code>: {SCOPE_TEXT[scope]()}
               </span>
             </label>
           ))}
           {fieldError(error, 'scopes') && <p class="field-error">{fieldError(error, 'scopes')}</p>}
         </fieldset>
         <fieldset>
-          <legend>Which statuses</legend>
+          <legend>{t('app.keys.create.statuses')}</legend>
           <label class="check">
             <input
               type="radio"
@@ -277,7 +292,7 @@ function CreateKey(props: { statuses: MyStatus[]; onCreated: (key: NewApiKey) =>
               checked={!confined}
               onChange={() => setConfined(false)}
             />
-            <span>Every status I reach</span>
+            <span>{t('app.keys.create.every')}</span>
           </label>
           <label class="check">
             <input
@@ -286,11 +301,11 @@ function CreateKey(props: { statuses: MyStatus[]; onCreated: (key: NewApiKey) =>
               checked={confined}
               onChange={() => setConfined(true)}
             />
-            <span>Only these (a device key: others do not exist for it)</span>
+            <span>{t('app.keys.create.only')}</span>
           </label>
           {confined && (
             <div class="status-picks">
-              {props.statuses.length === 0 && <p class="hint">You have no statuses yet.</p>}
+              {props.statuses.length === 0 && <p class="hint">{t('app.keys.create.noStatuses')}</p>}
               {props.statuses.map((s) => (
                 <label key={s.statusId} class="check">
                   <input
@@ -305,7 +320,7 @@ function CreateKey(props: { statuses: MyStatus[]; onCreated: (key: NewApiKey) =>
                   <span>
                     {s.name}
                     {s.relation !== 'owned' && (
-                      <span class="muted"> ({RELATION_TEXT[s.relation]})</span>
+                      <span class="muted"> ({RELATION_TEXT[s.relation]()})</span>
                     )}
                   </span>
                 </label>
@@ -317,15 +332,15 @@ function CreateKey(props: { statuses: MyStatus[]; onCreated: (key: NewApiKey) =>
           )}
         </fieldset>
         <Field
-          label="Expires"
+          label={t('app.keys.create.expires')}
           name="expires"
           type="date"
-          hint="Leave empty for a key that never expires."
+          hint={t('app.keys.create.expiresHint')}
           error={fieldError(error, 'expiresAt')}
         />
         <FormError error={error} />
         <button type="submit" class="button primary" disabled={busy}>
-          Create the key
+          {t('app.keys.create.submit')}
         </button>
       </form>
     </details>
@@ -334,14 +349,14 @@ function CreateKey(props: { statuses: MyStatus[]; onCreated: (key: NewApiKey) =>
 
 function RotateKey(props: { apiKey: ApiKey; onRotated: (key: RotatedApiKey) => void }) {
   const [grace, setGrace] = useState(0)
-  const name = props.apiKey.label ?? 'Unlabelled key'
+  const name = props.apiKey.label ?? t('app.keys.unlabelled')
   return (
     <ConfirmButton
-      label="Rotate"
-      ariaLabel={`Rotate ${name} (${props.apiKey.prefix})`}
+      label={t('app.keys.rotate.label')}
+      ariaLabel={t('app.keys.rotate.aria', { name, prefix: props.apiKey.prefix })}
       buttonClass=""
-      title={`Rotate ${name}?`}
-      confirmLabel="Rotate the key"
+      title={t('app.keys.rotate.title', { name })}
+      confirmLabel={t('app.keys.rotate.confirm')}
       onConfirm={async () => {
         const rotated = await api<RotatedApiKey>(
           'POST',
@@ -351,12 +366,9 @@ function RotateKey(props: { apiKey: ApiKey; onRotated: (key: RotatedApiKey) => v
         props.onRotated(rotated)
       }}
     >
-      <p>
-        A new key with the same label, scopes, statuses and expiry replaces it; its secret is shown
-        once.
-      </p>
+      <p>{t('app.keys.rotate.text')}</p>
       <div class="field">
-        <label for={`grace-${props.apiKey.id}`}>The old key keeps working for</label>
+        <label for={`grace-${props.apiKey.id}`}>{t('app.keys.rotate.grace')}</label>
         <select
           id={`grace-${props.apiKey.id}`}
           value={String(grace)}
@@ -364,7 +376,7 @@ function RotateKey(props: { apiKey: ApiKey; onRotated: (key: RotatedApiKey) => v
         >
           {GRACE.map((g) => (
             <option key={g.seconds} value={String(g.seconds)}>
-              {g.label}
+              {g.label()}
             </option>
           ))}
         </select>
@@ -377,9 +389,9 @@ function RevokeAll(props: { working: ApiKey[]; onDone: (revoked: number) => void
   const [keep, setKeep] = useState('')
   return (
     <ConfirmButton
-      label="Revoke all keys"
-      title="Revoke every key?"
-      confirmLabel="Revoke them"
+      label={t('app.keys.revokeAll.label')}
+      title={t('app.keys.revokeAll.title')}
+      confirmLabel={t('app.keys.revokeAll.confirm')}
       disabled={props.working.length === 0}
       onConfirm={async () => {
         const { revoked } = await api<{ revoked: number }>('POST', '/v1/user/api-keys/revoke-all', {
@@ -389,21 +401,18 @@ function RevokeAll(props: { working: ApiKey[]; onDone: (revoked: number) => void
         props.onDone(revoked)
       }}
     >
-      <p>
-        Every working key stops at once, and the live updates opened with them end. Your signed-in
-        browsers are not affected.
-      </p>
+      <p>{t('app.keys.revokeAll.text')}</p>
       <div class="field">
-        <label for="revoke-all-keep">Keep one working</label>
+        <label for="revoke-all-keep">{t('app.keys.revokeAll.keep')}</label>
         <select
           id="revoke-all-keep"
           value={keep}
           onChange={(event) => setKeep(event.currentTarget.value)}
         >
-          <option value="">None: revoke every key</option>
+          <option value="">{t('app.keys.revokeAll.keepNone')}</option>
           {props.working.map((k) => (
             <option key={k.id} value={k.id}>
-              {k.label ?? 'Unlabelled key'} ({k.prefix}…)
+              {k.label ?? t('app.keys.unlabelled')} ({k.prefix}…)
             </option>
           ))}
         </select>

@@ -9,6 +9,7 @@ import {
   paletteErrorsOf,
   TextAreaField,
 } from '../components/status-fields.tsx'
+import { t } from '../i18n.ts'
 import { publish } from '../live.ts'
 import { Link, navigate } from '../router.tsx'
 import type { PaletteEntry, Status } from '../types.ts'
@@ -79,11 +80,11 @@ export default function NewStatus() {
 
   return (
     <>
-      <h1>New status</h1>
+      <h1>{t('app.newStatus.title')}</h1>
       <form class="status-form" onSubmit={submit} noValidate>
         {formLevel && <FormError error={error} />}
         <Field
-          label="Name"
+          label={t('app.newStatus.name')}
           value={name}
           required
           maxLength={42}
@@ -95,8 +96,8 @@ export default function NewStatus() {
           error={fieldError(error, 'name')}
         />
         <Field
-          label="Key"
-          hint="How your scripts and devices name it in the API (letters, digits, - . _ ~)."
+          label={t('app.newStatus.key')}
+          hint={t('app.newStatus.keyHint')}
           value={key}
           required
           onInput={(event) => {
@@ -106,14 +107,14 @@ export default function NewStatus() {
           error={keyError()}
         />
         <Field
-          label="Value"
-          hint="1 to 10 characters, for example FREE or 42. You may leave it empty for now. A value of the palette below takes its colour there."
+          label={t('app.newStatus.value')}
+          hint={t('app.newStatus.valueHint')}
           value={value}
           onInput={(event) => setValue(event.currentTarget.value)}
           error={fieldError(error, 'value')}
         />
         <ColourPicker
-          legend="Colour"
+          legend={t('app.newStatus.colour')}
           name="colorNo"
           value={colorNo}
           onChange={(n) => {
@@ -124,13 +125,13 @@ export default function NewStatus() {
         />
         <PaletteEditor palette={palette} onChange={setPalette} errors={paletteErrors} />
         <TextAreaField
-          label="Description"
+          label={t('app.newStatus.description')}
           value={description}
           onInput={(event) => setDescription(event.currentTarget.value)}
           error={fieldError(error, 'description')}
         />
         <Choice
-          legend="Who may see it"
+          legend={t('app.newStatus.access')}
           name="accessType"
           value={accessType}
           options={ACCESS_OPTIONS}
@@ -139,10 +140,10 @@ export default function NewStatus() {
         />
         <div class="actions">
           <button type="submit" class="button primary" disabled={busy}>
-            Create status
+            {t('app.newStatus.submit')}
           </button>
           <Link href="/" class="button quiet">
-            Cancel
+            {t('app.newStatus.cancel')}
           </Link>
         </div>
       </form>

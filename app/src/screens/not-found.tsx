@@ -1,11 +1,12 @@
+import { t } from '../i18n.ts'
 import { Link } from '../router.tsx'
 
 export default function NotFound() {
   return (
     <>
-      <h1>Nothing here</h1>
+      <h1>{t('app.notFound.title')}</h1>
       <p>
-        This page does not exist. <Link href="/">Back to the board</Link>
+        {t('app.notFound.text')} <Link href="/">{t('app.notFound.back')}</Link>
       </p>
     </>
   )

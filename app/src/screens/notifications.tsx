@@ -2,8 +2,10 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, apiPath } from '../api.ts'
 import { ConfirmButton } from '../components/confirm.tsx'
 import { Field, FormError, fieldError } from '../components/form.tsx'
+import { Rich } from '../components/rich.tsx'
 import { SecretOnce } from '../components/secret.tsx'
 import { When } from '../components/when.tsx'
+import { t } from '../i18n.ts'
 import {
   addThisBrowser,
   channelTarget,
@@ -48,31 +50,28 @@ export default function Notifications() {
   if (isMissingRoute(error))
     return (
       <>
-        <h1>Notifications</h1>
+        <h1>{t('app.notifications.title')}</h1>
         <p class="notice" role="status">
-          This server does not offer notifications yet. Once it does, your channels and rules appear
-          here.
+          {t('app.notifications.missing')}
         </p>
       </>
     )
 
   return (
     <>
-      <h1>Notifications</h1>
-      <p>
-        Channels are where you are told: a webhook, an e-mail address, this browser, or a push or
-        chat service (ntfy, Gotify, Pushover, Telegram, Matrix). Which statuses tell you, and when,
-        is set on each status’s Notifications tab.
-      </p>
+      <h1>{t('app.notifications.title')}</h1>
+      <p>{t('app.notifications.intro')}</p>
       {secret && (
         <SecretOnce
-          title="The webhook’s signing secret"
+          title={t('app.notifications.secretTitle')}
           secret={secret.secret}
           onDone={() => setSecret(null)}
         >
           <p>
-            Channel <strong>{secret.name}</strong>. Your receiver checks each request’s signature
-            with it (docs: verifying signatures).
+            <Rich
+              text={t('app.notifications.secretText')}
+              parts={{ name: () => <strong>{secret.name}</strong> }}
+            />
           </p>
         </SecretOnce>
       )}
@@ -80,10 +79,10 @@ export default function Notifications() {
         {notice}
       </p>
 
-      <h2>Your channels</h2>
+      <h2>{t('app.notifications.yours')}</h2>
       <FormError error={error} />
-      {channels === null && !error && <p class="loading">Loading…</p>}
-      {channels && channels.length === 0 && <p>No channels yet: add one below.</p>}
+      {channels === null && !error && <p class="loading">{t('app.notifications.loading')}</p>}
+      {channels && channels.length === 0 && <p>{t('app.notifications.none')}</p>}
       {channels && channels.length > 0 && (
         <ul class="item-list">
           {channels.map((channel) => (
@@ -100,7 +99,7 @@ export default function Notifications() {
         </ul>
       )}
 
-      <h2>Add a channel</h2>
+      <h2>{t('app.notifications.add')}</h2>
       <div class="panels">
         <AddThisBrowser onCreated={created} added={thisBrowser} />
         <AddWebhook onCreated={created} />
@@ -112,10 +111,13 @@ export default function Notifications() {
 }
 
 function channelState(channel: Channel): string {
-  if (!channel.verified) return 'waiting for confirmation'
-  if (!channel.enabled) return channel.disabledReason ? 'turned off by statusd' : 'off'
-  if (channel.failingSince) return 'failing'
-  return 'on'
+  if (!channel.verified) return t('app.notifications.state.unconfirmed')
+  if (!channel.enabled)
+    return channel.disabledReason
+      ? t('app.notifications.state.turnedOff')
+      : t('app.notifications.state.off')
+  if (channel.failingSince) return t('app.notifications.state.failing')
+  return t('app.notifications.state.on')
 }
 
 function ChannelItem(props: {
@@ -145,23 +147,26 @@ function ChannelItem(props: {
       <div class="key-head">
         <strong>{name}</strong> <span class="badge">{channel.type}</span>{' '}
         <span class="badge">{channelState(channel)}</span>
-        {props.isThisBrowser && <span class="badge">this browser</span>}
+        {props.isThisBrowser && (
+          <span class="badge">{t('app.notifications.thisBrowserBadge')}</span>
+        )}
       </div>
       <div class="muted channel-target">{channelTarget(channel)}</div>
-      {!channel.verified && (
-        <p class="hint">A confirmation link was mailed to the address; follow it to use it.</p>
-      )}
+      {!channel.verified && <p class="hint">{t('app.notifications.unconfirmedHint')}</p>}
       {channel.disabledReason && <p class="hint">{channel.disabledReason}</p>}
       {channel.failingSince && (
         <p class="hint">
-          Deliveries have failed since <When iso={channel.failingSince} />.
+          <Rich
+            text={t('app.notifications.failingSince')}
+            parts={{ at: () => <When iso={channel.failingSince} /> }}
+          />
         </p>
       )}
       <div class="actions">
         <button
           type="button"
           class="button"
-          aria-label={`Test ${name}`}
+          aria-label={t('app.notifications.testLabel', { name })}
           disabled={!channel.verified}
           onClick={async () => {
             setError(null)
@@ -170,7 +175,7 @@ function ChannelItem(props: {
                 'POST',
                 apiPath`/v1/user/channels/${channel.id}/test`,
               )
-              setTested('A test notification is on its way; it shows in the delivery log.')
+              setTested(t('app.notifications.testSent'))
               setShowLog(true)
               // the worker sends it within seconds: the log follows until its attempt is there
               for (let i = 0; i < 30; i++) {
@@ -183,50 +188,57 @@ function ChannelItem(props: {
             }
           }}
         >
-          Test
+          {t('app.notifications.test')}
         </button>
         <button
           type="button"
           class="button"
           aria-expanded={showLog}
           aria-controls={`log-${channel.id}`}
-          aria-label={`Delivery log of ${name}`}
+          aria-label={t('app.notifications.logLabel', { name })}
           onClick={() => {
             if (!showLog) loadLog()
             setShowLog(!showLog)
           }}
         >
-          Delivery log
+          {t('app.notifications.log')}
         </button>
         <button
           type="button"
           class="button"
-          aria-label={`${channel.enabled ? 'Turn off' : 'Turn on'} ${name}`}
+          aria-label={t(
+            channel.enabled ? 'app.notifications.turnOffLabel' : 'app.notifications.turnOnLabel',
+            { name },
+          )}
           onClick={async () => {
             setError(null)
             try {
               await api('PATCH', apiPath`/v1/user/channels/${channel.id}`, {
                 body: { enabled: !channel.enabled },
               })
-              props.onChanged(`${name} was turned ${channel.enabled ? 'off' : 'on'}.`)
+              props.onChanged(
+                t(channel.enabled ? 'app.notifications.turnedOff' : 'app.notifications.turnedOn', {
+                  name,
+                }),
+              )
             } catch (e) {
               setError(e)
             }
           }}
         >
-          {channel.enabled ? 'Turn off' : 'Turn on'}
+          {channel.enabled ? t('app.notifications.turnOff') : t('app.notifications.turnOn')}
         </button>
         <ConfirmButton
-          label="Delete"
-          ariaLabel={`Delete ${name}`}
-          title={`Delete the channel ${name}?`}
-          confirmLabel="Delete the channel"
+          label={t('app.notifications.delete.label')}
+          ariaLabel={t('app.notifications.delete.aria', { name })}
+          title={t('app.notifications.delete.title', { name })}
+          confirmLabel={t('app.notifications.delete.confirm')}
           onConfirm={async () => {
             await api('DELETE', apiPath`/v1/user/channels/${channel.id}`)
-            props.onChanged(`${name} was deleted.`)
+            props.onChanged(t('app.notifications.delete.done', { name }))
           }}
         >
-          <p>Nothing more is delivered to it, and its delivery log goes with it.</p>
+          <p>{t('app.notifications.delete.text')}</p>
         </ConfirmButton>
       </div>
       <p class="notice" aria-live="polite">
@@ -239,23 +251,23 @@ function ChannelItem(props: {
             <button
               type="button"
               class="button quiet"
-              aria-label={`Refresh the delivery log of ${name}`}
+              aria-label={t('app.notifications.refreshLabel', { name })}
               onClick={loadLog}
             >
-              Refresh
+              {t('app.notifications.refresh')}
             </button>
           </div>
-          {log && log.length === 0 && <p>No deliveries yet.</p>}
+          {log && log.length === 0 && <p>{t('app.notifications.noDeliveries')}</p>}
           {log && log.length > 0 && (
             <div class="table-scroll">
               <table>
-                <caption class="sr-only">The last 100 delivery attempts to {name}</caption>
+                <caption class="sr-only">{t('app.notifications.logCaption', { name })}</caption>
                 <thead>
                   <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Event</th>
-                    <th scope="col">Result</th>
-                    <th scope="col">Time taken</th>
+                    <th scope="col">{t('app.notifications.logHead.when')}</th>
+                    <th scope="col">{t('app.notifications.logHead.event')}</th>
+                    <th scope="col">{t('app.notifications.logHead.result')}</th>
+                    <th scope="col">{t('app.notifications.logHead.duration')}</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -266,10 +278,10 @@ function ChannelItem(props: {
                       </td>
                       <td>{attempt.eventType ?? attempt.eventId}</td>
                       <td>
-                        {attempt.error === null ? 'delivered' : attempt.error}
+                        {attempt.error === null ? t('app.notifications.delivered') : attempt.error}
                         {attempt.statusCode !== null && ` (HTTP ${attempt.statusCode})`}
                       </td>
-                      <td>{attempt.durationMs} ms</td>
+                      <td>{t('app.notifications.durationMs', { ms: attempt.durationMs })}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -310,7 +322,7 @@ function AddWebhook(props: { onCreated: OnCreated }) {
             },
           })
           form.reset()
-          props.onCreated(channel, `Webhook ${channel.name} added.`)
+          props.onCreated(channel, t('app.notifications.webhook.added', { name: channel.name }))
         } catch (e) {
           setError(e)
         } finally {
@@ -318,10 +330,15 @@ function AddWebhook(props: { onCreated: OnCreated }) {
         }
       }}
     >
-      <h3 id="add-webhook">A webhook</h3>
-      <Field label="Name" name="name" maxLength={100} error={fieldError(error, 'name')} />
+      <h3 id="add-webhook">{t('app.notifications.webhook.title')}</h3>
       <Field
-        label="URL"
+        label={t('app.notifications.name')}
+        name="name"
+        maxLength={100}
+        error={fieldError(error, 'name')}
+      />
+      <Field
+        label={t('app.notifications.webhook.url')}
         name="url"
         type="url"
         required
@@ -329,18 +346,18 @@ function AddWebhook(props: { onCreated: OnCreated }) {
         error={fieldError(error, 'config.url') ?? fieldError(error, 'config/url')}
       />
       <div class="field">
-        <label for="webhook-format">Format</label>
+        <label for="webhook-format">{t('app.notifications.webhook.formatLabel')}</label>
         <select id="webhook-format" name="format">
           {(Object.keys(WEBHOOK_FORMAT_TEXT) as WebhookFormat[]).map((format) => (
             <option key={format} value={format}>
-              {WEBHOOK_FORMAT_TEXT[format]}
+              {WEBHOOK_FORMAT_TEXT[format]()}
             </option>
           ))}
         </select>
       </div>
       <FormError error={error} />
       <button type="submit" class="button primary" disabled={busy}>
-        Add the webhook
+        {t('app.notifications.webhook.submit')}
       </button>
     </form>
   )
@@ -371,9 +388,12 @@ function AddEmail(props: { onCreated: OnCreated }) {
           form.reset()
           props.onCreated(
             channel,
-            channel.verified
-              ? `E-mail channel ${channel.name} added: it is your confirmed address, so it works at once.`
-              : `E-mail channel ${channel.name} added. A confirmation link was sent to the address: it is used once the link is followed.`,
+            t(
+              channel.verified
+                ? 'app.notifications.email.addedVerified'
+                : 'app.notifications.email.added',
+              { name: channel.name },
+            ),
           )
         } catch (e) {
           setError(e)
@@ -382,10 +402,15 @@ function AddEmail(props: { onCreated: OnCreated }) {
         }
       }}
     >
-      <h3 id="add-email">An e-mail address</h3>
-      <Field label="Name" name="name" maxLength={100} error={fieldError(error, 'name')} />
+      <h3 id="add-email">{t('app.notifications.email.title')}</h3>
       <Field
-        label="Address"
+        label={t('app.notifications.name')}
+        name="name"
+        maxLength={100}
+        error={fieldError(error, 'name')}
+      />
+      <Field
+        label={t('app.notifications.email.address')}
         name="address"
         type="email"
         required
@@ -393,7 +418,7 @@ function AddEmail(props: { onCreated: OnCreated }) {
       />
       <FormError error={error} />
       <button type="submit" class="button primary" disabled={busy}>
-        Add the address
+        {t('app.notifications.email.submit')}
       </button>
     </form>
   )
@@ -434,7 +459,10 @@ function AddService(props: { onCreated: OnCreated }) {
           })
           form.reset()
           setType(service.type)
-          props.onCreated(channel, `${service.label} channel ${channel.name} added.`)
+          props.onCreated(
+            channel,
+            t('app.notifications.service.added', { service: service.label, name: channel.name }),
+          )
         } catch (e) {
           setError(e)
         } finally {
@@ -442,9 +470,9 @@ function AddService(props: { onCreated: OnCreated }) {
         }
       }}
     >
-      <h3 id="add-service">A push or chat service</h3>
+      <h3 id="add-service">{t('app.notifications.service.title')}</h3>
       <div class="field">
-        <label for="service-type">Service</label>
+        <label for="service-type">{t('app.notifications.service.label')}</label>
         <select
           id="service-type"
           name="service"
@@ -461,11 +489,16 @@ function AddService(props: { onCreated: OnCreated }) {
           ))}
         </select>
       </div>
-      <Field label="Name" name="name" maxLength={100} error={fieldError(error, 'name')} />
+      <Field
+        label={t('app.notifications.name')}
+        name="name"
+        maxLength={100}
+        error={fieldError(error, 'name')}
+      />
       {service.fields.map((field) => (
         <Field
           key={`${service.type}-${field.name}`}
-          label={field.label}
+          label={field.label()}
           name={field.name}
           // note: preact's input types are one union per `type`; every one here takes these props
           type={(field.input === 'secret' ? 'password' : field.input) as 'text'}
@@ -473,13 +506,13 @@ function AddService(props: { onCreated: OnCreated }) {
           {...(field.input === 'secret' && { autocomplete: 'off' })}
           {...(field.input === 'number' && { min: 0, max: 10, step: 1 })}
           {...(field.placeholder && { placeholder: field.placeholder })}
-          {...(field.hint && { hint: field.hint })}
+          {...(field.hint && { hint: field.hint() })}
           error={configError(error, field.name)}
         />
       ))}
       <FormError error={error} />
       <button type="submit" class="button primary" disabled={busy}>
-        Add the {service.label} channel
+        {t('app.notifications.service.submit', { service: service.label })}
       </button>
     </form>
   )
@@ -491,15 +524,17 @@ function AddThisBrowser(props: { onCreated: OnCreated; added: Channel | undefine
   const supported = pushSupported()
   return (
     <section class="panel" aria-labelledby="add-browser">
-      <h3 id="add-browser">This browser</h3>
+      <h3 id="add-browser">{t('app.notifications.browser.title')}</h3>
       {supported && props.added?.enabled ? (
         <p>
-          This browser already receives notifications: the channel{' '}
-          <strong>{props.added.name}</strong>.
+          <Rich
+            text={t('app.notifications.browser.already')}
+            parts={{ name: () => <strong>{props.added?.name}</strong> }}
+          />
         </p>
       ) : supported ? (
         <>
-          <p>The browser shows a notification, even while the app is closed.</p>
+          <p>{t('app.notifications.browser.text')}</p>
           <button
             type="button"
             class="button primary"
@@ -509,23 +544,22 @@ function AddThisBrowser(props: { onCreated: OnCreated; added: Channel | undefine
               setError(null)
               try {
                 const channel = await addThisBrowser(browserName(navigator.userAgent))
-                props.onCreated(channel, `This browser (${channel.name}) was added.`)
-              } catch (e) {
-                setError(
-                  isMissingRoute(e)
-                    ? new Error('This server does not offer browser notifications yet.')
-                    : e,
+                props.onCreated(
+                  channel,
+                  t('app.notifications.browser.added', { name: channel.name }),
                 )
+              } catch (e) {
+                setError(isMissingRoute(e) ? new Error(t('app.notifications.browser.missing')) : e)
               } finally {
                 setBusy(false)
               }
             }}
           >
-            Add this browser
+            {t('app.notifications.browser.submit')}
           </button>
         </>
       ) : (
-        <p>This browser cannot receive push notifications.</p>
+        <p>{t('app.notifications.browser.unsupported')}</p>
       )}
       <FormError error={error} />
     </section>

@@ -2,6 +2,8 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { ApiError, api, apiPath } from '../api.ts'
 import { Field, FormError, fieldError } from '../components/form.tsx'
 import { Plain } from '../components/layout.tsx'
+import { Rich } from '../components/rich.tsx'
+import { t } from '../i18n.ts'
 import { Link, navigate, route } from '../router.tsx'
 import { loadMe } from '../session.ts'
 import type { PasskeyRegistrationOptions } from '../types.ts'
@@ -38,35 +40,32 @@ export default function Setup() {
   if (checkError)
     return (
       <Plain>
-        <h1>Set up statusd</h1>
+        <h1>{t('app.setup.title')}</h1>
         <FormError error={checkError} />
       </Plain>
     )
   if (state === 'checking')
     return (
       <Plain>
-        <h1>Set up statusd</h1>
+        <h1>{t('app.setup.title')}</h1>
         <p class="loading" aria-live="polite">
-          Loading…
+          {t('app.setup.loading')}
         </p>
       </Plain>
     )
   if (state === 'unknown')
     return (
       <Plain>
-        <h1>This setup link is not valid</h1>
-        <p>
-          Check that the whole link was copied from the server’s output. A link used or expired more
-          than a day ago is forgotten too.
-        </p>
+        <h1>{t('app.setup.unknown.title')}</h1>
+        <p>{t('app.setup.unknown.text')}</p>
         <LostLink />
       </Plain>
     )
   if (state === 'gone')
     return (
       <Plain>
-        <h1>This setup link has expired</h1>
-        <p>It works once, for a day, and it was used already or is older.</p>
+        <h1>{t('app.setup.gone.title')}</h1>
+        <p>{t('app.setup.gone.text')}</p>
         <LostLink />
       </Plain>
     )
@@ -77,10 +76,14 @@ export default function Setup() {
 function LostLink() {
   return (
     <p>
-      If you set up your account with it, <Link href="/sign-in">sign in</Link>. Otherwise, on the
-      server, run <code>statusd user list</code> and <code>statusd user link &lt;id&gt;</code> for
-      the first user: its one-time sign-in link lets you in, and under Account you give yourself an
-      e-mail address and a password.
+      <Rich
+        text={t('app.setup.lostLink')}
+        parts={{
+          signIn: (text) => <Link href="/sign-in">{text}</Link>,
+          list: () => <code>statusd user list</code>,
+          link: () => <code>statusd user link &lt;id&gt;</code>,
+        }}
+      />
     </p>
   )
 }
@@ -120,11 +123,8 @@ function SetupForm(props: { token: string }) {
 
   return (
     <Plain>
-      <h1>Set up statusd</h1>
-      <p>
-        You started this statusd: this account is its first, and you are its operator. Choose how
-        you sign in; the link works only once.
-      </p>
+      <h1>{t('app.setup.title')}</h1>
+      <p>{t('app.setup.intro')}</p>
       <form
         ref={form}
         onSubmit={(event) => {
@@ -140,37 +140,37 @@ function SetupForm(props: { token: string }) {
         }}
       >
         <Field
-          label="Name"
+          label={t('app.setup.name')}
           name="name"
           autocomplete="name"
           required
           maxLength={60}
-          hint="Shown to people you share statuses with."
+          hint={t('app.setup.nameHint')}
           error={fieldError(error, 'name')}
         />
         <Field
-          label="E-mail"
+          label={t('app.setup.email')}
           name="email"
           type="email"
           autocomplete="email"
           required
-          hint="You sign in with it; mail about your account goes there."
+          hint={t('app.setup.emailHint')}
           error={fieldError(error, 'email')}
         />
         <Field
-          label="Password"
+          label={t('app.setup.password')}
           name="password"
           type="password"
           autocomplete="new-password"
           required
           minLength={12}
-          hint="At least 12 characters, not a common password nor one easy to guess; a few unrelated words you remember make a good one."
+          hint={t('app.setup.passwordHint')}
           error={fieldError(error, 'password')}
         />
         <FormError error={error} />
         <div class="actions">
           <button type="submit" class="button primary" disabled={busy}>
-            Finish setup
+            {t('app.setup.finish')}
           </button>
           {passkeysHere() && (
             <button
@@ -196,7 +196,7 @@ function SetupForm(props: { token: string }) {
                 })
               }}
             >
-              Use a passkey instead
+              {t('app.setup.passkey')}
             </button>
           )}
         </div>

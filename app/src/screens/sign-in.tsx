@@ -3,6 +3,7 @@ import { api } from '../api.ts'
 import { useAuthSettings } from '../auth-settings.ts'
 import { Field, FormError, fieldError } from '../components/form.tsx'
 import { Plain } from '../components/layout.tsx'
+import { t } from '../i18n.ts'
 import { Link, navigate, sameOriginTarget } from '../router.tsx'
 import { loadMe } from '../session.ts'
 import { passkeysSupported, signInWithPasskey } from '../webauthn.ts'
@@ -22,7 +23,7 @@ export default function SignIn() {
   const [forgot, setForgot] = useState(false)
   return (
     <Plain>
-      <h1>Sign in</h1>
+      <h1>{t('app.signIn.title')}</h1>
       <form
         onSubmit={async (event) => {
           event.preventDefault()
@@ -43,7 +44,7 @@ export default function SignIn() {
         }}
       >
         <Field
-          label="E-mail"
+          label={t('app.signIn.email')}
           name="email"
           type="email"
           autocomplete="username"
@@ -53,7 +54,7 @@ export default function SignIn() {
           error={fieldError(error, 'email')}
         />
         <Field
-          label="Password"
+          label={t('app.signIn.password')}
           name="password"
           type="password"
           autocomplete="current-password"
@@ -62,12 +63,12 @@ export default function SignIn() {
         />
         <FormError error={error} />
         <button type="submit" class="button primary" disabled={busy}>
-          Sign in
+          {t('app.signIn.submit')}
         </button>
       </form>
       {passkeysSupported() && (
         <div class="passkey-sign-in">
-          <p class="or">or</p>
+          <p class="or">{t('app.signIn.or')}</p>
           <button
             type="button"
             class="button"
@@ -82,14 +83,14 @@ export default function SignIn() {
               } catch (e) {
                 // the person closed the browser's prompt: nothing to report as an error
                 if ((e as Error).name === 'NotAllowedError')
-                  setError(new Error('Passkey sign-in was cancelled or timed out.'))
+                  setError(new Error(t('app.signIn.passkeyCancelled')))
                 else setError(e)
               } finally {
                 setBusy(false)
               }
             }}
           >
-            Use a passkey
+            {t('app.signIn.passkey')}
           </button>
         </div>
       )}
@@ -99,12 +100,12 @@ export default function SignIn() {
         ) : (
           <p>
             <button type="button" class="button quiet" onClick={() => setForgot(true)}>
-              Forgot your password?
+              {t('app.signIn.forgot')}
             </button>
           </p>
         ))}
       <p>
-        New here? <Link href="/sign-up">Create an account</Link>
+        {t('app.signIn.newHere')} <Link href="/sign-up">{t('app.signIn.signUp')}</Link>
       </p>
     </Plain>
   )
@@ -120,8 +121,8 @@ function ForgotPassword(props: { email: string }) {
   const [sent, setSent] = useState(false)
   return (
     <section class="forgot-password" aria-labelledby="forgot-password">
-      <h2 id="forgot-password">Forgot your password?</h2>
-      <p class="hint">A link to choose a new one is mailed to your address.</p>
+      <h2 id="forgot-password">{t('app.signIn.forgot')}</h2>
+      <p class="hint">{t('app.signIn.forgotHint')}</p>
       <form
         onSubmit={async (event) => {
           event.preventDefault()
@@ -140,7 +141,7 @@ function ForgotPassword(props: { email: string }) {
         }}
       >
         <Field
-          label="Your e-mail address"
+          label={t('app.signIn.yourEmail')}
           name="email"
           type="email"
           autocomplete="email"
@@ -150,12 +151,9 @@ function ForgotPassword(props: { email: string }) {
         />
         <FormError error={error} />
         <button type="submit" class="button" disabled={busy}>
-          Mail me a link
+          {t('app.signIn.mailLink')}
         </button>
-        <p aria-live="polite">
-          {sent &&
-            'If an account has this address, a link is on its way. It works for an hour, on any device.'}
-        </p>
+        <p aria-live="polite">{sent && t('app.signIn.linkSent')}</p>
       </form>
     </section>
   )

@@ -3,6 +3,8 @@ import { ApiError, api, apiPath } from '../api.ts'
 import { useAuthSettings } from '../auth-settings.ts'
 import { Field, FormError, fieldError } from '../components/form.tsx'
 import { Plain } from '../components/layout.tsx'
+import { Rich } from '../components/rich.tsx'
+import { t } from '../i18n.ts'
 import { Link, navigate } from '../router.tsx'
 import { loadMe, me } from '../session.ts'
 import type { InvitationLinkPreview } from '../types.ts'
@@ -14,8 +16,8 @@ import type { InvitationLinkPreview } from '../types.ts'
 // by invitation only, the screen says so instead of offering a form; a 403 is shown as is.
 
 const ROLE_TEXT = {
-  subscriber: 'a subscriber: you will see it and its updates',
-  updater: 'an updater: you will see it and may set its value',
+  subscriber: () => t('app.signUp.invitation.subscriber'),
+  updater: () => t('app.signUp.invitation.updater'),
 } as const
 
 const goHome = () => navigate('/', { replace: true })
@@ -41,9 +43,9 @@ export default function SignUp() {
   if (!token && settings === undefined)
     return (
       <Plain>
-        <h1>Create an account</h1>
+        <h1>{t('app.signUp.title')}</h1>
         <p class="loading" aria-live="polite">
-          Loading…
+          {t('app.signUp.loading')}
         </p>
       </Plain>
     )
@@ -52,13 +54,15 @@ export default function SignUp() {
   const inviteOnly = error instanceof ApiError && error.status === 403 && !token
   return (
     <Plain>
-      <h1>Create an account</h1>
+      <h1>{t('app.signUp.title')}</h1>
       {token && <InvitationSummary preview={preview} error={previewError} />}
       {inviteOnly ? (
         <div role="alert" class="callout">
           <p>
-            <strong>This service is open by invitation only.</strong> Ask someone who uses it to
-            invite you: their invitation link brings you back here to sign up.
+            <Rich
+              text={t('app.signUp.inviteOnly')}
+              parts={{ strong: (text) => <strong>{text}</strong> }}
+            />
           </p>
         </div>
       ) : null}
@@ -87,16 +91,16 @@ export default function SignUp() {
         }}
       >
         <Field
-          label="Name"
+          label={t('app.signUp.name')}
           name="name"
           autocomplete="name"
           required
           maxLength={60}
-          hint="Shown to people you share statuses with."
+          hint={t('app.signUp.nameHint')}
           error={fieldError(error, 'name')}
         />
         <Field
-          label="E-mail"
+          label={t('app.signUp.email')}
           name="email"
           type="email"
           autocomplete="email"
@@ -104,24 +108,24 @@ export default function SignUp() {
           error={fieldError(error, 'email')}
         />
         <Field
-          label="Password"
+          label={t('app.signUp.password')}
           name="password"
           type="password"
           autocomplete="new-password"
           required
           minLength={12}
-          hint="At least 12 characters, not a common password nor one easy to guess; a few unrelated words you remember make a good one."
+          hint={t('app.signUp.passwordHint')}
           error={fieldError(error, 'password')}
         />
         {!inviteOnly && <FormError error={error} />}
         <button type="submit" class="button primary" disabled={busy}>
-          {token ? 'Sign up and accept' : 'Create account'}
+          {token ? t('app.signUp.submitAndAccept') : t('app.signUp.submit')}
         </button>
       </form>
       <p>
-        Have an account?{' '}
+        {t('app.signUp.haveAccount')}{' '}
         <Link href={`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`}>
-          Sign in
+          {t('app.signUp.signIn')}
         </Link>
       </p>
     </Plain>
@@ -134,9 +138,9 @@ function InvitationSummary(props: { preview: InvitationLinkPreview | null; error
     return (
       <p role="alert" class="form-error">
         {gone
-          ? 'This invitation has expired, was used up or was revoked: ask for a new one.'
+          ? t('app.signUp.invitation.gone')
           : props.error instanceof ApiError && props.error.status === 404
-            ? 'This invitation link is not valid: check that it was copied whole.'
+            ? t('app.signUp.invitation.unknown')
             : (props.error as Error).message}
       </p>
     )
@@ -146,8 +150,13 @@ function InvitationSummary(props: { preview: InvitationLinkPreview | null; error
   return (
     <div class="callout invitation-summary">
       <p>
-        <strong class="user-text">{inviterName}</strong> invites you to follow{' '}
-        <strong class="user-text">{statusName}</strong> as {ROLE_TEXT[role]}.
+        <Rich
+          text={t('app.signUp.invitation.text', { role: ROLE_TEXT[role]() })}
+          parts={{
+            who: () => <strong class="user-text">{inviterName}</strong>,
+            status: () => <strong class="user-text">{statusName}</strong>,
+          }}
+        />
       </p>
     </div>
   )
@@ -163,10 +172,13 @@ function AcceptAsMe(props: {
   const [busy, setBusy] = useState(false)
   return (
     <Plain>
-      <h1>Accept the invitation</h1>
+      <h1>{t('app.signUp.accept.title')}</h1>
       <InvitationSummary preview={props.preview} error={props.error} />
       <p>
-        You are signed in as <strong class="user-text">{me.value?.name}</strong>.
+        <Rich
+          text={t('app.signUp.accept.signedInAs')}
+          parts={{ name: () => <strong class="user-text">{me.value?.name}</strong> }}
+        />
       </p>
       <FormError error={error} />
       <div class="actions">
@@ -187,10 +199,10 @@ function AcceptAsMe(props: {
             }
           }}
         >
-          Accept
+          {t('app.signUp.accept.accept')}
         </button>
         <Link href="/" class="button quiet">
-          Not now
+          {t('app.signUp.accept.notNow')}
         </Link>
       </div>
     </Plain>
@@ -201,15 +213,12 @@ function AcceptAsMe(props: {
 function ByInvitation() {
   return (
     <Plain>
-      <h1>Sign-up is by invitation</h1>
+      <h1>{t('app.signUp.byInvitation.title')}</h1>
       <div class="callout">
-        <p>
-          This statusd takes new people by invitation only. Ask someone who uses it to invite you:
-          their invitation link brings you back here to sign up.
-        </p>
+        <p>{t('app.signUp.byInvitation.text')}</p>
       </div>
       <p>
-        Have an account? <Link href="/sign-in">Sign in</Link>
+        {t('app.signUp.haveAccount')} <Link href="/sign-in">{t('app.signUp.signIn')}</Link>
       </p>
     </Plain>
   )

@@ -20,7 +20,11 @@ import path from 'node:path'
 import { build } from 'esbuild'
 import { ErrorSchema } from '../../../src/lib/error-schema.ts'
 import { ApiKeySchema } from '../../../src/modules/keys/keys.schemas.ts'
-import { HistoryEntrySchema } from '../../../src/modules/statuses/history.schemas.ts'
+import {
+  HistoryDurationsSchema,
+  HistoryEntrySchema,
+} from '../../../src/modules/statuses/history.schemas.ts'
+import { RoleInvitationSchema } from '../../../src/modules/statuses/invitations.schemas.ts'
 import { ShareViewSchema } from '../../../src/modules/statuses/share-view.ts'
 import {
   StatusInputSchema,
@@ -46,6 +50,14 @@ const TYPES: Record<string, { schema: object; doc: string }> = {
   },
   StatusListEntry: { schema: StatusListEntrySchema, doc: 'A status in your list.' },
   HistoryEntry: { schema: HistoryEntrySchema, doc: "One value update in a status's history." },
+  HistoryDurations: {
+    schema: HistoryDurationsSchema,
+    doc: 'The time a status held each value over a range.',
+  },
+  RoleInvitation: {
+    schema: RoleInvitationSchema,
+    doc: 'An invitation to a role on a status; a transfer is one for the role owner.',
+  },
   ShareView: {
     schema: ShareViewSchema,
     doc: 'The anonymous view of a public status (what a share page shows).',

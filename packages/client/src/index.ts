@@ -3,7 +3,9 @@ import { parseEventStream } from './sse.ts'
 import type {
   ApiKey,
   CheckAuth,
+  HistoryDurations,
   HistoryEntry,
+  RoleInvitation,
   ShareView,
   Status,
   StatusInput,
@@ -323,6 +325,46 @@ export class StatusdClient {
       query: { ...options },
       safe: true,
     })
+  }
+
+  /**
+   * The time a status held each value from `from` to `to` (now when absent), the longest held
+   * first (docs/api.md#time-in-each-value). Instants as RFC 3339 text or `Date`s.
+   */
+  async durations(
+    statusId: string,
+    range: { from: string | Date; to?: string | Date },
+  ): Promise<HistoryDurations> {
+    const instant = (at: string | Date | undefined) => (at instanceof Date ? at.toISOString() : at)
+    return (
+      await this.#json<HistoryDurations>({
+        method: 'GET',
+        path: `/v1/status/${enc(statusId)}/history/durations`,
+        query: { from: instant(range.from), to: instant(range.to) },
+        safe: true,
+      })
+    ).body
+  }
+
+  /**
+   * Offers your status to another user (docs/sharing.md#transfer): a pending invitation for
+   * the role owner, which they accept or decline. A new offer replaces an earlier one, so a
+   * retry makes no second.
+   */
+  async transfer(statusId: string, userId: string): Promise<RoleInvitation> {
+    return (
+      await this.#json<RoleInvitation>({
+        method: 'POST',
+        path: `/v1/status/${enc(statusId)}/transfer`,
+        body: { userId },
+        safe: true,
+      })
+    ).body
+  }
+
+  /** Withdraws the pending transfer of your status, if there is one. */
+  async withdrawTransfer(statusId: string): Promise<void> {
+    await this.#delete(`/v1/status/${enc(statusId)}/transfer`, {})
   }
 
   /** The anonymous view of a public status by its share id (no API key needed). */

@@ -5,7 +5,11 @@
 import type { Static } from 'typebox'
 import type { ErrorSchema } from '../../../src/lib/error-schema.ts'
 import type { ApiKeySchema } from '../../../src/modules/keys/keys.schemas.ts'
-import type { HistoryEntrySchema } from '../../../src/modules/statuses/history.schemas.ts'
+import type {
+  HistoryDurationsSchema,
+  HistoryEntrySchema,
+} from '../../../src/modules/statuses/history.schemas.ts'
+import type { RoleInvitationSchema } from '../../../src/modules/statuses/invitations.schemas.ts'
 import type { ShareViewSchema } from '../../../src/modules/statuses/share-view.ts'
 import type {
   StatusInputSchema,
@@ -22,6 +26,10 @@ export type StatusInput = Static<typeof StatusInputSchema>
 export type StatusListEntry = Static<typeof StatusListEntrySchema>
 /** One value update in a status's history. */
 export type HistoryEntry = Static<typeof HistoryEntrySchema>
+/** The time a status held each value over a range. */
+export type HistoryDurations = Static<typeof HistoryDurationsSchema>
+/** An invitation to a role on a status; a transfer is one for the role owner. */
+export type RoleInvitation = Static<typeof RoleInvitationSchema>
 /** The anonymous view of a public status (what a share page shows). */
 export type ShareView = Static<typeof ShareViewSchema>
 /** Who an API key belongs to, and what it may do. */

@@ -4,6 +4,8 @@ import * as operators from './2026-11-30T000000-operators.ts'
 import * as ends from './2026-12-01T010000-ends.ts'
 import * as schedules from './2026-12-01T020000-schedules.ts'
 import * as rules from './2026-12-01T030000-rules.ts'
+import * as locale from './2026-12-02T040000-locale.ts'
+import * as mqtt from './2026-12-02T050000-mqtt.ts'
 
 /** Every migration, by name; names sort in the order they apply. From 0.1.0 on, only appended. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +14,6 @@ export const migrations: Record<string, Migration> = {
   '2026-12-01T010000-ends': ends,
   '2026-12-01T020000-schedules': schedules,
   '2026-12-01T030000-rules': rules,
+  '2026-12-02T040000-locale': locale,
+  '2026-12-02T050000-mqtt': mqtt,
 }

@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import type { DB, Db, User } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
+import { translator } from '../../i18n/i18n.ts'
 import { type Clock, systemClock } from '../../lib/clock.ts'
 import { ApiError, notFound, rateLimited, validationError } from '../../lib/errors.ts'
 import { type Mailer, type MailLog, sendInBackground } from '../../lib/mailer.ts'
@@ -205,6 +206,28 @@ export class AccountMail {
       'e-mail verification',
     )
     return { expiresAt: issued.expiresAt }
+  }
+
+  /**
+   * Says goodbye to a deleted account at its address (docs/accounts.md#delete-your-account):
+   * what went, and that the address is free. Nothing without SMTP or an address.
+   */
+  sendGoodbye(user: { name: string; email: string | null; locale?: string | null }): void {
+    const to = user.email
+    if (!this.enabled || to === null) return
+    // in the language the account had chosen (docs/languages.md), else English
+    const tr = translator(user.locale)
+    const text = [
+      tr('mail.goodbye.greeting', { name: user.name }),
+      '',
+      tr('mail.goodbye.body', { url: this.#deps.linkBase() }),
+      '',
+      tr('mail.goodbye.free', { email: to }),
+      '',
+      tr('mail.goodbye.notYou'),
+      '',
+    ].join('\n')
+    this.#background(() => this.#send(to, tr('mail.goodbye.subject'), text, 'goodbye'), 'goodbye')
   }
 
   /** 501 without SMTP; 429 when the user had MAIL_LIMITS.verificationsPerHour links this hour. */

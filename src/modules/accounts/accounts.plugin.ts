@@ -75,7 +75,22 @@ export const accounts = fp(
     app.addHook('onClose', () => mail.idle())
 
     app.keyedRoutes(userRoutes, {})
-    app.keyedRoutes(profileRoutes, { accounts: accountDeps, sessions, mail })
+    app.keyedRoutes(profileRoutes, {
+      accounts: accountDeps,
+      sessions,
+      mail,
+      // deleting an account (docs/accounts.md#delete-your-account): its statuses go through
+      // the statuses' services, so their streams hear it
+      deletion: {
+        db: database.db,
+        writer: database.writer,
+        clock,
+        statuses: app.services,
+        userChanged: (userId) => holders.userChanged?.(userId),
+      },
+      clock,
+      publicUrl,
+    })
     app.keyedRoutes(emailVerificationRoutes, { mail })
     // taking one's data along (docs/accounts.md#export-your-data)
     app.keyedRoutes(exportRoutes, { db: database.db, clock })
@@ -110,5 +125,5 @@ export const accounts = fp(
       ...(options.passwordHasher && { hasher: options.passwordHasher }),
     })
   },
-  { name: 'accounts', dependencies: ['core', 'keyed-api', 'keys', 'live-updates'] },
+  { name: 'accounts', dependencies: ['core', 'keyed-api', 'keys', 'live-updates', 'statuses'] },
 )

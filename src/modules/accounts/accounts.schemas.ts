@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { LANGUAGE_CODES } from '../../i18n/languages.ts'
 import { StringEnum, Timestamp } from '../../lib/schema.ts'
 import { SingleLineText } from '../../lib/text.ts'
 import { MAX_EMAIL_LENGTH } from '../users/email-address.ts'
@@ -25,6 +26,15 @@ export const NewPasswordSchema = Type.String({
     '12 to 256 characters, not in a large list of common passwords (any case), and scored at least 3 of 4 by a strength estimator (zxcvbn)',
 })
 
+/**
+ * The language of the mails and notifications a user gets (docs/languages.md): one statusd
+ * speaks, or null for none chosen (English).
+ */
+export const LocaleSchema = Type.Union([StringEnum(LANGUAGE_CODES), Type.Null()], {
+  description:
+    'The language of the mails and notifications you get (docs/languages.md); null: none chosen, English',
+})
+
 /** A password being checked: anything a password could be. */
 export const PasswordSchema = Type.String({ minLength: 1, maxLength: PASSWORD_LENGTHS.maxLength })
 
@@ -45,6 +55,7 @@ export const ProfileSchema = Type.Object(
     admin: Type.Boolean({
       description: 'Whether you are an operator of this service (docs/operations.md#operators)',
     }),
+    locale: LocaleSchema,
   },
   {
     $id: 'Profile',
@@ -60,6 +71,7 @@ export const ProfileSchema = Type.Object(
         createdAt: '2026-11-28T09:30:00.000Z',
         hasPassword: true,
         admin: false,
+        locale: 'de',
       },
     ],
   },
@@ -90,6 +102,7 @@ export const ChangedProfileSchema = Type.Object(
         createdAt: '2026-11-28T09:30:00.000Z',
         hasPassword: true,
         admin: false,
+        locale: null,
         pendingEmail: 'ada@example.org',
       },
     ],

@@ -46,11 +46,14 @@ export const admin = fp(
         startedAt,
         signup: options.signup ?? 'invite',
         smtp: app.mailer !== null,
-        // no MQTT in this version (docs/operations.md#operators)
-        mqtt: false,
+        // MQTT_URL is set (docs/integrations.md)
+        mqtt: app.mqtt.configured,
         openStreams: () => app.streamQuota.total,
       },
     })
   },
-  { name: 'admin', dependencies: ['core', 'keyed-api', 'keys', 'live-updates', 'statuses'] },
+  {
+    name: 'admin',
+    dependencies: ['core', 'keyed-api', 'keys', 'live-updates', 'statuses', 'mqtt'],
+  },
 )

@@ -67,23 +67,6 @@ export function listUsersForAdmin(db: Db, query: UserListQuery): Promise<AdminUs
 export const findUserForAdmin = (db: Db, id: string): Promise<AdminUserRow | undefined> =>
   withCounts(db).where('u.id', '=', id).executeTakeFirst() as Promise<AdminUserRow | undefined>
 
-/** How many operators there are that are not disabled. */
-export async function countActiveOperators(db: Db): Promise<number> {
-  const row = await db
-    .selectFrom('users')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('admin', '=', 1)
-    .where('disabled_at', 'is', null)
-    .executeTakeFirstOrThrow()
-  return Number(row.n)
-}
-
-/** Deletes a user; what is theirs goes with them (the schema's cascades). */
-export async function deleteUserRow(db: Db, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst()
-  return Number(result.numDeletedRows) > 0
-}
-
 /** Events recorded for the notifications and not fanned out yet: the outbox's backlog. */
 export async function countPendingOutboxEvents(db: Db): Promise<number> {
   const row = await db

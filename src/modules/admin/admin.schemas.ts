@@ -155,7 +155,7 @@ export const InstanceSchema = Type.Object(
     signup: StringEnum(['invite', 'open'], { description: 'Who may sign up (SIGNUP)' }),
     smtp: Type.Boolean({ description: 'The service sends e-mail (SMTP_URL is set)' }),
     push: Type.Boolean({ description: 'Browser push has its key pair' }),
-    mqtt: Type.Boolean({ description: 'MQTT is configured (not a part of this version: false)' }),
+    mqtt: Type.Boolean({ description: 'The MQTT bridge is set up (MQTT_URL is set)' }),
     outboxBacklog: Type.Integer({
       minimum: 0,
       description: 'Events waiting to be fanned out to notification channels',

@@ -1,27 +1,31 @@
-import type { Kysely, Transaction } from 'kysely'
-import type { DB, Db } from '../../db/database.ts'
+import type { Kysely } from 'kysely'
+import type { DB } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
 import { type Writer, writerOf } from '../../db/writer.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { decodePosition, type Page, toPage } from '../../lib/cursor.ts'
 import { conflict, notFound, UserInputError, validationError } from '../../lib/errors.ts'
+import { deleteAccount } from '../accounts/account-deletion.service.ts'
 import { recordSecurityEvent } from '../audit/security-events.ts'
 import { dropAdminScopeIn } from '../keys/keys.service.ts'
 import type { Plans } from '../plans/plans.ts'
 import type { ServiceDeps } from '../service-deps.ts'
-import type { StatusChange } from '../statuses/status-events.ts'
-import { announceDeletedStatuses, deleteOwnedStatusesIn } from '../statuses/statuses.service.ts'
 import { issueAuthToken } from '../users/auth-tokens.service.ts'
 import { emailKeyOf, emailProblem } from '../users/email-address.ts'
 import { endSessionsOf } from '../users/sessions.service.ts'
 import { SIGN_IN_LINK_LIFETIME_MS, signInLinkUrl } from '../users/sign-in-links.service.ts'
-import { type AuthLevel, authLevelOf, createUser, userById } from '../users/users.service.ts'
+import {
+  type AuthLevel,
+  assertOtherOperator,
+  authLevelOf,
+  createUser,
+  lockOperators,
+  userById,
+} from '../users/users.service.ts'
 import {
   type AdminUserRow,
-  countActiveOperators,
   countPendingOutboxEvents,
   countUsers,
-  deleteUserRow,
   findUserForAdmin,
   hasPushKeys,
   listUsersForAdmin,
@@ -129,24 +133,6 @@ export interface UserChanges {
   disabled?: boolean | undefined
 }
 
-const lastOperator = () =>
-  conflict('This would leave the service without an operator: make another user an operator first')
-
-/**
- * Every operator's change that could leave no operator (demoting, disabling, deleting one)
- * takes this lock first, so that two at once on any instance are judged one after the other.
- */
-const lockOperators = (tx: Transaction<DB>) => lockForTransaction(tx, 'statusd:operators')
-
-/**
- * Refuses (409) a change that takes away the last working operator: an operator demoted,
- * disabled or deleted while no other enabled operator remains.
- */
-async function assertOtherOperator(tx: Db, user: { admin: number; disabled_at: string | null }) {
-  if (Number(user.admin) !== 1 || user.disabled_at !== null) return
-  if ((await countActiveOperators(tx)) <= 1) throw lastOperator()
-}
-
 /**
  * PATCH /v1/admin/users/:userId — plan, verified, admin, disabled; each change is recorded
  * in the security log. Disabling ends every session of the user and every stream opened with
@@ -230,37 +216,17 @@ export async function changeUser(
 }
 
 /**
- * DELETE /v1/admin/users/:userId — the user and everything theirs: statuses (their history
- * after, in batches), keys, sessions, passkeys, roles, boards, channels. Streams on their
- * statuses hear they are gone; streams opened with their keys or sessions end, on every
- * instance. 409 for the last enabled operator. Recorded in the security log, which keeps it.
+ * DELETE /v1/admin/users/:userId — the user and everything theirs, as when they delete their
+ * own account (`deleteAccount`, docs/accounts.md#delete-your-account). 409 for the last
+ * enabled operator. Recorded in the security log as `admin.userDeleted`, which it keeps.
  */
 export async function deleteUser(deps: AdminDeps, actor: Actor, userId: string): Promise<void> {
-  const nowIso = new Date(deps.clock.now()).toISOString()
-  const changes: StatusChange[] = await writerOf(deps).run(async (tx) => {
-    await lockOperators(tx)
-    const user = await userById(tx, userId)
-    if (!user) throw userNotFound()
-    await assertOtherOperator(tx, user)
-    const deleted = await deleteOwnedStatusesIn(tx, deps.statuses, userId)
-    await deleteUserRow(tx, userId)
-    await recordSecurityEvent(
-      tx,
-      {
-        kind: 'admin.userDeleted',
-        userId,
-        actorId: actor.userId,
-        ip: actor.ip,
-        userAgent: actor.userAgent,
-        // the account is gone: the log keeps who it was
-        detail: { name: user.name, email: user.email, statuses: deleted.length },
-      },
-      nowIso,
-    )
-    return deleted
+  await deleteAccount(deps, userId, {
+    kind: 'admin.userDeleted',
+    actorId: actor.userId,
+    ip: actor.ip,
+    userAgent: actor.userAgent,
   })
-  await announceDeletedStatuses(deps.statuses, changes)
-  deps.userChanged(userId)
 }
 
 /** A one-time sign-in link an operator hands over. */
@@ -432,7 +398,7 @@ export interface InstanceFacts {
   startedAt: number
   signup: 'invite' | 'open'
   smtp: boolean
-  /** MQTT is not a part of this version: always false. */
+  /** The MQTT bridge is set up (MQTT_URL is set). */
   mqtt: boolean
   openStreams: () => number
 }

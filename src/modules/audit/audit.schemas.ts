@@ -19,7 +19,7 @@ const eventProperties = {
   at: Type.String({ description: 'When it happened (ISO 8601, UTC)' }),
   kind: Type.String({
     description:
-      "What happened: `signIn`, `signInFailed`, `signOut`, `sessionRevoked`, `passwordChanged`, `passwordReset`, `emailChanged`, `emailVerified`, `keyCreated`, `keyRotated`, `keyRevoked`, `keysRevokedAll`, `passkeyAdded`, `passkeyRemoved`, `roleGranted`, `roleChanged`, `roleRemoved`, `roleAccepted`, `statusTransferOffered`, `statusTransferred`, `adminGranted`, `adminRevoked`; an operator's actions as `admin.…` (docs/security.md#security-log)",
+      "What happened: `signIn`, `signInFailed`, `signOut`, `sessionRevoked`, `passwordChanged`, `passwordReset`, `emailChanged`, `emailVerified`, `keyCreated`, `keyRotated`, `keyRevoked`, `keysRevokedAll`, `passkeyAdded`, `passkeyRemoved`, `roleGranted`, `roleChanged`, `roleRemoved`, `roleAccepted`, `statusTransferOffered`, `statusTransferred`, `adminGranted`, `adminRevoked`, `accountDeleted`; an operator's actions as `admin.…` (docs/security.md#security-log)",
   }),
   actor: Type.Union([PersonSchema, Type.Null()], {
     description: 'Who acted; null for someone not signed in, or the command line',

@@ -25,6 +25,7 @@ export const SECURITY_EVENT_KINDS = [
   'statusTransferred',
   'adminGranted',
   'adminRevoked',
+  'accountDeleted',
 ] as const
 
 export type SecurityEventKind = (typeof SECURITY_EVENT_KINDS)[number]

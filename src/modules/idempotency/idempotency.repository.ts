@@ -46,3 +46,19 @@ export async function deleteIdempotencyRecordsBefore(
     .executeTakeFirst()
   return Number(result.numDeletedRows)
 }
+
+/** Deletes up to `limit` of one user's records; how many it deleted. */
+export async function deleteIdempotencyRecordsOf(
+  db: Db,
+  userId: string,
+  limit: number,
+): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where('user_id', '=', userId)
+    .where('key', 'in', (eb) =>
+      eb.selectFrom('idempotency_keys').select('key').where('user_id', '=', userId).limit(limit),
+    )
+    .executeTakeFirst()
+  return Number(result.numDeletedRows)
+}

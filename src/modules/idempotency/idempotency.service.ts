@@ -5,6 +5,7 @@ import { ApiError, validationError } from '../../lib/errors.ts'
 import { nowIso } from '../../lib/time.ts'
 import {
   deleteIdempotencyRecordsBefore,
+  deleteIdempotencyRecordsOf,
   findIdempotencyRecord,
   insertIdempotencyRecord,
 } from './idempotency.repository.ts'
@@ -177,3 +178,10 @@ export async function runIdempotent(
     return { ...winner, replayed: true }
   }
 }
+
+/**
+ * Forgets up to `limit` of a user's stored responses, in the caller's transaction (an account
+ * deleted: its responses go in batches before the account's row); how many went.
+ */
+export const forgetResponsesOf = (tx: Db, userId: string, limit: number): Promise<number> =>
+  deleteIdempotencyRecordsOf(tx, userId, limit)

@@ -34,6 +34,7 @@ export async function findActiveKeyByHash(
       'u.email_verified_at',
       'u.admin',
       'u.disabled_at',
+      'u.locale',
     ])
     .where('k.key_hash', '=', hash)
     .where('k.revoked_at', 'is', null)
@@ -67,6 +68,7 @@ export async function findActiveKeyByHash(
       email_verified_at: row.email_verified_at,
       admin: row.admin,
       disabled_at: row.disabled_at,
+      locale: row.locale,
     },
   }
 }

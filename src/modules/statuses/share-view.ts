@@ -7,6 +7,7 @@ import type { Plan } from '../plans/plans.ts'
 import { parsePalette } from './palette.ts'
 import { staleFieldsOf } from './staleness.ts'
 import { PaletteEntrySchema } from './statuses.schemas.ts'
+import { endFieldsOf } from './value-end.ts'
 
 export const DescriptionPartSchema = Type.Object(
   {
@@ -67,6 +68,13 @@ export const ShareViewSchema = Type.Object(
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
     valueUpdatedAt: Type.Union([Timestamp(), Type.Null()]),
+    valueUntil: Type.Union([Timestamp(), Type.Null()], {
+      description:
+        'When the value ends and `valueAfter` follows (docs/api.md#values-that-end); null: it does not end',
+    }),
+    valueAfter: Type.Union([Type.String(), Type.Null()], {
+      description: 'The value that follows at `valueUntil`; null when no end is pending',
+    }),
   },
   { $id: 'ShareView', additionalProperties: false, description: 'Public view of a status' },
 )
@@ -94,5 +102,6 @@ export function toShareView(row: StatusRow, ownerPlan: Plan, nowMs: number): Sha
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     valueUpdatedAt: row.value_updated_at,
+    ...endFieldsOf(row),
   }
 }

@@ -192,12 +192,35 @@ export async function deleteStatusRow(db: Db, id: string, at: string): Promise<b
   return true
 }
 
+/**
+ * Deletes the statuses with these ids, in one statement, and records their deletions for the
+ * history sweep; the ids of those that were there.
+ */
+export async function deleteStatusRows(
+  db: Db,
+  ids: readonly string[],
+  at: string,
+): Promise<string[]> {
+  if (ids.length === 0) return []
+  const gone = await db.deleteFrom('statuses').where('id', 'in', ids).returning('id').execute()
+  if (gone.length > 0)
+    await db
+      .insertInto('status_deletions')
+      .values(gone.map((r) => ({ status_id: r.id, deleted_at: at })))
+      .onConflict((oc) => oc.doNothing())
+      .execute()
+  return gone.map((r) => r.id)
+}
+
 /** Every status a user owns, their rows locked to be deleted in this transaction. */
-export const ownedStatusesForWrite = (db: Db, ownerId: string): Promise<StatusRow[]> =>
-  lockRowsForWrite(
-    db,
-    db.selectFrom('statuses').selectAll().where('owner_id', '=', ownerId).orderBy('id'),
-  ).execute()
+export const ownedStatusesForWrite = (
+  db: Db,
+  ownerId: string,
+  limit?: number,
+): Promise<StatusRow[]> => {
+  const owned = db.selectFrom('statuses').selectAll().where('owner_id', '=', ownerId).orderBy('id')
+  return lockRowsForWrite(db, limit === undefined ? owned : owned.limit(limit)).execute()
+}
 
 /**
  * Hands the status to a new owner under the given key (docs/sharing.md#transfer). The version

@@ -41,6 +41,7 @@ import {
   countOwnedStatuses,
   countSubscribers,
   deleteStatusRow,
+  deleteStatusRows,
   findStatusById,
   findStatusByIdForWrite,
   findStatusByKey,
@@ -892,24 +893,33 @@ export async function deleteStatusById(
 }
 
 /**
- * Deletes every status a user owns, in the caller's transaction (an operator deletes the
- * account, docs/operations.md#operators); their history goes after, as for one deleted
- * status. The changes, for `announceDeletedStatuses` once the transaction has committed.
+ * Deletes the statuses a user owns, every one or the first `limit`, in the caller's
+ * transaction (an account deleted, docs/accounts.md#delete-your-account); their history goes
+ * after, as for one deleted status. The changes, for `announceDeletedStatuses` once the
+ * transaction has committed.
  */
 export async function deleteOwnedStatusesIn(
   tx: Db,
   deps: Pick<ServiceDeps, 'events'>,
   ownerId: string,
+  limit?: number,
 ): Promise<StatusChange[]> {
   const at = nowIso()
-  const changes: StatusChange[] = []
-  for (const status of await ownedStatusesForWrite(tx, ownerId)) {
-    if (!(await deleteStatusRow(tx, status.id, at))) continue
-    const change = deleted(status)
-    // the outbox backs the NOTIFY up for the other instances, as for one deleted status
-    if (deps.events?.relayedByOutbox) await recordOutboxRows(tx, [liveChangeRow(change, at)])
-    changes.push(change)
-  }
+  const owned = await ownedStatusesForWrite(tx, ownerId, limit)
+  const gone = new Set(
+    await deleteStatusRows(
+      tx,
+      owned.map((s) => s.id),
+      at,
+    ),
+  )
+  const changes = owned.filter((s) => gone.has(s.id)).map(deleted)
+  // the outbox backs the NOTIFY up for the other instances, as for one deleted status
+  if (deps.events?.relayedByOutbox && changes.length > 0)
+    await recordOutboxRows(
+      tx,
+      changes.map((change) => liveChangeRow(change, at)),
+    )
   return changes
 }
 

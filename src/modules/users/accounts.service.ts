@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { DB, User } from '../../db/database.ts'
 import { lockForTransaction } from '../../db/locks.ts'
+import { isLanguage, type Language } from '../../i18n/languages.ts'
 import type { Clock } from '../../lib/clock.ts'
 import {
   forbidden,
@@ -49,6 +50,8 @@ export interface ProfileView {
   hasPassword: boolean
   /** Whether the user is an operator (docs/operations.md#operators). */
   admin: boolean
+  /** The language of the user's mails and notifications (null: none chosen). */
+  locale: Language | null
 }
 
 export const toProfileView = (user: User): ProfileView => ({
@@ -61,6 +64,7 @@ export const toProfileView = (user: User): ProfileView => ({
   createdAt: user.created_at,
   hasPassword: user.password_hash !== null,
   admin: Number(user.admin) === 1,
+  locale: isLanguage(user.locale) ? user.locale : null,
 })
 
 /** The plan people who sign up start on: `free` when there is one, else the first. */
@@ -196,7 +200,66 @@ export async function profileOf(db: Kysely<DB>, userId: string): Promise<Profile
 }
 
 /**
- * Changes the caller's name, e-mail or password (docs/accounts.md#users). A new password
+ * Checks the password a signed-in user gives to confirm a change (a new password, deleting
+ * the account): when wrong, 403 `forbidden`, not 401 (the caller is signed in, and a 401
+ * would tell a client its session has ended), with `field` named; wrong guesses count against
+ * the account's sign-in failures and are recorded as failed sign-ins, so a stolen session
+ * cannot try passwords faster than a sign-in could.
+ */
+export async function assertCurrentPassword(
+  deps: Pick<AccountDeps, 'db' | 'hasher' | 'throttle'>,
+  user: Pick<User, 'id' | 'email_key' | 'password_hash'>,
+  password: string,
+  client: { field: string; ip: string; userAgent: string | null; reason: string },
+): Promise<void> {
+  const { field, ip } = client
+  if (user.password_hash === null)
+    throw forbidden('Your account has no password: confirm with a passkey', [
+      { field, message: 'your account has no password' },
+    ])
+  const hasher = deps.hasher ?? scryptHasher
+  const key = user.email_key ?? `id ${user.id}`
+  // counted before it is judged, as a sign-in is
+  const wait = deps.throttle?.attempt(key, ip) ?? 0
+  if (wait > 0) throw rateLimited(wait)
+  let matches: boolean
+  try {
+    matches = await hasher.verify(user.password_hash, password)
+  } catch (error) {
+    deps.throttle?.refund(key, ip)
+    throw error
+  }
+  // words for a person; the field a program looks for is in `errors`
+  if (!matches) {
+    // a wrong guess from a signed-in session: the password was tried, as at sign-in
+    await recordFailedSignIn(deps.db, {
+      userId: user.id,
+      actorId: user.id,
+      ip,
+      userAgent: client.userAgent,
+      detail: { method: 'password', reason: client.reason },
+    })
+    throw forbidden(
+      field === 'currentPassword' ? 'The current password is wrong' : 'The password is wrong',
+      [{ field, message: 'is not your current password' }],
+    )
+  }
+  // a right one costs nothing, as before this count came first
+  deps.throttle?.refund(key, ip)
+}
+
+/** `assertCurrentPassword` for the user with this id (404 when there is none). */
+export async function confirmPassword(
+  deps: Pick<AccountDeps, 'db' | 'hasher' | 'throttle'>,
+  userId: string,
+  password: string,
+  client: { field: string; ip: string; userAgent: string | null; reason: string },
+): Promise<void> {
+  await assertCurrentPassword(deps, await userOrNotFound(deps.db, userId), password, client)
+}
+
+/**
+ * Changes the caller's name, e-mail, password or language (docs/accounts.md#users). A new password
  * needs the current one: when wrong, 403 `forbidden`, not 401 (the caller is signed in, and a
  * 401 would tell a client its session has ended); wrong guesses count against the account's
  * sign-in failures, so a stolen session cannot try passwords faster than a sign-in could. It
@@ -206,7 +269,13 @@ export async function profileOf(db: Kysely<DB>, userId: string): Promise<Profile
 export async function changeProfile(
   deps: AccountDeps,
   caller: { userId: string; currentSessionId: string | null; ip: string; requester?: Requester },
-  changes: { name?: string; email?: string; password?: string; currentPassword?: string },
+  changes: {
+    name?: string
+    email?: string
+    password?: string
+    currentPassword?: string
+    locale?: Language | null
+  },
   {
     deferEmail = false,
   }: {
@@ -229,33 +298,12 @@ export async function changeProfile(
           [{ field: 'currentPassword', message: 'is required to change the password' }],
           'A new password needs the current one',
         )
-      const key = user.email_key ?? `id ${user.id}`
-      // counted before it is judged, as a sign-in is
-      const wait = deps.throttle?.attempt(key, ip) ?? 0
-      if (wait > 0) throw rateLimited(wait)
-      let matches: boolean
-      try {
-        matches = await hasher.verify(user.password_hash, changes.currentPassword)
-      } catch (error) {
-        deps.throttle?.refund(key, ip)
-        throw error
-      }
-      // words for a person; the field a program looks for is in `errors`
-      if (!matches) {
-        // a wrong guess from a signed-in session: the password was tried, as at sign-in
-        await recordFailedSignIn(deps.db, {
-          userId,
-          actorId: userId,
-          ip,
-          userAgent: caller.requester?.userAgent ?? null,
-          detail: { method: 'password', reason: 'wrongCurrentPassword' },
-        })
-        throw forbidden('The current password is wrong', [
-          { field: 'currentPassword', message: 'is not your current password' },
-        ])
-      }
-      // a right one costs nothing, as before this count came first
-      deps.throttle?.refund(key, ip)
+      await assertCurrentPassword(deps, user, changes.currentPassword, {
+        field: 'currentPassword',
+        ip,
+        userAgent: caller.requester?.userAgent ?? null,
+        reason: 'wrongCurrentPassword',
+      })
     }
     // note: after the current password: a stolen session's guesses are throttled before any
     // other work is done for them
@@ -289,6 +337,7 @@ export async function changeProfile(
           ...(emailKey !== user.email_key && { email_verified_at: null }),
         }),
       ...(passwordHash !== undefined && { password_hash: passwordHash }),
+      ...(changes.locale !== undefined && { locale: changes.locale }),
     }
     const by = caller.requester
     if (passwordHash !== undefined)

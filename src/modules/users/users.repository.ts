@@ -33,3 +33,20 @@ export async function countAdmins(db: Db): Promise<number> {
     .executeTakeFirstOrThrow()
   return Number(row.n)
 }
+
+/** How many operators there are that are not disabled. */
+export async function countActiveOperators(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('admin', '=', 1)
+    .where('disabled_at', 'is', null)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** Deletes a user; what is theirs goes with them (the schema's cascades). */
+export async function deleteUserRow(db: Db, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst()
+  return Number(result.numDeletedRows) > 0
+}

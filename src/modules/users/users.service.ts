@@ -1,6 +1,7 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import type { DB, Db, User } from '../../db/database.ts'
-import { forbidden, UserInputError } from '../../lib/errors.ts'
+import { lockForTransaction } from '../../db/locks.ts'
+import { conflict, forbidden, UserInputError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { singleLineTextProblem } from '../../lib/text.ts'
 import { creationIso, nowIso } from '../../lib/time.ts'
@@ -8,7 +9,9 @@ import { recordSecurityEvent } from '../audit/security-events.ts'
 import type { Plans } from '../plans/plans.ts'
 import { emailKeyOf, emailProblem } from './email-address.ts'
 import {
+  countActiveOperators,
   countAdmins,
+  deleteUserRow,
   findUserByEmail,
   findUserById,
   insertUser,
@@ -165,3 +168,27 @@ export async function setUser(
 
 /** How many users are operators (the CLI says when none is left). */
 export const countOperators = (db: Db): Promise<number> => countAdmins(db)
+
+/**
+ * Every change that could leave no operator (demoting, disabling, deleting one) takes this
+ * lock first, so that two at once on any instance are judged one after the other.
+ */
+export const lockOperators = (tx: Transaction<DB>) => lockForTransaction(tx, 'statusd:operators')
+
+/**
+ * Refuses (409) a change that takes away the last working operator: an operator demoted,
+ * disabled or deleted while no other enabled operator remains (docs/operations.md#operators).
+ */
+export async function assertOtherOperator(
+  tx: Db,
+  user: Pick<User, 'admin' | 'disabled_at'>,
+): Promise<void> {
+  if (Number(user.admin) !== 1 || user.disabled_at !== null) return
+  if ((await countActiveOperators(tx)) <= 1)
+    throw conflict(
+      'This would leave the service without an operator: make another user an operator first',
+    )
+}
+
+/** Deletes the user's row; what is theirs goes with it (the schema's cascades). */
+export const deleteUserIn = (tx: Db, userId: string): Promise<boolean> => deleteUserRow(tx, userId)
