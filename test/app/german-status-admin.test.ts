@@ -17,13 +17,23 @@ import { fitsTheScreen } from '../helpers/journey-people.ts'
 
 // The app in German (docs/languages.md): a device that chose Deutsch (the picker keeps it in
 // localStorage `statusd.locale`) shows the status screen's tabs and the operators' screens in
-// German, with dates and numbers as German writes them, at a phone's size and a desktop's,
+// German (no English word left in their texts and labels), with dates and numbers as German
+// writes them, at a phone's size and a desktop's,
 // without console errors (openApp fails on them), axe findings or sideways scrolling.
 
 const SIZES = {
   phone: { width: 390, height: 844 },
   desktop: { width: 1280, height: 900 },
 }
+
+/** English words none of the screens' German texts has (names and values here are German). */
+const ENGLISH =
+  /\b(the|and|of|to|is|you|your|with|Loading|Save|Copy|Delete|Remove|Settings|History|Share|People|Schedule|Users|Instance|Backups|Audit|Every|never|until|ago|Sign|Cancel|Done|Show)\b/g
+
+/** The page's text, with its labels, titles, placeholders and image descriptions. */
+const TEXT_OF_PAGE = `document.body.innerText + ' | ' + [...document.querySelectorAll('[aria-label],[title],[placeholder],img[alt]')]
+  .map((e) => ['aria-label', 'title', 'placeholder', 'alt'].map((a) => e.getAttribute(a) ?? '').join(' '))
+  .join(' | ')`
 
 /** A status with a history, a follower, an open invitation link, a private link, a schedule. */
 async function worldOf(server: AppServer, owner: Person) {
@@ -85,8 +95,11 @@ describe('the app in German: status tabs and admin screens', {
       // the picker's choice on this device, kept before the app starts
       await context.addInitScript(() => localStorage.setItem('statusd.locale', 'de'))
       await page.goto(`${server.origin}/statuses/${status.id}`)
-      // axe finds nothing, and the longer German words push nothing wider than the screen
+      // no English left, axe finds nothing, and the longer German words push nothing wider
+      // than the screen
       const check = async (label: string) => {
+        const text = (await page.evaluate(TEXT_OF_PAGE)) as string
+        assert.deepEqual(text.match(ENGLISH), null, `${label} (${size}): English words`)
         await expectNoAxeViolations(page, `${label} (${size})`)
         if (await fitsTheScreen(page)) return
         const wide = await page.evaluate(
