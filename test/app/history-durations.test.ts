@@ -92,13 +92,13 @@ describe('time in each value in the History tab', {
       )
       const today = await shown('today')
       assert.equal(today.length, 1)
-      assert.match(today[0] as string, /^SHUT.*\(100 %\)$/)
+      assert.match(today[0] as string, /^SHUT.*\(100%\)$/)
       // 7 days: OPEN 4 days, SHUT 2 days, counted from the server's whole history
       await range.getByRole('button', { name: '7 days' }).click()
-      assert.deepEqual(await shown('7 days'), ['OPEN4 d (67 %)', 'SHUT2 d (33 %)'])
+      assert.deepEqual(await shown('7 days'), ['OPEN4 days (67%)', 'SHUT2 days (33%)'])
       // 30 days: the same, as the status is only 6 days old
       await range.getByRole('button', { name: '30 days' }).click()
-      assert.deepEqual(await shown('30 days'), ['OPEN4 d (67 %)', 'SHUT2 d (33 %)'])
+      assert.deepEqual(await shown('30 days'), ['OPEN4 days (67%)', 'SHUT2 days (33%)'])
       // each value in its palette colour: green for OPEN, red for SHUT, in the list and the bar
       const colours = await page.evaluate(
         "[...document.querySelectorAll('.duration-bar span')].map((s) => getComputedStyle(s).backgroundColor)",

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import type { SecurityEventKind } from '../../../src/modules/audit/kinds.ts'
 import { apiPage } from '../api.ts'
+import { t } from '../i18n.ts'
 import type { AuditEvent, SecurityEvent } from '../types.ts'
 import { browserName } from '../user-agent.ts'
 import { FormError } from './form.tsx'
@@ -9,51 +10,68 @@ import { When } from './when.tsx'
 // The security log in words (docs/app.md#security-log): the Account screen's own events and
 // the operators' audit screen share it.
 
+// Each detail a text names, as the key of its words (keys are literal: docs/languages.md).
 const METHOD: Record<string, string> = {
-  password: 'with the password',
-  signup: 'by signing up',
-  passkey: 'with a passkey',
-  link: 'with a sign-in link',
-  verify: 'by confirming the e-mail address',
-  reset: 'by resetting the password',
-  setup: 'by the setup link',
+  password: 'app.securityLog.methods.password',
+  signup: 'app.securityLog.methods.signup',
+  passkey: 'app.securityLog.methods.passkey',
+  link: 'app.securityLog.methods.link',
+  verify: 'app.securityLog.methods.verify',
+  reset: 'app.securityLog.methods.reset',
+  setup: 'app.securityLog.methods.setup',
 }
 
 const REASON: Record<string, string> = {
-  wrongPassword: 'a wrong password',
-  unknownAddress: 'an address with no account',
-  noPassword: 'a password, on an account without one',
-  notVerified: 'a passkey whose answer did not verify',
-  wrongCurrentPassword: 'a wrong current password, changing the password',
-  wrongPasswordToDelete: 'a wrong password, deleting the account',
+  wrongPassword: 'app.securityLog.reasons.wrongPassword',
+  unknownAddress: 'app.securityLog.reasons.unknownAddress',
+  noPassword: 'app.securityLog.reasons.noPassword',
+  notVerified: 'app.securityLog.reasons.notVerified',
+  wrongCurrentPassword: 'app.securityLog.reasons.wrongCurrentPassword',
+  wrongPasswordToDelete: 'app.securityLog.reasons.wrongPasswordToDelete',
+}
+
+const ROLE: Record<string, string> = {
+  owner: 'app.securityLog.roles.owner',
+  updater: 'app.securityLog.roles.updater',
+  subscriber: 'app.securityLog.roles.subscriber',
+}
+
+/** A role's name in the language shown (one the app does not know, as recorded). */
+const roleName = (role: string | null): string => {
+  const known = role === null ? undefined : ROLE[role]
+  return known ? t(known) : (role ?? '')
 }
 
 /** Each kind's name, for a list to pick from (every kind the server records: type-checked). */
-export const KIND_NAMES: Record<SecurityEventKind, string> = {
-  signIn: 'Sign-in',
-  signInFailed: 'Failed sign-in',
-  signOut: 'Sign-out',
-  sessionRevoked: 'Browser signed out',
-  passwordChanged: 'Password changed',
-  passwordReset: 'Password reset',
-  emailChanged: 'E-mail address changed',
-  emailVerified: 'E-mail address confirmed',
-  keyCreated: 'API key made',
-  keyRotated: 'API key rotated',
-  keyRevoked: 'API key revoked',
-  keysRevokedAll: 'Every API key revoked',
-  passkeyAdded: 'Passkey added',
-  passkeyRemoved: 'Passkey deleted',
-  roleGranted: 'Role offered',
-  roleChanged: 'Role changed',
-  roleRemoved: 'Role removed',
-  roleAccepted: 'Role accepted',
-  statusTransferOffered: 'Status offered to a new owner',
-  statusTransferred: 'Status handed to a new owner',
-  adminGranted: 'Made an operator',
-  adminRevoked: 'No longer an operator',
-  accountDeleted: 'Account deleted',
+const KIND_KEYS: Record<SecurityEventKind, string> = {
+  signIn: 'app.securityLog.kinds.signIn',
+  signInFailed: 'app.securityLog.kinds.signInFailed',
+  signOut: 'app.securityLog.kinds.signOut',
+  sessionRevoked: 'app.securityLog.kinds.sessionRevoked',
+  passwordChanged: 'app.securityLog.kinds.passwordChanged',
+  passwordReset: 'app.securityLog.kinds.passwordReset',
+  emailChanged: 'app.securityLog.kinds.emailChanged',
+  emailVerified: 'app.securityLog.kinds.emailVerified',
+  keyCreated: 'app.securityLog.kinds.keyCreated',
+  keyRotated: 'app.securityLog.kinds.keyRotated',
+  keyRevoked: 'app.securityLog.kinds.keyRevoked',
+  keysRevokedAll: 'app.securityLog.kinds.keysRevokedAll',
+  passkeyAdded: 'app.securityLog.kinds.passkeyAdded',
+  passkeyRemoved: 'app.securityLog.kinds.passkeyRemoved',
+  roleGranted: 'app.securityLog.kinds.roleGranted',
+  roleChanged: 'app.securityLog.kinds.roleChanged',
+  roleRemoved: 'app.securityLog.kinds.roleRemoved',
+  roleAccepted: 'app.securityLog.kinds.roleAccepted',
+  statusTransferOffered: 'app.securityLog.kinds.statusTransferOffered',
+  statusTransferred: 'app.securityLog.kinds.statusTransferred',
+  adminGranted: 'app.securityLog.kinds.adminGranted',
+  adminRevoked: 'app.securityLog.kinds.adminRevoked',
+  accountDeleted: 'app.securityLog.kinds.accountDeleted',
 }
+
+/** Every kind with its name in the language shown, in the order the server lists them. */
+export const kindNames = (): [SecurityEventKind, string][] =>
+  (Object.keys(KIND_KEYS) as SecurityEventKind[]).map((kind) => [kind, t(KIND_KEYS[kind])])
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null)
 
@@ -61,58 +79,83 @@ const text = (value: unknown): string | null => (typeof value === 'string' ? val
 export function describeEvent(event: SecurityEvent): string {
   const d = event.detail ?? {}
   const label = text(d.label)
-  const key = label === null ? 'an API key' : `the API key “${label}”`
+  const key =
+    label === null
+      ? t('app.securityLog.events.anyKey')
+      : t('app.securityLog.events.namedKey', { label })
+  const count = typeof d.count === 'number' ? d.count : null
   switch (event.kind) {
-    case 'signIn':
-      return `Signed in ${METHOD[text(d.method) ?? ''] ?? `(${text(d.method) ?? 'unknown method'})`}`
-    case 'signInFailed':
-      return `Failed sign-in: ${REASON[text(d.reason) ?? ''] ?? 'refused'}`
+    case 'signIn': {
+      const method = text(d.method) ?? ''
+      const how = METHOD[method]
+      return how
+        ? t('app.securityLog.events.signIn', { how: t(how) })
+        : t('app.securityLog.events.signInOther', {
+            method: method || t('app.securityLog.events.unknownMethod'),
+          })
+    }
+    case 'signInFailed': {
+      const why = REASON[text(d.reason) ?? '']
+      return t('app.securityLog.events.signInFailed', {
+        reason: why ? t(why) : t('app.securityLog.events.refused'),
+      })
+    }
     case 'signOut':
-      return 'Signed out'
+      return t('app.securityLog.events.signOut')
     case 'sessionRevoked':
-      return typeof d.count === 'number'
-        ? `Signed out ${d.count} other browser${d.count === 1 ? '' : 's'}`
-        : 'Signed a browser out'
+      return count === null
+        ? t('app.securityLog.events.sessionRevoked')
+        : t('app.securityLog.events.sessionsRevoked', { count })
     case 'passwordChanged':
-      return 'Password changed'
+      return t('app.securityLog.events.passwordChanged')
     case 'passwordReset':
-      return 'Password reset by a mailed link'
-    case 'emailChanged':
-      return `E-mail address changed to ${text(d.email) ?? 'a new one'}`
+      return t('app.securityLog.events.passwordReset')
+    case 'emailChanged': {
+      const email = text(d.email)
+      return email === null
+        ? t('app.securityLog.events.emailChangedNew')
+        : t('app.securityLog.events.emailChanged', { email })
+    }
     case 'emailVerified':
-      return `E-mail address ${text(d.email) ?? ''} confirmed`
+      return t('app.securityLog.events.emailVerified', { email: text(d.email) ?? '' })
     case 'keyCreated':
-      return `Made ${key}`
+      return t('app.securityLog.events.keyCreated', { key })
     case 'keyRotated':
-      return `Rotated ${key}`
+      return t('app.securityLog.events.keyRotated', { key })
     case 'keyRevoked':
-      return `Revoked ${key}`
+      return t('app.securityLog.events.keyRevoked', { key })
     case 'keysRevokedAll':
-      return `Revoked every API key (${typeof d.count === 'number' ? d.count : 'some'})`
+      return count === null
+        ? t('app.securityLog.events.keysRevokedSome')
+        : t('app.securityLog.events.keysRevokedAll', { count })
     case 'passkeyAdded':
-      return `Added the passkey “${text(d.name) ?? ''}”`
+      return t('app.securityLog.events.passkeyAdded', { name: text(d.name) ?? '' })
     case 'passkeyRemoved':
-      return 'Deleted a passkey'
+      return t('app.securityLog.events.passkeyRemoved')
     case 'roleGranted':
-      return `Offered the role ${text(d.role) ?? ''} on a status`
+      return t('app.securityLog.events.roleGranted', { role: roleName(text(d.role)) })
     case 'roleChanged':
-      return `Role on a status changed to ${text(d.role) ?? ''}`
+      return t('app.securityLog.events.roleChanged', { role: roleName(text(d.role)) })
     case 'roleRemoved':
-      return d.left === true ? 'Left a status' : 'Role on a status removed'
+      return d.left === true
+        ? t('app.securityLog.events.roleLeft')
+        : t('app.securityLog.events.roleRemoved')
     case 'roleAccepted':
-      return `Accepted the role ${text(d.role) ?? ''} on a status`
+      return t('app.securityLog.events.roleAccepted', { role: roleName(text(d.role)) })
     case 'statusTransferOffered':
-      return 'A status offered to a new owner'
+      return t('app.securityLog.events.statusTransferOffered')
     case 'statusTransferred':
       return d.keyKept === false
-        ? 'A status handed to a new owner, without its key (the new owner had one by that name)'
-        : 'A status handed to a new owner'
+        ? t('app.securityLog.events.statusTransferredNoKey')
+        : t('app.securityLog.events.statusTransferred')
     case 'adminGranted':
-      return 'Made an operator'
+      return t('app.securityLog.kinds.adminGranted')
     case 'adminRevoked':
-      return 'No longer an operator'
+      return t('app.securityLog.kinds.adminRevoked')
     case 'accountDeleted':
-      return `Deleted their account${typeof d.statuses === 'number' ? ` and ${d.statuses} status${d.statuses === 1 ? '' : 'es'}` : ''}`
+      return typeof d.statuses === 'number'
+        ? t('app.securityLog.events.accountDeletedWithStatuses', { count: d.statuses })
+        : t('app.securityLog.events.accountDeleted')
     default:
       return event.kind
   }
@@ -121,12 +164,10 @@ export function describeEvent(event: SecurityEvent): string {
 /** Who did it and from where, as a reader of the account concerned sees it. */
 function origin(event: SecurityEvent, ownerId: string | null): string {
   const by =
-    event.actor === null
+    event.actor === null || event.actor.id === ownerId
       ? ''
-      : event.actor.id === ownerId
-        ? ''
-        : ` by ${event.actor.name ?? 'a deleted account'}`
-  const from = event.ip === null ? '' : ` from ${event.ip}`
+      : ` ${t('app.securityLog.by', { name: event.actor.name ?? t('app.securityLog.deletedAccount') })}`
+  const from = event.ip === null ? '' : ` ${t('app.securityLog.from', { ip: event.ip })}`
   const agent = event.userAgent === null ? '' : ` (${browserName(event.userAgent)})`
   return `${by}${from}${agent}`
 }
@@ -180,7 +221,7 @@ export function SecurityEventList(props: {
   return (
     <>
       <FormError error={error} />
-      {events && events.length === 0 && <p>Nothing in the last 90 days.</p>}
+      {events && events.length === 0 && <p>{t('app.securityLog.empty')}</p>}
       {events && events.length > 0 && (
         <ol class="item-list security-log" aria-label={props.label}>
           {events.map((event) => (
@@ -189,7 +230,10 @@ export function SecurityEventList(props: {
               {props.showUser && (
                 <span class="muted">
                   {' '}
-                  · {event.user === null ? 'no account' : (event.user.name ?? event.user.id)}
+                  ·{' '}
+                  {event.user === null
+                    ? t('app.securityLog.noAccount')
+                    : (event.user.name ?? event.user.id)}
                 </span>
               )}
               <div class="muted user-text">
@@ -202,7 +246,7 @@ export function SecurityEventList(props: {
       )}
       {next && (
         <button type="button" class="button" disabled={loading} onClick={more}>
-          Older events
+          {t('app.securityLog.older')}
         </button>
       )}
     </>

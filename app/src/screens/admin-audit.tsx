@@ -1,6 +1,7 @@
 import { AdminNav, OperatorsOnly } from '../components/admin-nav.tsx'
 import { Field } from '../components/form.tsx'
-import { KIND_NAMES, SecurityEventList } from '../components/security-log.tsx'
+import { kindNames, SecurityEventList } from '../components/security-log.tsx'
+import { t } from '../i18n.ts'
 import { currentUrl, navigate } from '../router.tsx'
 import { me } from '../session.ts'
 
@@ -30,15 +31,12 @@ function AuditScreen() {
   })
   return (
     <>
-      <h1>Audit log</h1>
+      <h1>{t('app.admin.audit.title')}</h1>
       <AdminNav />
-      <p>
-        What happened to every account, and what operators did, newest first, for 90 days. A failed
-        sign-in to an address with no account is listed without the address.
-      </p>
+      <p>{t('app.admin.audit.what')}</p>
       <form
         class="inline-form"
-        aria-label="Narrow the audit log"
+        aria-label={t('app.admin.audit.narrow')}
         onSubmit={(event) => {
           event.preventDefault()
           const data = new FormData(event.currentTarget)
@@ -52,18 +50,18 @@ function AuditScreen() {
         }}
       >
         <Field
-          label="Account id"
+          label={t('app.admin.audit.account')}
           name="userId"
           defaultValue={userId}
           maxLength={100}
           autocomplete="off"
-          hint="Only this account's events (empty: every account)."
+          hint={t('app.admin.audit.accountHint')}
         />
         <div class="field">
-          <label for="audit-kind">Kind</label>
+          <label for="audit-kind">{t('app.admin.audit.kind')}</label>
           <select id="audit-kind" name="kind" defaultValue={kind}>
-            <option value="">Every kind</option>
-            {Object.entries(KIND_NAMES).map(([k, name]) => (
+            <option value="">{t('app.admin.audit.everyKind')}</option>
+            {kindNames().map(([k, name]) => (
               <option key={k} value={k}>
                 {name}
               </option>
@@ -71,12 +69,12 @@ function AuditScreen() {
           </select>
         </div>
         <button type="submit" class="button primary">
-          Show
+          {t('app.admin.audit.show')}
         </button>
       </form>
       <SecurityEventList
         path={`/v1/admin/audit?${api}`}
-        label="Security events of every account, newest first"
+        label={t('app.admin.audit.list')}
         showUser
       />
     </>

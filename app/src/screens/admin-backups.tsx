@@ -9,6 +9,8 @@ import { AdminNav, OperatorsOnly } from '../components/admin-nav.tsx'
 import { announce } from '../components/announcer.tsx'
 import { FormError } from '../components/form.tsx'
 import { When } from '../components/when.tsx'
+import { t } from '../i18n.ts'
+import { intlLocale } from '../time.ts'
 
 // Backups (docs/app.md#backups), for operators: the backups of BACKUP_DIR newest first, each
 // to download (GET /v1/admin/backups/:name), the schedule, and a button that takes one now
@@ -17,33 +19,43 @@ import { When } from '../components/when.tsx'
 type Backup = Static<typeof BackupSchema>
 type BackupList = Static<typeof BackupListSchema>
 
-const SIZE = new Intl.NumberFormat(undefined, { maximumFractionDigits: 1 })
-
-/** 48312320 as "48.3 MB". */
+/** 48312320 as "48.3 MB" (in the language shown: "48,3 MB"). */
 function size(bytes: number): string {
-  if (bytes < 1_000_000) return `${SIZE.format(bytes / 1000)} kB`
-  if (bytes < 1_000_000_000) return `${SIZE.format(bytes / 1_000_000)} MB`
-  return `${SIZE.format(bytes / 1_000_000_000)} GB`
+  const [amount, unit] =
+    bytes < 1_000_000
+      ? [bytes / 1000, 'kilobyte']
+      : bytes < 1_000_000_000
+        ? [bytes / 1_000_000, 'megabyte']
+        : [bytes / 1_000_000_000, 'gigabyte']
+  return new Intl.NumberFormat(intlLocale(), {
+    style: 'unit',
+    unit,
+    maximumFractionDigits: 1,
+  }).format(amount)
 }
 
 function Schedule({ list }: { list: BackupList }) {
   if (!list.enabled)
     return (
       <p>
-        Backups are off: set <code>BACKUP_DIR</code> (and <code>BACKUP_EVERY</code> for a schedule)
-        and restart statusd.
+        {t('app.admin.backups.off.before')} <code>BACKUP_DIR</code>{' '}
+        {t('app.admin.backups.off.middle')} <code>BACKUP_EVERY</code>{' '}
+        {t('app.admin.backups.off.after')}
       </p>
     )
   if (list.every === null)
     return (
       <p class="muted">
-        No schedule: set <code>BACKUP_EVERY</code> (e.g. <code>24h</code>) to take them on one.
+        {t('app.admin.backups.noSchedule.before')} <code>BACKUP_EVERY</code>{' '}
+        {t('app.admin.backups.noSchedule.middle')} <code>24h</code>
+        {t('app.admin.backups.noSchedule.after')}
       </p>
     )
   return (
     <p class="muted">
-      A backup every {list.every}
-      {list.keep === null ? ', all kept.' : `, the newest ${list.keep} kept.`}
+      {list.keep === null
+        ? t('app.admin.backups.everyAllKept', { every: list.every })
+        : t('app.admin.backups.everyKept', { every: list.every, count: list.keep })}
     </p>
   )
 }
@@ -78,7 +90,7 @@ function BackupsScreen() {
     try {
       const taken = await api<Backup>('POST', '/v1/admin/backups')
       setList((before) => before && { ...before, backups: [taken, ...before.backups] })
-      announce(`Backup taken: ${taken.name}`)
+      announce(t('app.admin.backups.taken', { name: taken.name }))
     } catch (e) {
       setError(e)
     } finally {
@@ -88,21 +100,23 @@ function BackupsScreen() {
 
   return (
     <>
-      <h1>Backups</h1>
+      <h1>{t('app.admin.backups.title')}</h1>
       <AdminNav />
       {list && <Schedule list={list} />}
       {list?.enabled && (
         <button type="button" class="button primary" disabled={busy} onClick={backUpNow}>
-          {busy ? 'Backing up…' : 'Back up now'}
+          {busy ? t('app.admin.backups.backingUp') : t('app.admin.backups.now')}
         </button>
       )}
       <FormError error={error} />
       {list === null && error === null && (
         <p class="loading" aria-live="polite">
-          Loading…
+          {t('app.admin.loading')}
         </p>
       )}
-      {list?.enabled && list.backups.length === 0 && <p class="muted">No backup yet.</p>}
+      {list?.enabled && list.backups.length === 0 && (
+        <p class="muted">{t('app.admin.backups.none')}</p>
+      )}
       {list && list.backups.length > 0 && (
         <ul class="item-list backups">
           {list.backups.map((backup) => (
@@ -120,9 +134,9 @@ function BackupsScreen() {
                   class="button"
                   href={apiPath`/v1/admin/backups/${backup.name}`}
                   download={backup.name}
-                  aria-label={`Download the backup ${backup.name}`}
+                  aria-label={t('app.admin.backups.downloadAria', { name: backup.name })}
                 >
-                  Download
+                  {t('app.admin.backups.download')}
                 </a>
               </span>
             </li>
@@ -130,8 +144,8 @@ function BackupsScreen() {
         </ul>
       )}
       <p class="muted">
-        To restore one, stop statusd and run <code>statusd restore FILE</code> on the server (see
-        the operations guide, “Restore”).
+        {t('app.admin.backups.restore.before')} <code>statusd restore FILE</code>{' '}
+        {t('app.admin.backups.restore.after')}
       </p>
     </>
   )

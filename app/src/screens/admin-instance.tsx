@@ -8,6 +8,8 @@ import {
 } from '../components/admin-nav.tsx'
 import { FormError } from '../components/form.tsx'
 import { When } from '../components/when.tsx'
+import { t } from '../i18n.ts'
+import { intlLocale } from '../time.ts'
 import type { Instance } from '../types.ts'
 
 // The instance, for operators (docs/app.md#operators): what runs, on what, since when, what is
@@ -27,12 +29,13 @@ const ENGINE_TEXT: Record<string, string> = {
   postgres: 'PostgreSQL',
 }
 
-const BYTES = new Intl.NumberFormat(undefined, {
-  style: 'unit',
-  unit: 'megabyte',
-  maximumFractionDigits: 1,
-})
-const COUNT = new Intl.NumberFormat()
+const megabytes = (bytes: number): string =>
+  new Intl.NumberFormat(intlLocale(), {
+    style: 'unit',
+    unit: 'megabyte',
+    maximumFractionDigits: 1,
+  }).format(bytes / 1_000_000)
+const count = (n: number): string => new Intl.NumberFormat(intlLocale()).format(n)
 
 /** A duration in the largest units that say it: "3 days 4 hours", "12 minutes". */
 function duration(seconds: number): string {
@@ -44,11 +47,14 @@ function duration(seconds: number): string {
   const said = parts
     .filter(([n]) => n > 0)
     .slice(0, 2)
-    .map(([n, unit]) => `${n} ${unit}${n === 1 ? '' : 's'}`)
-  return said.length ? said.join(' ') : 'less than a minute'
+    .map(([n, unit]) =>
+      new Intl.NumberFormat(intlLocale(), { style: 'unit', unit, unitDisplay: 'long' }).format(n),
+    )
+  return said.length ? said.join(' ') : t('app.admin.instance.underAMinute')
 }
 
-const setUp = (on: boolean) => (on ? 'set up' : 'not set up')
+const setUp = (on: boolean) =>
+  on ? t('app.admin.instance.setUp') : t('app.admin.instance.notSetUp')
 
 function InstanceScreen() {
   const [instance, setInstance] = useState<Instance | null>(null)
@@ -75,58 +81,63 @@ function InstanceScreen() {
   if (refusedAsNoOperator(error)) return <NotAllowed />
   return (
     <>
-      <h1>Instance</h1>
+      <h1>{t('app.admin.instance.title')}</h1>
       <AdminNav />
       <FormError error={error} />
-      {instance === null && !error && <p class="loading">Loading…</p>}
+      {instance === null && !error && <p class="loading">{t('app.admin.loading')}</p>}
       {instance && (
         <>
           <section aria-labelledby="instance-running">
-            <h2 id="instance-running">Running</h2>
+            <h2 id="instance-running">{t('app.admin.instance.running')}</h2>
             <dl class="facts">
-              <dt>Version</dt>
+              <dt>{t('app.admin.instance.version')}</dt>
               <dd>statusd {instance.version}</dd>
-              <dt>Database</dt>
+              <dt>{t('app.admin.instance.database')}</dt>
               <dd>{ENGINE_TEXT[instance.engine] ?? instance.engine}</dd>
-              <dt>Database size</dt>
+              <dt>{t('app.admin.instance.databaseSize')}</dt>
               <dd>
                 {instance.databaseBytes === null
-                  ? 'unknown'
-                  : BYTES.format(instance.databaseBytes / 1_000_000)}
+                  ? t('app.admin.instance.unknown')
+                  : megabytes(instance.databaseBytes)}
               </dd>
-              <dt>Up for</dt>
+              <dt>{t('app.admin.instance.upFor')}</dt>
               <dd>
-                {duration(instance.uptimeSeconds)} (since <When iso={instance.startedAt} />)
+                {duration(instance.uptimeSeconds)} ({t('app.admin.instance.since')}{' '}
+                <When iso={instance.startedAt} />)
               </dd>
-              <dt>Users</dt>
-              <dd>{COUNT.format(instance.users)}</dd>
+              <dt>{t('app.admin.instance.users')}</dt>
+              <dd>{count(instance.users)}</dd>
             </dl>
           </section>
           <section aria-labelledby="instance-settings">
-            <h2 id="instance-settings">Settings</h2>
+            <h2 id="instance-settings">{t('app.admin.instance.settings')}</h2>
             <dl class="facts">
-              <dt>Sign-up</dt>
-              <dd>{instance.signup === 'open' ? 'open to anyone' : 'by invitation'}</dd>
-              <dt>E-mail (SMTP)</dt>
+              <dt>{t('app.admin.instance.signup')}</dt>
+              <dd>
+                {instance.signup === 'open'
+                  ? t('app.admin.instance.signupOpen')
+                  : t('app.admin.instance.signupInvited')}
+              </dd>
+              <dt>{t('app.admin.instance.smtp')}</dt>
               <dd>{setUp(instance.smtp)}</dd>
-              <dt>Web push</dt>
+              <dt>{t('app.admin.instance.push')}</dt>
               <dd>{setUp(instance.push)}</dd>
               <dt>MQTT</dt>
               <dd>{setUp(instance.mqtt)}</dd>
             </dl>
           </section>
           <section aria-labelledby="instance-work">
-            <h2 id="instance-work">Now</h2>
+            <h2 id="instance-work">{t('app.admin.instance.now')}</h2>
             <dl class="facts">
-              <dt>Notifications waiting to go out</dt>
-              <dd>{COUNT.format(instance.outboxBacklog)}</dd>
-              <dt>Open live streams</dt>
-              <dd>{COUNT.format(instance.openStreams)}</dd>
+              <dt>{t('app.admin.instance.outbox')}</dt>
+              <dd>{count(instance.outboxBacklog)}</dd>
+              <dt>{t('app.admin.instance.streams')}</dt>
+              <dd>{count(instance.openStreams)}</dd>
             </dl>
           </section>
           <p>
             <button type="button" class="button" disabled={busy} onClick={() => load()}>
-              Refresh
+              {t('app.admin.instance.refresh')}
             </button>
           </p>
         </>

@@ -10,6 +10,7 @@ import { ConfirmButton } from '../components/confirm.tsx'
 import { CopyField } from '../components/copy.tsx'
 import { Field, FormError, fieldError } from '../components/form.tsx'
 import { When } from '../components/when.tsx'
+import { t } from '../i18n.ts'
 import { currentUrl, navigate } from '../router.tsx'
 import { me } from '../session.ts'
 import type { AdminInvitation, AdminUser, SignInLink } from '../types.ts'
@@ -69,7 +70,7 @@ function Users() {
 
   return (
     <>
-      <h1>Users</h1>
+      <h1>{t('app.admin.users.title')}</h1>
       <AdminNav />
       <p class="notice" aria-live="polite">
         {notice}
@@ -81,8 +82,11 @@ function Users() {
           void load(null)
           setNotice(
             invitation.mailed
-              ? `${invitation.user.name} was invited: a link was mailed to ${invitation.user.email}.`
-              : `${invitation.user.name} was invited: hand them the link below.`,
+              ? t('app.admin.users.invitedMailed', {
+                  name: invitation.user.name,
+                  email: invitation.user.email,
+                })
+              : t('app.admin.users.invitedHandOver', { name: invitation.user.name }),
           )
         }}
       />
@@ -97,28 +101,30 @@ function Users() {
         }}
       >
         <Field
-          label="Find a user"
-          hint="Part of a name or an e-mail address."
+          label={t('app.admin.users.find')}
+          hint={t('app.admin.users.findHint')}
           type="search"
           name="q"
           value={query}
           onInput={(event) => setQuery(event.currentTarget.value)}
         />
         <button type="submit" class="button">
-          Search
+          {t('app.admin.users.search')}
         </button>
       </form>
 
-      <h2>{q ? `Users matching “${q}”` : 'Every user'}</h2>
+      <h2>{q ? t('app.admin.users.matching', { q }) : t('app.admin.users.every')}</h2>
       <FormError error={error} />
-      {users === null && !error && <p class="loading">Loading…</p>}
+      {users === null && !error && <p class="loading">{t('app.admin.loading')}</p>}
       <p class="muted" aria-live="polite">
         {users &&
           (users.length === 0
             ? q
-              ? 'Nobody matches.'
-              : 'No users yet.'
-            : `${users.length}${next ? '+' : ''} ${users.length === 1 && !next ? 'user' : 'users'}.`)}
+              ? t('app.admin.users.nobody')
+              : t('app.admin.users.none')
+            : next
+              ? t('app.admin.users.countMore', { count: users.length })
+              : t('app.admin.users.count', { count: users.length }))}
       </p>
       {users && users.length > 0 && (
         <ul class="item-list admin-users">
@@ -141,7 +147,7 @@ function Users() {
       {next && (
         <p>
           <button type="button" class="button" disabled={busy} onClick={() => load(next)}>
-            Show more users
+            {t('app.admin.users.more')}
           </button>
         </p>
       )}
@@ -182,29 +188,37 @@ function UserItem(props: {
     <li class={`item admin-user${user.disabled ? ' admin-user-disabled' : ''}`}>
       <div class="key-head">
         <strong class="key-label">{user.name}</strong>{' '}
-        <span class="muted">{user.email ?? 'no e-mail address'}</span>{' '}
-        {user.admin && <span class="badge">operator</span>}{' '}
-        {user.disabled && <span class="badge">disabled</span>}{' '}
-        {user.authLevel !== 'verified' && <span class="badge">not verified</span>}
+        <span class="muted">{user.email ?? t('app.admin.users.noEmail')}</span>{' '}
+        {user.admin && <span class="badge">{t('app.admin.users.badges.operator')}</span>}{' '}
+        {user.disabled && <span class="badge">{t('app.admin.users.badges.disabled')}</span>}{' '}
+        {user.authLevel !== 'verified' && (
+          <span class="badge">{t('app.admin.users.badges.notVerified')}</span>
+        )}
       </div>
       <dl class="facts">
-        <dt>Plan</dt>
+        <dt>{t('app.admin.users.facts.plan')}</dt>
         <dd>{user.plan}</dd>
-        <dt>Address</dt>
-        <dd>{user.email === null ? '—' : user.emailVerified ? 'confirmed' : 'not confirmed'}</dd>
-        <dt>Statuses</dt>
+        <dt>{t('app.admin.users.facts.address')}</dt>
+        <dd>
+          {user.email === null
+            ? '—'
+            : user.emailVerified
+              ? t('app.admin.users.facts.confirmed')
+              : t('app.admin.users.facts.notConfirmed')}
+        </dd>
+        <dt>{t('app.admin.users.facts.statuses')}</dt>
         <dd>{user.statusCount}</dd>
-        <dt>Joined</dt>
+        <dt>{t('app.admin.users.facts.joined')}</dt>
         <dd>
           <When iso={user.createdAt} />
         </dd>
-        <dt>Last signed in</dt>
+        <dt>{t('app.admin.users.facts.lastSignIn')}</dt>
         <dd>
-          <When iso={user.lastSignInAt} never="never" />
+          <When iso={user.lastSignInAt} never={t('app.admin.users.facts.never')} />
         </dd>
         {user.disabledAt && (
           <>
-            <dt>Disabled</dt>
+            <dt>{t('app.admin.users.facts.disabled')}</dt>
             <dd>
               <When iso={user.disabledAt} />
             </dd>
@@ -213,27 +227,27 @@ function UserItem(props: {
       </dl>
       <details class="panel">
         <summary>
-          Manage <span class="sr-only">{user.name}</span>
+          {t('app.admin.users.manage')} <span class="sr-only">{user.name}</span>
         </summary>
         <form
           class="inline-form"
-          aria-label={`Plan of ${user.name}`}
+          aria-label={t('app.admin.users.planOf', { name: user.name })}
           onSubmit={(event) => {
             event.preventDefault()
             const plan = String(new FormData(event.currentTarget).get('plan') ?? '').trim()
             if (plan && plan !== user.plan)
-              void act({ plan }, `${user.name} is on the plan ${plan} now.`)
+              void act({ plan }, t('app.admin.users.done.plan', { name: user.name, plan }))
           }}
         >
           <Field
-            label="Plan"
+            label={t('app.admin.users.facts.plan')}
             name="plan"
             defaultValue={user.plan}
             required
             error={fieldError(error, 'plan')}
           />
           <button type="submit" class="button" disabled={busy}>
-            Change plan
+            {t('app.admin.users.changePlan')}
           </button>
         </form>
         <div class="actions">
@@ -243,19 +257,21 @@ function UserItem(props: {
               class="button"
               disabled={busy}
               onClick={() =>
-                act({ verified: false }, `${user.name} is not verified: they cannot write now.`)
+                act({ verified: false }, t('app.admin.users.done.unverified', { name: user.name }))
               }
             >
-              Unverify
+              {t('app.admin.users.unverify')}
             </button>
           ) : (
             <button
               type="button"
               class="button"
               disabled={busy}
-              onClick={() => act({ verified: true }, `${user.name} is verified now.`)}
+              onClick={() =>
+                act({ verified: true }, t('app.admin.users.done.verified', { name: user.name }))
+              }
             >
-              Verify
+              {t('app.admin.users.verify')}
             </button>
           )}
           {user.disabled ? (
@@ -264,53 +280,57 @@ function UserItem(props: {
               class="button"
               disabled={busy}
               onClick={() =>
-                act({ disabled: false }, `${user.name} is enabled: they can sign in again.`)
+                act({ disabled: false }, t('app.admin.users.done.enabled', { name: user.name }))
               }
             >
-              Enable
+              {t('app.admin.users.enable')}
             </button>
           ) : self ? null : (
             <ConfirmButton
-              label="Disable"
-              ariaLabel={`Disable ${user.name}`}
-              title={`Disable ${user.name}?`}
-              confirmLabel="Disable the account"
+              label={t('app.admin.users.disable.label')}
+              ariaLabel={t('app.admin.users.disable.aria', { name: user.name })}
+              title={t('app.admin.users.disable.title', { name: user.name })}
+              confirmLabel={t('app.admin.users.disable.confirm')}
               disabled={busy}
               onConfirm={() =>
-                change(
-                  { disabled: true },
-                  `${user.name} is disabled: signed out everywhere, their keys refused.`,
-                )
+                change({ disabled: true }, t('app.admin.users.done.disabled', { name: user.name }))
               }
             >
-              <p>
-                They are signed out everywhere, cannot sign in, and their API keys are refused until
-                an operator enables the account again. Nothing of theirs is deleted.
-              </p>
+              <p>{t('app.admin.users.disable.what')}</p>
             </ConfirmButton>
           )}
           {!self &&
             (user.admin ? (
               <ConfirmButton
-                label="Remove operator"
-                ariaLabel={`Remove operator: ${user.name}`}
-                title={`Remove ${user.name} as an operator?`}
-                confirmLabel="Remove operator"
+                label={t('app.admin.users.unmakeOperator.label')}
+                ariaLabel={t('app.admin.users.unmakeOperator.aria', { name: user.name })}
+                title={t('app.admin.users.unmakeOperator.title', { name: user.name })}
+                confirmLabel={t('app.admin.users.unmakeOperator.label')}
                 buttonClass=""
-                onConfirm={() => change({ admin: false }, `${user.name} is no operator now.`)}
+                onConfirm={() =>
+                  change(
+                    { admin: false },
+                    t('app.admin.users.done.unmadeOperator', { name: user.name }),
+                  )
+                }
               >
-                <p>They lose these screens and the admin API; their keys lose the scope admin.</p>
+                <p>{t('app.admin.users.unmakeOperator.what')}</p>
               </ConfirmButton>
             ) : (
               <ConfirmButton
-                label="Make operator"
-                ariaLabel={`Make operator: ${user.name}`}
-                title={`Make ${user.name} an operator?`}
-                confirmLabel="Make operator"
+                label={t('app.admin.users.makeOperator.label')}
+                ariaLabel={t('app.admin.users.makeOperator.aria', { name: user.name })}
+                title={t('app.admin.users.makeOperator.title', { name: user.name })}
+                confirmLabel={t('app.admin.users.makeOperator.label')}
                 buttonClass=""
-                onConfirm={() => change({ admin: true }, `${user.name} is an operator now.`)}
+                onConfirm={() =>
+                  change(
+                    { admin: true },
+                    t('app.admin.users.done.madeOperator', { name: user.name }),
+                  )
+                }
               >
-                <p>They can see and change every user, the instance and its backups, as you can.</p>
+                <p>{t('app.admin.users.makeOperator.what')}</p>
               </ConfirmButton>
             ))}
           <button
@@ -331,33 +351,34 @@ function UserItem(props: {
               }
             }}
           >
-            Make a sign-in link
+            {t('app.admin.users.signInLink.make')}
           </button>
           {!self && (
             <ConfirmButton
-              label="Delete"
-              ariaLabel={`Delete ${user.name}`}
-              title={`Delete ${user.name}?`}
-              confirmLabel="Delete the account"
+              label={t('app.admin.users.delete.label')}
+              ariaLabel={t('app.admin.users.delete.aria', { name: user.name })}
+              title={t('app.admin.users.delete.title', { name: user.name })}
+              confirmLabel={t('app.admin.users.delete.confirm')}
               onConfirm={async () => {
                 await api('DELETE', apiPath`/v1/admin/users/${user.id}`)
-                props.onDeleted(`${user.name} was deleted.`)
+                props.onDeleted(t('app.admin.users.done.deleted', { name: user.name }))
               }}
             >
-              <p>
-                Their account, keys, sessions and the statuses they own are deleted. This cannot be
-                undone.
-              </p>
+              <p>{t('app.admin.users.delete.what')}</p>
             </ConfirmButton>
           )}
         </div>
         <FormError error={fieldError(error, 'plan') ? null : error} />
         {link && (
           <div class="callout">
-            <CopyField label="Sign-in link" text={link.url} buttonLabel="Copy the link" />
+            <CopyField
+              label={t('app.admin.users.signInLink.label')}
+              text={link.url}
+              buttonLabel={t('app.admin.users.copyLink')}
+            />
             <p class="hint">
-              Works once, until <When iso={link.expiresAt} />. Hand it to {user.name} yourself:
-              whoever opens it is signed in as them.
+              {t('app.admin.users.worksOnceUntil')} <When iso={link.expiresAt} />.{' '}
+              {t('app.admin.users.signInLink.handOver', { name: user.name })}
             </p>
           </div>
         )}
@@ -376,7 +397,7 @@ function Invite(props: { onInvited: (invitation: AdminInvitation) => void }) {
   const [handOver, setHandOver] = useState<AdminInvitation | null>(null)
   return (
     <details class="panel">
-      <summary>Invite someone</summary>
+      <summary>{t('app.admin.users.invite.title')}</summary>
       <form
         onSubmit={async (event) => {
           event.preventDefault()
@@ -405,41 +426,45 @@ function Invite(props: { onInvited: (invitation: AdminInvitation) => void }) {
         }}
       >
         <Field
-          label="E-mail address"
+          label={t('app.admin.users.invite.email')}
           name="email"
           type="email"
           autocomplete="off"
           required
-          hint="Their account is made now; a link to sign in is mailed to this address (with e-mail set up), whatever sign-up allows."
+          hint={t('app.admin.users.invite.emailHint')}
           error={fieldError(error, 'email')}
         />
         <Field
-          label="Name (optional)"
+          label={t('app.admin.users.invite.name')}
           name="name"
           autocomplete="off"
-          hint="Others see it; they can change it. Without one, the address's part before the @."
+          hint={t('app.admin.users.invite.nameHint')}
           error={fieldError(error, 'name')}
         />
         <Field
-          label="Plan (optional)"
+          label={t('app.admin.users.invite.plan')}
           name="plan"
           autocomplete="off"
-          hint="Without one, the plan people who sign up start on."
+          hint={t('app.admin.users.invite.planHint')}
           error={fieldError(error, 'plan')}
         />
         <FormError
           error={['email', 'name', 'plan'].some((f) => fieldError(error, f)) ? null : error}
         />
         <button type="submit" class="button primary" disabled={busy}>
-          Invite
+          {t('app.admin.users.invite.submit')}
         </button>
       </form>
       {handOver?.url && (
         <div class="callout">
-          <p>This service sends no e-mail: hand the link to {handOver.user.name} yourself.</p>
-          <CopyField label="Invitation link" text={handOver.url} buttonLabel="Copy the link" />
+          <p>{t('app.admin.users.invite.noMail', { name: handOver.user.name })}</p>
+          <CopyField
+            label={t('app.admin.users.invite.link')}
+            text={handOver.url}
+            buttonLabel={t('app.admin.users.copyLink')}
+          />
           <p class="hint">
-            Works once, until <When iso={handOver.expiresAt} />.
+            {t('app.admin.users.worksOnceUntil')} <When iso={handOver.expiresAt} />.
           </p>
         </div>
       )}

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { ApiError, api, apiPath } from '../api.ts'
 import { Announcer, announce } from '../components/announcer.tsx'
 import { FormError } from '../components/form.tsx'
+import { t } from '../i18n.ts'
 import { publish, subscribe } from '../live.ts'
 import { type Role, roleOn } from '../my-statuses.ts'
 import { Link } from '../router.tsx'
@@ -40,15 +41,22 @@ export default function StatusScreen(props: { params: Record<string, string> }) 
       if (event.kind === 'status') {
         setStatus((before) => {
           if (!first && before && before.value !== event.status.value)
-            announce(`${event.status.name} is now ${event.status.value ?? 'without a value'}.`)
+            announce(
+              event.status.value === null
+                ? t('app.status.announce.noValue', { name: event.status.name })
+                : t('app.status.announce.value', {
+                    name: event.status.name,
+                    value: event.status.value,
+                  }),
+            )
           return event.status
         })
         first = false
       } else
         setGone(
           event.reason === 'deleted'
-            ? 'This status was deleted.'
-            : 'You may no longer see this status.',
+            ? t('app.status.gone.deleted')
+            : t('app.status.gone.outOfReach'),
         )
     })
     return () => {
@@ -57,51 +65,51 @@ export default function StatusScreen(props: { params: Record<string, string> }) 
     }
   }, [id])
 
-  const current = STATUS_TABS.find((t) => t.tab === tab)
+  const current = STATUS_TABS.find((s) => s.tab === tab)
   if (!current) return <NotFound />
   if (error instanceof ApiError && error.status === 404) return <NotFound />
   if (!status || !role)
     return (
       <>
-        <h1>Status</h1>
+        <h1>{t('app.status.title')}</h1>
         <FormError error={error} />
         {!error && (
           <p class="loading" aria-live="polite">
-            Loading…
+            {t('app.status.loading')}
           </p>
         )}
       </>
     )
-  const tabs = STATUS_TABS.filter((t) => !t.shows || t.shows(role, status))
+  const tabs = STATUS_TABS.filter((s) => !s.shows || s.shows(role, status))
   const Screen = current.component
   const base = `/statuses/${encodeURIComponent(status.id)}`
   return (
     <>
       <p class="breadcrumb">
-        <Link href="/">Board</Link>
+        <Link href="/">{t('app.status.board')}</Link>
       </p>
       <h1>{status.name}</h1>
       <Announcer />
       {gone && (
         <p class="form-error" role="alert">
-          {gone} <Link href="/">Back to the board</Link>
+          {gone} <Link href="/">{t('app.status.backToBoard')}</Link>
         </p>
       )}
-      <nav aria-label="Status" class="status-tabs">
+      <nav aria-label={t('app.status.tabs.label')} class="status-tabs">
         <ul>
-          {tabs.map((t) => (
-            <li key={t.tab}>
+          {tabs.map((s) => (
+            <li key={s.tab}>
               <Link
-                href={t.tab ? `${base}/${t.tab}` : base}
-                aria-current={t.tab === current.tab ? 'page' : undefined}
+                href={s.tab ? `${base}/${s.tab}` : base}
+                aria-current={s.tab === current.tab ? 'page' : undefined}
               >
-                {t.label}
+                {s.label()}
               </Link>
             </li>
           ))}
         </ul>
       </nav>
-      <section class="status-tab" aria-label={current.label}>
+      <section class="status-tab" aria-label={current.label()}>
         <Screen
           status={status}
           role={role}

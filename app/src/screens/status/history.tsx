@@ -3,6 +3,7 @@ import { colorOf } from '../../../../src/web/palette.ts'
 import { apiPage, apiPath } from '../../api.ts'
 import { FormError } from '../../components/form.tsx'
 import { ValueChip } from '../../components/status-bits.tsx'
+import { t } from '../../i18n.ts'
 import { fullTime, now, relativeTime } from '../../time.ts'
 import type { HistoryEntry, Status } from '../../types.ts'
 import type { StatusTabProps } from './tab-props.ts'
@@ -58,16 +59,16 @@ export default function History({ status }: StatusTabProps) {
 
   return (
     <>
-      <h2>History</h2>
+      <h2>{t('app.status.history.title')}</h2>
       <FormError error={error} />
-      {entries && entries.length === 0 && <p>No value has been set yet.</p>}
+      {entries && entries.length === 0 && <p>{t('app.status.history.empty')}</p>}
       {entries && entries.length > 0 && (
         <>
           <div class="history-overview">
             <ValueChart entries={entries} colourOf={hex} />
             <TimeInValues status={status} colourOf={colourNo} />
           </div>
-          <ol class="timeline" aria-label="Value updates, newest first">
+          <ol class="timeline" aria-label={t('app.status.history.timeline')}>
             {entries.map((entry, i) => (
               <li key={`${entry.at}-${i}`} class="timeline-entry">
                 <ValueChip value={entry.value} colorNo={colourNo(entry.value)} />
@@ -75,13 +76,21 @@ export default function History({ status }: StatusTabProps) {
                   <time dateTime={entry.at} title={fullTime(entry.at)}>
                     {relativeTime(entry.at, now.value)}
                   </time>
-                  {entry.by && <span class="muted"> by {entry.by.name}</span>}
-                  {entry.via === 'schedule' && <span class="muted"> as scheduled</span>}
+                  {entry.by && (
+                    <span class="muted">
+                      {' '}
+                      {t('app.status.history.by', { name: entry.by.name })}
+                    </span>
+                  )}
+                  {entry.via === 'schedule' && (
+                    <span class="muted"> {t('app.status.history.scheduled')}</span>
+                  )}
                   {entry.via && entry.via !== 'schedule' && (
                     <span class="muted">
+                      {' '}
                       {entry.via.label === null
-                        ? ' with an API key'
-                        : ` with the key “${entry.via.label}”`}
+                        ? t('app.status.history.withKey')
+                        : t('app.status.history.withNamedKey', { label: entry.via.label })}
                     </span>
                   )}
                 </span>
@@ -91,7 +100,7 @@ export default function History({ status }: StatusTabProps) {
           {next && (
             <div class="actions">
               <button type="button" class="button" disabled={loading} onClick={more}>
-                Show older updates
+                {t('app.status.history.older')}
               </button>
             </div>
           )}
@@ -99,7 +108,7 @@ export default function History({ status }: StatusTabProps) {
       )}
       {!entries && !error && (
         <p class="loading" aria-live="polite">
-          Loading…
+          {t('app.status.loading')}
         </p>
       )}
     </>

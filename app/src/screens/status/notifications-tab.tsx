@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, apiPath } from '../../api.ts'
 import { FormError, fieldError } from '../../components/form.tsx'
+import { t } from '../../i18n.ts'
 import { isMissingRoute } from '../../notifications/channels.ts'
 import { Link } from '../../router.tsx'
 import type { Channel } from '../../types.ts'
@@ -21,11 +22,11 @@ interface Rule {
 
 type Kind = 'off' | 'any' | 'values' | 'stale'
 
-const KINDS: { kind: Kind; label: string }[] = [
-  { kind: 'any', label: 'Any change of its value' },
-  { kind: 'values', label: 'When it changes to or leaves chosen values' },
-  { kind: 'stale', label: 'When it goes stale (no update for its stale time)' },
-  { kind: 'off', label: 'Off: never' },
+const kinds = (): { kind: Kind; label: string }[] => [
+  { kind: 'any', label: t('app.status.notifications.kinds.any') },
+  { kind: 'values', label: t('app.status.notifications.kinds.values') },
+  { kind: 'stale', label: t('app.status.notifications.kinds.stale') },
+  { kind: 'off', label: t('app.status.notifications.kinds.off') },
 ]
 
 const kindOf = (when: When | null): Kind =>
@@ -79,7 +80,9 @@ function ValuePicker(props: {
       ))}
       <div class="field">
         <label for={props.id}>
-          {props.palette.length > 0 ? 'Other values, one per line' : 'Values, one per line'}
+          {props.palette.length > 0
+            ? t('app.status.notifications.otherValues')
+            : t('app.status.notifications.values')}
         </label>
         <textarea
           id={props.id}
@@ -132,11 +135,11 @@ export default function NotificationsTab(props: StatusTabProps) {
   if (isMissingRoute(loadError))
     return (
       <p class="notice" role="status">
-        This server does not offer notification rules yet.
+        {t('app.status.notifications.missing')}
       </p>
     )
   if (loadError) return <FormError error={loadError} />
-  if (!rule) return <p class="loading">Loading…</p>
+  if (!rule) return <p class="loading">{t('app.status.loading')}</p>
 
   // the palette's values first, in its order, then the others as typed
   const changesTo = [
@@ -159,10 +162,10 @@ export default function NotificationsTab(props: StatusTabProps) {
           if (kind === 'off') {
             await api('DELETE', apiPath`/v1/status/${statusId}/notifications`)
             show({ statusId, when: null, channels: null, byOthers: false })
-            setNotice('Notifications for this status are off.')
+            setNotice(t('app.status.notifications.off'))
           } else {
             if (kind === 'values' && changesTo.length === 0 && leaves.length === 0)
-              throw new Error('Choose at least one value it changes to or leaves.')
+              throw new Error(t('app.status.notifications.chooseValue'))
             const when: When =
               kind === 'values'
                 ? {
@@ -178,7 +181,7 @@ export default function NotificationsTab(props: StatusTabProps) {
               },
             })
             show(saved)
-            setNotice('Saved: you will be notified as chosen.')
+            setNotice(t('app.status.notifications.saved'))
           }
         } catch (e) {
           setError(e)
@@ -188,8 +191,8 @@ export default function NotificationsTab(props: StatusTabProps) {
       }}
     >
       <fieldset>
-        <legend>Tell me</legend>
-        {KINDS.map((k) => (
+        <legend>{t('app.status.notifications.tellMe')}</legend>
+        {kinds().map((k) => (
           <label key={k.kind} class="check">
             <input
               type="radio"
@@ -206,7 +209,7 @@ export default function NotificationsTab(props: StatusTabProps) {
         <>
           <ValuePicker
             id="rule-changes-to"
-            legend="When it changes to"
+            legend={t('app.status.notifications.changesTo')}
             palette={palette}
             picked={toPicked}
             onPick={setToPicked}
@@ -216,7 +219,7 @@ export default function NotificationsTab(props: StatusTabProps) {
           />
           <ValuePicker
             id="rule-leaves"
-            legend="When it leaves"
+            legend={t('app.status.notifications.leaves')}
             palette={palette}
             picked={leavesPicked}
             onPick={setLeavesPicked}
@@ -224,7 +227,7 @@ export default function NotificationsTab(props: StatusTabProps) {
             onOther={setLeavesOther}
             invalid={valuesInvalid}
           />
-          <p class="hint">Either one is enough; a change that does both is told once.</p>
+          <p class="hint">{t('app.status.notifications.either')}</p>
         </>
       )}
       {(kind === 'any' || kind === 'values') && (
@@ -234,19 +237,19 @@ export default function NotificationsTab(props: StatusTabProps) {
             checked={byOthers}
             onChange={(event) => setByOthers(event.currentTarget.checked)}
           />
-          <span>Only changes made by others (not by me, my keys, or an end or schedule I set)</span>
+          <span>{t('app.status.notifications.byOthers')}</span>
         </label>
       )}
       {kind !== 'off' && (
         <fieldset>
-          <legend>On which channels</legend>
+          <legend>{t('app.status.notifications.channels')}</legend>
           <label class="check">
             <input type="radio" name="which" checked={!some} onChange={() => setSome(false)} />
-            <span>All my channels</span>
+            <span>{t('app.status.notifications.allChannels')}</span>
           </label>
           <label class="check">
             <input type="radio" name="which" checked={some} onChange={() => setSome(true)} />
-            <span>Only these</span>
+            <span>{t('app.status.notifications.onlyThese')}</span>
           </label>
           {some &&
             channels.map((c) => (
@@ -269,8 +272,9 @@ export default function NotificationsTab(props: StatusTabProps) {
             ))}
           {channels.length === 0 && (
             <p class="hint">
-              You have no channels yet: <Link href="/notifications">add one</Link> to be told
-              anywhere.
+              {t('app.status.notifications.noChannelsBefore')}{' '}
+              <Link href="/notifications">{t('app.status.notifications.noChannelsLink')}</Link>{' '}
+              {t('app.status.notifications.noChannelsAfter')}
             </p>
           )}
         </fieldset>
@@ -280,10 +284,10 @@ export default function NotificationsTab(props: StatusTabProps) {
         {notice}
       </p>
       <button type="submit" class="button primary" disabled={busy}>
-        Save
+        {t('app.status.notifications.save')}
       </button>
       <p>
-        <Link href="/notifications">Manage your channels</Link>
+        <Link href="/notifications">{t('app.status.notifications.manage')}</Link>
       </p>
     </form>
   )

@@ -18,6 +18,7 @@ import {
   TextAreaField,
 } from '../../components/status-fields.tsx'
 import { StatusKey } from '../../components/status-key.tsx'
+import { t } from '../../i18n.ts'
 import { maySetValue } from '../../my-statuses.ts'
 import { navigate } from '../../router.tsx'
 import type { PaletteEntry, Staleness, Status } from '../../types.ts'
@@ -37,15 +38,20 @@ export default function Overview({ status, role, onChange }: StatusTabProps) {
         </p>
         <PendingEnd status={status} />
         <p class="muted">
-          Value set <LastChange at={status.valueUpdatedAt} />
+          {t('app.status.overview.valueSet')} <LastChange at={status.valueUpdatedAt} />
           {status.changeCount > 0 &&
-            ` · ${status.changeCount} ${status.changeCount === 1 ? 'change' : 'changes'}`}
+            ` · ${t('app.status.overview.changes', { count: status.changeCount })}`}
           {/* null: the user list is not mine to see (docs/app.md#the-status-screen) */}
           {typeof status.subscriberCount === 'number' &&
-            ` · ${status.subscriberCount} ${status.subscriberCount === 1 ? 'subscriber' : 'subscribers'}`}
+            ` · ${t('app.status.overview.subscribers', { count: status.subscriberCount })}`}
         </p>
         {status.description && <p class="status-description">{status.description}</p>}
-        {maySetValue(role) && <ValueButtons status={status} label={`Set ${status.name}`} />}
+        {maySetValue(role) && (
+          <ValueButtons
+            status={status}
+            label={t('app.status.overview.setLabel', { name: status.name })}
+          />
+        )}
       </div>
       {role === 'owner' && <StatusKey status={status} />}
       {role === 'owner' && <EditForm status={status} onChange={onChange} />}
@@ -78,19 +84,19 @@ function ValueForm({ status, onChange }: Pick<StatusTabProps, 'status' | 'onChan
         }
       }}
     >
-      <h2>Set the value</h2>
+      <h2>{t('app.status.overview.valueForm.title')}</h2>
       {error && !fieldError(error, 'value') && <FormError error={error} />}
       <Field
-        label="Value"
+        label={t('app.status.overview.fields.value')}
         value={value}
         onInput={(event) => setValue(event.currentTarget.value)}
         error={fieldError(error, 'value')}
       />
       <div class="actions">
         <button type="submit" class="button primary">
-          Set value
+          {t('app.status.overview.valueForm.submit')}
         </button>
-        <span aria-live="polite">{saved ? 'Saved.' : ''}</span>
+        <span aria-live="polite">{saved ? t('app.status.overview.saved') : ''}</span>
       </div>
     </form>
   )
@@ -205,7 +211,7 @@ function EditForm({ status, onChange }: Pick<StatusTabProps, 'status' | 'onChang
         setSaved('')
         const body = changes(status, draft)
         if (Object.keys(body).length === 0) {
-          setSaved('Nothing to save.')
+          setSaved(t('app.status.overview.nothingToSave'))
           return
         }
         setBusy(true)
@@ -214,7 +220,7 @@ function EditForm({ status, onChange }: Pick<StatusTabProps, 'status' | 'onChang
           last.current = answer
           setDraft(draftOf(answer))
           onChange(answer)
-          setSaved('Saved.')
+          setSaved(t('app.status.overview.saved'))
         } catch (err) {
           setError(err)
         } finally {
@@ -222,34 +228,34 @@ function EditForm({ status, onChange }: Pick<StatusTabProps, 'status' | 'onChang
         }
       }}
     >
-      <h2>Settings</h2>
+      <h2>{t('app.status.overview.settings')}</h2>
       {formLevel && <FormError error={error} />}
       {error instanceof ApiError && !formLevel && (
         <p class="form-error" role="alert">
-          {error.message}: see the fields marked below.
+          {t('app.status.overview.seeFields', { message: error.message })}
         </p>
       )}
       <Field
-        label="Name"
+        label={t('app.status.overview.fields.name')}
         value={draft.name}
         onInput={(e) => set('name', e.currentTarget.value)}
         error={at('name')}
       />
       <Field
-        label="Value"
+        label={t('app.status.overview.fields.value')}
         value={draft.value}
         onInput={(e) => set('value', e.currentTarget.value)}
         error={at('value')}
       />
       <ColourPicker
-        legend="Colour"
+        legend={t('app.status.overview.fields.colour')}
         name="colorNo"
         value={draft.colorNo}
         onChange={(n) => set('colorNo', n)}
         error={at('colorNo')}
       />
       <TextAreaField
-        label="Description"
+        label={t('app.status.overview.fields.description')}
         value={draft.description}
         onInput={(e) => set('description', e.currentTarget.value)}
         error={at('description')}
@@ -260,7 +266,7 @@ function EditForm({ status, onChange }: Pick<StatusTabProps, 'status' | 'onChang
         errors={paletteErrors}
       />
       <Choice
-        legend="Who may see it"
+        legend={t('app.status.overview.fields.access')}
         name="accessType"
         value={draft.accessType}
         options={ACCESS_OPTIONS}
@@ -268,7 +274,7 @@ function EditForm({ status, onChange }: Pick<StatusTabProps, 'status' | 'onChang
         error={at('accessType')}
       />
       <Choice
-        legend="Who may see its history"
+        legend={t('app.status.overview.fields.accessHistory')}
         name="accessTypeHistory"
         value={draft.accessTypeHistory}
         options={LEVEL_OPTIONS}
@@ -276,7 +282,7 @@ function EditForm({ status, onChange }: Pick<StatusTabProps, 'status' | 'onChang
         error={at('accessTypeHistory')}
       />
       <Choice
-        legend="Who may see who has a role on it"
+        legend={t('app.status.overview.fields.accessUserList')}
         name="accessTypeUserList"
         value={draft.accessTypeUserList}
         options={LEVEL_OPTIONS}
@@ -290,14 +296,14 @@ function EditForm({ status, onChange }: Pick<StatusTabProps, 'status' | 'onChang
             checked={draft.listed}
             onChange={(e) => set('listed', e.currentTarget.checked)}
           />
-          Let search find it (while it is public)
+          {t('app.status.overview.fields.listed')}
         </label>
         {at('listed') && <p class="field-error">{at('listed')}</p>}
       </div>
       {draft.staleAfter !== undefined && (
         <Field
-          label="Stale after (minutes)"
-          hint="Marked stale when no value arrives for this long. Empty: never."
+          label={t('app.status.overview.fields.staleAfter')}
+          hint={t('app.status.overview.fields.staleAfterHint')}
           inputMode="numeric"
           value={draft.staleAfter}
           onInput={(e) => set('staleAfter', e.currentTarget.value)}
@@ -306,7 +312,7 @@ function EditForm({ status, onChange }: Pick<StatusTabProps, 'status' | 'onChang
       )}
       <div class="actions">
         <button type="submit" class="button primary" disabled={busy}>
-          Save changes
+          {t('app.status.overview.save')}
         </button>
         <span aria-live="polite">{saved}</span>
       </div>
@@ -320,10 +326,10 @@ function DeleteStatus({ status }: { status: Status }) {
   const [error, setError] = useState<unknown>(null)
   return (
     <section class="danger-zone" aria-labelledby="delete-heading">
-      <h2 id="delete-heading">Delete this status</h2>
-      <p>Its value, history and everyone's roles on it are deleted for good.</p>
+      <h2 id="delete-heading">{t('app.status.overview.delete.title')}</h2>
+      <p>{t('app.status.overview.delete.what')}</p>
       <button type="button" class="button danger" onClick={() => dialog.current?.showModal()}>
-        Delete status…
+        {t('app.status.overview.delete.open')}
       </button>
       <dialog ref={dialog} aria-labelledby="delete-title" class="confirm">
         <form
@@ -342,15 +348,17 @@ function DeleteStatus({ status }: { status: Status }) {
             }
           }}
         >
-          <h2 id="delete-title">Delete “{status.name}”?</h2>
-          <p>This cannot be undone.</p>
+          <h2 id="delete-title">
+            {t('app.status.overview.delete.confirmTitle', { name: status.name })}
+          </h2>
+          <p>{t('app.status.overview.delete.undone')}</p>
           <FormError error={error} />
           <div class="actions">
             <button type="submit" value="cancel" class="button" autofocus>
-              Cancel
+              {t('app.status.overview.delete.cancel')}
             </button>
             <button type="submit" value="delete" class="button danger">
-              Delete
+              {t('app.status.overview.delete.confirm')}
             </button>
           </div>
         </form>

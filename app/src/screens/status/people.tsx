@@ -3,6 +3,8 @@ import { ApiError, api, apiPath } from '../../api.ts'
 import { ConfirmButton } from '../../components/confirm.tsx'
 import { CopyField } from '../../components/copy.tsx'
 import { Field, FormError, fieldError } from '../../components/form.tsx'
+import { t } from '../../i18n.ts'
+import { dateTime as when } from '../../time.ts'
 import type {
   CreatedInvitationLink,
   InvitationLink,
@@ -16,11 +18,20 @@ import type { StatusTabProps } from './tab-props.ts'
 // imposed: raising someone is an invitation they accept (docs/accounts.md#invitations).
 
 type Role = 'updater' | 'subscriber'
-const ROLE_TEXT = { owner: 'Owner', updater: 'Updater', subscriber: 'Subscriber' } as const
-const ROLE_HINT = 'Updaters may set the value; subscribers see it and its updates.'
+/** A role's name, in the language shown. */
+const roleText = (role: 'owner' | Role): string =>
+  ({
+    owner: t('app.status.people.roles.owner'),
+    updater: t('app.status.people.roles.updater'),
+    subscriber: t('app.status.people.roles.subscriber'),
+  })[role]
 
-const when = (iso: string): string =>
-  new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+/** A role's name inside a sentence ("the updater link"). */
+const roleInText = (role: Role): string =>
+  ({
+    updater: t('app.status.people.rolesInText.updater'),
+    subscriber: t('app.status.people.rolesInText.subscriber'),
+  })[role]
 
 export default function PeopleTab(props: StatusTabProps) {
   const statusId = props.status.id
@@ -53,13 +64,13 @@ export default function PeopleTab(props: StatusTabProps) {
 
   if (error && !users) {
     if (error instanceof ApiError && error.status === 403)
-      return <p>The owner keeps the list of people on this status to themselves.</p>
+      return <p>{t('app.status.people.hidden')}</p>
     return <FormError error={error} />
   }
   if (!users)
     return (
       <p class="loading" aria-live="polite">
-        Loading…
+        {t('app.status.loading')}
       </p>
     )
   const done = async (message: string) => {
@@ -74,7 +85,7 @@ export default function PeopleTab(props: StatusTabProps) {
       </p>
       <FormError error={error} />
       <section aria-labelledby="people-roles">
-        <h2 id="people-roles">People</h2>
+        <h2 id="people-roles">{t('app.status.people.title')}</h2>
         <ul class="people-list">
           {users.map((user) => (
             <li key={user.userId} class="person">
@@ -82,7 +93,7 @@ export default function PeopleTab(props: StatusTabProps) {
               {isOwner && user.role !== 'owner' ? (
                 <span class="person-actions">
                   <label class="sr-only" for={`role-${user.userId}`}>
-                    Role of {user.name}
+                    {t('app.status.people.roleOf', { name: user.name })}
                   </label>
                   <select
                     id={`role-${user.userId}`}
@@ -93,54 +104,51 @@ export default function PeopleTab(props: StatusTabProps) {
                         const res = await fetchRole(statusId, user.userId, role)
                         await done(
                           res === 'invited'
-                            ? `${user.name} is invited to be ${role === 'updater' ? 'an updater' : 'a subscriber'}; the role is theirs once they accept.`
-                            : `${user.name} is now ${role === 'updater' ? 'an updater' : 'a subscriber'}.`,
+                            ? role === 'updater'
+                              ? t('app.status.people.invitedUpdater', { name: user.name })
+                              : t('app.status.people.invitedSubscriber', { name: user.name })
+                            : role === 'updater'
+                              ? t('app.status.people.nowUpdater', { name: user.name })
+                              : t('app.status.people.nowSubscriber', { name: user.name }),
                         )
                       } catch (e) {
                         setError(e)
                       }
                     }}
                   >
-                    <option value="updater">Updater</option>
-                    <option value="subscriber">Subscriber</option>
+                    <option value="updater">{roleText('updater')}</option>
+                    <option value="subscriber">{roleText('subscriber')}</option>
                   </select>
                   <ConfirmButton
-                    label="Remove"
-                    ariaLabel={`Remove ${user.name}`}
-                    title={`Remove ${user.name}?`}
-                    confirmLabel="Remove"
+                    label={t('app.status.people.remove.label')}
+                    ariaLabel={t('app.status.people.remove.aria', { name: user.name })}
+                    title={t('app.status.people.remove.title', { name: user.name })}
+                    confirmLabel={t('app.status.people.remove.confirm')}
                     onConfirm={async () => {
                       await api('DELETE', apiPath`/v1/status/${statusId}/users/${user.userId}`)
-                      await done(`${user.name} no longer has a role on this status.`)
+                      await done(t('app.status.people.remove.done', { name: user.name }))
                     }}
                   >
-                    <p>
-                      They lose their role at once; a private status is no longer theirs to see.
-                    </p>
+                    <p>{t('app.status.people.remove.what')}</p>
                   </ConfirmButton>
                   <ConfirmButton
-                    label="Hand over"
-                    ariaLabel={`Hand over to ${user.name}`}
-                    title={`Offer ${user.name} this status?`}
-                    confirmLabel="Offer it"
+                    label={t('app.status.people.handOver.label')}
+                    ariaLabel={t('app.status.people.handOver.aria', { name: user.name })}
+                    title={t('app.status.people.handOver.title', { name: user.name })}
+                    confirmLabel={t('app.status.people.handOver.confirm')}
                     buttonClass="quiet"
                     onConfirm={async () => {
                       await api('POST', apiPath`/v1/status/${statusId}/transfer`, {
                         body: { userId: user.userId },
                       })
-                      await done(
-                        `${user.name} is offered this status; it is theirs once they accept.`,
-                      )
+                      await done(t('app.status.people.handOver.done', { name: user.name }))
                     }}
                   >
-                    <p>
-                      Once they accept, they own it and you become an updater: you may still set its
-                      value, but no longer change its settings or who sees it.
-                    </p>
+                    <p>{t('app.status.people.handOver.what')}</p>
                   </ConfirmButton>
                 </span>
               ) : (
-                <span class="role-chip">{ROLE_TEXT[user.role]}</span>
+                <span class="role-chip">{roleText(user.role)}</span>
               )}
             </li>
           ))}
@@ -178,12 +186,8 @@ function Invite(props: { statusId: string; onDone: (message: string) => Promise<
   const [made, setMade] = useState<CreatedInvitationLink | null>(null)
   return (
     <section aria-labelledby="people-invite">
-      <h2 id="people-invite">Invite</h2>
-      <p class="hint">
-        An invitation link offers a role to whoever opens it: they sign in or sign up, and accept.
-        With an e-mail address, only that person may accept it, and it is mailed to them when this
-        service sends mail.
-      </p>
+      <h2 id="people-invite">{t('app.status.people.invite.title')}</h2>
+      <p class="hint">{t('app.status.people.invite.what')}</p>
       <form
         onSubmit={async (event) => {
           event.preventDefault()
@@ -210,8 +214,8 @@ function Invite(props: { statusId: string; onDone: (message: string) => Promise<
             ;(event.target as HTMLFormElement).reset()
             await props.onDone(
               link.mailed
-                ? `Invitation mailed to ${link.email}. The link is also shown below, once.`
-                : 'Invitation link made. Copy it now: it is shown only once.',
+                ? t('app.status.people.invite.mailed', { email: link.email })
+                : t('app.status.people.invite.made'),
             )
           } catch (e) {
             setError(e)
@@ -221,37 +225,37 @@ function Invite(props: { statusId: string; onDone: (message: string) => Promise<
         }}
       >
         <div class="field">
-          <label for="invite-role">Role</label>
+          <label for="invite-role">{t('app.status.people.invite.role')}</label>
           <p class="hint" id="invite-role-hint">
-            {ROLE_HINT}
+            {t('app.status.people.invite.roleHint')}
           </p>
           <select id="invite-role" name="role" aria-describedby="invite-role-hint">
-            <option value="subscriber">Subscriber</option>
-            <option value="updater">Updater</option>
+            <option value="subscriber">{roleText('subscriber')}</option>
+            <option value="updater">{roleText('updater')}</option>
           </select>
         </div>
         <Field
-          label="E-mail (optional)"
+          label={t('app.status.people.invite.email')}
           name="email"
           type="email"
           autocomplete="off"
-          hint="Only this person may accept; they get the link by e-mail."
+          hint={t('app.status.people.invite.emailHint')}
           error={fieldError(error, 'email')}
         />
         <div class="invite-numbers">
           <Field
-            label="Uses"
+            label={t('app.status.people.invite.uses')}
             name="maxUses"
             type="number"
             min={1}
             max={100}
             value="1"
             required
-            hint="How many people may accept (ignored with an e-mail address)."
+            hint={t('app.status.people.invite.usesHint')}
             error={fieldError(error, 'maxUses')}
           />
           <Field
-            label="Open for (days)"
+            label={t('app.status.people.invite.days')}
             name="days"
             type="number"
             min={1}
@@ -263,7 +267,7 @@ function Invite(props: { statusId: string; onDone: (message: string) => Promise<
         </div>
         <FormError error={error} />
         <button type="submit" class="button primary" disabled={busy}>
-          Make invitation
+          {t('app.status.people.invite.submit')}
         </button>
       </form>
       {made && (
@@ -271,14 +275,19 @@ function Invite(props: { statusId: string; onDone: (message: string) => Promise<
           <p>
             {made.mailed ? (
               <>
-                Mailed to <strong>{made.email}</strong>.{' '}
+                {t('app.status.people.invite.mailedTo')} <strong>{made.email}</strong>.{' '}
               </>
             ) : null}
-            <strong>Copy this link now:</strong> it is shown only once.
+            <strong>{t('app.status.people.invite.copyNow')}</strong>{' '}
+            {t('app.status.people.invite.onlyOnce')}
           </p>
-          <CopyField label="Invitation link" text={made.url} buttonLabel="Copy invitation link" />
+          <CopyField
+            label={t('app.status.people.invite.link')}
+            text={made.url}
+            buttonLabel={t('app.status.people.invite.copyLink')}
+          />
           <button type="button" class="button quiet" onClick={() => setMade(null)}>
-            Done
+            {t('app.status.people.invite.done')}
           </button>
         </div>
       )}
@@ -297,23 +306,26 @@ function Pending(props: {
   const open = props.links.filter((l) => l.state === 'active')
   return (
     <section aria-labelledby="people-pending">
-      <h2 id="people-pending">Open invitations</h2>
+      <h2 id="people-pending">{t('app.status.people.pending.title')}</h2>
       {props.pending.length === 0 && open.length === 0 && (
-        <p class="muted">No invitation is waiting.</p>
+        <p class="muted">{t('app.status.people.pending.none')}</p>
       )}
       <ul class="people-list">
         {props.pending.map((inv) => (
           <li key={inv.id} class="person">
             <span class="person-name">
               {inv.role === 'owner'
-                ? `This status offered to a new owner since ${when(inv.createdAt)}`
-                : `${ROLE_TEXT[inv.role]} role offered to a user since ${when(inv.createdAt)}`}
+                ? t('app.status.people.pending.transfer', { since: when(inv.createdAt) })
+                : t('app.status.people.pending.role', {
+                    role: roleText(inv.role),
+                    since: when(inv.createdAt),
+                  })}
             </span>
             <ConfirmButton
-              label="Withdraw"
-              ariaLabel={`Withdraw the invitation of ${when(inv.createdAt)}`}
-              title="Withdraw this invitation?"
-              confirmLabel="Withdraw"
+              label={t('app.status.people.pending.withdraw')}
+              ariaLabel={t('app.status.people.pending.withdrawAria', { made: when(inv.createdAt) })}
+              title={t('app.status.people.pending.withdrawTitle')}
+              confirmLabel={t('app.status.people.pending.withdraw')}
               onConfirm={async () => {
                 // a transfer is withdrawn on its own: the user keeps the role they have
                 await api(
@@ -322,7 +334,7 @@ function Pending(props: {
                     ? apiPath`/v1/status/${statusId}/transfer`
                     : apiPath`/v1/status/${statusId}/users/${inv.userId}`,
                 )
-                await props.onDone('Invitation withdrawn.')
+                await props.onDone(t('app.status.people.pending.withdrawn'))
               }}
             />
           </li>
@@ -330,21 +342,41 @@ function Pending(props: {
         {open.map((link) => (
           <li key={link.id} class="person">
             <span class="person-name">
-              {ROLE_TEXT[link.role]} link
-              {link.email ? ` for ${link.email}` : ''}: {link.usesLeft} of {link.maxUses} uses left,
-              open until {when(link.expiresAt)}
+              {link.email
+                ? t('app.status.people.pending.linkFor', {
+                    role: roleText(link.role),
+                    email: link.email,
+                  })
+                : t('app.status.people.pending.link', { role: roleText(link.role) })}
+              :{' '}
+              {t('app.status.people.pending.usesLeft', {
+                count: link.maxUses,
+                left: link.usesLeft,
+                until: when(link.expiresAt),
+              })}
             </span>
             <ConfirmButton
-              label="Revoke"
-              ariaLabel={`Revoke the ${link.role} link${link.email ? ` for ${link.email}` : ''} made ${when(link.createdAt)}`}
-              title="Revoke this invitation link?"
-              confirmLabel="Revoke"
+              label={t('app.status.people.pending.revoke')}
+              ariaLabel={
+                link.email
+                  ? t('app.status.people.pending.revokeAriaFor', {
+                      role: roleInText(link.role),
+                      email: link.email,
+                      made: when(link.createdAt),
+                    })
+                  : t('app.status.people.pending.revokeAria', {
+                      role: roleInText(link.role),
+                      made: when(link.createdAt),
+                    })
+              }
+              title={t('app.status.people.pending.revokeTitle')}
+              confirmLabel={t('app.status.people.pending.revoke')}
               onConfirm={async () => {
                 await api('DELETE', apiPath`/v1/status/${statusId}/invitations/${link.id}`)
-                await props.onDone('Invitation link revoked.')
+                await props.onDone(t('app.status.people.pending.revoked'))
               }}
             >
-              <p>Nobody can accept it any more; roles given through it stay.</p>
+              <p>{t('app.status.people.pending.revokeWhat')}</p>
             </ConfirmButton>
           </li>
         ))}

@@ -3,6 +3,8 @@ import { ApiError, api, apiPath } from '../../api.ts'
 import { ConfirmButton } from '../../components/confirm.tsx'
 import { FormError, fieldError } from '../../components/form.tsx'
 import { ValueChip } from '../../components/status-bits.tsx'
+import { t } from '../../i18n.ts'
+import { intlLocale } from '../../time.ts'
 import type { Schedule, ScheduleInput } from '../../types.ts'
 import type { StatusTabProps } from './tab-props.ts'
 
@@ -18,18 +20,19 @@ const MAX_ENTRIES = 20
 const viewerZone = (): string => Intl.DateTimeFormat().resolvedOptions().timeZone
 
 /** A fire's moment in the viewer's time and language, with the weekday. */
-const FIRE_FORMAT = new Intl.DateTimeFormat(undefined, {
-  weekday: 'short',
-  day: 'numeric',
-  month: 'short',
-  hour: '2-digit',
-  minute: '2-digit',
-})
+const fireTime = (iso: string): string =>
+  new Intl.DateTimeFormat(intlLocale(), {
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    hour: '2-digit',
+    minute: '2-digit',
+  }).format(new Date(iso))
 
-const EXAMPLES: [string, string][] = [
-  ['0 9 * * 1-5', '09:00 on weekdays'],
-  ['30 17 * * 5', '17:30 on Fridays'],
-  ['0 0 1 * *', 'midnight on the 1st of each month'],
+const examples = (): [string, string][] => [
+  ['0 9 * * 1-5', t('app.status.schedule.examples.weekdays')],
+  ['30 17 * * 5', t('app.status.schedule.examples.fridays')],
+  ['0 0 1 * *', t('app.status.schedule.examples.monthly')],
 ]
 
 export default function ScheduleTab(props: StatusTabProps) {
@@ -68,7 +71,7 @@ export default function ScheduleTab(props: StatusTabProps) {
   }, [status.id, status.valueUpdatedAt])
 
   if (loadError) return <FormError error={loadError} />
-  if (!loaded) return <p class="loading">Loading…</p>
+  if (!loaded) return <p class="loading">{t('app.status.loading')}</p>
 
   const palette = status.palette ?? []
   const colourOf = (value: string) =>
@@ -81,19 +84,15 @@ export default function ScheduleTab(props: StatusTabProps) {
 
   return (
     <div class="schedule-tab">
-      <p>
-        At the times you set here, {status.name} takes a value by itself — as if you set it
-        (history, live views and notifications see an ordinary change). A fire ends a value set “for
-        a while”.
-      </p>
+      <p>{t('app.status.schedule.what', { name: status.name })}</p>
       {schedule && schedule.next.length > 0 && (
         <section aria-labelledby="schedule-next">
-          <h2 id="schedule-next">Next changes</h2>
-          <p class="hint">In your time ({viewerZone()}).</p>
+          <h2 id="schedule-next">{t('app.status.schedule.next')}</h2>
+          <p class="hint">{t('app.status.schedule.yourTime', { zone: viewerZone() })}</p>
           <ol class="schedule-next">
             {schedule.next.map((fire) => (
               <li key={fire.at}>
-                <time dateTime={fire.at}>{FIRE_FORMAT.format(new Date(fire.at))}</time>{' '}
+                <time dateTime={fire.at}>{fireTime(fire.at)}</time>{' '}
                 <ValueChip value={fire.value} colorNo={colourOf(fire.value)} />
               </li>
             ))}
@@ -112,7 +111,7 @@ export default function ScheduleTab(props: StatusTabProps) {
               body: { timezone: timezone.trim(), entries } satisfies ScheduleInput,
             })
             show(saved)
-            setNotice('Schedule saved.')
+            setNotice(t('app.status.schedule.saved'))
           } catch (e) {
             setError(e)
           } finally {
@@ -120,9 +119,9 @@ export default function ScheduleTab(props: StatusTabProps) {
           }
         }}
       >
-        <h2>{schedule ? 'Entries' : 'Set a schedule'}</h2>
+        <h2>{schedule ? t('app.status.schedule.entries') : t('app.status.schedule.set')}</h2>
         <div class="field">
-          <label for="schedule-zone">Time zone the times are in</label>
+          <label for="schedule-zone">{t('app.status.schedule.zone')}</label>
           <input
             id="schedule-zone"
             list="schedule-zones"
@@ -145,12 +144,11 @@ export default function ScheduleTab(props: StatusTabProps) {
           )}
         </div>
         <p class="hint" id="schedule-cron-hint">
-          Each entry’s “when” is a cron expression of 5 fields: minute, hour, day of month, month,
-          day of week (0 or 7 Sunday). For example{' '}
-          {EXAMPLES.map(([cron, words], i) => (
+          {t('app.status.schedule.cronHint')}{' '}
+          {examples().map(([cron, words], i, all) => (
             <span key={cron}>
               <code>{cron}</code> {words}
-              {i < EXAMPLES.length - 1 ? '; ' : '.'}
+              {i < all.length - 1 ? '; ' : '.'}
             </span>
           ))}
         </p>
@@ -164,7 +162,7 @@ export default function ScheduleTab(props: StatusTabProps) {
               <li key={i} class="palette-row">
                 <div class="palette-cells">
                   <label>
-                    <span class="sr-only">When, entry {n}</span>
+                    <span class="sr-only">{t('app.status.schedule.entry.when', { n })}</span>
                     <input
                       class="cron"
                       value={entry.cron}
@@ -178,7 +176,7 @@ export default function ScheduleTab(props: StatusTabProps) {
                   </label>
                   <span aria-hidden="true">→</span>
                   <label>
-                    <span class="sr-only">Value, entry {n}</span>
+                    <span class="sr-only">{t('app.status.schedule.entry.value', { n })}</span>
                     <input
                       value={entry.value}
                       list={palette.length > 0 ? 'schedule-values' : undefined}
@@ -191,20 +189,20 @@ export default function ScheduleTab(props: StatusTabProps) {
                   <button
                     type="button"
                     class="button quiet"
-                    aria-label={`Remove entry ${n}`}
+                    aria-label={t('app.status.schedule.entry.remove', { n })}
                     onClick={() => setEntries(entries.filter((_, j) => j !== i))}
                   >
-                    Remove
+                    {t('app.status.schedule.entry.removeShort')}
                   </button>
                 </div>
                 {cronError && (
                   <p class="field-error">
-                    Entry {n}, when: {cronError}
+                    {t('app.status.schedule.entry.whenError', { n, error: cronError })}
                   </p>
                 )}
                 {valueError && (
                   <p class="field-error">
-                    Entry {n}, value: {valueError}
+                    {t('app.status.schedule.entry.valueError', { n, error: valueError })}
                   </p>
                 )}
               </li>
@@ -225,7 +223,7 @@ export default function ScheduleTab(props: StatusTabProps) {
             disabled={entries.length >= MAX_ENTRIES}
             onClick={() => setEntries([...entries, { cron: '', value: '' }])}
           >
-            Add an entry
+            {t('app.status.schedule.add')}
           </button>
         </div>
         <FormError error={error instanceof ApiError && error.errors.length > 0 ? null : error} />
@@ -233,22 +231,22 @@ export default function ScheduleTab(props: StatusTabProps) {
           {notice}
         </p>
         <button type="submit" class="button primary" disabled={busy || entries.length === 0}>
-          Save the schedule
+          {t('app.status.schedule.save')}
         </button>
       </form>
       {schedule && (
         <div class="danger-zone">
           <ConfirmButton
-            label="Remove the schedule"
-            title="Remove the schedule?"
-            confirmLabel="Remove"
+            label={t('app.status.schedule.remove.label')}
+            title={t('app.status.schedule.remove.title')}
+            confirmLabel={t('app.status.schedule.remove.confirm')}
             onConfirm={async () => {
               await api('DELETE', apiPath`/v1/status/${status.id}/schedule`)
               show(null)
-              setNotice('The schedule is removed: the value stays as it is.')
+              setNotice(t('app.status.schedule.remove.done'))
             }}
           >
-            <p>{status.name} keeps its value; no entry fires any more.</p>
+            <p>{t('app.status.schedule.remove.what', { name: status.name })}</p>
           </ConfirmButton>
         </div>
       )}

@@ -5,29 +5,30 @@ import { ConfirmButton } from '../../components/confirm.tsx'
 import { CopyField } from '../../components/copy.tsx'
 import { FormError } from '../../components/form.tsx'
 import { SharedLink } from '../../components/shared-link.tsx'
+import { t } from '../../i18n.ts'
 import { Link } from '../../router.tsx'
+import { shortDateTime, dateTime as when } from '../../time.ts'
 import type { Board, NewShareLink, ShareLink, Status } from '../../types.ts'
 import type { StatusTabProps } from './tab-props.ts'
 
 // The share tab (docs/app.md#sharing-a-status): who may see the status, its link, QR code
 // and badge, private links for people without an account, and the walls it is on.
 
-const LEVEL_TEXT = {
-  public: 'Anyone who can see the status',
-  private: 'People with a role on it',
-  owner: 'Only me',
-} as const
+/** Who may see a part of the status, in the language shown. */
+const levelText = (level: 'public' | 'private' | 'owner'): string =>
+  ({
+    public: t('app.status.share.levels.public'),
+    private: t('app.status.share.levels.private'),
+    owner: t('app.status.share.levels.owner'),
+  })[level]
 
 /** How long a new private link lasts; '' is the plan's longest (the API's default). */
-const LINK_DURATIONS = [
-  { value: '', label: 'As long as my plan allows' },
-  { value: String(60 * 60_000), label: '1 hour' },
-  { value: String(24 * 60 * 60_000), label: '1 day' },
-  { value: String(3 * 24 * 60 * 60_000), label: '3 days' },
-] as const
-
-const when = (iso: string): string =>
-  new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+const linkDurations = () => [
+  { value: '', label: t('app.status.share.private.durations.plan') },
+  { value: String(60 * 60_000), label: t('app.status.share.private.durations.hour') },
+  { value: String(24 * 60 * 60_000), label: t('app.status.share.private.durations.day') },
+  { value: String(3 * 24 * 60 * 60_000), label: t('app.status.share.private.durations.days3') },
+]
 
 /** Text for Markdown's image alt: brackets and backslashes would end or bend it. */
 const escapeMarkdown = (text: string): string => text.replace(/[\\[\]]/g, (c) => `\\${c}`)
@@ -70,9 +71,9 @@ function Visibility(props: { status: Status; onChange: (status: Status) => void 
   }
   return (
     <section aria-labelledby="share-visibility">
-      <h2 id="share-visibility">Who can see it</h2>
+      <h2 id="share-visibility">{t('app.status.share.visibility.title')}</h2>
       <fieldset class="choice" disabled={busy}>
-        <legend>Status page</legend>
+        <legend>{t('app.status.share.visibility.page')}</legend>
         <label>
           <input
             type="radio"
@@ -80,7 +81,7 @@ function Visibility(props: { status: Status; onChange: (status: Status) => void 
             checked={shown.accessType === 'public'}
             onChange={() => patch({ accessType: 'public' })}
           />{' '}
-          Public: anyone with the link sees it
+          {t('app.status.share.visibility.public')}
         </label>
         <label>
           <input
@@ -89,14 +90,14 @@ function Visibility(props: { status: Status; onChange: (status: Status) => void 
             checked={shown.accessType === 'private'}
             onChange={() => patch({ accessType: 'private' })}
           />{' '}
-          Private: only people with a role, and private links
+          {t('app.status.share.visibility.private')}
         </label>
       </fieldset>
       <div class="share-levels">
         {(
           [
-            ['accessTypeHistory', 'Who sees its history'],
-            ['accessTypeUserList', 'Who sees its people'],
+            ['accessTypeHistory', t('app.status.share.visibility.history')],
+            ['accessTypeUserList', t('app.status.share.visibility.people')],
           ] as const
         ).map(([field, label]) => (
           <div class="field" key={field}>
@@ -111,7 +112,7 @@ function Visibility(props: { status: Status; onChange: (status: Status) => void 
             >
               {(['public', 'private', 'owner'] as const).map((level) => (
                 <option key={level} value={level}>
-                  {LEVEL_TEXT[level]}
+                  {levelText(level)}
                 </option>
               ))}
             </select>
@@ -120,7 +121,11 @@ function Visibility(props: { status: Status; onChange: (status: Status) => void 
       </div>
       <FormError error={error} />
       <p class="sr-only" aria-live="polite">
-        {busy ? 'Saving…' : `The status is ${status.accessType}.`}
+        {busy
+          ? t('app.status.share.visibility.saving')
+          : status.accessType === 'public'
+            ? t('app.status.share.visibility.isPublic')
+            : t('app.status.share.visibility.isPrivate')}
       </p>
     </section>
   )
@@ -131,18 +136,15 @@ function ShareLinkSection(props: { status: Status }) {
   const url = `${location.origin}/s/${status.shareId}`
   return (
     <section aria-labelledby="share-link">
-      <h2 id="share-link">Share link</h2>
+      <h2 id="share-link">{t('app.status.share.link.title')}</h2>
       {status.accessType === 'private' && (
-        <p class="hint">
-          The status is private: this link shows “not available” until it is public again. Use a
-          private link below to show it to someone without a role.
-        </p>
+        <p class="hint">{t('app.status.share.link.privateHint')}</p>
       )}
       <SharedLink
-        label="Share link"
+        label={t('app.status.share.link.title')}
         url={url}
-        copyLabel="Copy link"
-        openLabel="Open the share page"
+        copyLabel={t('app.status.share.link.copy')}
+        openLabel={t('app.status.share.link.open')}
       />
     </section>
   )
@@ -156,8 +158,8 @@ function Badge(props: { status: Status }) {
   const html = `<a href="${page}"><img src="${badge}" alt="${escapeHtml(status.name)}"></a>`
   return (
     <section aria-labelledby="share-badge">
-      <h2 id="share-badge">Badge</h2>
-      <p class="hint">An image of the current value for a README or a web page.</p>
+      <h2 id="share-badge">{t('app.status.share.badge.title')}</h2>
+      <p class="hint">{t('app.status.share.badge.what')}</p>
       {status.accessType === 'public' ? (
         <p class="badge-preview">
           {/* The browser keeps an image of the same address for the whole page, so the
@@ -166,19 +168,24 @@ function Badge(props: { status: Status }) {
               ignores a parameter it does not know. */}
           <img
             src={`/s/${status.shareId}/badge.svg?preview=${encodeURIComponent(status.updatedAt)}`}
-            alt={`Badge preview: ${status.name}`}
+            alt={t('app.status.share.badge.preview', { name: status.name })}
           />
         </p>
       ) : (
         // a private status's badge answers 404 (a grey "not found" image), which a browser
         // logs as a failed request: say what others would see instead of asking for it
-        <p class="badge-preview">
-          No preview while the status is private: others see a grey “not found” badge until it is
-          public.
-        </p>
+        <p class="badge-preview">{t('app.status.share.badge.noPreview')}</p>
       )}
-      <CopyField label="Markdown" text={markdown} buttonLabel="Copy Markdown" />
-      <CopyField label="HTML" text={html} buttonLabel="Copy HTML" />
+      <CopyField
+        label={t('app.status.share.badge.markdown')}
+        text={markdown}
+        buttonLabel={t('app.status.share.badge.copyMarkdown')}
+      />
+      <CopyField
+        label={t('app.status.share.badge.html')}
+        text={html}
+        buttonLabel={t('app.status.share.badge.copyHtml')}
+      />
     </section>
   )
 }
@@ -198,18 +205,15 @@ function Embed(props: { status: Status }) {
   const { status } = props
   return (
     <section aria-labelledby="share-embed">
-      <h2 id="share-embed">Embed</h2>
+      <h2 id="share-embed">{t('app.status.share.embed.title')}</h2>
       <p class="hint">
-        The status on your own web page, live, in the page's light or dark colours. It asks nothing
-        of anyone but this statusd.
-        {status.accessType === 'public'
-          ? ''
-          : ' While the status is private it shows “not available”: embed a private link instead (below).'}
+        {t('app.status.share.embed.what')}
+        {status.accessType === 'public' ? '' : ` ${t('app.status.share.embed.privateHint')}`}
       </p>
       <CopyField
-        label="Embed code"
+        label={t('app.status.share.embed.code')}
         text={embedSnippet('share', status.shareId)}
-        buttonLabel="Copy embed code"
+        buttonLabel={t('app.status.share.embed.copy')}
       />
     </section>
   )
@@ -230,11 +234,8 @@ function PrivateLinks(props: { statusId: string }) {
   }, [statusId])
   return (
     <section aria-labelledby="share-private">
-      <h2 id="share-private">Private links</h2>
-      <p class="hint">
-        A private link shows this status read-only to whoever holds it, public or private, until it
-        expires or you revoke it. No account needed.
-      </p>
+      <h2 id="share-private">{t('app.status.share.private.title')}</h2>
+      <p class="hint">{t('app.status.share.private.what')}</p>
       <form
         class="inline-form"
         onSubmit={async (event) => {
@@ -251,7 +252,7 @@ function PrivateLinks(props: { statusId: string }) {
               { body },
             )
             setMade(link)
-            setAnnounce('Private link made. Copy it now: it is shown only once.')
+            setAnnounce(t('app.status.share.private.made'))
             await load()
           } catch (e) {
             setError(e)
@@ -261,13 +262,13 @@ function PrivateLinks(props: { statusId: string }) {
         }}
       >
         <div class="field">
-          <label for="share-duration">Lasts</label>
+          <label for="share-duration">{t('app.status.share.private.lasts')}</label>
           <select
             id="share-duration"
             value={duration}
             onChange={(event) => setDuration(event.currentTarget.value)}
           >
-            {LINK_DURATIONS.map((d) => (
+            {linkDurations().map((d) => (
               <option key={d.value} value={d.value}>
                 {d.label}
               </option>
@@ -275,7 +276,7 @@ function PrivateLinks(props: { statusId: string }) {
           </select>
         </div>
         <button type="submit" class="button primary" disabled={busy}>
-          Make a private link
+          {t('app.status.share.private.make')}
         </button>
       </form>
       <FormError error={error} />
@@ -285,54 +286,66 @@ function PrivateLinks(props: { statusId: string }) {
       {made && (
         <div class="once">
           <p>
-            <strong>Copy this link now:</strong> it is shown only once. It works until{' '}
-            {when(made.expiresAt)}.
+            <strong>{t('app.status.share.private.copyNow')}</strong>{' '}
+            {t('app.status.share.private.worksUntil', { until: when(made.expiresAt) })}
           </p>
-          <CopyField label="Private link" text={made.url} buttonLabel="Copy private link" />
           <CopyField
-            label="Embed code for this link"
+            label={t('app.status.share.private.link')}
+            text={made.url}
+            buttonLabel={t('app.status.share.private.copyLink')}
+          />
+          <CopyField
+            label={t('app.status.share.private.embedCode')}
             text={embedSnippet('link', linkToken(made.url))}
-            buttonLabel="Copy embed code"
+            buttonLabel={t('app.status.share.embed.copy')}
           />
           <button type="button" class="button quiet" onClick={() => setMade(null)}>
-            Done
+            {t('app.status.share.private.done')}
           </button>
         </div>
       )}
-      {links && links.length === 0 && <p class="muted">No private links.</p>}
+      {links && links.length === 0 && <p class="muted">{t('app.status.share.private.none')}</p>}
       {links && links.length > 0 && (
         <table class="links-table">
-          <caption class="sr-only">Private links</caption>
+          <caption class="sr-only">{t('app.status.share.private.title')}</caption>
           <thead>
             <tr>
-              <th scope="col">Made</th>
-              <th scope="col">Ends</th>
-              <th scope="col">State</th>
+              <th scope="col">{t('app.status.share.private.columns.made')}</th>
+              <th scope="col">{t('app.status.share.private.columns.ends')}</th>
+              <th scope="col">{t('app.status.share.private.columns.state')}</th>
               <th scope="col">
-                <span class="sr-only">Actions</span>
+                <span class="sr-only">{t('app.status.share.private.columns.actions')}</span>
               </th>
             </tr>
           </thead>
           <tbody>
             {links.map((link) => (
               <tr key={link.id}>
-                <td>{when(link.createdAt)}</td>
-                <td>{when(link.revokedAt ?? link.expiresAt)}</td>
-                <td>{link.active ? 'Works' : link.revokedAt ? 'Revoked' : 'Expired'}</td>
+                <td>{shortDateTime(link.createdAt)}</td>
+                <td>{shortDateTime(link.revokedAt ?? link.expiresAt)}</td>
+                <td>
+                  {link.active
+                    ? t('app.status.share.private.states.works')
+                    : link.revokedAt
+                      ? t('app.status.share.private.states.revoked')
+                      : t('app.status.share.private.states.expired')}
+                </td>
                 <td>
                   {link.active && (
                     <ConfirmButton
-                      label="Revoke"
-                      ariaLabel={`Revoke the link made ${when(link.createdAt)}`}
-                      title="Revoke this private link?"
-                      confirmLabel="Revoke link"
+                      label={t('app.status.share.private.revoke.label')}
+                      ariaLabel={t('app.status.share.private.revoke.aria', {
+                        made: when(link.createdAt),
+                      })}
+                      title={t('app.status.share.private.revoke.title')}
+                      confirmLabel={t('app.status.share.private.revoke.confirm')}
                       onConfirm={async () => {
                         await api('DELETE', apiPath`/v1/status/${statusId}/share-links/${link.id}`)
-                        setAnnounce('Link revoked. Pages open through it end now.')
+                        setAnnounce(t('app.status.share.private.revoke.done'))
                         await load()
                       }}
                     >
-                      <p>Whoever holds it loses sight of the status at once, open pages too.</p>
+                      <p>{t('app.status.share.private.revoke.what')}</p>
                     </ConfirmButton>
                   )}
                 </td>
@@ -364,27 +377,32 @@ function BoardMembership(props: { statusId: string }) {
         body: { statusIds },
       })
       setBoards((list) => list?.map((b) => (b.id === changed.id ? changed : b)) ?? null)
-      setAnnounce(on ? `Added to ${board.name}.` : `Taken off ${board.name}.`)
+      setAnnounce(
+        on
+          ? t('app.status.share.walls.added', { name: board.name })
+          : t('app.status.share.walls.removed', { name: board.name }),
+      )
     } catch (e) {
       setError(e)
     }
   }
   return (
     <section aria-labelledby="share-boards">
-      <h2 id="share-boards">Walls</h2>
+      <h2 id="share-boards">{t('app.status.share.walls.title')}</h2>
       <FormError error={error} />
       <p class="sr-only" aria-live="polite">
         {announce}
       </p>
       {boards && boards.length === 0 && (
         <p class="muted">
-          No walls yet: <Link href="/walls">make one</Link> to show statuses on a screen by the
-          door.
+          {t('app.status.share.walls.noneBefore')}{' '}
+          <Link href="/walls">{t('app.status.share.walls.noneLink')}</Link>{' '}
+          {t('app.status.share.walls.noneAfter')}
         </p>
       )}
       {boards && boards.length > 0 && (
         <fieldset class="choice">
-          <legend>On my walls</legend>
+          <legend>{t('app.status.share.walls.mine')}</legend>
           {boards.map((board) => (
             <label key={board.id}>
               <input

@@ -1,4 +1,5 @@
 import type { ComponentType } from 'preact'
+import { t } from '../../i18n.ts'
 import { lazy } from '../../lazy.tsx'
 import type { Role } from '../../my-statuses.ts'
 import type { Status } from '../../types.ts'
@@ -13,30 +14,39 @@ import type { StatusTabProps } from './tab-props.ts'
 export interface StatusTab {
   /** The path segment after the id; '' for the first tab. */
   tab: string
-  label: string
+  /** Its name, in the language shown. */
+  label: () => string
   component: ComponentType<StatusTabProps>
   /** Whether the tab is offered to this role (default: always). */
   shows?: (role: Role, status: Status) => boolean
 }
 
 export const STATUS_TABS: StatusTab[] = [
-  { tab: '', label: 'Overview', component: Overview },
+  { tab: '', label: () => t('app.status.tabs.overview'), component: Overview },
   {
     tab: 'history',
-    label: 'History',
+    label: () => t('app.status.tabs.history'),
     component: lazy(() => import('./history.tsx')),
   },
-  { tab: 'share', label: 'Share', component: lazy(() => import('./share.tsx')) },
-  { tab: 'people', label: 'People', component: lazy(() => import('./people.tsx')) },
+  {
+    tab: 'share',
+    label: () => t('app.status.tabs.share'),
+    component: lazy(() => import('./share.tsx')),
+  },
+  {
+    tab: 'people',
+    label: () => t('app.status.tabs.people'),
+    component: lazy(() => import('./people.tsx')),
+  },
   {
     tab: 'schedule',
-    label: 'Schedule',
+    label: () => t('app.status.tabs.schedule'),
     component: lazy(() => import('./schedule.tsx')),
     shows: (role) => role === 'owner',
   },
   {
     tab: 'notifications',
-    label: 'Notifications',
+    label: () => t('app.status.tabs.notifications'),
     component: lazy(() => import('./notifications-tab.tsx')),
   },
 ]

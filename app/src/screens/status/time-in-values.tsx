@@ -3,6 +3,8 @@ import { colorOf } from '../../../../src/web/palette.ts'
 import { api, apiPath } from '../../api.ts'
 import { FormError } from '../../components/form.tsx'
 import { ValueChip } from '../../components/status-bits.tsx'
+import { t } from '../../i18n.ts'
+import { intlLocale } from '../../time.ts'
 import type { HistoryDurations, Status } from '../../types.ts'
 
 // Time in each value over a range (docs/app.md#time-in-each-value): today, the last 7 or 30
@@ -10,9 +12,9 @@ import type { HistoryDurations, Status } from '../../types.ts'
 // history (docs/api.md#time-in-each-value), so it covers more than the entries on screen.
 
 export const RANGES = [
-  { id: 'today', label: 'Today', days: 0 },
-  { id: '7d', label: '7 days', days: 7 },
-  { id: '30d', label: '30 days', days: 30 },
+  { id: 'today', days: 0 },
+  { id: '7d', days: 7 },
+  { id: '30d', days: 30 },
 ] as const
 type RangeId = (typeof RANGES)[number]['id']
 
@@ -28,27 +30,52 @@ export function rangeStart(id: RangeId, now: Date): Date {
   return start
 }
 
-/** "2 d 3 h", "3 h 20 min", "45 min", "30 s": the two largest units. */
+/** Each range's name, in the language shown (`lower`: inside a sentence). */
+const rangeName = (id: RangeId, lower = false): string =>
+  ({
+    today: lower
+      ? t('app.status.timeInValues.ranges.todayLower')
+      : t('app.status.timeInValues.ranges.today'),
+    '7d': lower
+      ? t('app.status.timeInValues.ranges.days7Lower')
+      : t('app.status.timeInValues.ranges.days7'),
+    '30d': lower
+      ? t('app.status.timeInValues.ranges.days30Lower')
+      : t('app.status.timeInValues.ranges.days30'),
+  })[id]
+
+const UNITS = ['day', 'hour', 'minute', 'second'] as const
+
+/** The two largest units, in the language shown: "2 days 3 hr", "45 min", "30 sec". */
 export function spanText(seconds: number): string {
   const s = Math.round(seconds)
-  const parts: [number, string][] = [
-    [Math.floor(s / 86_400), 'd'],
-    [Math.floor((s % 86_400) / 3600), 'h'],
-    [Math.floor((s % 3600) / 60), 'min'],
-    [s % 60, 's'],
+  const amounts = [
+    Math.floor(s / 86_400),
+    Math.floor((s % 86_400) / 3600),
+    Math.floor((s % 3600) / 60),
+    s % 60,
   ]
-  const first = parts.findIndex(([n]) => n > 0)
-  if (first < 0) return '0 s'
-  return parts
+  const unit = (n: number, i: number) =>
+    new Intl.NumberFormat(intlLocale(), {
+      style: 'unit',
+      unit: UNITS[i] as string,
+      unitDisplay: 'short',
+    }).format(n)
+  const first = amounts.findIndex((n) => n > 0)
+  if (first < 0) return unit(0, 3)
+  const said = amounts
+    .map((n, i) => [n, i] as const)
     .slice(first, first + 2)
     .filter(([n]) => n > 0)
-    .map(([n, unit]) => `${n} ${unit}`)
-    .join(' ')
+    .map(([n, i]) => unit(n, i))
+  return said.join(' ')
 }
 
 /** A share as a whole percentage, "<1 %" for a sliver that is not none. */
-const percent = (share: number): string =>
-  share > 0 && share < 0.005 ? '<1 %' : `${Math.round(share * 100)} %`
+const percent = (share: number): string => {
+  const format = new Intl.NumberFormat(intlLocale(), { style: 'percent' })
+  return share > 0 && share < 0.005 ? `<${format.format(0.01)}` : format.format(share)
+}
 
 export function TimeInValues(props: { status: Status; colourOf: (value: string) => number }) {
   const { status } = props
@@ -84,9 +111,9 @@ export function TimeInValues(props: { status: Status; colourOf: (value: string) 
 
   return (
     <section class="time-in-values" aria-labelledby="time-in-values-title">
-      <h3 id="time-in-values-title">Time in each value</h3>
+      <h3 id="time-in-values-title">{t('app.status.timeInValues.title')}</h3>
       <fieldset class="range-choice">
-        <legend class="sr-only">Range</legend>
+        <legend class="sr-only">{t('app.status.timeInValues.range')}</legend>
         {RANGES.map((r) => (
           <button
             key={r.id}
@@ -95,13 +122,13 @@ export function TimeInValues(props: { status: Status; colourOf: (value: string) 
             aria-pressed={range === r.id}
             onClick={() => setRange(r.id)}
           >
-            {r.label}
+            {rangeName(r.id)}
           </button>
         ))}
       </fieldset>
       <FormError error={error} />
       {durations && durations.values.length === 0 && (
-        <p class="muted">No value was held in this range.</p>
+        <p class="muted">{t('app.status.timeInValues.empty')}</p>
       )}
       {durations && durations.values.length > 0 && (
         <>
@@ -118,7 +145,9 @@ export function TimeInValues(props: { status: Status; colourOf: (value: string) 
           </div>
           <ul
             class="duration-list"
-            aria-label={`Time in each value, ${labelOf(shown?.range ?? range)}`}
+            aria-label={t('app.status.timeInValues.listLabel', {
+              range: rangeName(shown?.range ?? range, true),
+            })}
           >
             {durations.values.map((v) => (
               <li key={v.value}>
@@ -134,6 +163,3 @@ export function TimeInValues(props: { status: Status; colourOf: (value: string) 
     </section>
   )
 }
-
-const labelOf = (id: RangeId): string =>
-  (RANGES.find((r) => r.id === id) ?? RANGES[0]).label.toLowerCase()

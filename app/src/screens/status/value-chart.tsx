@@ -1,5 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks'
 import uPlot from 'uplot'
+import { locale, t } from '../../i18n.ts'
+import { intlLocale } from '../../time.ts'
 import type { HistoryEntry } from '../../types.ts'
 
 // The value over time, drawn with uPlot (docs/app.md#history-and-chart). Values are text,
@@ -51,6 +53,23 @@ function stepColours(u: uPlot, times: number[], colours: string[]): CanvasGradie
   return gradient
 }
 
+/**
+ * The time axis's labels in the language shown: days when the ticks are a day or more apart,
+ * else times of day, with seconds when they are under a minute apart (uPlot's own labels are
+ * English).
+ */
+function timeLabels(_u: uPlot, splits: number[], _axis: number, _space: number, step: number) {
+  const format = new Intl.DateTimeFormat(
+    intlLocale(),
+    step >= 86_400
+      ? { day: 'numeric', month: 'short' }
+      : step >= 60
+        ? { hour: '2-digit', minute: '2-digit' }
+        : { hour: '2-digit', minute: '2-digit', second: '2-digit' },
+  )
+  return splits.map((seconds) => format.format(new Date(seconds * 1000)))
+}
+
 export default function ValueChart(props: {
   entries: HistoryEntry[]
   /** A value's colour (#rrggbb). */
@@ -86,7 +105,7 @@ export default function ValueChart(props: {
         series: [
           {},
           {
-            label: 'Value',
+            label: t('app.status.chart.series'),
             stroke: (u: uPlot) => stepColours(u, times, colours),
             width: 3,
             paths: uPlot.paths.stepped?.({ align: 1 }),
@@ -97,7 +116,7 @@ export default function ValueChart(props: {
           },
         ],
         axes: [
-          axis,
+          { ...axis, values: timeLabels },
           labels
             ? {
                 ...axis,
@@ -119,7 +138,7 @@ export default function ValueChart(props: {
       resize.disconnect()
       chart.destroy()
     }
-  }, [props.entries, props.colourOf])
+  }, [props.entries, props.colourOf, locale.value])
   const count = props.entries.length
   return (
     <figure class="value-chart">
@@ -127,7 +146,7 @@ export default function ValueChart(props: {
         ref={box}
         class="value-chart-plot"
         role="img"
-        aria-label={`Chart of the last ${count} ${count === 1 ? 'value' : 'values'} over time; the list below has each of them.`}
+        aria-label={t('app.status.chart.label', { count })}
       />
     </figure>
   )
