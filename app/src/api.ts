@@ -1,4 +1,5 @@
 import { signal } from '@preact/signals'
+import { t } from './i18n.ts'
 
 // The app's one way to the API (docs/api.md): same origin, the session cookie, JSON in and
 // out. A failure becomes an ApiError carrying the API's own error body, so screens show the
@@ -72,7 +73,7 @@ const waitFor = (ms: number, signal?: AbortSignal): Promise<void> =>
 
 const offline = () =>
   new ApiError(0, {
-    message: 'The server cannot be reached. Check the connection and try again.',
+    message: t('app.api.offline'),
     errorCode: 'offline',
   })
 
@@ -137,7 +138,7 @@ function failure(response: Response, body: unknown): ApiError {
   if (response.status === 429)
     return new ApiError(429, {
       ...fields,
-      message: `Too many requests — try again in ${retryAfterSeconds(response)} s.`,
+      message: t('app.api.tooManyRequests', { seconds: retryAfterSeconds(response) }),
     })
   return new ApiError(response.status, fields)
 }

@@ -1,5 +1,8 @@
-// "Chrome on Linux" from a user agent: enough for a person to recognise their own browsers
-// (the sessions list, the name of a browser's push channel). Not for deciding anything.
+import { t } from './i18n.ts'
+
+// "Chrome on Linux" from a user agent, in the language shown: enough for a person to
+// recognise their own browsers (the sessions list, the name of a browser's push channel).
+// Not for deciding anything.
 
 export function browserName(userAgent: string): string {
   const browser = /Edg\//.test(userAgent)
@@ -22,6 +25,6 @@ export function browserName(userAgent: string): string {
           : /Linux/.test(userAgent)
             ? 'Linux'
             : null
-  if (browser && os) return `${browser} on ${os}`
-  return browser ?? os ?? (userAgent.slice(0, 60) || 'Unknown browser')
+  if (browser && os) return t('app.userAgent.browserOn', { browser, os })
+  return browser ?? os ?? (userAgent.slice(0, 60) || t('app.userAgent.unknown'))
 }
