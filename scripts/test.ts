@@ -6,11 +6,15 @@
 // Test files run in parallel, one more than there are cores (TEST_CONCURRENCY to change):
 // each is a process of its own, and tests share nothing across files (ports are picked by
 // the system, files live in folders of their own, each process has a PostgreSQL database of
-// its own). One seed drives every test's randomness in a run: TEST_SEED=<the printed seed>
-// replays it.
-import { spawnSync } from 'node:child_process'
+// its own). The PostgreSQL pass runs beside the SQLite pass, as many files at a time as
+// there are cores (TEST_CONCURRENCY_POSTGRES): its files wait on the database server most of
+// the time, and the SQLite pass's browser suites leave cores idle while they wait on
+// Chromium. Its output is shown after the SQLite pass's. The longest files, the browser
+// suites, start first, so that no long file is left running alone at the end. One seed
+// drives every test's randomness in a run: TEST_SEED=<the printed seed> replays it.
+import { spawn } from 'node:child_process'
 import { randomInt } from 'node:crypto'
-import { globSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { closeSync, globSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from './build-app.ts'
@@ -20,8 +24,8 @@ const files = process.argv.slice(2)
 // one more file than cores: a file spends much of its time waiting on a browser, a server
 // process or a socket, and with one per core the cores stood idle for half the run
 const concurrency = Number(process.env.TEST_CONCURRENCY) || availableParallelism() + 1
+const postgresConcurrency = Number(process.env.TEST_CONCURRENCY_POSTGRES) || availableParallelism()
 const seed = process.env.TEST_SEED || process.env.FUZZ_SEED || String(randomInt(2 ** 31))
-const options = ['--test', `--test-concurrency=${concurrency}`]
 // the failures, each with its error, are also written to a file per engine and repeated at
 // the very end of the output, where a long run's log is read (scripts/failures-reporter.ts)
 const failuresDir = mkdtempSync(join(tmpdir(), 'statusd-test-failures-'))
@@ -41,7 +45,7 @@ function slowestFiles(engine: string, durationsFile: string): string {
     // no file: the run ended before its reporters wrote anything
   }
   const total = lines.reduce((sum, line) => sum + Number.parseFloat(line), 0)
-  return `${engine}: ${lines.length} files, ${total.toFixed(0)} s in all (${concurrency} at a time); the slowest, in seconds:\n${lines.slice(0, SLOWEST_SHOWN).join('\n')}\n`
+  return `${engine}: ${lines.length} files, ${total.toFixed(0)} s in all; the slowest, in seconds:\n${lines.slice(0, SLOWEST_SHOWN).join('\n')}\n`
 }
 
 // What the PostgreSQL pass runs (docs/architecture.md#tests): only the files whose result
@@ -52,18 +56,34 @@ function slowestFiles(engine: string, durationsFile: string): string {
 // when they depend on the engine, browser suites too.
 const BROWSER_SUITES = /^test\/(app|browser|journeys)\//
 const named = files.length > 0
-const testFiles = named
-  ? [...new Set(files.flatMap((f) => globSync(f)))].sort()
-  : globSync('test/**/*.test.ts').sort()
+// the browser suites first: they are the longest files (the slowest list at the end says so)
+const longestFirst = (list: string[]) => [
+  ...list.filter((f) => BROWSER_SUITES.test(f)),
+  ...list.filter((f) => !BROWSER_SUITES.test(f)),
+]
+const testFiles = longestFirst(
+  named
+    ? [...new Set(files.flatMap((f) => globSync(f)))].sort()
+    : globSync('test/**/*.test.ts').sort(),
+)
 const onEngine = engineFiles(testFiles)
 const postgresFiles = named ? onEngine : onEngine.filter((f) => !BROWSER_SUITES.test(f))
 
-function run(engine: 'sqlite' | 'postgres'): boolean {
-  const chosen = engine === 'postgres' ? postgresFiles : named ? files : ['test/**/*.test.ts']
-  const count = engine === 'postgres' ? postgresFiles.length : testFiles.length
-  process.stdout.write(`\n=== test suite on ${engine}: ${count} files (TEST_SEED=${seed}) ===\n\n`)
+const headings = new Map<string, string>()
+
+/**
+ * One engine's pass, run to its end; then what shows its result (its log, when it went to
+ * `log`, with its heading) and says whether it passed, called in the order of the passes.
+ */
+function run(engine: 'sqlite' | 'postgres', log?: string): Promise<() => boolean> {
+  const chosen = engine === 'postgres' ? postgresFiles : testFiles
+  const count = chosen.length
+  const atOnce = engine === 'postgres' ? postgresConcurrency : concurrency
+  const heading = `\n=== test suite on ${engine}: ${count} files, ${atOnce} at a time (TEST_SEED=${seed}) ===\n\n`
+  if (log === undefined) process.stdout.write(heading)
+  else headings.set(log, heading)
   // note: node --test given no file runs its own default set
-  if (count === 0) return true
+  if (count === 0) return Promise.resolve(() => true)
   const failuresFile = join(failuresDir, engine)
   const durationsFile = join(failuresDir, `${engine}.durations`)
   const reporters = [
@@ -87,10 +107,32 @@ function run(engine: 'sqlite' | 'postgres'): boolean {
     TEST_SEED: seed,
     TEST_ENGINE_FILES: onEngine.join('\n'),
   }
-  const result = spawnSync(process.execPath, [...options, ...reporters, ...chosen], {
-    stdio: 'inherit',
-    env,
-  })
+  const out = log === undefined ? 'inherit' : openSync(log, 'w')
+  const child = spawn(
+    process.execPath,
+    ['--test', `--test-concurrency=${atOnce}`, ...reporters, ...chosen],
+    { stdio: ['ignore', out, out], env },
+  )
+  return new Promise<boolean>((resolve) => {
+    child.on('close', (code) => {
+      if (typeof out === 'number') closeSync(out)
+      resolve(code === 0)
+    })
+  }).then((passed) => () => finish(engine, failuresFile, durationsFile, passed, log))
+}
+
+/** What a pass left: its failures, slowest files and checked responses, for the summary. */
+function finish(
+  engine: string,
+  failuresFile: string,
+  durationsFile: string,
+  passed: boolean,
+  log: string | undefined,
+): boolean {
+  if (log !== undefined) {
+    process.stdout.write(headings.get(log) ?? '')
+    process.stdout.write(readFileSync(log))
+  }
   let failed = ''
   try {
     failed = readFileSync(failuresFile, 'utf8')
@@ -105,18 +147,20 @@ function run(engine: 'sqlite' | 'postgres'): boolean {
   } catch {
     // no file: the run ended before its reporters wrote anything
   }
-  return result.status === 0
+  return passed
 }
 
 // the browser tests open the app: build it from the sources being tested (under a second)
 await buildApp()
 
 const results: string[] = []
-let ok = run('sqlite')
-results.push(`sqlite: ${ok ? 'passed' : 'FAILED'}`)
 const pgUrl = process.env.TEST_DATABASE_URL
-if (pgUrl) {
-  const passed = run('postgres')
+const onSqlite = run('sqlite')
+const onPostgres = pgUrl ? run('postgres', join(failuresDir, 'postgres.log')) : null
+let ok = (await onSqlite)()
+results.push(`sqlite: ${ok ? 'passed' : 'FAILED'}`)
+if (onPostgres) {
+  const passed = (await onPostgres)()
   ok &&= passed
   results.push(`postgres: ${passed ? 'passed' : 'FAILED'}`)
 } else {
@@ -127,9 +171,7 @@ rmSync(failuresDir, { recursive: true, force: true })
 process.stdout.write(`\n=== the slowest files ===\n\n${slowest.join('\n')}`)
 process.stdout.write(`\n=== checked against the OpenAPI document ===\n\n${contract.join('\n')}\n`)
 if (failures.length > 0) process.stdout.write(`\n=== what failed ===\n\n${failures.join('\n')}`)
-process.stdout.write(
-  `\n=== ${results.join(' · ')} · ${concurrency} files at a time · TEST_SEED=${seed} ===\n`,
-)
+process.stdout.write(`\n=== ${results.join(' · ')} · TEST_SEED=${seed} ===\n`)
 if (!pgUrl)
   process.stdout.write(
     'PostgreSQL suites skipped: TEST_DATABASE_URL not set (e.g. TEST_DATABASE_URL=postgres://user@127.0.0.1:5432/statusd_test npm test)\n',

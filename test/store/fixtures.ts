@@ -13,6 +13,7 @@ export const userRow = (over: Partial<NewUser> = {}): NewUser => ({
   email_verified_at: null,
   admin: 0,
   disabled_at: null,
+  locale: null,
   ...over,
   // the folded address, as the users service stores it
   email_key: over.email_key ?? over.email?.toLowerCase() ?? null,

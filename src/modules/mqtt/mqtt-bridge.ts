@@ -296,8 +296,9 @@ export class MqttBridge {
    * of reach (deleted, key confined elsewhere, key revoked) have their topics cleared.
    */
   async #reconcile(): Promise<void> {
-    // one listing at a time: on slow storage the timer does not pile them up
-    if (this.#stopped || this.#reconciling) return
+    // one listing at a time: on slow storage the timer does not pile them up; none while
+    // the broker is away, since the connection lists them all again when it comes
+    if (this.#stopped || this.#reconciling || !this.#connected) return
     this.#reconciling = true
     try {
       await this.#listReachable()

@@ -10,8 +10,11 @@
   } catch {}
   const say = (key) => (typeof texts[key] === 'string' ? texts[key] : '')
   // note: times in the page's language, as its sentences ("Geändert vor 5 Minuten"), in the
-  // viewer's own time zone
-  const lang = document.documentElement.lang || 'en'
+  // viewer's own time zone, and in the viewer's own region of that language (en-GB's dates)
+  const pageLang = document.documentElement.lang || 'en'
+  const lang =
+    (navigator.languages || []).find((tag) => tag.split('-')[0] === pageLang.split('-')[0]) ||
+    pageLang
   const when = new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'short' })
   const relative = new Intl.RelativeTimeFormat(lang, { numeric: 'auto' })
   const UNITS = [

@@ -17,9 +17,12 @@
   const word = (key) => (typeof texts[key] === 'string' ? texts[key] : '')
 
   // ---- relative times ("5 minutes ago"), refreshed every 30 s ----
-  const relative = new Intl.RelativeTimeFormat(document.documentElement.lang || 'en', {
-    numeric: 'auto',
-  })
+  // in the wall's language, in the viewer's own region of it (as the share page)
+  const pageLang = document.documentElement.lang || 'en'
+  const lang =
+    (navigator.languages || []).find((tag) => tag.split('-')[0] === pageLang.split('-')[0]) ||
+    pageLang
+  const relative = new Intl.RelativeTimeFormat(lang, { numeric: 'auto' })
   const UNITS = [
     ['year', 365 * 24 * 3600],
     ['month', 30 * 24 * 3600],
