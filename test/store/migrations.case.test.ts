@@ -173,7 +173,12 @@ describe(onEngine('a database a pre-release of statusd made'), () => {
     const { db } = openDatabase(t, fresh.url)
     const { error } = await (await migratorFor(db)).migrateTo(INITIAL)
     assert.equal(error, undefined)
-    const { admin: _, disabled_at: __, ...owner } = userRow({ email: 'Ann@Example.com' })
+    const {
+      admin: _,
+      disabled_at: __,
+      locale: ___,
+      ...owner
+    } = userRow({ email: 'Ann@Example.com' })
     await db.insertInto('users').values(owner).execute()
     await db.insertInto('api_keys').values(keyRow(owner.id)).execute()
     // the row as the initial schema has it: without the columns later migrations add
