@@ -6,15 +6,12 @@
 // Test files run in parallel, one more than there are cores (TEST_CONCURRENCY to change):
 // each is a process of its own, and tests share nothing across files (ports are picked by
 // the system, files live in folders of their own, each process has a PostgreSQL database of
-// its own). The PostgreSQL pass runs beside the SQLite pass, as many files at a time as
-// there are cores (TEST_CONCURRENCY_POSTGRES): its files wait on the database server most of
-// the time, and the SQLite pass's browser suites leave cores idle while they wait on
-// Chromium. Its output is shown after the SQLite pass's. The longest files, the browser
-// suites, start first, so that no long file is left running alone at the end. One seed
-// drives every test's randomness in a run: TEST_SEED=<the printed seed> replays it.
+// its own). The longest files, the browser suites, start first, so that no long file is
+// left running alone at the end. One seed drives every test's randomness in a run:
+// TEST_SEED=<the printed seed> replays it.
 import { spawn } from 'node:child_process'
 import { randomInt } from 'node:crypto'
-import { closeSync, globSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { globSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from './build-app.ts'
@@ -52,9 +49,19 @@ function slowestFiles(engine: string, durationsFile: string): string {
 // can depend on the engine, those that import test/helpers/engine.ts (scripts/engine-files.ts);
 // the others would run the same a second time. Of the whole suite, not the browser suites
 // (test/app, test/browser, test/journeys) either: they test pages and screens, and the API
-// they call is tested on both engines by the other suites. Named files run on PostgreSQL
-// when they depend on the engine, browser suites too.
+// they call is tested on both engines by the other suites. Nor the suites of what the HTTP
+// layer and the clients decide whatever the storage (ENGINE_NEUTRAL: the OWASP checks, the
+// fuzzers, the plugins, the OpenAPI document, languages, the web files, the client, the CLI,
+// API keys' scopes and the validation of input): they reach the engine only through the app they start, whose storage calls the
+// other suites make on both engines; one of them that names the engine itself (imports
+// test/helpers/engine.ts) still runs on both. Named files run on PostgreSQL when they
+// depend on the engine, browser and engine-neutral suites too
+// (docs/decisions/0032-postgresql-pass-runs-what-storage-decides.md).
 const BROWSER_SUITES = /^test\/(app|browser|journeys)\//
+const ENGINE_NEUTRAL =
+  /^test\/((owasp|fuzz|plugins|openapi|i18n|web|client|cli|keys)\/|statuses\/validation\.test\.ts$)/
+const namesTheEngine = (file: string) =>
+  /from '\.\.\/helpers\/engine\.ts'/.test(readFileSync(file, 'utf8'))
 const named = files.length > 0
 // the browser suites first: they are the longest files (the slowest list at the end says so)
 const longestFirst = (list: string[]) => [
@@ -67,23 +74,21 @@ const testFiles = longestFirst(
     : globSync('test/**/*.test.ts').sort(),
 )
 const onEngine = engineFiles(testFiles)
-const postgresFiles = named ? onEngine : onEngine.filter((f) => !BROWSER_SUITES.test(f))
+const postgresFiles = named
+  ? onEngine
+  : onEngine.filter(
+      (f) => !BROWSER_SUITES.test(f) && (!ENGINE_NEUTRAL.test(f) || namesTheEngine(f)),
+    )
 
-const headings = new Map<string, string>()
-
-/**
- * One engine's pass, run to its end; then what shows its result (its log, when it went to
- * `log`, with its heading) and says whether it passed, called in the order of the passes.
- */
-function run(engine: 'sqlite' | 'postgres', log?: string): Promise<() => boolean> {
+/** One engine's pass: whether it passed. */
+function run(engine: 'sqlite' | 'postgres'): Promise<boolean> {
   const chosen = engine === 'postgres' ? postgresFiles : testFiles
   const count = chosen.length
-  const atOnce = engine === 'postgres' ? postgresConcurrency : concurrency
+  const atOnce = concurrency
   const heading = `\n=== test suite on ${engine}: ${count} files, ${atOnce} at a time (TEST_SEED=${seed}) ===\n\n`
-  if (log === undefined) process.stdout.write(heading)
-  else headings.set(log, heading)
+  process.stdout.write(heading)
   // note: node --test given no file runs its own default set
-  if (count === 0) return Promise.resolve(() => true)
+  if (count === 0) return Promise.resolve(true)
   const failuresFile = join(failuresDir, engine)
   const durationsFile = join(failuresDir, `${engine}.durations`)
   const reporters = [
@@ -107,18 +112,14 @@ function run(engine: 'sqlite' | 'postgres', log?: string): Promise<() => boolean
     TEST_SEED: seed,
     TEST_ENGINE_FILES: onEngine.join('\n'),
   }
-  const out = log === undefined ? 'inherit' : openSync(log, 'w')
   const child = spawn(
     process.execPath,
     ['--test', `--test-concurrency=${atOnce}`, ...reporters, ...chosen],
-    { stdio: ['ignore', out, out], env },
+    { stdio: ['ignore', 'inherit', 'inherit'], env },
   )
   return new Promise<boolean>((resolve) => {
-    child.on('close', (code) => {
-      if (typeof out === 'number') closeSync(out)
-      resolve(code === 0)
-    })
-  }).then((passed) => () => finish(engine, failuresFile, durationsFile, passed, log))
+    child.on('close', (code) => resolve(code === 0))
+  }).then((passed) => finish(engine, failuresFile, durationsFile, passed))
 }
 
 /** What a pass left: its failures, slowest files and checked responses, for the summary. */
@@ -127,12 +128,7 @@ function finish(
   failuresFile: string,
   durationsFile: string,
   passed: boolean,
-  log: string | undefined,
 ): boolean {
-  if (log !== undefined) {
-    process.stdout.write(headings.get(log) ?? '')
-    process.stdout.write(readFileSync(log))
-  }
   let failed = ''
   try {
     failed = readFileSync(failuresFile, 'utf8')
@@ -155,12 +151,10 @@ await buildApp()
 
 const results: string[] = []
 const pgUrl = process.env.TEST_DATABASE_URL
-const onSqlite = run('sqlite')
-const onPostgres = pgUrl ? run('postgres', join(failuresDir, 'postgres.log')) : null
-let ok = (await onSqlite)()
+let ok = await run('sqlite')
 results.push(`sqlite: ${ok ? 'passed' : 'FAILED'}`)
-if (onPostgres) {
-  const passed = (await onPostgres)()
+if (pgUrl) {
+  const passed = await run('postgres')
   ok &&= passed
   results.push(`postgres: ${passed ? 'passed' : 'FAILED'}`)
 } else {
