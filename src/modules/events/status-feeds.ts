@@ -310,6 +310,16 @@ class Feed {
         }
         this.#loadedVersion = Math.max(this.#loadedVersion, snapshot.version)
         const delivery = await snapshot.prepare(this.clients)
+        // the row and who may see it are two reads: a status deleted between them reads as
+        // hidden from everyone but its owner. Before telling anyone it is hidden, its row is
+        // read again; gone, every stream hears it was deleted
+        const hides = [...this.clients].some(
+          (client) => !client.hidden && visibleIn(delivery, client.viewer) === false,
+        )
+        if (hides && !(await this.load())) {
+          for (const client of this.clients) gone(client, 'deleted', this.#loadedVersion + 1)
+          return
+        }
         // note: the fan-out waits for the next turn of the event loop, so the response to the
         // write that caused it leaves first: writers never wait for readers (on SQLite the
         // read above finishes in the writer's own turn, before its response is sent)
