@@ -73,7 +73,7 @@ describe('/docs in real Chromium', { skip: chromiumMissing(), timeout: 600_000 }
   })
 
   for (const colorScheme of ['light', 'dark'] as const)
-    it(`${colorScheme}: nothing from elsewhere, nothing wider than the screen, no axe violation at 375 and 1280 px, operations closed and open, no layout shift`, async (ctx) => {
+    it(`${colorScheme}: nothing from elsewhere, nothing wider than the screen, no axe violation at 375 and 1280 px with operations open, no layout shift`, async (ctx) => {
       const { base } = await listeningApp(ctx)
       const own = await launchChromium({ colorScheme })
       ctx.after(() => own.close())
@@ -101,7 +101,7 @@ describe('/docs in real Chromium', { skip: chromiumMissing(), timeout: 600_000 }
           Number(await page.evaluate('window.__shift')) <= 0.05,
           `${label}: layout shift ${await page.evaluate('window.__shift')}`,
         )
-        await expectNoAxeViolations(page, `${label}, operations closed`)
+        // note: axe once, with three operations open: the closed page's every element is in it
         for (const id of ['updateStatus', 'signUp', 'checkLiveness'])
           await page.locator(`details[id="${id}"] > summary`).click()
         await page.locator('details#checkLiveness[open]').waitFor()
