@@ -21,7 +21,6 @@ const files = process.argv.slice(2)
 // one more file than cores: a file spends much of its time waiting on a browser, a server
 // process or a socket, and with one per core the cores stood idle for half the run
 const concurrency = Number(process.env.TEST_CONCURRENCY) || availableParallelism() + 1
-const postgresConcurrency = Number(process.env.TEST_CONCURRENCY_POSTGRES) || availableParallelism()
 const seed = process.env.TEST_SEED || process.env.FUZZ_SEED || String(randomInt(2 ** 31))
 // the failures, each with its error, are also written to a file per engine and repeated at
 // the very end of the output, where a long run's log is read (scripts/failures-reporter.ts)
