@@ -313,10 +313,7 @@ class Feed {
         // the row and who may see it are two reads: a status deleted between them reads as
         // hidden from everyone but its owner. Before telling anyone it is hidden, its row is
         // read again; gone, every stream hears it was deleted
-        const hides = [...this.clients].some(
-          (client) => !client.hidden && visibleIn(delivery, client.viewer) === false,
-        )
-        if (hides && !(await this.load())) {
+        if (hidesSomeone(this.clients, delivery) && !(await this.load())) {
           for (const client of this.clients) gone(client, 'deleted', this.#loadedVersion + 1)
           return
         }
@@ -345,6 +342,13 @@ class Feed {
   stop(): void {
     this.#unsubscribe()
   }
+}
+
+/** Whether the delivery hides the status from a client it has not been hidden from yet. */
+function hidesSomeone(clients: Set<Client>, delivery: Delivery): boolean {
+  for (const client of clients)
+    if (!client.hidden && visibleIn(delivery, client.viewer) === false) return true
+  return false
 }
 
 /**
